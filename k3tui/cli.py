@@ -1,0 +1,95 @@
+"""The ``k3tui`` command line: one subcommand per module in :mod:`k3tui.commands`.
+
+Each subcommand module exposes ``HELP`` (one line), ``add_arguments(parser)`` and
+``run(args) -> int``. Modules load lazily so ``k3tui verify`` never pays for asyncssh,
+and so the TUI (Textual) is imported only by the commands that start it.
+
+Every :class:`~k3tui.errors.K3Error` becomes one line on stderr and a non-zero exit;
+so do the ordinary OS errors a bad path produces. Nothing prints a traceback unless
+``K3TUI_DEBUG=1``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from collections.abc import Sequence
+
+from . import __version__
+from .errors import K3Error
+
+COMMANDS: dict[str, str] = {
+    "demo": "run the whole procedure against the embedded SIMULATED GB300 host",
+    "connect": "connect to a host (or a group) and open a live session",
+    "replay": "replay a session file or a repro package (runs nothing on any host)",
+    "freeze": "freeze the failure scene of a host",
+    "check": "check the compatibility baseline against a profile",
+    "classify": "classify a vLLM server log: first failing stage and root exception",
+    "ladder": "run the ladder rungs headless, one variable at a time",
+    "export": "export a session as a repro package (or just a .cast)",
+    "diff": "diff two frozen scenes",
+    "verify": "verify a session file's digest chain (or a package's manifest)",
+    "cat": "print a session as a readable timeline",
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="k3tui",
+        description="Freeze the failure scene of a vLLM deployment, then reproduce it one variable at a time.",
+    )
+    parser.add_argument("--version", action="version", version=f"k3tui {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, help_ in COMMANDS.items():
+        p = sub.add_parser(name, help=help_, description=help_)
+        _module(name).add_arguments(p)
+    return parser
+
+
+def _module(name: str):  # noqa: ANN202 - a command module
+    return importlib.import_module(f"k3tui.commands.{name}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``k3tui`` script."""
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command is None:
+            from .commands import tui
+
+            return tui.run(args)
+        return int(_module(args.command).run(args) or 0)
+    except K3Error as exc:
+        return _fail(str(exc), exc.exit_code, exc)
+    except KeyboardInterrupt:
+        print("k3tui: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the interpreter's own flush error
+        except OSError:
+            pass
+        return 0
+    except IsADirectoryError as exc:
+        return _fail(f"{exc.filename}: is a directory", 2, exc)
+    except FileNotFoundError as exc:
+        return _fail(f"{exc.filename}: no such file", 2, exc)
+    except PermissionError as exc:
+        return _fail(f"{exc.filename}: permission denied", 2, exc)
+    except UnicodeDecodeError as exc:
+        return _fail(f"input is not text ({exc.reason})", 2, exc)
+    except OSError as exc:
+        return _fail(f"{getattr(exc, 'filename', '') or 'I/O'}: {exc.strerror or exc}", 2, exc)
+
+
+def _fail(message: str, code: int, exc: BaseException) -> int:
+    if os.environ.get("K3TUI_DEBUG"):
+        raise exc
+    print(f"k3tui: {message}", file=sys.stderr)
+    return code
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

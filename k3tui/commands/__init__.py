@@ -1,0 +1,1 @@
+"""One module per ``k3tui`` subcommand (``HELP``, ``add_arguments``, ``run``)."""

@@ -1,0 +1,15 @@
+"""`k3tui replay` — not built yet (see the open issues)."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..errors import UsageError
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("rest", nargs="*")
+
+
+def run(args: argparse.Namespace) -> int:
+    raise UsageError("'k3tui replay' is not available in this build yet")

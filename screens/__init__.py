@@ -1,0 +1,1 @@
+"""k3tui's Textual UI: renders SessionState, sends operator intents; never touches SSH, Docker or HTTP."""
