@@ -1,15 +1,151 @@
-"""`k3tui demo` — not built yet (see the open issues)."""
+"""`k3tui demo` — the whole procedure against the embedded SIMULATED GB300 host.
+
+The simulated host is a real SSH server (asyncssh, in-process, loopback, ephemeral host
+key) whose commands replay real outputs of real GPU hosts and real vLLM logs. The demo
+connects to it through the same SSH transport, recorder, classifier, freeze and ladder
+a real incident uses; only the host is fake, and every line of output and the
+recording's header say so.
+
+``--headless`` runs the procedure without a UI, prints progress lines, and ends with one
+line scripts rely on: ``result: stage=<failed stage or none> exception=<root line or ->``.
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
 
+from .. import events as ev
+from ..driver import LiveDriver, new_recording_path
 from ..errors import UsageError
+from ..events import Header
+from ..recording import Recorder
+from ..textsafe import neutralise
+
+PROGRESS_KINDS = (
+    ev.HostConnected,
+    ev.RungEntered,
+    ev.RungLeft,
+    ev.CheckVerdict,
+    ev.RunStarted,
+    ev.RunEnded,
+    ev.StageReached,
+    ev.ExceptionFound,
+    ev.SceneFrozen,
+    ev.RunClassified,
+    ev.HttpResponse,
+    ev.Decision,
+    ev.Notice,
+    ev.RunConfigSet,
+)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("rest", nargs="*")
+    p.add_argument("--scenario", default="healthy", help="simulated scenario (see --list); default healthy")
+    p.add_argument("--list", action="store_true", help="list the simulated scenarios and exit")
+    p.add_argument("--headless", action="store_true", help="no UI: print progress lines and a final result line")
+    p.add_argument("--record", metavar="FILE", help="session file to write (default: a new file in the recordings dir)")
+    p.add_argument("--rung", action="append", default=[], help="run only this rung (repeatable); default: the whole ladder")
+    p.add_argument("--speed", type=float, default=None, help="replay speed of the simulated server logs (default: the sim's)")
 
 
 def run(args: argparse.Namespace) -> int:
-    raise UsageError("'k3tui demo' is not available in this build yet")
+    from ..sim import scenarios
+
+    known = {s.name: s for s in scenarios()}
+    if args.list:
+        for s in known.values():
+            print(f"{s.name:24} {s.title}  (expected: {s.expected_stage})")
+        return 0
+    if args.scenario not in known:
+        raise UsageError(f"unknown scenario {args.scenario!r}; known: {', '.join(known)}")
+    path = Path(args.record) if args.record else new_recording_path(f"demo-{args.scenario}")
+    if args.headless:
+        return asyncio.run(_headless(args, path))
+    return _interactive(args, path)
+
+
+def _make_driver(args: argparse.Namespace, path: Path, sim: Any) -> LiveDriver:
+    from ..remote.ssh import connect
+
+    header = Header(host=sim.host_alias, profile="kimi-k3", simulated=True, title=f"demo: scenario {args.scenario} (SIMULATED host)")
+    recorder = Recorder(path, header)
+
+    async def _connect(emit: Any) -> list[Any]:
+        host = await connect(emit=emit, **sim.connect_kwargs())
+        return [host]
+
+    return LiveDriver(recorder, _connect, profile="kimi-k3", simulated=True)
+
+
+async def _headless(args: argparse.Namespace, path: Path) -> int:
+    from ..sim import SimHost
+
+    out = sys.stdout
+    out.write(f"k3tui demo: SIMULATED GB300 host, scenario {args.scenario}; recording {path}\n")
+    async with SimHost(scenario=args.scenario, **_sim_kwargs(args)) as sim:
+        driver = _make_driver(args, path, sim)
+        driver.subscribe(lambda e: _progress(out, e))
+        try:
+            await driver.start()
+            if args.rung:
+                for rung in args.rung:
+                    await driver.run_rung(rung)
+            else:
+                await driver.run_all()
+        finally:
+            await driver.close()
+    stage, exc = result_of(driver)
+    out.write(f"recorded: {path}\n")
+    out.write(f"result: stage={stage} exception={exc}\n")
+    out.flush()
+    return 0
+
+
+def _sim_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    return {"speed": args.speed} if args.speed else {}
+
+
+def result_of(driver: LiveDriver) -> tuple[str, str]:
+    """(failed stage, root exception line) of the session: the first failing run."""
+    st = driver.state
+    if st.first_exception is not None:
+        return st.first_exception.stage or "unknown", neutralise(st.first_exception.line).strip()
+    for run in st.runs.values():
+        c = run.classified
+        if c is not None and c.failed_stage != "none":
+            return c.failed_stage, neutralise(c.exception).strip() or "-"
+    return "none", "-"
+
+
+def _progress(out: Any, e: Any) -> None:
+    if isinstance(e, PROGRESS_KINDS):
+        host = f"[{e.host}] " if e.host else ""
+        out.write(f"{e.t:8.2f}s {host}{neutralise(ev.summary(e, 150))}\n")
+        out.flush()
+
+
+def _interactive(args: argparse.Namespace, path: Path) -> int:
+    from screens.app import K3App  # the CLI may import the UI inside the command that starts it
+
+    from ..sim import SimHost
+
+    holder: dict[str, Any] = {}
+
+    async def _start_sim() -> Any:
+        sim = SimHost(scenario=args.scenario, **_sim_kwargs(args))
+        await sim.__aenter__()
+        holder["sim"] = sim
+        return _make_driver(args, path, sim)
+
+    async def _stop_sim() -> None:
+        sim = holder.get("sim")
+        if sim is not None:
+            await sim.__aexit__(None, None, None)
+
+    K3App(driver_factory=_start_sim, on_exit=_stop_sim).run()
+    print(f"recorded: {path}")
+    return 0
