@@ -1,0 +1,269 @@
+"""Replaying a session file: seek, step, markers and search over a folded state.
+
+Replay never runs anything on any host: it reads events from the recording and folds them
+with the same :func:`k3tui.state.reduce` the live session uses, so what a colleague sees is
+what the operator saw.
+
+Seeking must be instant on long sessions, so one scan at open time keeps
+
+- the byte offset and time of every event (two compact arrays, 16 bytes an event),
+- a :meth:`~k3tui.state.SessionState.snapshot` every ``checkpoint_every`` events,
+- the timeline markers (rungs, stages, exceptions, freezes, notes, operator markers).
+
+A seek copies the nearest checkpoint at or before the target and folds forward from its
+byte offset — at most ``checkpoint_every`` events, never the whole file. Stepping forward
+folds one event onto the current state. Search scans the raw bytes and decodes only the
+lines that can match.
+
+This module is core: no Textual, no Rich.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+from array import array
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import msgspec
+
+from .events import MARKER_KINDS, AnyEvent, Header, Output, kind_of, summary
+from .reader import Problem, Recording, decode_event, open_recording
+from .recording import unseal
+from .state import SessionState, reduce
+
+CHECKPOINT_EVERY = 2000
+IDLE_GAP = 2.0
+"""Seconds of recorded silence that "skip idle gaps" jumps over."""
+
+_SEARCH_CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class MarkerPoint:
+    """One point on the timeline."""
+
+    index: int
+    """Number of the event (0-based); seeking to ``index + 1`` shows the state just after it."""
+    t: float
+    kind: str
+    label: str
+
+
+class Replay:
+    """A recording opened for replay, with a current position and the state there.
+
+    ``position`` is the number of events applied (0 = nothing yet, ``count`` = all), and
+    ``state`` is the fold of exactly those events.
+
+    Args:
+        path: the ``.k3rec`` file.
+        checkpoint_every: events between two state checkpoints.
+
+    Raises:
+        RecordingError: the file is not a readable session file.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], checkpoint_every: int = CHECKPOINT_EVERY) -> None:
+        self.recording: Recording = open_recording(path)
+        self.path = Path(path)
+        self.every = max(1, checkpoint_every)
+        self._offsets = array("q")
+        self._ends = array("q")
+        self._times = array("d")
+        self.markers: list[MarkerPoint] = []
+        self._checkpoints: list[SessionState] = [SessionState()]
+        self._scan()
+        self.position = 0
+        self.state = SessionState()
+
+    # --- facts ----------------------------------------------------------------------
+
+    @property
+    def header(self) -> Header:
+        return self.recording.header
+
+    @property
+    def problems(self) -> list[Problem]:
+        """Corrupt or truncated lines met while scanning (skipped, reported)."""
+        return self.recording.problems
+
+    @property
+    def count(self) -> int:
+        return len(self._offsets)
+
+    @property
+    def duration(self) -> float:
+        return self._times[-1] if self._times else 0.0
+
+    @property
+    def t(self) -> float:
+        """Time of the current position (time of the last applied event)."""
+        return self._times[self.position - 1] if self.position else 0.0
+
+    def time_of(self, index: int) -> float:
+        return self._times[index]
+
+    def event_at(self, index: int) -> AnyEvent:
+        """Decode one event by number."""
+        return next(self._read(index, index + 1))
+
+    # --- moving -----------------------------------------------------------------------
+
+    def seek(self, position: int) -> SessionState:
+        """Make ``state`` the fold of the first ``position`` events."""
+        position = max(0, min(self.count, position))
+        if self.position <= position < self.position + self.every:
+            self._fold_to(position)
+            return self.state
+        cp = min(position // self.every, len(self._checkpoints) - 1)
+        self.state = self._checkpoints[cp].snapshot()
+        self.position = cp * self.every
+        self._fold_to(position)
+        return self.state
+
+    def seek_time(self, t: float) -> SessionState:
+        """Seek to just after the last event at or before ``t`` seconds."""
+        return self.seek(bisect.bisect_right(self._times, t))
+
+    def step(self, n: int = 1) -> list[AnyEvent]:
+        """Apply the next ``n`` events (forward) and return them; ``n < 0`` steps back."""
+        if n < 0:
+            self.seek(self.position + n)
+            return []
+        return self._fold_to(min(self.count, self.position + n))
+
+    def advance_to(self, t: float) -> list[AnyEvent]:
+        """Apply every event up to time ``t`` (playback); returns them."""
+        return self._fold_to(bisect.bisect_right(self._times, t, lo=self.position))
+
+    def next_time(self) -> float | None:
+        """Time of the next event to apply, or None at the end."""
+        return self._times[self.position] if self.position < self.count else None
+
+    def idle_gap(self, now: float) -> float | None:
+        """When playback time ``now`` sits in a silence longer than IDLE_GAP, the time to jump to."""
+        nt = self.next_time()
+        if nt is None or nt - max(now, self.t) < IDLE_GAP:
+            return None
+        return nt
+
+    # --- markers ----------------------------------------------------------------------
+
+    def next_marker(self) -> MarkerPoint | None:
+        """The first marker after the current position."""
+        i = bisect.bisect_left([m.index for m in self.markers], self.position)
+        return self.markers[i] if i < len(self.markers) else None
+
+    def prev_marker(self) -> MarkerPoint | None:
+        """The last marker strictly before the event that led to the current position."""
+        i = bisect.bisect_left([m.index for m in self.markers], self.position - 1) - 1
+        return self.markers[i] if i >= 0 else None
+
+    def goto_marker(self, marker: MarkerPoint) -> SessionState:
+        return self.seek(marker.index + 1)
+
+    # --- search -----------------------------------------------------------------------
+
+    def search(self, query: str, forward: bool = True, start: int | None = None) -> int | None:
+        """Number of the next (or previous) event whose text contains ``query``, case-insensitive.
+
+        Matches output text and each event's one-line summary. Forward search starts at
+        ``start`` (default: the current position); backward search ends just before the
+        event that led to the current position.
+        """
+        q = query.lower()
+        if not q:
+            return None
+        if forward:
+            begin = self.position if start is None else start
+            for i in self._matches(q, begin, self.count):
+                return i
+            return None
+        end = (self.position - 1) if start is None else start
+        last = None
+        for i in self._matches(q, 0, max(0, end)):
+            last = i
+        return last
+
+    def _matches(self, q: str, lo: int, hi: int) -> Iterator[int]:
+        if lo >= hi:
+            return
+        raw_ok = q.isascii() and '"' not in q and "\\" not in q and q.isprintable()
+        needle = q.encode()
+        for i, line in self._raw_lines(lo, hi):
+            if raw_ok and needle not in line.lower():
+                continue
+            ev = self._decode(line)
+            if ev is None:
+                continue
+            text = ev.text if isinstance(ev, Output) else summary(ev, 10_000)
+            if q in text.lower():
+                yield i
+
+    # --- internals --------------------------------------------------------------------
+
+    def _scan(self) -> None:
+        state = SessionState()
+        offsets, ends, times = self._offsets, self._ends, self._times
+        last_t = 0.0
+        for i, (_, off, ev) in enumerate(self.recording.iter_lines()):
+            offsets.append(off)
+            t = max(last_t, ev.t)  # a clock that never runs backwards keeps bisection valid
+            times.append(t)
+            last_t = t
+            if i:
+                ends.append(off)
+            kind = kind_of(ev)
+            if kind in MARKER_KINDS:
+                self.markers.append(MarkerPoint(i, t, kind, summary(ev, 80)))
+            reduce(state, ev)
+            if (i + 1) % self.every == 0:
+                self._checkpoints.append(state.snapshot())
+        if offsets:
+            ends.append(self.recording.path.stat().st_size)
+
+    def _fold_to(self, position: int) -> list[AnyEvent]:
+        if position <= self.position:
+            return []
+        applied = list(self._read(self.position, position))
+        for ev in applied:
+            reduce(self.state, ev)
+        self.position = position
+        return applied
+
+    def _read(self, lo: int, hi: int) -> Iterator[AnyEvent]:
+        for _, line in self._raw_lines(lo, hi):
+            ev = self._decode(line)
+            if ev is not None:
+                yield ev
+
+    def _raw_lines(self, lo: int, hi: int) -> Iterator[tuple[int, bytes]]:
+        """(event number, raw line) for events lo..hi-1, skipping lines that did not decode at scan."""
+        if lo >= hi:
+            return
+        with open(self.recording.path, "rb") as fh:
+            i = lo
+            while i < hi:
+                # read a window of whole events, at most ~1 MiB (or one event) at a time
+                j = bisect.bisect_right(self._ends, self._offsets[i] + _SEARCH_CHUNK, lo=i + 1, hi=hi)
+                j = max(j, i + 1)
+                fh.seek(self._offsets[i])
+                data = fh.read(self._ends[j - 1] - self._offsets[i])
+                base = self._offsets[i]
+                for k in range(i, j):
+                    a, b = self._offsets[k] - base, self._ends[k] - base
+                    yield k, data[a:b].rstrip(b"\n")
+                i = j
+
+    @staticmethod
+    def _decode(line: bytes) -> AnyEvent | None:
+        # a line may be followed by corrupt lines that the scan skipped: keep the first line only
+        line = line.split(b"\n", 1)[0]
+        parts = unseal(line)
+        try:
+            return decode_event(parts[0] if parts else line)
+        except (msgspec.DecodeError, ValueError, TypeError):
+            return None

