@@ -38,8 +38,8 @@ def parse_os_release(text: str) -> dict[str, str]:
 def parse_uname(text: str) -> dict[str, str]:
     """``uname -a`` → {system, hostname, kernel, arch, raw}."""
     line = strip_transcript(text).strip().splitlines()
-    if not line or len(line[0].split()) < 3:
-        raise ParseError("not uname -a output")
+    if not line or not re.match(r"^[A-Z][\w-]* \S+ \d+\.\d+\S* ", line[0]):
+        raise ParseError("not uname -a output (SYSTEM HOSTNAME KERNEL …)")
     f = line[0].split()
     arch = next((x for x in reversed(f) if x in {"x86_64", "aarch64", "arm64", "ppc64le", "s390x", "riscv64"}), None)
     return {"system": f[0], "hostname": f[1], "kernel": f[2], "arch": arch or "", "raw": line[0]}
