@@ -9,37 +9,62 @@ Reading is tolerant where the writer could have been interrupted and strict else
   still plays up to the damage and beyond);
 - an event of an unknown kind is kept as :class:`~k3tui.events.Opaque`.
 
+Session files come from colleagues and attachments, so the reader treats them as
+hostile: lines are capped at :data:`MAX_LINE` (read in chunks, never quadratically
+re-joined), deep nesting and out-of-range numbers are decode errors like any other, and
+non-regular files (FIFOs, devices) are refused instead of blocking.
+
 Seeking uses the ``.idx`` sidecar the recorder writes (rebuilt by one scan when it is
-missing or stale): a bisection in the index and a short forward read.
+missing or stale, and extended over any tail it does not cover): a bisection in the
+index and a short forward read.
 """
 
 from __future__ import annotations
 
 import bisect
 import os
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import msgspec
 
 from .errors import CorruptLine, NewerSchema, NotARecording, RecordingError
 from .events import FORMAT, KINDS, SCHEMA_VERSION, AnyEvent, Header, KnownEvent, Opaque
-from .recording import INDEX_EVERY, chain, unseal
+from .recording import INDEX_EVERY, INDEX_SECONDS, chain, unseal
 
 _event_decoder = msgspec.json.Decoder(KnownEvent)
 _header_decoder = msgspec.json.Decoder(Header)
 _raw_decoder = msgspec.json.Decoder()
 CHUNK = 4 * 1024 * 1024
+MAX_LINE = 64 * 1024 * 1024
+"""Longest line a reader accepts; the recorder splits output so it never writes one."""
+MAX_HEADER = 1024 * 1024
+
+
+class _TimeOnly(msgspec.Struct):
+    t: float = 0.0
+
+
+_time_decoder = msgspec.json.Decoder(_TimeOnly)
 
 
 def decode_event(body: bytes) -> AnyEvent:
     """Decode one event line; unknown kinds become :class:`Opaque`.
 
     Raises:
-        msgspec.DecodeError: the line is not a valid event.
+        msgspec.DecodeError: the line is not a valid event (also for hostile input:
+            nesting too deep, numbers out of range).
     """
+    try:
+        return _decode_event(body)
+    except (RecursionError, OverflowError) as exc:
+        raise msgspec.DecodeError(f"not a valid event: {exc}") from None
+
+
+def _decode_event(body: bytes) -> AnyEvent:
     try:
         return _event_decoder.decode(body)
     except msgspec.ValidationError:
@@ -52,11 +77,17 @@ def decode_event(body: bytes) -> AnyEvent:
         kind = raw.pop("kind")
         t = raw.pop("t", 0.0)
         host = raw.pop("host", "")
-        return Opaque(kind=kind, t=float(t) if isinstance(t, (int, float)) else 0.0, host=str(host), data=raw)
+        if not isinstance(t, (int, float)) or isinstance(t, bool):
+            raise msgspec.ValidationError(f"event of kind {kind!r} has a non-numeric time") from None
+        if not isinstance(host, str):
+            raise msgspec.ValidationError(f"event of kind {kind!r} has a non-text host") from None
+        return Opaque(kind=kind, t=float(t), host=host, data=raw)
 
 
 @dataclass
 class Problem:
+    """Something wrong with one line that the reader skipped."""
+
     line_number: int
     message: str
     truncated: bool = False
@@ -70,45 +101,40 @@ class Recording:
     header: Header
     header_size: int
     problems: list[Problem] = field(default_factory=list)
+    _index: Index | None = field(default=None, repr=False)
 
     def events(self, strict: bool = False, start_offset: int | None = None, start_line: int = 2) -> Iterator[AnyEvent]:
-        """Yield events in file order (problems are appended to :attr:`problems`)."""
+        """Yield events in file order (problems are appended to :attr:`problems`).
+
+        Raises:
+            CorruptLine: with ``strict``, at the first line that does not decode.
+        """
         for _, _, ev in self.iter_lines(strict=strict, start_offset=start_offset, start_line=start_line):
             yield ev
 
     def iter_lines(
         self, strict: bool = False, start_offset: int | None = None, start_line: int = 2
     ) -> Iterator[tuple[int, int, AnyEvent]]:
-        """Yield (line_number, byte_offset, event)."""
+        """Yield (line_number, byte_offset, event) for every line that decodes."""
         offset = self.header_size if start_offset is None else start_offset
-        line_no = start_line
-        with open(self.path, "rb") as fh:
+        with _open_regular(self.path) as fh:
             fh.seek(offset)
-            rest = b""
-            while True:
-                chunk = fh.read(CHUNK)
-                if not chunk:
-                    break
-                data = rest + chunk
-                lines = data.split(b"\n")
-                rest = lines.pop()
-                for line in lines:
-                    n = len(line) + 1
-                    ev = self._decode(line, line_no, strict)
-                    if ev is not None:
-                        yield line_no, offset, ev
-                    offset += n
-                    line_no += 1
-            if rest:
-                if rest.strip():
-                    self.problems.append(
-                        Problem(line_no, f"line {line_no} is truncated (the recorder was interrupted): skipped", True)
-                    )
-                    if _looks_complete(rest):
-                        ev = self._decode(rest, line_no, False)
-                        if ev is not None:
-                            self.problems.pop()
-                            yield line_no, offset, ev
+            for line_no, off, line, complete in raw_lines(fh, offset, start_line):
+                ev = self._line(line, line_no, complete, strict)
+                if ev is not None:
+                    yield line_no, off, ev
+
+    def _line(self, line: bytes | None, line_no: int, complete: bool, strict: bool) -> AnyEvent | None:
+        if line is None:
+            return self._problem(line_no, f"line {line_no} is longer than {MAX_LINE >> 20} MB: skipped", strict)
+        if complete:
+            return self._decode(line, line_no, strict)
+        if not line.strip():
+            return None
+        if _looks_complete(line):
+            return self._decode(line, line_no, False)
+        self.problems.append(Problem(line_no, f"line {line_no} is truncated (the recorder was interrupted): skipped", True))
+        return None
 
     def _decode(self, line: bytes, line_no: int, strict: bool) -> AnyEvent | None:
         if not line.strip():
@@ -118,41 +144,119 @@ class Recording:
         try:
             return decode_event(body)
         except (msgspec.DecodeError, ValueError, TypeError) as exc:
-            if strict:
-                raise CorruptLine(str(self.path), line_no, _short(exc)) from None
-            self.problems.append(Problem(line_no, f"line {line_no} is corrupt and was skipped: {_short(exc)}"))
-            return None
+            return self._problem(line_no, f"line {line_no} is corrupt and was skipped: {_short(exc)}", strict, exc)
+
+    def _problem(self, line_no: int, message: str, strict: bool, exc: BaseException | None = None) -> None:
+        if strict:
+            why = _short(exc) if exc is not None else message
+            raise CorruptLine(str(self.path), line_no, why)
+        self.problems.append(Problem(line_no, message))
+        return None
 
     # --- seeking -------------------------------------------------------------------
 
     def index(self) -> Index:
-        """The seek index (from the sidecar file, or built by one scan and saved)."""
-        return Index.load_or_build(self)
+        """The seek index (from the sidecar file, or built by one scan and saved); cached."""
+        if self._index is None or self._index.size != _size(self.path):
+            self._index = Index.load_or_build(self)
+        return self._index
 
     def events_from_time(self, t: float) -> Iterator[AnyEvent]:
-        """Events with ``t >= t``, starting from the nearest index point."""
-        idx = self.index()
-        n, off = idx.before_time(t)
+        """Every event with ``event.t >= t``, in file order: the full read, filtered.
+
+        Starts at the last index point before which no event reaches ``t``, so even a
+        recording whose clock went backwards gives the same answer as a full scan.
+        """
+        n, off = self.index().before_time(t)
         for ev in self.events(start_offset=off, start_line=n + 2):
             if ev.t >= t:
                 yield ev
 
     def events_from_number(self, number: int) -> Iterator[AnyEvent]:
-        """Events from the ``number`` th (0-based, header excluded)."""
-        idx = self.index()
-        n, off = idx.before_number(number)
-        for i, ev in enumerate(self.events(start_offset=off, start_line=n + 2), start=n):
-            if i >= number:
+        """Events from the ``number`` th (0-based, header excluded: event n is on line n + 2)."""
+        n, off = self.index().before_number(number)
+        for line_no, _, ev in self.iter_lines(start_offset=off, start_line=n + 2):
+            if line_no - 2 >= number:
                 yield ev
+
+
+def raw_lines(fh: IO[bytes], offset: int = 0, line_no: int = 1) -> Iterator[tuple[int, int, bytes | None, bool]]:
+    """Yield (line_number, offset, line, complete) from the current position of ``fh``.
+
+    ``line`` is None for a line longer than :data:`MAX_LINE` (its bytes are skipped, not
+    kept); ``complete`` is False only for a last line without its newline.
+    """
+    parts: list[bytes] = []
+    pending = 0  # bytes of the current partial line
+    too_long = False
+    while True:
+        chunk = fh.read(CHUNK)
+        if not chunk:
+            break
+        start = 0
+        while True:
+            nl = chunk.find(b"\n", start)
+            if nl < 0:
+                piece = chunk[start:]
+                pending += len(piece)
+                if pending > MAX_LINE:
+                    too_long, parts = True, []
+                elif not too_long:
+                    parts.append(piece)
+                break
+            piece = chunk[start:nl]
+            length = pending + len(piece)
+            if too_long or length > MAX_LINE:
+                yield line_no, offset, None, True
+            else:
+                yield line_no, offset, (b"".join(parts) + piece if parts else piece), True
+            offset += length + 1
+            line_no += 1
+            parts, pending, too_long = [], 0, False
+            start = nl + 1
+    if pending:
+        yield line_no, offset, (None if too_long else b"".join(parts)), False
 
 
 def _looks_complete(line: bytes) -> bool:
     return line.rstrip().endswith(b"}") and unseal(line.rstrip()) is not None
 
 
-def _short(exc: BaseException) -> str:
+def _short(exc: BaseException | None) -> str:
+    if exc is None:
+        return ""
     s = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     return s[:200]
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return -1
+
+
+def _open_regular(path: Path) -> IO[bytes]:
+    """Open a file for reading, refusing what would block or is not a file.
+
+    Raises:
+        RecordingError: missing, a directory, a device/FIFO/socket, or unreadable.
+    """
+    try:
+        st = os.stat(path)
+        if stat.S_ISDIR(st.st_mode):
+            raise RecordingError(f"{path} is a directory, not a session file")
+        if not stat.S_ISREG(st.st_mode):
+            raise RecordingError(f"{path} is not a regular file (a device, FIFO or socket): not a session file")
+        return open(path, "rb")  # noqa: SIM115 - returned to the caller
+    except FileNotFoundError:
+        raise RecordingError(f"{path}: no such file") from None
+    except PermissionError:
+        raise RecordingError(f"{path}: permission denied") from None
+    except IsADirectoryError:
+        raise RecordingError(f"{path} is a directory, not a session file") from None
+    except OSError as exc:
+        raise RecordingError(f"{path}: cannot read: {exc.strerror or exc}") from None
 
 
 def open_recording(path: str | os.PathLike[str]) -> Recording:
@@ -163,36 +267,41 @@ def open_recording(path: str | os.PathLike[str]) -> Recording:
     """
     p = Path(path)
     try:
-        if p.is_dir():
-            raise RecordingError(f"{p} is a directory, not a session file")
-        with open(p, "rb") as fh:
-            first = fh.readline(1024 * 1024)
-    except FileNotFoundError:
-        raise RecordingError(f"{p}: no such file") from None
-    except PermissionError:
-        raise RecordingError(f"{p}: permission denied") from None
-    except OSError as exc:
+        with _open_regular(p) as fh:
+            first = fh.readline(MAX_HEADER)
+    except OSError as exc:  # read errors (EIO, EISDIR on odd filesystems)
         raise RecordingError(f"{p}: cannot read: {exc.strerror or exc}") from None
+    header = _parse_header(p, first)
+    return Recording(path=p, header=header, header_size=len(first))
+
+
+def _parse_header(p: Path, first: bytes) -> Header:
     if not first:
         raise NotARecording(f"{p} is empty: not a k3rec session file")
+    if not first.endswith(b"\n"):
+        if first.startswith(b'{"format":"k3rec"') and len(first) < MAX_HEADER:
+            raise NotARecording(f"{p}: the header line is incomplete (the recording was interrupted as it started)")
+        raise NotARecording(f"{p} is not a k3rec session file (no header line)")
     parts = unseal(first.rstrip(b"\n"))
     body = parts[0] if parts else first
     try:
         raw = _raw_decoder.decode(body)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):
         raise NotARecording(f"{p} is not a k3rec session file (line 1 is not a JSON header)") from None
     if not isinstance(raw, dict) or raw.get("format") != FORMAT:
-        raise NotARecording(f"{p} is not a k3rec session file (header format is {raw.get('format') if isinstance(raw, dict) else type(raw).__name__!r})")
+        what = repr(raw.get("format"))[:40] if isinstance(raw, dict) else type(raw).__name__
+        raise NotARecording(f"{p} is not a k3rec session file (header format is {what})")
     version = raw.get("version")
-    if not isinstance(version, int):
+    if not isinstance(version, int) or isinstance(version, bool):
         raise NotARecording(f"{p}: header has no schema version")
     if version > SCHEMA_VERSION:
         raise NewerSchema(f"{p} uses k3rec schema {version}, this k3tui reads up to {SCHEMA_VERSION}: upgrade k3tui")
+    if version < 1:
+        raise NotARecording(f"{p}: header has an invalid schema version {version}")
     try:
-        header = _header_decoder.decode(body)
+        return _header_decoder.decode(body)
     except msgspec.DecodeError as exc:
         raise NotARecording(f"{p}: invalid header: {_short(exc)}") from None
-    return Recording(path=p, header=header, header_size=len(first))
 
 
 def read_all(path: str | os.PathLike[str], strict: bool = False) -> tuple[Recording, list[AnyEvent]]:
@@ -206,6 +315,8 @@ def read_all(path: str | os.PathLike[str], strict: bool = False) -> tuple[Record
 
 @dataclass
 class VerifyResult:
+    """What ``k3tui verify`` says about a file."""
+
     ok: bool
     lines: int
     message: str
@@ -218,13 +329,17 @@ def verify(path: str | os.PathLike[str]) -> VerifyResult:
 
     A truncated last line is reported as truncated (not tampering) when everything before
     it chains. The first line whose digest does not follow is named.
+
+    Raises:
+        RecordingError: the file cannot be read or is not a session file at all.
     """
     rec = open_recording(path)
     prev = b""
     n = 0
-    with open(rec.path, "rb") as fh:
-        data_iter = _lines(fh)
-        for n, line, complete in data_iter:
+    with _open_regular(rec.path) as fh:
+        for n, _, line, complete in raw_lines(fh):
+            if line is None:
+                return VerifyResult(False, n, f"{rec.path}: TAMPERED at line {n}: longer than k3tui ever writes", n)
             parts = unseal(line)
             if not complete:
                 if parts is not None and chain(prev, parts[0]) == parts[1]:
@@ -233,37 +348,18 @@ def verify(path: str | os.PathLike[str]) -> VerifyResult:
                     True, n - 1, f"{rec.path}: intact up to line {n - 1}; line {n} is truncated (recording was interrupted)", None, True
                 )
             if parts is None:
-                return VerifyResult(False, n, f"{rec.path}: line {n} has no digest: altered or inserted", n)
+                return VerifyResult(False, n, f"{rec.path}: TAMPERED at line {n}: it has no digest (altered or inserted)", n)
             body, digest = parts
             if chain(prev, body) != digest:
-                what = _what_broke(line, n)
-                return VerifyResult(False, n, f"{rec.path}: TAMPERED at line {n}: {what}", n)
+                return VerifyResult(False, n, f"{rec.path}: TAMPERED at line {n}: {_what_broke(n)}", n)
             prev = digest
     return VerifyResult(True, n, f"{rec.path}: intact, {n} lines, chain verified")
 
 
-def _what_broke(line: bytes, n: int) -> str:
-    return (
-        f"line {n} does not follow line {n - 1} — it was altered, or a line before it was "
-        f"removed, inserted or moved"
-    )
-
-
-def _lines(fh: Any) -> Iterator[tuple[int, bytes, bool]]:
-    n = 0
-    rest = b""
-    while True:
-        chunk = fh.read(CHUNK)
-        if not chunk:
-            break
-        data = rest + chunk
-        parts = data.split(b"\n")
-        rest = parts.pop()
-        for p in parts:
-            n += 1
-            yield n, p, True
-    if rest:
-        yield n + 1, rest, False
+def _what_broke(n: int) -> str:
+    if n == 1:
+        return "the header was altered"
+    return f"line {n} does not follow line {n - 1} — it was altered, or a line before it was removed, inserted or moved"
 
 
 # --- index -------------------------------------------------------------------------
@@ -271,69 +367,118 @@ def _lines(fh: Any) -> Iterator[tuple[int, bytes, bool]]:
 
 @dataclass
 class Index:
-    """Byte offsets of every ``INDEX_EVERY`` th event and at least every few seconds."""
+    """Byte offsets of every ``INDEX_EVERY`` th event and at least every few seconds.
+
+    ``max_before[i]`` is the largest event time *before* point ``i`` (``-inf`` for the
+    first), so seeking by time stays exact even if event times are not monotonic.
+    """
 
     numbers: list[int]
     offsets: list[int]
     times: list[float]
+    max_before: list[float] = field(default_factory=list)
+    size: int = -1
+    """Size of the recording the index was made for (a grown file re-indexes)."""
 
     def before_time(self, t: float) -> tuple[int, int]:
-        i = bisect.bisect_right(self.times, t) - 1
-        if i < 0:
-            return 0, self.offsets[0] if self.offsets else 0
-        # events at the same time may start before this index point
-        while i > 0 and self.times[i] >= t:
-            i -= 1
+        """(event number, offset) of the last point before which no event has ``t >= t``."""
+        i = bisect.bisect_left(self.max_before, t) - 1
+        i = max(i, 0)
         return self.numbers[i], self.offsets[i]
 
     def before_number(self, number: int) -> tuple[int, int]:
-        i = bisect.bisect_right(self.numbers, number) - 1
-        if i < 0:
-            return 0, self.offsets[0] if self.offsets else 0
+        """(event number, offset) of the last point at or before event ``number``."""
+        i = max(bisect.bisect_right(self.numbers, number) - 1, 0)
         return self.numbers[i], self.offsets[i]
 
     @classmethod
     def load_or_build(cls, rec: Recording) -> Index:
+        """The sidecar if it fits this file (extended over any tail), else a fresh scan."""
         side = Path(str(rec.path) + ".idx")
-        size = rec.path.stat().st_size
+        size = _size(rec.path)
+        idx = None
         try:
-            idx = cls._load(side, size, rec.header_size)
-            if idx is not None:
-                return idx
-        except (OSError, ValueError):
-            pass
-        idx = cls._build(rec)
-        try:
-            with open(side, "wb") as fh:
-                for n, o, t in zip(idx.numbers, idx.offsets, idx.times):
-                    fh.write(b"%d %d %.6f\n" % (n, o, t))
-        except OSError:
-            pass
+            idx = cls._load(side, rec, size)
+        except (OSError, ValueError, msgspec.DecodeError):
+            idx = None
+        if idx is None:
+            idx = cls([0], [rec.header_size], [0.0], [float("-inf")])
+            idx._extend(rec, size)
+            idx._save(side)
+        else:
+            idx._extend(rec, size)
         return idx
 
     @classmethod
-    def _load(cls, side: Path, size: int, header_size: int) -> Index | None:
-        nums, offs, times = [], [], []
+    def _load(cls, side: Path, rec: Recording, size: int) -> Index | None:
+        nums: list[int] = []
+        offs: list[int] = []
+        times: list[float] = []
+        maxb: list[float] = []
         with open(side, "rb") as fh:
             for line in fh:
-                a, b, c = line.split()
+                a, b, c, d = line.split()
                 nums.append(int(a))
                 offs.append(int(b))
                 times.append(float(c))
-        if not nums or offs[-1] >= size or nums[0] != 0:
+                maxb.append(float(d))
+        if not nums or nums[0] != 0 or offs[0] != rec.header_size or offs[-1] >= size:
             return None
-        return cls(nums, offs, times)
+        if any(x >= y for x, y in zip(nums, nums[1:])) or any(x >= y for x, y in zip(offs, offs[1:])):
+            return None
+        if not _point_matches(rec.path, offs[-1], times[-1]):
+            return None
+        return cls(nums, offs, times, maxb)
 
-    @classmethod
-    def _build(cls, rec: Recording) -> Index:
-        nums, offs, times = [0], [rec.header_size], [0.0]
-        last_t = 0.0
-        for i, (_, off, ev) in enumerate(rec.iter_lines()):
-            if i == 0:
-                times[0] = ev.t
-            elif i % INDEX_EVERY == 0 or ev.t - last_t >= 5.0:
-                nums.append(i)
-                offs.append(off)
-                times.append(ev.t)
-                last_t = ev.t
-        return cls(nums, offs, times)
+    def _extend(self, rec: Recording, size: int) -> None:
+        """Scan from the last point to the end of the file, adding points (cheap: t only)."""
+        n, off = self.numbers[-1], self.offsets[-1]
+        max_t = self.max_before[-1]
+        last_index_t = self.times[-1]
+        with _open_regular(rec.path) as fh:
+            fh.seek(off)
+            for line_no, o, line, _ in raw_lines(fh, off, n + 2):
+                i = line_no - 2
+                t = _time_of(line)
+                if t is None:
+                    continue
+                if i > n and (i - self.numbers[-1] >= INDEX_EVERY or t - last_index_t >= INDEX_SECONDS):
+                    self.numbers.append(i)
+                    self.offsets.append(o)
+                    self.times.append(t)
+                    self.max_before.append(max_t)
+                    last_index_t = t
+                elif i == n and n == 0:
+                    self.times[0] = t
+                max_t = max(max_t, t)
+        self.size = size
+
+    def _save(self, side: Path) -> None:
+        try:
+            with open(side, "wb") as fh:
+                for n, o, t, m in zip(self.numbers, self.offsets, self.times, self.max_before):
+                    fh.write(b"%d %d %r %r\n" % (n, o, t, m))
+        except OSError:
+            pass  # a read-only directory: the index lives in memory only
+
+
+def _time_of(line: bytes | None) -> float | None:
+    if not line:
+        return None
+    try:
+        return _time_decoder.decode(line).t
+    except (msgspec.DecodeError, RecursionError, OverflowError):
+        return None
+
+
+def _point_matches(path: Path, offset: int, t: float) -> bool:
+    """Whether an index point lands on the start of a line holding an event at time t."""
+    with open(path, "rb") as fh:
+        fh.seek(max(offset - 1, 0))
+        before = fh.read(1)
+        line = fh.readline(MAX_LINE)
+    if offset > 0 and before != b"\n":
+        return False
+    found = _time_of(line.rstrip(b"\n"))
+    return found is not None and abs(found - t) < 1e-6
+

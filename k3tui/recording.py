@@ -9,16 +9,29 @@ Shape of the file (NDJSON, in the spirit of asciicast v2)::
 without its ``,"h":"…"`` suffix and ``h_0`` is seeded by nothing. An edited, removed,
 inserted or reordered line breaks the chain at that line; ``k3tui verify`` names it.
 
-The caller never waits on the disk: :meth:`Recorder.emit` redacts, stamps and queues;
-one writer thread encodes, chains and writes. It flushes at least every 200 ms and at
-once after significant events (stage, exception, freeze, verdict, operator action). A
-write error (disk full, file removed) *suspends* recording: events are held in memory
-(bounded), a :class:`~k3tui.events.Notice` tells the operator, and writing resumes by
-itself when the disk accepts data again — nothing recorded is lost while memory lasts.
+Why it is shaped this way:
 
-Beside the file the recorder keeps ``FILE.idx``: the byte offset and time of every
-``INDEX_EVERY`` th event (and at least every ``INDEX_SECONDS``), so a reader can seek
-into a 1 GB recording in milliseconds.
+- The caller never waits on the disk: :meth:`Recorder.emit` redacts, stamps and queues;
+  one writer thread takes *everything* queued, encodes it, seals it and hands it to the
+  OS in one ``write``. Under load batches grow by themselves; when idle each event is
+  written as soon as the thread wakes — far inside the 200 ms the architecture promises,
+  and at once for significant events.
+- The file is unbuffered (``FileIO``): the writer knows exactly which bytes reached the
+  OS, so a partial write (disk full half-way through a batch) resumes at the right byte
+  and nothing is written twice. A ``kill -9`` loses nothing the OS accepted; at most the
+  last line is cut.
+- Lines are sealed (chained) only when they are about to be written. A write error
+  (disk full, I/O error) *suspends* recording: events wait in memory, unsealed, and a
+  :class:`~k3tui.events.Notice` tells the operator. Writing resumes by itself when the
+  disk accepts data again. If memory runs out first the oldest waiting events are
+  dropped *before* they are sealed — the chain stays valid and a Notice in the file says
+  how many were dropped.
+- If the file is deleted while recording, its contents are still reachable through the
+  open descriptor: the recorder writes them back to the same path and carries on.
+
+Beside the file the recorder keeps ``FILE.idx``: event number, byte offset, time and the
+largest time seen before that event, every ``INDEX_EVERY`` th event and at least every
+``INDEX_SECONDS``, so a reader can seek into a 1 GB recording in milliseconds.
 """
 
 from __future__ import annotations
@@ -38,18 +51,26 @@ import msgspec
 
 from . import __version__
 from .errors import RecordingError
-from .events import SIGNIFICANT, Event, Header, Notice, Opaque
+from .events import SIGNIFICANT, Event, Header, Notice, Opaque, Output
 from .redact import Redactor
 
 DIGEST_BYTES = 12
 DIGEST_HEX = DIGEST_BYTES * 2
 _SUFFIX_LEN = len(',"h":""}') + DIGEST_HEX
 FLUSH_INTERVAL = 0.2
+"""Longest time an event waits in the queue (the writer wakes at least this often)."""
+RETRY_INTERVAL = 1.0
+"""While suspended, how often the writer tries the disk again."""
 INDEX_EVERY = 2000
 INDEX_SECONDS = 5.0
 MAX_HELD_BYTES = 256 * 1024 * 1024
+"""Events held in memory while the disk refuses writes, before the oldest are dropped."""
+MAX_BATCH_BYTES = 4 * 1024 * 1024
+MAX_TEXT = 4 * 1024 * 1024
+"""Output longer than this is split into several events (readers cap line length)."""
 
 _encoder = msgspec.json.Encoder()
+_OPAQUE_OWN = frozenset({"kind", "t", "host", "h"})
 
 
 def chain(prev: bytes, body: bytes) -> bytes:
@@ -76,8 +97,14 @@ def unseal(line: bytes) -> tuple[bytes, bytes] | None:
 def encode_event(event: Any) -> bytes:
     """Encode an event (or an opaque one, which is written back as it was read)."""
     if isinstance(event, Opaque):
-        return _encoder.encode({"kind": event.kind, "t": event.t, "host": event.host, **event.data})
+        fields = {k: v for k, v in event.data.items() if k not in _OPAQUE_OWN}
+        return _encoder.encode({"kind": event.kind, "t": event.t, "host": event.host, **fields})
     return _encoder.encode(event)
+
+
+def _open_exclusive(path: str) -> IO[bytes]:
+    # unbuffered and readable: exact byte accounting, and a way back if the file is deleted
+    return open(path, "x+b", buffering=0)  # noqa: SIM115 - the recorder owns the handle
 
 
 class Recorder:
@@ -87,7 +114,12 @@ class Recorder:
         path: the ``.k3rec`` file to create (it must not exist).
         header: the header; ``session_id``, ``started`` and ``k3tui_version`` are filled in.
         redactor: applied to every event before it is written or shown.
-        opener: how to open the file (tests inject faults here).
+        opener: how to open the file (tests inject faults here). It may return a raw
+            file (``write`` returns the count written, maybe partial) or a buffered one.
+        index: whether to keep the ``.idx`` seek sidecar.
+
+    Raises:
+        RecordingError: the file exists already or cannot be created.
     """
 
     def __init__(
@@ -100,37 +132,39 @@ class Recorder:
     ) -> None:
         self.path = Path(path)
         self.redactor = redactor or Redactor.from_environment()
-        h = header or Header()
-        h.session_id = h.session_id or uuid.uuid4().hex[:12]
-        h.started = h.started or time.time()
-        h.k3tui_version = h.k3tui_version or __version__
-        self.header = h
+        self.header = _complete_header(header or Header())
         self._t0 = time.monotonic()
         self._observers: list[Callable[[Any], None]] = []
         self._q: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        self._lock = threading.Lock()
         self.suspended = False
+        """True while the disk refuses writes (events wait in memory)."""
         self.error: str | None = None
         self.events_written = 0
         self.events_emitted = 0
+        self.events_dropped = 0
         self.closed = False
-        self._opener = opener or (lambda p: open(p, "xb", buffering=1024 * 1024))
+        self._fh = self._create(opener or _open_exclusive)
+        self._index_fh = self._open_index() if index else None
+        self._thread = threading.Thread(target=self._writer, name=f"k3rec-writer:{self.path.name}", daemon=True)
+        self._q.put(self.header)
+        self._thread.start()
+
+    def _create(self, opener: Callable[[str], IO[bytes]]) -> IO[bytes]:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._fh: IO[bytes] = self._opener(str(self.path))
+            return opener(str(self.path))
         except FileExistsError:
-            raise RecordingError(f"{self.path} already exists: choose another name, k3tui never overwrites a recording") from None
+            raise RecordingError(
+                f"{self.path} already exists: choose another name, k3tui never overwrites a recording"
+            ) from None
         except OSError as exc:
             raise RecordingError(f"cannot create {self.path}: {exc.strerror or exc}") from None
-        self._index_fh: IO[bytes] | None = None
-        if index:
-            try:
-                self._index_fh = open(str(self.path) + ".idx", "wb")
-            except OSError:
-                self._index_fh = None
-        self._thread = threading.Thread(target=self._writer, name=f"k3rec-writer:{self.path.name}", daemon=True)
-        self._thread.start()
-        self._q.put(h)
+
+    def _open_index(self) -> IO[bytes] | None:
+        try:
+            return open(str(self.path) + ".idx", "wb", buffering=0)  # noqa: SIM115
+        except OSError:
+            return None  # the reader rebuilds a missing index by one scan
 
     # --- the caller's side ------------------------------------------------------------
 
@@ -147,17 +181,36 @@ class Recorder:
         self._observers.append(observer)
 
     def emit(self, event: Event) -> Event:
-        """Redact, time-stamp and queue an event; returns the event as recorded."""
+        """Redact, time-stamp and queue an event; returns the event as recorded.
+
+        Raises:
+            RecordingError: the recorder was closed.
+        """
         if self.closed:
             raise RecordingError(f"recording {self.path} is closed")
-        event = self.redactor.event(event)
-        if not event.t:
-            event = msgspec.structs.replace(event, t=round(self.now(), 6))
+        if isinstance(event, Output) and len(event.text) > MAX_TEXT:
+            return self._emit_split(event)
+        recorded = self.redactor.event(event)
+        if not recorded.t:
+            t = round(time.monotonic() - self._t0, 6)
+            if recorded is event:  # never stamp the caller's object: it may be emitted again
+                recorded = msgspec.structs.replace(event, t=t)
+            else:
+                recorded.t = t
+        event = recorded
         self.events_emitted += 1
         self._q.put(event)
-        for obs in list(self._observers):
+        for obs in self._observers:
             obs(event)
         return event
+
+    def _emit_split(self, event: Output) -> Event:
+        if not event.t:
+            event = msgspec.structs.replace(event, t=round(self.now(), 6))
+        last: Event = event
+        for i in range(0, len(event.text), MAX_TEXT):
+            last = self.emit(msgspec.structs.replace(event, text=event.text[i : i + MAX_TEXT]))
+        return last
 
     def close(self, timeout: float = 10.0) -> None:
         """Write everything queued, flush, sync and close. Safe to call twice."""
@@ -176,122 +229,285 @@ class Recorder:
     # --- the writer thread ---------------------------------------------------------------
 
     def _writer(self) -> None:
-        prev = b""
-        held: deque[bytes] = deque()
-        held_bytes = 0
-        last_flush = time.monotonic()
-        last_retry = 0.0
-        offset = 0
-        n = -1  # header is event -1
-        last_index_t = -1e9
-        dirty = False
-        stat_check = time.monotonic()
+        w = _WriterState()
         done = False
         while not done:
-            try:
-                item = self._q.get(timeout=FLUSH_INTERVAL / 2)
-            except queue.Empty:
-                item = False
-            if item is None:
-                done = True
-            elif item is not False:
-                body = encode_event(item) if not isinstance(item, Header) else _encoder.encode(item)
-                line, prev = seal(prev, body)
-                if n >= 0 and self._index_fh is not None:
-                    t = item.t
-                    if n % INDEX_EVERY == 0 or t - last_index_t >= INDEX_SECONDS:
-                        last_index_t = t
-                        try:
-                            self._index_fh.write(b"%d %d %.6f\n" % (n, offset + held_bytes, t))
-                        except OSError:
-                            pass
-                held.append(line)
-                held_bytes += len(line)
-                n += 1
-                if held_bytes > MAX_HELD_BYTES and self.suspended:
-                    dropped = held.popleft()
-                    held_bytes -= len(dropped)
-                    self._notify("error", "recording memory buffer full while the disk refuses writes: oldest held event dropped")
-                dirty = True
+            items = self._take(w)
+            done = items and items[-1] is None
+            urgent = False
+            for item in items:
+                if item is not None:
+                    w.hold(item)
+                    urgent = urgent or isinstance(item, SIGNIFICANT)
+            self._trim(w)
             now = time.monotonic()
-            urgent = done or (item not in (None, False) and isinstance(item, SIGNIFICANT))
-            if self.suspended and not done and now - last_retry < 1.0:
+            if self.suspended and not done and now - w.last_try < RETRY_INTERVAL:
                 continue
-            if held and (urgent or now - last_flush >= FLUSH_INTERVAL or held_bytes > 1 << 20 or self.suspended):
-                last_retry = now
-                try:
-                    while held:
-                        self._fh.write(held[0])
-                        offset += len(held[0])
-                        held_bytes -= len(held[0])
-                        held.popleft()
-                        self.events_written += 1
-                    self._fh.flush()
-                    if self._index_fh is not None:
-                        self._index_fh.flush()
-                    last_flush = now
-                    dirty = False
-                    if self.suspended:
-                        self.suspended = False
-                        self.error = None
-                        self._notify("info", f"recording resumed: {self.path} — nothing was lost")
-                except OSError as exc:
-                    self._suspend(exc)
-            elif dirty and now - last_flush >= FLUSH_INTERVAL and not self.suspended:
-                try:
-                    self._fh.flush()
-                    last_flush = now
-                    dirty = False
-                except OSError as exc:
-                    self._suspend(exc)
-            if now - stat_check > 1.0 and not self.suspended:
-                stat_check = now
+            self._write(w, now)
+            if now - w.stat_check > 1.0 and not self.suspended:
+                w.stat_check = now
                 self._check_still_there()
+        self._finish(w)
+
+    def _take(self, w: _WriterState) -> list[Any]:
+        """Block for the first item (bounded), then drain whatever else is queued."""
+        wait = RETRY_INTERVAL / 4 if self.suspended else FLUSH_INTERVAL
         try:
-            if not self.suspended:
-                self._fh.flush()
-                os.fsync(self._fh.fileno())
-        except (OSError, ValueError, AttributeError) as exc:
+            items = [self._q.get(timeout=wait)]
+        except queue.Empty:
+            return []
+        size = 0
+        while items[-1] is not None and size < MAX_BATCH_BYTES:
+            try:
+                item = self._q.get_nowait()
+            except queue.Empty:
+                break
+            items.append(item)
+            size += len(item.text) if isinstance(item, Output) else 200
+        return items
+
+    def _trim(self, w: _WriterState) -> None:
+        """While suspended, keep the held events under MAX_HELD_BYTES by dropping the oldest."""
+        dropped = 0
+        while w.held_bytes > MAX_HELD_BYTES and len(w.held) > 1:
+            w.held_bytes -= len(w.held.popleft()[0])
+            dropped += 1
+        if dropped:
+            w.dropped += dropped
+            self.events_dropped += dropped
+
+    def _write(self, w: _WriterState, now: float) -> None:
+        """Seal what is held and hand it to the OS; on error, suspend (nothing is lost)."""
+        w.last_try = now
+        try:
+            self._drain_out(w)
+            if w.dropped:
+                w.hold(self._notice("error", f"{w.dropped} events were DROPPED while the disk refused writes (memory limit)"))
+                w.dropped = 0
+            while w.held:
+                w.seal_batch(MAX_BATCH_BYTES)
+                self._drain_out(w)
+            self._write_index(w)
+        except OSError as exc:
             self._suspend(exc)
+            return
+        if self.suspended:
+            self.suspended = False
+            self.error = None
+            lost = f" ({self.events_dropped} events dropped)" if self.events_dropped else " — nothing was lost"
+            self._notify("info", f"recording resumed: {self.path}{lost}")
+
+    def _drain_out(self, w: _WriterState) -> None:
+        while w.out:
+            n = self._fh.write(w.out)
+            n = len(w.out) if n is None else n
+            if n <= 0:
+                raise OSError(28, "the file accepted no data")
+            del w.out[:n]
+            self.events_written += w.written_lines(n)
+        if hasattr(self._fh, "flush"):
+            self._fh.flush()
+
+    def _write_index(self, w: _WriterState) -> None:
+        if self._index_fh is None or not w.index_lines:
+            w.index_lines.clear()
+            return
+        try:
+            self._index_fh.write(b"".join(w.index_lines))
+        except OSError:
+            self._index_fh = None  # a lost index is rebuilt by the reader; the recording matters
+        w.index_lines.clear()
+
+    def _finish(self, w: _WriterState) -> None:
+        if self.suspended:
+            self._write(w, time.monotonic())
+        self._restore_if_deleted(final=True)
+        self._drain_queue(w)
+        try:
+            if not self.suspended and hasattr(self._fh, "fileno"):
+                os.fsync(self._fh.fileno())
+        except (OSError, ValueError):
+            pass
         for fh in (self._fh, self._index_fh):
             try:
                 if fh is not None:
                     fh.close()
             except OSError:
                 pass
-        if held:
-            self._notify("error", f"recording closed with {len(held)} events not written: {self.error}")
+        if w.held or w.out:
+            self._notify("error", f"recording closed with {len(w.held) + w.pending_lines()} events NOT written: {self.error}")
+
+    def _drain_queue(self, w: _WriterState) -> None:
+        """Write the notices raised while finishing (restored file, resumed …)."""
+        while True:
+            try:
+                item = self._q.get_nowait()
+            except queue.Empty:
+                break
+            if item is not None:
+                w.hold(item)
+        if w.held and not self.suspended:
+            self._write(w, time.monotonic())
+
+    # --- file removed -------------------------------------------------------------------
 
     def _check_still_there(self) -> None:
         try:
-            st = os.stat(self.path)
             fst = os.fstat(self._fh.fileno())
-            if (st.st_ino, st.st_dev) != (fst.st_ino, fst.st_dev):
-                raise FileNotFoundError
-        except FileNotFoundError:
-            self._notify("error", f"recording file {self.path} was removed or replaced while recording; events still go to the open file")
-            self._check_still_there = lambda: None  # type: ignore[method-assign]
-        except (OSError, ValueError, AttributeError):
-            pass
+        except (OSError, ValueError, AttributeError, TypeError):
+            return  # an injected file object without a descriptor
+        if fst.st_nlink == 0:
+            self._restore_if_deleted(final=False)
+            return
+        try:
+            st = os.stat(self.path)
+            moved = (st.st_ino, st.st_dev) != (fst.st_ino, fst.st_dev)
+        except OSError:
+            moved = True
+        if moved and not getattr(self, "_moved_told", False):
+            self._moved_told = True
+            self._notify("error", f"recording file {self.path} was moved or replaced; events still go to the moved file")
+
+    def _restore_if_deleted(self, final: bool) -> None:
+        """The file was unlinked: write its contents (still open) back to the same path."""
+        try:
+            fd = self._fh.fileno()
+            if os.fstat(fd).st_nlink != 0:
+                return
+        except (OSError, ValueError, AttributeError, TypeError):
+            return
+        try:
+            new = _open_exclusive(str(self.path))
+        except OSError as exc:
+            if not getattr(self, "_restore_told", False) or final:
+                self._restore_told = True
+                self._notify("error", f"recording file {self.path} was DELETED and cannot be recreated ({exc.strerror}); events still go to the open file")
+            return
+        try:
+            _copy_fd(fd, new.fileno())
+        except OSError as exc:
+            new.close()
+            self._notify("error", f"recording file {self.path} was DELETED; restoring it failed: {exc.strerror}")
+            return
+        old, self._fh = self._fh, new
+        old.close()
+        self._notify("error", f"recording file {self.path} was deleted while recording: restored it, nothing was lost")
+
+    # --- telling the operator -------------------------------------------------------------
 
     def _suspend(self, exc: BaseException) -> None:
         why = getattr(exc, "strerror", None) or str(exc)
-        msg = f"recording SUSPENDED: cannot write {self.path}: {why}. Events are held in memory and written when the disk accepts them"
         if not self.suspended:
             self.suspended = True
             self.error = why
-            self._notify("error", msg)
+            self._notify(
+                "error",
+                f"recording SUSPENDED: cannot write {self.path}: {why}. "
+                f"Events are held in memory and written when the disk accepts them",
+            )
+
+    def _notice(self, level: str, message: str) -> Notice:
+        return Notice(t=round(self.now(), 6), level=level, message=message)
 
     def _notify(self, level: str, message: str) -> None:
-        """Tell observers something about the recording itself.
+        """Tell observers something about the recording itself, and keep it in the file.
 
         Called on the writer thread: observers must be thread-safe (the TUI posts a message).
         """
-        event = Notice(t=round(self.now(), 6), level=level, message=message)
-        if not self.closed:
-            self._q.put(event)  # the file keeps a trace of the gap once it is writable again
+        event = self._notice(level, message)
+        self._q.put(event)  # recorded once the disk accepts data (the writer drains the queue)
         for obs in list(self._observers):
             try:
                 obs(event)
             except Exception:  # noqa: BLE001 - an observer must never kill the writer
                 pass
+
+
+class _WriterState:
+    """What the writer thread owns: held bodies, sealed-but-unwritten bytes, chain, index."""
+
+    def __init__(self) -> None:
+        self.held: deque[tuple[bytes, float | None]] = deque()
+        """Encoded, not yet sealed: (body, t) — t is None for the header."""
+        self.held_bytes = 0
+        self.out = bytearray()
+        """Sealed bytes the OS has not accepted yet."""
+        self.line_ends: deque[int] = deque()
+        """Cumulative end offsets (relative to ``out``'s start) of the lines in ``out``."""
+        self.out_base = 0
+        self.prev = b""
+        self.offset = 0
+        """File offset of the next sealed line."""
+        self.n = -1  # the header is event -1
+        self.max_t = float("-inf")
+        self.last_index_t = float("-inf")
+        self.index_lines: list[bytes] = []
+        self.dropped = 0
+        self.last_try = 0.0
+        self.stat_check = time.monotonic()
+
+    def hold(self, item: Any) -> None:
+        body = _encoder.encode(item) if isinstance(item, Header) else encode_event(item)
+        self.held.append((body, None if isinstance(item, Header) else item.t))
+        self.held_bytes += len(body)
+
+    def seal_batch(self, limit: int) -> None:
+        size = 0
+        parts = []
+        prev = self.prev
+        while self.held and size < limit:
+            body, t = self.held.popleft()
+            self.held_bytes -= len(body)
+            line, prev = seal(prev, body)
+            if t is not None:
+                self._index(t, self.offset + size)
+            size += len(line)
+            parts.append(line)
+            self.line_ends.append(self.out_base + len(self.out) + size)
+        self.prev = prev
+        self.offset += size
+        self.out += b"".join(parts)
+
+    def _index(self, t: float, offset: int) -> None:
+        self.n += 1
+        if self.n % INDEX_EVERY == 0 or t - self.last_index_t >= INDEX_SECONDS:
+            self.last_index_t = t
+            self.index_lines.append(b"%d %d %r %r\n" % (self.n, offset, t, self.max_t))
+        if t > self.max_t:
+            self.max_t = t
+
+    def written_lines(self, n: int) -> int:
+        """Account for ``n`` bytes accepted by the OS; returns how many lines completed."""
+        self.out_base += n
+        done = 0
+        while self.line_ends and self.line_ends[0] <= self.out_base:
+            self.line_ends.popleft()
+            done += 1
+        if not self.out:
+            self.out_base = 0
+            self.line_ends.clear()
+        return done
+
+    def pending_lines(self) -> int:
+        return len(self.line_ends)
+
+
+def _complete_header(h: Header) -> Header:
+    h.session_id = h.session_id or uuid.uuid4().hex[:12]
+    h.started = h.started or time.time()
+    h.k3tui_version = h.k3tui_version or __version__
+    return h
+
+
+def _copy_fd(src: int, dst: int) -> None:
+    size = os.fstat(src).st_size
+    pos = 0
+    while pos < size:
+        data = os.pread(src, min(8 << 20, size - pos), pos)
+        if not data:
+            break
+        view = memoryview(data)
+        while view:
+            k = os.write(dst, view)
+            view = view[k:]
+        pos += len(data)
