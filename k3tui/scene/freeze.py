@@ -1,0 +1,193 @@
+"""Freeze the failure scene of one host: every probe at once, none able to abort the rest.
+
+Phases (each a concurrent ``asyncio.gather``; each probe with its own timeout):
+
+1. host probes — facts of the machine, and the candidates for the serving container
+   (``docker ps``) and process (``pgrep``);
+2. container probes — for ``--container`` or the one running vLLM;
+3. process probes — for ``--pid``, or the container's vLLM process, or the one found;
+   they start as soon as ``docker inspect`` has answered, alongside the slower
+   container probes.
+
+A probe that fails, times out or even raises becomes ``ok: false`` with its error in
+``scene.probes``; the freeze always returns a scene. The scene is redacted before it
+leaves this module (planted secrets in a container's env or a process's environ never
+reach the scene, its JSON, or the ``SceneFrozen`` event).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from ..events import SceneFrozen
+from ..redact import Redactor
+from ..remote.base import Emit, Host, RunHandle, RunResult
+from . import parsers as P
+from .assemble import Outputs, assemble
+from .model import Scene, scene_from_dict
+from .probes import Probe, command_for, probes_for
+
+LOG_TAIL_BYTES = 4 * 1024 * 1024
+
+
+async def freeze(
+    host: Host,
+    *,
+    container: str | None = None,
+    pid: int | None = None,
+    log_text: str | None = None,
+    emit: Emit | None = None,
+    run: str | RunHandle | None = None,
+    reason: str = "operator",
+    redactor: Redactor | None = None,
+) -> Scene:
+    """Freeze the scene of ``host``; emit ``SceneFrozen`` when ``emit`` is given.
+
+    Args:
+        container: name or id of the serving container (default: the one running vLLM).
+        pid: host pid of the serving process (default: the container's vLLM process, or the one found).
+        log_text: the server log, for the first exception (default: the container's log, or ``run``'s log).
+        run: the detached run this freeze belongs to (its id, or its handle, whose log is read).
+        reason: why the scene was frozen (``operator``, ``first-exception`` …).
+    """
+    t0 = time.monotonic()
+    results: dict[str, RunResult] = {}
+    await _gather(host, probes_for("host"), results)
+    container = container or _pick_container(results)
+    pid = pid or (None if container else _pick_pid(results, None))
+    await _target_phase(host, container, pid, results)
+    pid = pid or _chosen_pid(results)
+    scene = assemble(Outputs(results), alias=getattr(host, "alias", ""), pid=pid)
+    scene.simulated = bool(getattr(host, "simulated", False))
+    await _first_exception(host, scene, results, log_text, run)
+    scene.frozen_at = time.time()
+    scene.seconds = round(time.monotonic() - t0, 3)
+    if container and scene.container is None:
+        scene.notes.append(f"container {container!r} could not be inspected (see probe docker_inspect)")
+    scene = redact_scene(scene, redactor or getattr(host, "redactor", None) or Redactor.from_environment())
+    if emit is not None:
+        emit(SceneFrozen(host=scene.alias, scene=scene.to_dict(), reason=reason, run=_run_id(run)))
+    return scene
+
+
+async def _run_probe(host: Host, probe: Probe, command: str) -> RunResult:
+    """Run one probe; never raises (a transport exception becomes the probe's error)."""
+    t = time.monotonic()
+    try:
+        return await asyncio.wait_for(host.run(command, timeout=probe.timeout, purpose=probe.name), probe.timeout + 2.0)
+    except TimeoutError:
+        return RunResult(command, timed_out=True, error=f"timed out after {probe.timeout:g}s", duration=time.monotonic() - t)
+    except Exception as exc:  # noqa: BLE001 - a probe must never abort the freeze
+        return RunResult(command, error=f"{type(exc).__name__}: {exc}", duration=time.monotonic() - t)
+
+
+async def _gather(host: Host, probes: list[Probe], results: dict[str, RunResult], **target: Any) -> None:
+    outs = await asyncio.gather(*(_run_probe(host, p, command_for(p, **target)) for p in probes))
+    results.update({p.name: r for p, r in zip(probes, outs, strict=True)})
+
+
+async def _target_phase(host: Host, container: str | None, pid: int | None, results: dict[str, RunResult]) -> None:
+    """Container probes, then process probes as soon as the container's pid is known."""
+    tasks: list[Any] = []
+    if container:
+        cprobes = probes_for("container")
+        inspect = next(p for p in cprobes if p.name == "docker_inspect")
+        first = asyncio.ensure_future(_run_probe(host, inspect, command_for(inspect, container=container)))
+        tasks.append(asyncio.ensure_future(_gather(host, [p for p in cprobes if p is not inspect], results, container=container)))
+        results["docker_inspect"] = await first
+        pid = pid or _pick_pid(results, _container_pid(results))
+    if pid:
+        # The process's own interpreter answers versions only when there is no container to ask.
+        pprobes = [p for p in probes_for("process") if not (container and p.name == "proc_versions")]
+        tasks.append(_gather(host, pprobes, results, pid=pid))
+    await asyncio.gather(*tasks)
+
+
+def _pick_container(results: dict[str, RunResult]) -> str | None:
+    """The running container that serves vLLM (by image or command), if exactly findable."""
+    r = results.get("docker_ps")
+    if r is None or not r.ok:
+        return None
+    try:
+        rows = P.parse_docker_ps(r.stdout)
+    except P.ParseError:
+        return None
+    hits = [c for c in rows if "vllm" in c["image"].lower() or "vllm" in c["command"].lower()]
+    return hits[0]["name"] if hits else None
+
+
+def _container_pid(results: dict[str, RunResult]) -> int | None:
+    r = results.get("docker_inspect")
+    if r is None or not r.ok:
+        return None
+    try:
+        import json
+
+        data = json.loads(r.stdout)
+        return int((data[0] if isinstance(data, list) else data)["State"]["Pid"]) or None
+    except (ValueError, KeyError, IndexError, TypeError):
+        return None
+
+
+def _pick_pid(results: dict[str, RunResult], container_pid: int | None) -> int | None:
+    """The serving process: the container's main pid if it is vLLM, else the first vLLM server found."""
+    r = results.get("pgrep")
+    found = P.parse_pgrep(r.stdout) if r is not None and r.ok else []
+    servers = [f["pid"] for f in found if "serve" in f["command"] or "entrypoints" in f["command"]]
+    if container_pid and (container_pid in servers or not servers):
+        return container_pid
+    if container_pid:
+        later = [p for p in servers if p > container_pid]
+        return min(later) if later else container_pid
+    return min(servers) if servers else None
+
+
+def _chosen_pid(results: dict[str, RunResult]) -> int | None:
+    r = results.get("proc_cmdline")
+    if r is None:
+        return None
+    tail = r.command.rsplit("/proc/", 1)[-1].split("/", 1)[0]
+    return int(tail) if tail.isdigit() else None
+
+
+async def _first_exception(host: Host, scene: Scene, results: dict[str, RunResult], log_text: str | None, run: str | RunHandle | None) -> None:
+    source = "given"
+    if log_text is None and isinstance(run, RunHandle) and run.run_dir:
+        r = await _run_probe(host, Probe("run_log", "", 10), f"tail -c {LOG_TAIL_BYTES} {run.run_dir}/log")
+        results["run_log"] = r
+        log_text, source = (r.stdout, f"run {run.run_id} log") if r.ok else (None, "")
+    if log_text is None and results.get("docker_logs") is not None and results["docker_logs"].ok:
+        log_text, source = results["docker_logs"].stdout, "container log"
+    if not log_text:
+        return
+    scene.log_source = source
+    scene.first_exception = classify_first_exception(log_text)
+    if scene.first_exception is None and "Traceback (most recent call last)" in log_text:
+        scene.notes.append("the log has a traceback but the classifier is not available to pick the root one")
+
+
+def classify_first_exception(log_text: str) -> dict[str, Any] | None:
+    """The root exception of a server log through :mod:`k3tui.classify` (None if none, or no classifier)."""
+    try:
+        from ..classify import classify_text  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    fe = classify_text(log_text).first_exception
+    if fe is None:
+        return None
+    return {k: getattr(fe, k, None) for k in ("line", "line_number", "stack", "process", "stage", "signature", "type")}
+
+
+def redact_scene(scene: Scene, redactor: Redactor) -> Scene:
+    """Mask secrets: env maps first (their values are learnt), then every string again."""
+    data = scene.to_dict()
+    first = redactor.obj(data)
+    return scene_from_dict(redactor.obj(first))
+
+
+def _run_id(run: str | RunHandle | None) -> str:
+    if isinstance(run, RunHandle):
+        return run.run_id
+    return run or ""

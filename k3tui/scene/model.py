@@ -1,0 +1,123 @@
+"""The frozen scene of one host: everything that can change what a run does.
+
+A msgspec Struct so the JSON shape is a schema (issue 5 lists its keys) and so a scene
+read back from a ``--json`` file or a recording's ``SceneFrozen`` is typed again. Decoding
+is tolerant (unknown keys are ignored) because scenes written by a newer k3tui must still
+diff and check. Every value that could not be read is ``None``, never a guess; the
+``probes`` list says which probe failed and why.
+
+A deployment is a group of hosts: one Scene per host, tagged by ``alias``; comparing
+them is :mod:`k3tui.scene.diff`'s job.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+SCENE_SCHEMA = 1
+
+
+class HostFacts(msgspec.Struct, kw_only=True):
+    hostname: str | None = None
+    os: str | None = None
+    os_id: str | None = None
+    kernel: str | None = None
+    arch: str | None = None
+    driver_version: str | None = None
+    """The driver as nvidia-smi reports it (what user space talks to)."""
+    driver_version_proc: str | None = None
+    """The loaded kernel module's version (``/proc/driver/nvidia/version``)."""
+    kernel_module: str | None = None
+    cuda_driver_version: str | None = None
+    """The highest CUDA the driver supports (nvidia-smi's ``CUDA Version``)."""
+
+
+class Gpu(msgspec.Struct, kw_only=True):
+    index: int | None = None
+    name: str | None = None
+    uuid: str | None = None
+    pci_bus_id: str | None = None
+    memory_total_mib: float | None = None
+    memory_used_mib: float | None = None
+    compute_cap: str | None = None
+    architecture: str | None = None
+    persistence_mode: str | None = None
+    mig_mode: str | None = None
+    ecc_mode: str | None = None
+    ecc_errors: dict[str, int] = {}
+
+
+class GpuProcess(msgspec.Struct, kw_only=True):
+    pid: int | None = None
+    name: str | None = None
+    used_memory_mib: float | None = None
+    gpu_index: int | None = None
+    gpu_uuid: str | None = None
+
+
+class ProbeRecord(msgspec.Struct, kw_only=True):
+    name: str
+    ok: bool
+    error: str = ""
+    seconds: float = 0.0
+    status: int | None = None
+
+
+class Scene(msgspec.Struct, kw_only=True):
+    schema: int = SCENE_SCHEMA
+    alias: str = ""
+    """The host as the operator named it (the event tag)."""
+    simulated: bool = False
+    frozen_at: float = 0.0
+    """Unix seconds."""
+    seconds: float = 0.0
+    """How long the freeze took."""
+    host: HostFacts = msgspec.field(default_factory=HostFacts)
+    gpus: list[Gpu] = []
+    gpu_processes: list[GpuProcess] = []
+    topology: dict[str, Any] | None = None
+    xids: list[dict[str, Any]] = []
+    container: dict[str, Any] | None = None
+    container_gpus: list[dict[str, Any]] | None = None
+    """GPUs as ``nvidia-smi -L`` inside the container lists them (None: not read)."""
+    versions: dict[str, Any] = msgspec.field(
+        default_factory=lambda: {"python": None, "torch": None, "torch_cuda": None, "vllm": None, "nccl": None}
+    )
+    process: dict[str, Any] | None = None
+    """The serving process: ``pid``, ``cmdline`` (argv), ``env`` (redacted)."""
+    libcuda: dict[str, Any] | None = None
+    """The libcuda the serving process mapped: ``path``, ``version``, ``compat`` …"""
+    libraries: dict[str, Any] = {}
+    """Other loaded/offered libraries: ``host_ldconfig``, ``container_ldconfig``, ``loaded``."""
+    ld_so_conf: dict[str, dict[str, list[str]]] = {}
+    """``{"host": {file: entries}, "container": {…}}``."""
+    env: dict[str, str] = {}
+    """The serving environment that matters (LD_*, CUDA_*, NCCL_*, VLLM_*, NVIDIA_*, …), redacted."""
+    env_origin: dict[str, str] = {}
+    """Where each ``env`` variable comes from: ``image``, ``runtime``, ``process``, ``host``."""
+    first_exception: dict[str, Any] | None = None
+    log_source: str = ""
+    notes: list[str] = []
+    probes: list[ProbeRecord] = []
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready data (every key present, ``null`` where unknown)."""
+        return msgspec.to_builtins(self)
+
+    def probe(self, name: str) -> ProbeRecord | None:
+        return next((p for p in self.probes if p.name == name), None)
+
+
+def scene_from_dict(data: dict[str, Any]) -> Scene:
+    """A Scene from JSON data (a ``--json`` file, a ``SceneFrozen`` event); unknown keys ignored."""
+    return msgspec.convert(data, Scene)
+
+
+_encoder = msgspec.json.Encoder()
+
+
+def scene_json(scene: Scene, indent: int = 2) -> bytes:
+    """The scene as one JSON object, pretty-printed."""
+    return msgspec.json.format(_encoder.encode(scene), indent=indent)
