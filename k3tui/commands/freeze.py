@@ -1,15 +1,45 @@
-"""`k3tui freeze` — not built yet (see the open issues)."""
+"""`k3tui freeze TARGET` — freeze the failure scene before touching anything.
+
+Prints a readable summary per host, writes the scene(s) into the session (``--record``)
+and, with ``--json``, as one JSON object (a list of objects for a group of hosts).
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import sys
 
-from ..errors import UsageError
+import msgspec
+
+from ..scene.session import add_scene_target_options, freeze_target, recorder_for
+from ..scene.summary import scene_lines
+from ._common import add_record_option, add_target_options
+
+HELP = "freeze the failure scene of a host"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("rest", nargs="*")
+    add_target_options(p)
+    add_scene_target_options(p)
+    p.add_argument("--json", metavar="PATH", help="write the scene as JSON ('-' for stdout)")
+    add_record_option(p)
 
 
 def run(args: argparse.Namespace) -> int:
-    raise UsageError("'k3tui freeze' is not available in this build yet")
+    with recorder_for(args) as rec:
+        outcome = asyncio.run(freeze_target(args, rec.emit if rec else None))
+    for alias, why in outcome.unreachable.items():
+        print(f"k3tui: {alias}: {why}", file=sys.stderr)
+    if args.json:
+        data = [s.to_dict() for s in outcome.scenes]
+        blob = msgspec.json.format(msgspec.json.encode(data[0] if len(data) == 1 else data), indent=2)
+        if args.json == "-":
+            sys.stdout.write(blob.decode() + "\n")
+        else:
+            with open(args.json, "wb") as fh:
+                fh.write(blob + b"\n")
+    if args.json != "-":
+        for s in outcome.scenes:
+            print("\n".join(scene_lines(s)))
+    return 1 if outcome.unreachable else 0

@@ -1,0 +1,98 @@
+"""Opening the hosts of a target and freezing them all, for ``freeze`` and ``check``.
+
+A target is ``local`` (this machine, no SSH) or a group ``a,b`` of SSH hosts: every host
+gets its own connection and its own freeze, all concurrent, one recording for all (each
+event tagged by its host). A host that cannot be reached is reported in one line and
+the others still freeze.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import HostError
+from ..events import Header
+from ..recording import Recorder
+from ..remote.base import Emit
+from .freeze import freeze
+from .model import Scene
+
+
+@dataclass
+class FreezeOutcome:
+    scenes: list[Scene] = field(default_factory=list)
+    unreachable: dict[str, str] = field(default_factory=dict)
+    """alias → one-line reason."""
+
+
+@contextlib.contextmanager
+def recorder_for(args: argparse.Namespace, profile: str = ""):  # noqa: ANN201 - a context manager
+    """A Recorder for ``--record FILE`` (or None), closed on exit."""
+    path = getattr(args, "record", None)
+    if not path:
+        yield None
+        return
+    rec = Recorder(path, Header(host=args.target or "", profile=profile, title=f"k3tui {args.command} {args.target}"))
+    try:
+        yield rec
+    finally:
+        rec.close()
+
+
+@contextlib.asynccontextmanager
+async def open_hosts(args: argparse.Namespace, emit: Emit | None) -> AsyncIterator[tuple[list[Any], dict[str, str]]]:
+    """Open every host of ``args.target``; yields (hosts, {alias: error}) and closes them."""
+    if args.target == "local":
+        from ..remote.local import LocalHost
+
+        async with LocalHost(emit=emit) as h:
+            yield [h], {}
+        return
+    from ..remote.ssh import connect_group
+
+    results = await connect_group(
+        args.target,
+        return_exceptions=True,
+        identity=args.identity,
+        known_hosts=args.known_hosts,
+        accept_new_host_key=args.accept_new_host_key,
+        ssh_config=args.ssh_config,
+        connect_timeout=args.connect_timeout,
+        emit=emit,
+    )
+    from ..remote.target import parse_group
+
+    aliases = [t.alias for t in parse_group(args.target)]
+    hosts = [r for r in results if not isinstance(r, BaseException)]
+    errors = {a: _one_line(r) for a, r in zip(aliases, results, strict=False) if isinstance(r, BaseException)}
+    if errors and not hosts:
+        raise next(r for r in results if isinstance(r, HostError)) if any(isinstance(r, HostError) for r in results) else HostError(next(iter(errors.values())))
+    try:
+        yield hosts, errors
+    finally:
+        await asyncio.gather(*(h.close() for h in hosts), return_exceptions=True)
+
+
+def _one_line(exc: BaseException) -> str:
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
+async def freeze_target(args: argparse.Namespace, emit: Emit | None, reason: str = "operator") -> FreezeOutcome:
+    """Freeze every host of the target concurrently."""
+    out = FreezeOutcome()
+    async with open_hosts(args, emit) as (hosts, errors):
+        out.unreachable = errors
+        scenes = await asyncio.gather(*(freeze(h, container=args.container, pid=args.pid, emit=emit, reason=reason) for h in hosts))
+        out.scenes = list(scenes)
+    return out
+
+
+def add_scene_target_options(p: argparse.ArgumentParser) -> None:
+    """``--container`` and ``--pid`` (shared by ``freeze`` and ``check``)."""
+    p.add_argument("--container", help="serving container name or id (default: the one running vLLM)")
+    p.add_argument("--pid", type=int, help="host pid of the serving process (default: found with pgrep)")
