@@ -3,15 +3,25 @@
 Every event passes through one :class:`Redactor` before it is recorded, shown or
 exported. Three layers:
 
-1. **Env maps** (``CommandSent.env``, a container's env, a process's env): values of
-   variables whose *names* look secret are replaced, and the values are learnt, so the
-   same secret echoed later in a log line is caught by its literal value too.
-2. **Text** (command lines, output, HTTP bodies): one compiled alternation of patterns —
-   ``Authorization:`` headers, bearer tokens, ``sk-…``/``hf_…``/``ghp_…``/AWS-style keys,
-   ``password=``-style arguments, ``NAME=value`` assignments with secret-looking names,
-   private-key blocks, credentials in URLs — plus extra patterns from configuration.
-3. **Structures** (a frozen scene, a run config): walked recursively; dict keys that look
-   secret get their values replaced, strings get layer 2.
+1. **Names** (env maps, dict keys, ``NAME=value`` and ``--flag value`` in text): a name
+   looks secret when it contains TOKEN, SECRET, PASSWORD, AUTH, CREDENTIAL, COOKIE,
+   or ends in KEY (``HF_TOKEN``, ``HUGGING_FACE_HUB_TOKEN``, ``OPENAI_API_KEY``,
+   ``--api-key``, ``db_password``). Secret values are *learnt*, so the same secret echoed
+   later in a log line is caught by its literal value too.
+2. **Shapes** (command lines, output, HTTP bodies): ``Authorization:`` headers, bearer
+   tokens, ``sk-…``/``hf_…``/``ghp_…``/AWS/JWT-style keys, credentials in URLs, private
+   key blocks — plus extra patterns from ``K3TUI_REDACT`` or the config file.
+3. **Structures** (a frozen scene, a run config): walked recursively; secret-named keys
+   get their values replaced, ``{"key": "HF_TOKEN", "old": …, "new": …}`` diff entries
+   too, and strings get layers 1–2.
+
+Why names are matched on *words*, not substrings: vLLM logs are full of
+``max_num_batched_tokens=8192``, ``tokenizer='…'``, ``prompt_token_ids`` and
+``inter-token latency``. Masking those would make a recording useless for the very
+diagnosis it exists for, and a learnt "secret" like a model path would then be masked
+everywhere. So ``TOKENS``/``TOKENIZER``/``*_IDS``/``*_PATH``/``*_FILE`` are not secret
+names; ``TOKEN``, ``*_TOKEN``, ``*_TOKEN_*`` are. The tests run the redactor over the
+whole real corpus and require it to change nothing there.
 
 Most log text contains none of this: a cheap prefilter keeps the per-chunk cost low.
 """
@@ -27,18 +37,32 @@ import msgspec
 
 MASK = "<redacted>"
 
-# Names of variables / keys whose value is a secret.
+# A name (env var, dict key, CLI flag) whose value is a secret.
 SECRET_NAME = re.compile(
-    r"(?i)(TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|"
-    r"CREDENTIAL|AUTH|COOKIE|SESSION_?KEY|^KEY$|_KEY$|^PASS$|_PASS$|_PWD$|SIGNATURE)"
+    r"(?i)token(?!s|i[sz]|_?ids?(?![a-z]))|secret|passw|passphrase|credential|cookie|signature|auth(?!or(?!i))|"
+    r"(?<=.)keys?(?![a-z])|private_?key|(?<=[_.-])pwd$|(?<=[_.-])pass$|^pass$|session_?id"
 )
-# Names that match the above but are not secrets (paths, counts, switches).
-NOT_SECRET_NAME = re.compile(r"(?i)(_PATH|_FILE|_DIR|_URL_BASE|_COUNT|_SIZE|_LEN|KEYS_DIR|AUTHOR$|_CACHE|_HOME$)")
+# Names that match the above but hold no secret: where a secret lives, counts, switches.
+NOT_SECRET_NAME = re.compile(
+    r"(?i)(?:[_.-](?:path|file|dir|url_base|count|size|len|cache|home|ids?|limit|ttl|timeout|enabled|type|mode|"
+    r"backend|budget|length|num))$|^(?:author|authors|keyboard)$"
+)
 
-_TEXT_PATTERNS: list[tuple[str, str]] = [
+# Candidate "name = value" pairs in text; the name decides (callback).
+_ASSIGN = re.compile(
+    r"(?<![\w.-])([A-Za-z_][\w.-]*)(\"?\s*[=:]\s*|\s*=\s*)(?!<redacted>)(\"[^\"]*\"|'[^']*'|[^\s\"',;&}\]\)]+)"
+)
+# Candidate "--flag value" / "--flag=value" pairs; the flag name decides (callback).
+_FLAG = re.compile(r"(?<![\w-])(--?)([A-Za-z][\w-]*)(=|\s+)(?!<redacted>)(?!-)(\"[^\"]*\"|'[^']*'|[^\s\"']+)")
+
+_SHAPES: list[tuple[str, str]] = [
     # Authorization / Proxy-Authorization headers: keep the scheme name, drop the rest.
-    (r"(?i)((?:proxy-)?authorization\s*[:=]\s*\"?(?:bearer|basic|token|digest)?\s*)[^\s\"',}]+", r"\1" + MASK),
-    (r"(?i)(\bbearer\s+)[A-Za-z0-9._~+/=-]{8,}", r"\1" + MASK),
+    (
+        r"(?i)((?:proxy-)?authorization\"?\s*[:=]\s*\"?(?:(?:bearer|basic|token|digest|negotiate)\s+)?)"
+        r"(?!<redacted>)[^\s\"',}]+",
+        r"\1" + MASK,
+    ),
+    (r"(?i)(\bbearer\s+)(?!<redacted>)[A-Za-z0-9._~+/=-]{8,}", r"\1" + MASK),
     # Well-known key shapes.
     (r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,}", MASK),
     (r"\bhf_[A-Za-z0-9]{20,}", MASK),
@@ -47,32 +71,21 @@ _TEXT_PATTERNS: list[tuple[str, str]] = [
     (r"\bxox[abposr]-[A-Za-z0-9-]{10,}", MASK),
     (r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b", MASK),
     (r"\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}", MASK),  # JWT
-    # --password X, --api-key=X, --token X, --hf-token X …
-    (
-        r"(?i)(--?(?:[a-z0-9]+[-_])*(?:password|passwd|token|secret|api[-_]?key|access[-_]?key|"
-        r"private[-_]?key|credentials?)(?:[=\s]+))(?!<redacted>)(\"[^\"]*\"|'[^']*'|[^\s\"']+)",
-        r"\1" + MASK,
-    ),
-    # password=X, passwd: X, "api_key": "X", NAME_TOKEN=X in env-style assignments.
-    (
-        r"(?i)(\b[A-Z0-9_.-]*(?:password|passwd|pwd|token|secret|api[-_]?key|access[-_]?key|"
-        r"private[-_]?key|credentials?)[A-Z0-9_.-]*\"?\s*[=:]\s*)(?!<redacted>)(\"[^\"]*\"|'[^']*'|[^\s\"',;&}]+)",
-        r"\1" + MASK,
-    ),
     # user:password@host in URLs.
-    (r"([a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]+:)[^@\s/]+(@)", r"\1" + MASK + r"\2"),
-    # PEM private keys (the whole block, or its start if cut by a chunk).
-    (
-        r"-----BEGIN [A-Z ]*PRIVATE KEY-----(?:.|\n)*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)",
-        "-----BEGIN PRIVATE KEY-----" + MASK,
-    ),
+    (r"([a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]+:)(?!<redacted>)[^@\s/]+(@)", r"\1" + MASK + r"\2"),
 ]
+_PEM = re.compile(r"-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----(?:.|\n)*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)")
+_PEM_TAIL = re.compile(r"\A(?:.|\n)*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)")
+_PEM_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----")
+_PEM_MASK = "-----BEGIN PRIVATE KEY-----" + MASK + "-----END PRIVATE KEY-----"
 
-# A cheap prefilter: if none of these substrings appear (case-insensitive), no pattern can match.
+# If none of these appear (case-insensitive), no layer-1/2 pattern can match.
 _PREFILTER = re.compile(
-    r"(?i)author|bearer|sk-|hf_|gh[pousr]_|glpat-|xox|AKIA|ASIA|eyJ|pass|pwd|token|secret|key|"
-    r"credential|://[^/\s]*@|PRIVATE"
+    r"(?i)auth|bearer|sk-|hf_|gh[pousr]_|glpat-|xox|AKIA|ASIA|eyJ|pass|pwd|token|secret|key|"
+    r"credential|cookie|signature|session|://[^/\s]*@|PRIVATE"
 )
+MIN_LEARNT = 6
+"""Shorter secret values are masked where they stand but not hunted for in all text."""
 
 
 class Redactor:
@@ -81,39 +94,55 @@ class Redactor:
     Args:
         extra_patterns: more regular expressions whose matches are masked.
         extra_names: more env-variable name patterns whose values are secret.
+
+    Raises:
+        re.error: an extra pattern is not a valid regular expression.
     """
 
     def __init__(self, extra_patterns: Iterable[str] = (), extra_names: Iterable[str] = ()) -> None:
-        self._subs = [(re.compile(p), r) for p, r in _TEXT_PATTERNS]
-        self._subs += [(re.compile(p), MASK) for p in extra_patterns]
-        self._extra_prefilter = [re.compile(p) for p in extra_patterns]
+        self._subs = [(re.compile(p), r) for p, r in _SHAPES]
+        self._extra = [re.compile(p) for p in extra_patterns]
         self._names = [re.compile(n, re.I) for n in extra_names]
         self._known: set[str] = set()
         self._known_re: re.Pattern[str] | None = None
+        self._pem_open: set[tuple[str, str, str]] = set()
 
     @classmethod
     def from_environment(cls) -> Redactor:
-        """A redactor with extra patterns from ``K3TUI_REDACT`` (``;``-separated) and the config file."""
+        """A redactor with extra patterns from ``K3TUI_REDACT`` (``;``-separated) and the config file.
+
+        An invalid pattern is skipped (and named on stderr) rather than stopping the session.
+        """
         patterns = [p for p in os.environ.get("K3TUI_REDACT", "").split(";") if p.strip()]
         cfg = os.path.join(os.environ.get("XDG_CONFIG_HOME", os.path.expanduser("~/.config")), "k3tui", "redact.txt")
         try:
             with open(cfg, encoding="utf-8") as fh:
                 patterns += [ln.strip() for ln in fh if ln.strip() and not ln.startswith("#")]
-        except OSError:
+        except (OSError, UnicodeDecodeError):
             pass
-        return cls(extra_patterns=patterns)
+        good = []
+        for p in patterns:
+            try:
+                re.compile(p)
+                good.append(p)
+            except re.error as exc:
+                import sys
+
+                print(f"k3tui: ignoring redaction pattern {p!r}: {exc}", file=sys.stderr)
+        return cls(extra_patterns=good)
 
     # --- names and values ---------------------------------------------------------
 
     def is_secret_name(self, name: str) -> bool:
-        """Whether a variable or key with this name holds a secret."""
+        """Whether a variable, key or flag with this name holds a secret."""
         if any(p.search(name) for p in self._names):
             return True
         return bool(SECRET_NAME.search(name)) and not NOT_SECRET_NAME.search(name)
 
     def learn(self, value: str) -> None:
         """Remember a secret value so its literal occurrences are masked everywhere."""
-        if len(value) >= 6 and value != MASK and value not in self._known:
+        value = value.strip().strip("\"'")
+        if len(value) >= MIN_LEARNT and MASK not in value and value not in self._known:
             self._known.add(value)
             alts = sorted(self._known, key=len, reverse=True)
             self._known_re = re.compile("|".join(re.escape(v) for v in alts))
@@ -126,18 +155,41 @@ class Redactor:
             return s
         if self._known_re is not None:
             s = self._known_re.sub(MASK, s)
-        if not _PREFILTER.search(s) and not any(p.search(s) for p in self._extra_prefilter):
-            return s
+        if _PREFILTER.search(s):
+            s = self._patterns(s)
+        for rx in self._extra:
+            s = rx.sub(MASK, s)
+        return s
+
+    def _patterns(self, s: str) -> str:
+        if "PRIVATE KEY" in s:
+            s = _PEM.sub(_PEM_MASK, s)
         for rx, repl in self._subs:
             s = rx.sub(repl, s)
-        return s
+        s = _FLAG.sub(self._flag, s)
+        return _ASSIGN.sub(self._assign, s)
+
+    def _flag(self, m: re.Match[str]) -> str:
+        if not self.is_secret_name(m.group(2)):
+            return m.group(0)
+        self.learn(m.group(4))
+        return m.group(1) + m.group(2) + m.group(3) + MASK
+
+    def _assign(self, m: re.Match[str]) -> str:
+        if not self.is_secret_name(m.group(1)):
+            return m.group(0)
+        value = m.group(3)
+        if value in ("null", "None", "true", "false", '""', "''"):
+            return m.group(0)
+        self.learn(value)
+        return m.group(1) + m.group(2) + MASK
 
     def env(self, env: Mapping[str, str]) -> dict[str, str]:
         """Mask the values of secret-looking variables (and learn them)."""
         out: dict[str, str] = {}
         for k, v in env.items():
             v = "" if v is None else str(v)
-            if self.is_secret_name(k):
+            if self.is_secret_name(str(k)):
                 self.learn(v)
                 out[k] = MASK if v else v
             else:
@@ -164,28 +216,62 @@ class Redactor:
                 return MASK if value else value
             return self.text(value)
         if isinstance(value, Mapping):
-            return {k: self.obj(v, str(k)) for k, v in value.items()}
+            return self._mapping(value)
         if isinstance(value, (list, tuple)):
             if value and all(isinstance(x, str) and "=" in x for x in value) and key.lower() in ("env", "environment"):
                 return self.env_list(value)
-            return [self.obj(v) for v in value]
+            return [self.obj(v, key if self.is_secret_name(key) else "") for v in value]
         return value
 
+    def _mapping(self, value: Mapping[Any, Any]) -> dict[Any, Any]:
+        # {"key": "HF_TOKEN", "old": "…", "new": "…"}: the entry names a secret variable
+        named = next((value[k] for k in ("key", "name", "var", "variable") if isinstance(value.get(k), str)), None)
+        if named is not None and self.is_secret_name(named):
+            return {k: (v if k in ("key", "name", "var", "variable") else self._secret_value(v)) for k, v in value.items()}
+        return {k: self.obj(v, str(k)) for k, v in value.items()}
+
+    def _secret_value(self, v: Any) -> Any:
+        if isinstance(v, str):
+            self.learn(v)
+            return MASK if v else v
+        return self.obj(v)
+
     def event(self, event: Any) -> Any:
-        """A copy of an event with every string field redacted."""
-        if isinstance(event, msgspec.Struct):
-            changes: dict[str, Any] = {}
-            for name in event.__struct_fields__:
-                v = getattr(event, name)
-                if name == "env" and isinstance(v, dict):
-                    nv: Any = self.env(v)
-                elif isinstance(v, str):
-                    nv = self.text(v)
-                elif isinstance(v, (dict, list)):
-                    nv = self.obj(v, name)
-                else:
-                    continue
-                if nv != v:
-                    changes[name] = nv
-            return msgspec.structs.replace(event, **changes) if changes else event
-        return self.obj(event)
+        """A copy of an event with every string field redacted (the event itself is not changed)."""
+        if not isinstance(event, msgspec.Struct):
+            return self.obj(event)
+        changes: dict[str, Any] = {}
+        for name in event.__struct_fields__:
+            v = getattr(event, name)
+            if name == "env" and isinstance(v, dict):
+                nv: Any = self.env(v)
+            elif isinstance(v, str):
+                nv = self._field_text(event, name, v)
+            elif isinstance(v, (dict, list)):
+                nv = self.obj(v, name)
+            else:
+                continue
+            if nv != v:
+                changes[name] = nv
+        return msgspec.structs.replace(event, **changes) if changes else event
+
+    def _field_text(self, event: Any, name: str, v: str) -> str:
+        if name != "text" or not hasattr(event, "stream"):
+            return self.text(v)
+        return self._stream_text((getattr(event, "host", ""), getattr(event, "id", ""), event.stream), v)
+
+    def _stream_text(self, key: tuple[str, str, str], s: str) -> str:
+        """Output text: a private key cut across chunks stays masked until its END line."""
+        if key in self._pem_open:
+            m = _PEM_TAIL.match(s)
+            assert m is not None  # the pattern matches any string
+            if "-----END" in m.group(0):
+                self._pem_open.discard(key)
+            s = MASK + s[m.end() :]
+        out = self.text(s)
+        begin = None
+        for begin in _PEM_BEGIN.finditer(s):
+            pass
+        if begin is not None and "-----END" not in s[begin.end() :]:
+            self._pem_open.add(key)
+        return out

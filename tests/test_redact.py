@@ -1,0 +1,203 @@
+"""Redaction: planted secrets of every kind, in every field type, never reach the file's bytes;
+ordinary vLLM/NCCL log lines from the real corpus come through untouched."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from k3tui import events as ev
+from k3tui.reader import read_all
+from k3tui.recording import Recorder
+from k3tui.redact import MASK, Redactor
+
+# Each secret is unique, so finding it anywhere in the file's bytes is a leak.
+HF = "hf_" + "Q7rT9xWmZ2pL4kV8nB3cY6dF"
+SK = "sk-proj-" + "A1b2C3d4E5f6G7h8I9j0KlMn"
+GH = "ghp_" + "x" * 12 + "Y7u8I9o0P1a2S3d4F5g6H7"
+AWS = "AKIA" + "QWERTYUIOPASDFGH"
+JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV"
+BEARER = "opaqueBearerValue_93kd82"
+BASIC = "dXNlcjpzM2NyZXRCYXNpYw=="
+PASSWORD = "hunter2-Pa55word"
+API_KEY = "apikey-value-8812-zzq"
+URL_PASS = "urlP4ssw0rdXY"
+ENV_TOKEN = "plain-env-token-value-771"  # no shape: only the env name says it is secret
+HUB_TOKEN = "hub-token-value-5521"
+MY_SECRET = "my-secret-value-0042"
+DB_PASSWORD = "db-password-value-3377"
+OPENAI_KEY = "openai-key-value-9911"
+CUSTOM = "CORP-INTERNAL-0xDEADBEEF42"
+PEM_BODY = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj"
+PEM = f"-----BEGIN RSA PRIVATE KEY-----\n{PEM_BODY}\nMIIEpAIBAAKCAQEA75zz\n-----END RSA PRIVATE KEY-----\n"
+
+ALL_SECRETS = [
+    HF, SK, GH, AWS, JWT, BEARER, BASIC, PASSWORD, API_KEY, URL_PASS, ENV_TOKEN,
+    HUB_TOKEN, MY_SECRET, DB_PASSWORD, OPENAI_KEY, CUSTOM, PEM_BODY,
+]  # fmt: skip
+
+SECRET_ENV = {
+    "HF_TOKEN": HF,
+    "HUGGING_FACE_HUB_TOKEN": HUB_TOKEN,
+    "GITHUB_TOKEN": ENV_TOKEN,
+    "MY_SECRET_THING": MY_SECRET,
+    "DB_PASSWORD": DB_PASSWORD,
+    "OPENAI_API_KEY": OPENAI_KEY,
+    "VLLM_ATTENTION_BACKEND": "FLASHINFER",
+}
+
+SECRET_TEXT = (
+    f"export HF_TOKEN={HF}\n"
+    f"curl -H 'Authorization: Bearer {BEARER}' -H \"Authorization: Basic {BASIC}\" http://x\n"
+    f"openai key {SK} github {GH} aws {AWS} jwt {JWT}\n"
+    f"mysql --password={PASSWORD} ; vllm serve m --api-key {API_KEY}\n"
+    f"git clone https://deploy:{URL_PASS}@git.example.com/repo.git\n"
+    f"{PEM}"
+    f"echo later: {ENV_TOKEN} and {HUB_TOKEN} and {MY_SECRET} {DB_PASSWORD} {OPENAI_KEY}\n"
+    f"custom thing {CUSTOM}\n"
+)
+
+
+def _every_kind_of_event() -> list[ev.Event]:
+    """The secrets planted in every field type the schema has."""
+    return [
+        ev.CommandSent(id="c1", command=f"HF_TOKEN={HF} vllm serve --api-key {API_KEY} --password {PASSWORD}", env=SECRET_ENV),
+        ev.Output(id="c1", text=SECRET_TEXT),
+        ev.HttpRequest(id="r1", url=f"https://u:{URL_PASS}@h/v1", body=f'{{"api_key": "{API_KEY}", "Authorization": "Bearer {BEARER}"}}'),
+        ev.HttpResponse(id="r1", status=401, body=f"bad token {SK}", error=f"Authorization: Bearer {BEARER}"),
+        ev.SceneFrozen(
+            scene={
+                "process": {"env": [f"HF_TOKEN={HF}", f"MY_SECRET_THING={MY_SECRET}", "NCCL_DEBUG=INFO"], "cmdline": ["vllm", "--api-key", API_KEY]},
+                "container": {"Env": {"HUGGING_FACE_HUB_TOKEN": HUB_TOKEN}, "labels": {"note": f"{PEM}"}},
+                "nested": [[{"password": PASSWORD}], {"db": {"DB_PASSWORD": DB_PASSWORD}}],
+            }
+        ),
+        ev.RunConfigSet(
+            run="r1",
+            config={"env": {"OPENAI_API_KEY": OPENAI_KEY, "HF_TOKEN": HF}, "args": ["--hf-token", HF]},
+            diff=[{"key": "GITHUB_TOKEN", "old": ENV_TOKEN, "new": HUB_TOKEN}, {"key": "X", "old": "1", "new": "2"}],
+        ),
+        ev.RunStarted(run="r1", command=f"vllm serve --api-key={API_KEY}", env={"HF_TOKEN": HF}),
+        ev.ExceptionFound(run="r1", line=f"401 for token {HF}", stack=[f"Authorization: Bearer {BEARER}", SK]),
+        ev.CheckVerdict(rung="r0", check="hf", evidence=f"HF_TOKEN={HF}"),
+        ev.Note(text=f"the key is {CUSTOM}"),
+        ev.Decision(action="accept", reason=f"password={PASSWORD}"),
+        ev.Opaque(kind="future_kind", data={"token": HF, "inner": {"api_key": API_KEY}, "text": f"Bearer {BEARER}"}),
+    ]
+
+
+def test_planted_secrets_never_reach_the_file(tmp_path, monkeypatch):
+    monkeypatch.setenv("K3TUI_REDACT", r"CORP-INTERNAL-0x[0-9A-F]+;never-matches-\d{99}")
+    path = tmp_path / "s.k3rec"
+    rec = Recorder(path, ev.Header(host="gb300-01"))
+    shown = []
+    rec.subscribe(shown.append)
+    for e in _every_kind_of_event():
+        rec.emit(e)
+    rec.close()
+    data = path.read_bytes() + (tmp_path / "s.k3rec.idx").read_bytes()
+    leaks = [s for s in ALL_SECRETS if s.encode() in data]
+    assert leaks == []
+    assert data.count(MASK.encode()) >= 30
+    shown_bytes = repr(shown).encode()
+    assert [s for s in ALL_SECRETS if s.encode() in shown_bytes] == []
+    # what is not secret survives, so the recording stays useful
+    _, events = read_all(path)
+    assert b"FLASHINFER" in data and b"NCCL_DEBUG=INFO" in data and b"vllm serve" in data
+    assert events[5].diff[1] == {"key": "X", "old": "1", "new": "2"}
+
+
+def test_the_caller_event_is_not_modified(tmp_path):
+    e = ev.CommandSent(command=f"x --api-key {API_KEY}", env={"HF_TOKEN": HF})
+    with Recorder(tmp_path / "s.k3rec", redactor=Redactor()) as rec:
+        out = rec.emit(e)
+    assert e.env["HF_TOKEN"] == HF and API_KEY in e.command and e.t == 0.0
+    assert out.env["HF_TOKEN"] == MASK and out.t > 0
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Chunked prefill is enabled with max_num_batched_tokens=8192.",
+        "tokenizer='/models/tiny-llama', skip_tokenizer_init=False, tokenizer_mode=auto, tokenizer_revision=None",
+        "vllm serve moonshotai/Kimi-K3 --load-format safetensors --max-num-batched-tokens 8192 --tokenizer x/y",
+        "# GPU KV cache size: 1,234,567 tokens",
+        "Histogram of inter-token latency in seconds.",
+        '{"prompt_tokens": 320, "total_tokens": 328, "prompt_token_ids":null, "token_ids": null}',
+        "NCCL INFO Channel 00/24 : 0[0] -> 1[1] via P2P/CUMEM/read",
+        "PWD=/root OLDPWD=/ HOME=/root author: someone, keyboard=us",
+        "--ssl-keyfile /etc/ssl/key.pem --ssl-certfile /etc/ssl/cert.pem",
+        "HF_TOKEN_PATH=/root/.cache/huggingface/token",
+    ],
+)
+def test_ordinary_log_lines_stay_readable(line):
+    assert Redactor().text(line) == line
+
+
+def test_no_false_positive_on_the_whole_corpus(shared):
+    """Run the redactor over every real log and capture: it must change nothing."""
+    r = Redactor()
+    files = [p for p in sorted((shared / "corpus").rglob("*")) + sorted((shared / "fixtures").rglob("*")) if p.is_file()]
+    assert len(files) > 20
+    changed = []
+    for p in files:
+        text = p.read_text(encoding="utf-8", errors="replace")
+        for n, line in enumerate(text.splitlines(), 1):
+            if r.text(line) != line:
+                changed.append(f"{p.name}:{n}: {line[:120]}")
+    assert changed == []
+
+
+@pytest.mark.parametrize(
+    ("name", "secret"),
+    [
+        ("HF_TOKEN", True), ("HUGGING_FACE_HUB_TOKEN", True), ("GITHUBTOKEN", True), ("TOKEN", True),
+        ("OPENAI_API_KEY", True), ("api_key", True), ("apiKey", True), ("MY_SECRET_THING", True),
+        ("DB_PASSWORD", True), ("MY_FILE_PASSWORD", True), ("Authorization", True), ("AWS_SECRET_ACCESS_KEY", True),
+        ("tokenizer", False), ("max_num_batched_tokens", False), ("prompt_token_ids", False), ("key", False),
+        ("HF_TOKEN_PATH", False), ("SSH_KEY_FILE", False), ("PWD", False), ("author", False), ("keyboard", False),
+    ],
+)  # fmt: skip
+def test_secret_names(name, secret):
+    assert Redactor().is_secret_name(name) is secret
+
+
+def test_a_learnt_secret_is_masked_when_echoed_later():
+    r = Redactor()
+    r.env({"GITHUB_TOKEN": ENV_TOKEN})
+    assert r.text(f"remote said: invalid credentials {ENV_TOKEN}!") == f"remote said: invalid credentials {MASK}!"
+
+
+def test_private_key_cut_across_output_chunks_stays_masked(tmp_path):
+    lines = PEM.splitlines(keepends=True)
+    chunks = ["cat id_rsa\n" + lines[0], lines[1], lines[2], lines[3] + "done\n"]
+    with Recorder(tmp_path / "s.k3rec", redactor=Redactor()) as rec:
+        for c in chunks:
+            rec.emit(ev.Output(id="c1", text=c))
+        rec.emit(ev.Output(id="c2", text="MIIEpAIBAAKCAQEA75zz is fine in another stream"))
+    data = (tmp_path / "s.k3rec").read_bytes()
+    assert PEM_BODY.encode() not in data
+    assert b"done" in data and b"another stream" in data
+
+
+def test_invalid_extra_pattern_is_skipped_with_a_message(monkeypatch, capsys):
+    monkeypatch.setenv("K3TUI_REDACT", "([unclosed;SECRET-[0-9]+")
+    r = Redactor.from_environment()
+    assert r.text("SECRET-123 x") == f"{MASK} x"
+    assert "ignoring redaction pattern" in capsys.readouterr().err
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=200))
+def test_redaction_is_idempotent(s):
+    r = Redactor()
+    once = r.text(s)
+    assert r.text(once) == once
+
+
+@settings(max_examples=100, deadline=None)
+@given(prefix=st.text(max_size=40), suffix=st.text(max_size=40))
+def test_shaped_keys_are_found_anywhere(prefix, suffix):
+    out = Redactor().text(f"{prefix} {HF} {SK} {suffix}")
+    assert HF not in out and SK not in out
