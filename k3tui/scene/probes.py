@@ -182,7 +182,7 @@ PROBES: tuple[Probe, ...] = (
     ),
     Probe(
         "proc_versions",
-        "P=$(tr '\\0' '\\n' < /proc/{pid}/cmdline | head -n1); case \"$P\" in *python*) ;; *) P=python3;; esac; "
+        "P=$(tr '\\0' '\\n' < /proc/{pid}/cmdline | head -n1); case \"$P\" in *python*) ;; *) P=python3;; esac; cd /proc/{pid}/cwd 2>/dev/null; "
         '"$P" -c ' + shlex.quote(VERSIONS_SCRIPT),
         10,
         "process",
