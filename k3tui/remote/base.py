@@ -45,6 +45,8 @@ class RunHandle:
     """Per-run directory on the host: ``cmd``, ``env``, ``pid``, ``log``, ``exit``."""
     pid: int | None = None
     command: str = ""
+    offset: int = 0
+    """Bytes of ``log`` already delivered as whole lines by ``tail`` (resume point)."""
 
 
 @runtime_checkable

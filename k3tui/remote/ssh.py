@@ -1,0 +1,478 @@
+"""``SshHost``: the :class:`~k3tui.remote.base.Host` protocol over one asyncssh connection.
+
+Shape, and why:
+
+- **One connection per host, many channels.** Every command, tail and forward is a channel
+  on the same connection; at most :data:`MAX_CHANNELS` session channels are open at once
+  because OpenSSH refuses more than ``MaxSessions`` (10) per connection.
+- **Strict host keys.** asyncssh is given our own known_hosts matcher and a client whose
+  ``validate_host_public_key`` is only asked about keys *not* on record. It remembers the
+  key offered, so a refusal becomes :class:`HostKeyUnknown` (no key on record for that
+  host: fingerprint + how to accept) or :class:`HostKeyChanged` (a different key on
+  record: always a stop, both fingerprints shown). ``--accept-new-host-key`` accepts only
+  an *unknown* key, appends it to known_hosts and records the operator's decision.
+- **Reconnect with backoff.** When the connection drops, the next use reconnects (emitting
+  ``HostDisconnected``/``HostReconnected``); forwards are re-opened on the same local port
+  or socket path; a detached run's tail resumes at its byte offset (see ``_host.py``).
+  Host-key and auth failures are never retried.
+- Bulk reads are 64 KiB chunks split by :class:`~k3tui.remote.lines.LineSplitter`, and
+  ``aes128-gcm@openssh.com`` is preferred when the server offers it (1.2–1.9× faster).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import tempfile
+import time
+from collections.abc import Generator, Sequence
+from pathlib import Path
+from typing import Any
+
+import asyncssh
+
+from ..errors import AuthFailed, ConnectionLost, HostError, HostKeyChanged, HostKeyUnknown, HostUnreachable
+from ..events import Decision, HostConnected, HostDisconnected, HostReconnected
+from ..redact import Redactor
+from ._host import BaseHost
+from .base import Emit
+from .target import DEFAULT_KNOWN_HOSTS, Resolved, Target, config_paths, parse_group, parse_target, resolve
+
+MAX_CHANNELS = 8
+PREFERRED_CIPHER = "aes128-gcm@openssh.com"
+BACKOFF = (0.2, 0.5, 1.0, 2.0, 4.0, 8.0)
+"""Seconds between reconnect attempts (the last repeats, capped at 10 s)."""
+
+_LOST = (
+    ConnectionError,
+    EOFError,
+    BrokenPipeError,
+    asyncssh.ConnectionLost,
+    asyncssh.DisconnectError,
+    asyncssh.ChannelOpenError,
+)
+
+
+def fingerprint(key: asyncssh.SSHKey) -> str:
+    """``SHA256:…`` as OpenSSH prints it."""
+    return key.get_fingerprint("sha256")
+
+
+def _ciphers() -> list[str]:
+    from asyncssh.encryption import get_default_encryption_algs
+
+    algs = [a.decode() for a in get_default_encryption_algs()]
+    return [PREFERRED_CIPHER, *[a for a in algs if a != PREFERRED_CIPHER]] if PREFERRED_CIPHER in algs else algs
+
+
+class _Client(asyncssh.SSHClient):
+    """Reports an untrusted host key and a lost connection back to its :class:`SshHost`."""
+
+    def __init__(self, owner: SshHost) -> None:
+        self._owner = owner
+        owner._client = self
+
+    def validate_host_public_key(self, host: str, addr: str, port: int, key: asyncssh.SSHKey) -> bool:
+        return self._owner._on_untrusted_key(host, addr, port, key)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._owner._on_connection_lost(self, exc)
+
+
+class _SshProc:
+    """An asyncssh process seen through the :class:`~k3tui.remote._host.Proc` interface."""
+
+    def __init__(self, proc: asyncssh.SSHClientProcess[bytes], release: Any) -> None:
+        self._p = proc
+        self._release = release
+
+    async def read_out(self, n: int) -> bytes:
+        return await self._p.stdout.read(n)
+
+    async def read_err(self, n: int) -> bytes:
+        return await self._p.stderr.read(n)
+
+    async def wait(self) -> int | None:
+        await self._p.wait()
+        code = self._p.returncode
+        return 128 - code if code is not None and code < 0 else code
+
+    def kill(self) -> None:
+        self._p.close()
+
+    async def close(self) -> None:
+        try:
+            self._p.close()
+            await self._p.wait_closed()
+        except Exception:  # noqa: BLE001 - closing a channel on a dead connection
+            pass
+        finally:
+            if self._release is not None:
+                self._release()
+                self._release = None
+
+
+class SshHost(BaseHost):
+    """A remote host over SSH. Create it with :func:`connect`."""
+
+    def __init__(
+        self,
+        resolved: Resolved,
+        *,
+        alias: str | None = None,
+        identity: Sequence[str] = (),
+        known_hosts: str | None = None,
+        accept_new_host_key: bool = False,
+        ssh_config: str | None = None,
+        connect_timeout: float = 10.0,
+        emit: Emit | None = None,
+        redactor: Redactor | None = None,
+        reconnect_for: float = 300.0,
+    ) -> None:
+        super().__init__(alias or resolved.target.alias, emit, redactor)
+        self.resolved = resolved
+        self.identity = tuple(os.path.expanduser(i) for i in identity)
+        kh = known_hosts or (resolved.known_hosts_files[0] if resolved.known_hosts_files else DEFAULT_KNOWN_HOSTS)
+        self.known_hosts = os.path.expanduser(kh)
+        self.accept_new_host_key = accept_new_host_key
+        self.ssh_config = ssh_config
+        self.connect_timeout = connect_timeout
+        self.reconnect_for = reconnect_for
+        self.address = resolved.address
+        self.user = resolved.user
+        self.fingerprint = ""
+        self.clock_skew: float | None = None
+        self._conn: asyncssh.SSHClientConnection | None = None
+        self._client: _Client | None = None
+        self._lost: str | None = None
+        self._closing = False
+        self._offered: tuple[str, asyncssh.SSHKey] | None = None
+        self._expected: list[asyncssh.SSHKey] = []
+        self._accepted: tuple[str, int | None, asyncssh.SSHKey] | None = None
+        self._channels = asyncio.Semaphore(MAX_CHANNELS)
+        self._reconnect_lock = asyncio.Lock()
+        self._generation = 0
+        self._port_forwards: dict[int, tuple[str, int]] = {}
+        self._path_forwards: dict[str, str] = {}
+        self._listeners: list[asyncssh.SSHListener] = []
+        self._sock_dir: str | None = None
+
+    # --- context manager -------------------------------------------------------------
+
+    async def __aenter__(self) -> SshHost:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # --- connecting ------------------------------------------------------------------
+
+    async def open(self) -> SshHost:
+        """Connect, check the host key, measure clock skew; emits ``HostConnected``."""
+        await self._connect_once()
+        await self._measure_skew()
+        self.emit(HostConnected(address=self.address, user=self.user, fingerprint=self.fingerprint, clock_skew=self.clock_skew))
+        return self
+
+    def _known_hosts_match(self, host: str, addr: str, port: int | None) -> Any:
+        if not Path(self.known_hosts).is_file():
+            self._expected = []
+            return [], [], []
+        result = asyncssh.match_known_hosts(self.known_hosts, host, addr, port)
+        self._expected = list(result[0])
+        return result
+
+    def _on_untrusted_key(self, host: str, addr: str, port: int, key: asyncssh.SSHKey) -> bool:
+        self._offered = (host, key)
+        if self._expected or not self.accept_new_host_key:
+            return False
+        self._accepted = (host, port, key)
+        return True
+
+    def _on_connection_lost(self, client: _Client, exc: Exception | None) -> None:
+        if not self._closing and client is self._client:
+            self._lost = str(exc) if exc else "connection closed by the host"
+
+    def _options(self) -> dict[str, Any]:
+        t = self.resolved.target
+        kw: dict[str, Any] = {
+            "config": config_paths(self.ssh_config),
+            "known_hosts": self._known_hosts_match,
+            "client_factory": lambda: _Client(self),
+            "connect_timeout": self.connect_timeout,
+            "encryption_algs": _ciphers(),
+            "keepalive_interval": 15,
+            "keepalive_count_max": 4,
+        }
+        if t.port:
+            kw["port"] = t.port
+        if t.user:
+            kw["username"] = t.user
+        if self.identity:
+            kw["client_keys"] = list(self.identity)
+        return kw
+
+    async def _connect_once(self) -> None:
+        self._offered = self._accepted = None
+        try:
+            conn = await asyncssh.connect(self.resolved.target.host, **self._options())
+        except asyncssh.HostKeyNotVerifiable as exc:
+            raise self._host_key_error() from exc
+        except asyncssh.PermissionDenied as exc:
+            raise AuthFailed(
+                f"{self.user}@{self.alias} ({self.address}): authentication refused ({exc.reason}); "
+                f"pass -i KEY or load the key into ssh-agent"
+            ) from exc
+        except socket.gaierror as exc:
+            raise HostUnreachable(f"{self.alias}: cannot resolve host name {self.resolved.hostname!r} ({exc.strerror})") from exc
+        except ConnectionRefusedError as exc:
+            raise HostUnreachable(f"{self.alias} ({self.address}): connection refused: is sshd running on port {self.resolved.port}?") from exc
+        except TimeoutError as exc:
+            raise HostUnreachable(f"{self.alias} ({self.address}): no answer within {self.connect_timeout:g}s (host down or port filtered?)") from exc
+        except asyncssh.DisconnectError as exc:
+            raise HostUnreachable(f"{self.alias} ({self.address}): the server closed the connection: {exc.reason}") from exc
+        except OSError as exc:
+            raise HostUnreachable(f"{self.alias} ({self.address}): {exc.strerror or exc}") from exc
+        except (asyncssh.Error, ValueError) as exc:  # key file problems, bad config values
+            raise HostError(f"{self.alias}: cannot connect: {exc}") from exc
+        self._conn = conn
+        self._lost = None
+        self._generation += 1
+        peer = conn.get_extra_info("peername") or (self.resolved.hostname, self.resolved.port)
+        host = f"[{peer[0]}]" if ":" in str(peer[0]) else str(peer[0])
+        self.address = f"{host}:{peer[1]}"
+        self.user = conn.get_extra_info("username") or self.user
+        key = conn.get_server_host_key()
+        self.fingerprint = fingerprint(key) if key else ""
+        if self._accepted:
+            self._record_accepted_key(*self._accepted)
+
+    def _host_key_error(self) -> HostError:
+        got = fingerprint(self._offered[1]) if self._offered else "an unverifiable key"
+        if self._expected:
+            return HostKeyChanged(self.alias, got, ", ".join(fingerprint(k) for k in self._expected))
+        return HostKeyUnknown(self.alias, got, self.known_hosts)
+
+    def _record_accepted_key(self, host: str, port: int | None, key: asyncssh.SSHKey) -> None:
+        """Append an accepted new key to known_hosts and record the decision."""
+        name = host if not port or port == 22 else f"[{host}]:{port}"
+        line = f"{name} {key.export_public_key('openssh').decode().strip()}\n"
+        path = Path(self.known_hosts)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write(line)
+        self._accepted = None
+        self.emit(
+            Decision(
+                action="accept-new-host-key",
+                reason=f"operator accepted the unknown host key {fingerprint(key)} of {name}; added to {path}",
+            )
+        )
+
+    async def _measure_skew(self) -> None:
+        t1 = time.time()
+        res = await self.run_quiet("date +%s.%N", timeout=10.0)
+        t2 = time.time()
+        try:
+            self.clock_skew = round(float(res.stdout.strip().replace(".N", "")) - (t1 + t2) / 2, 3)
+        except ValueError:
+            self.clock_skew = None
+
+    # --- losing and regaining the connection ---------------------------------------
+
+    def _is_lost(self, exc: BaseException) -> bool:
+        return self._lost is not None or isinstance(exc, _LOST)
+
+    async def _ensure(self) -> asyncssh.SSHClientConnection:
+        if self._closing:
+            raise ConnectionLost(f"{self.alias}: the connection was closed")
+        if self._conn is None or self._lost is not None:
+            await self._recover(self._lost or "not connected")
+        assert self._conn is not None
+        return self._conn
+
+    async def _recover(self, reason: str) -> None:
+        """Reconnect with backoff; re-open forwards. Host-key and auth failures are not retried."""
+        generation = self._generation
+        async with self._reconnect_lock:
+            if self._generation != generation and self._lost is None:
+                return  # another task already reconnected
+            await self._drop_connection()
+            self.emit(HostDisconnected(reason=reason))
+            down = time.monotonic()
+            attempt = 0
+            while True:
+                attempt += 1
+                try:
+                    await self._connect_once()
+                    break
+                except (HostUnreachable, HostError) as exc:
+                    if isinstance(exc, (HostKeyChanged, HostKeyUnknown, AuthFailed)):
+                        raise
+                    if time.monotonic() - down > self.reconnect_for:
+                        raise ConnectionLost(
+                            f"{self.alias}: connection lost ({reason}) and not back after {self.reconnect_for:g}s: {exc}"
+                        ) from exc
+                    await asyncio.sleep(min(BACKOFF[min(attempt - 1, len(BACKOFF) - 1)], 10.0))
+            await self._reopen_forwards()
+            self.emit(HostReconnected(attempt=attempt, downtime=round(time.monotonic() - down, 3)))
+
+    async def _drop_connection(self) -> None:
+        conn, self._conn, self._client = self._conn, None, None
+        for listener in self._listeners:
+            listener.close()
+        self._listeners = []
+        if conn is not None:
+            conn.abort()
+
+    async def _reopen_forwards(self) -> None:
+        for local_port, (rhost, rport) in self._port_forwards.items():
+            self._listeners.append(await self._open_port_forward(local_port, rhost, rport))
+        for local_path, remote_path in self._path_forwards.items():
+            self._listeners.append(await self._open_path_forward(local_path, remote_path))
+
+    # --- channels ------------------------------------------------------------------
+
+    async def _spawn(self, command: str, stdin: bytes | None) -> _SshProc:
+        await self._channels.acquire()
+        try:
+            conn = await self._ensure()
+            proc = await conn.create_process(command, encoding=None)
+        except BaseException:
+            self._channels.release()
+            raise
+        if stdin:
+            proc.stdin.write(stdin)
+        proc.stdin.write_eof()
+        return _SshProc(proc, self._channels.release)
+
+    async def put(self, local: str | os.PathLike[str], remote: str) -> None:
+        """Copy a local file to the host over SFTP."""
+        conn = await self._ensure()
+        async with conn.start_sftp_client() as sftp:
+            await sftp.put(os.fspath(local), remote)
+
+    async def get(self, remote: str, local: str | os.PathLike[str]) -> None:
+        """Copy a file from the host over SFTP."""
+        conn = await self._ensure()
+        async with conn.start_sftp_client() as sftp:
+            await sftp.get(remote, os.fspath(local))
+
+    # --- forwarding ----------------------------------------------------------------
+
+    async def forward_port(self, remote_port: int, remote_host: str = "127.0.0.1") -> int:
+        """Forward a new loopback port here to ``remote_host:remote_port`` as seen from the host."""
+        listener = await self._open_port_forward(0, remote_host, remote_port)
+        port = listener.get_port()
+        self._listeners.append(listener)
+        self._port_forwards[port] = (remote_host, remote_port)
+        return port
+
+    async def _open_port_forward(self, local_port: int, rhost: str, rport: int) -> asyncssh.SSHListener:
+        conn = await self._ensure()
+        return await conn.forward_local_port("127.0.0.1", local_port, rhost, rport)
+
+    async def forward_unix(self, remote_path: str) -> str:
+        """Forward a new local unix socket (in a private 0700 directory) to ``remote_path`` on the host."""
+        if self._sock_dir is None:
+            self._sock_dir = tempfile.mkdtemp(prefix="k3tui-fwd-")
+        local = os.path.join(self._sock_dir, f"{len(self._path_forwards)}-{os.path.basename(remote_path) or 'sock'}")
+        self._listeners.append(await self._open_path_forward(local, remote_path))
+        self._path_forwards[local] = remote_path
+        return local
+
+    async def _open_path_forward(self, local: str, remote_path: str) -> asyncssh.SSHListener:
+        conn = await self._ensure()
+        if os.path.exists(local):
+            os.unlink(local)
+        return await conn.forward_local_path(local, remote_path)
+
+    # --- closing -------------------------------------------------------------------
+
+    async def close(self) -> None:
+        """Close forwards and the connection (detached runs keep running)."""
+        if self._closing:
+            return
+        self._closing = True
+        for listener in self._listeners:
+            listener.close()
+        self._listeners = []
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.close()
+            try:
+                await conn.wait_closed()
+            except Exception:  # noqa: BLE001 - already gone
+                pass
+        if self._sock_dir:
+            for name in os.listdir(self._sock_dir):
+                os.unlink(os.path.join(self._sock_dir, name))
+            os.rmdir(self._sock_dir)
+            self._sock_dir = None
+        self.emit(HostDisconnected(reason="closed"))
+
+
+class _Connecting:
+    """What :func:`connect` returns: await it for the host, or use it with ``async with``."""
+
+    def __init__(self, host: SshHost) -> None:
+        self._host = host
+
+    def __await__(self) -> Generator[Any, None, SshHost]:
+        return self._host.open().__await__()
+
+    async def __aenter__(self) -> SshHost:
+        return await self._host.open()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._host.close()
+
+
+def connect(
+    target: str | Target,
+    *,
+    identity: Sequence[str] = (),
+    known_hosts: str | None = None,
+    accept_new_host_key: bool = False,
+    ssh_config: str | None = None,
+    connect_timeout: float = 10.0,
+    emit: Emit | None = None,
+    alias: str | None = None,
+    redactor: Redactor | None = None,
+    reconnect_for: float = 300.0,
+) -> _Connecting:
+    """Connect to one host: ``host = await connect("gb300-01")`` or ``async with connect(...) as host``.
+
+    Raises (on await):
+        HostKeyUnknown, HostKeyChanged, AuthFailed, HostUnreachable: one actionable line each.
+    """
+    t = parse_target(target) if isinstance(target, str) else target
+    host = SshHost(
+        resolve(t, ssh_config),
+        alias=alias,
+        identity=identity,
+        known_hosts=known_hosts,
+        accept_new_host_key=accept_new_host_key,
+        ssh_config=ssh_config,
+        connect_timeout=connect_timeout,
+        emit=emit,
+        redactor=redactor,
+        reconnect_for=reconnect_for,
+    )
+    return _Connecting(host)
+
+
+async def connect_group(spec: str | Sequence[Target], *, return_exceptions: bool = False, **kwargs: Any) -> list[Any]:
+    """Connect to every host of a group (``"a,b"``) concurrently, one connection each.
+
+    With ``return_exceptions`` a host that fails yields its :class:`HostError` in its place;
+    otherwise the first failure closes the others and is raised.
+    """
+    targets = parse_group(spec) if isinstance(spec, str) else list(spec)
+    results = await asyncio.gather(*(connect(t, **kwargs) for t in targets), return_exceptions=True)
+    errors = [r for r in results if isinstance(r, BaseException)]
+    if errors and not return_exceptions:
+        await asyncio.gather(*(r.close() for r in results if isinstance(r, SshHost)))
+        raise errors[0]
+    return list(results)
