@@ -36,7 +36,9 @@ async def test_local_stdin_is_passed():
 async def test_local_detached_run_lifecycle(tmp_path):
     run_id = f"t-{uuid.uuid4().hex[:8]}"
     async with LocalHost() as host:
-        handle = await host.start_detached("for i in 1 2 3; do echo line $i; done; echo $GREETING; exit 4", run_id=run_id, env={"GREETING": "hi"})
+        handle = await host.start_detached(
+            "for i in 1 2 3; do echo line $i; done; echo $GREETING; exit 4", run_id=run_id, env={"GREETING": "hi"}
+        )
         lines = [line async for line in host.tail(handle)]
         assert lines == ["line 1", "line 2", "line 3", "hi"]
         assert await host.run_status(handle) == 4

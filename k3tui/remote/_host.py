@@ -81,7 +81,9 @@ class BaseHost:
 
     # --- running commands ----------------------------------------------------------
 
-    async def run(self, command: str, *, timeout: float = 30.0, purpose: str = "", stdin: str | None = None) -> RunResult:
+    async def run(
+        self, command: str, *, timeout: float = 30.0, purpose: str = "", stdin: str | None = None
+    ) -> RunResult:
         """Run a command to completion, recorded; never raises for a failing command."""
         return await self._exec(command, timeout=timeout, purpose=purpose, stdin=stdin, record=True)
 
@@ -121,7 +123,11 @@ class BaseHost:
         result.stdout, result.stderr = "".join(out), "".join(err)
         result.duration = time.monotonic() - t0
         if record:
-            self.emit(CommandExited(id=cid, status=result.status, duration=result.duration, signal="timeout" if result.timed_out else ""))
+            self.emit(
+                CommandExited(
+                    id=cid, status=result.status, duration=result.duration, signal="timeout" if result.timed_out else ""
+                )
+            )
         return result
 
     async def _pump(self, read: Any, stream: str, cid: str, parts: list[str], record: bool) -> None:
@@ -187,7 +193,9 @@ class BaseHost:
             why = (res.stderr.strip() or res.error or res.stdout.strip() or f"exit {res.status}").splitlines()[-1]
             raise HostError(f"{self.alias}: could not start run {run_id}: {why}")
         handle = RunHandle(run_id=run_id, run_dir=parts[0], pid=int(parts[1]), command=command)
-        self.emit(RunStarted(run=run_id, command=shown_cmd, env=shown_env, run_dir=handle.run_dir, pid=handle.pid, rung=rung))
+        self.emit(
+            RunStarted(run=run_id, command=shown_cmd, env=shown_env, run_dir=handle.run_dir, pid=handle.pid, rung=rung)
+        )
         return handle
 
     async def run_status(self, handle: RunHandle) -> int | None:
@@ -210,7 +218,9 @@ class BaseHost:
             for line in batch:
                 yield line
 
-    async def tail_batches(self, handle: RunHandle, offset: int = 0, *, record: bool = True) -> AsyncIterator[list[str]]:
+    async def tail_batches(
+        self, handle: RunHandle, offset: int = 0, *, record: bool = True
+    ) -> AsyncIterator[list[str]]:
         """Yield the run's log as batches of whole lines from byte ``offset`` until the run ends.
 
         Each batch is recorded as one ``Output`` event (``id`` = run id, ``stream`` = ``log``),

@@ -119,7 +119,7 @@ def status_command(run_dir: str) -> str:
     """Prints ``EXIT SIZE ALIVE``: exit status or ``-``, log size in bytes, 1 if the wrapper lives."""
     d = _dir(run_dir)
     return (
-        f"d={d}; e=$(cat \"$d/exit\" 2>/dev/null) || e=-; s=$(wc -c < \"$d/log\" 2>/dev/null) || s=-; "
+        f'd={d}; e=$(cat "$d/exit" 2>/dev/null) || e=-; s=$(wc -c < "$d/log" 2>/dev/null) || s=-; '
         f'a=0; g=$(cat "$d/pgid" 2>/dev/null) && kill -0 "$g" 2>/dev/null && a=1; '
         f'echo "${{e:--}} ${{s:--}} $a"'
     )
@@ -139,7 +139,7 @@ def kill_command(run_dir: str) -> str:
     d = _dir(run_dir)
     return (
         f'd={d}; [ -e "$d/exit" ] && exit 0; g=$(cat "$d/pgid") || exit 5; '
-        'ps -e -o pid= -o pgid= | while read p q; do '
+        "ps -e -o pid= -o pgid= | while read p q; do "
         '[ "$q" = "$g" ] && [ "$p" != "$g" ] && kill -KILL "$p" 2>/dev/null; done; '
         'kill -KILL "$(cat "$d/pid")" 2>/dev/null; exit 0'
     )

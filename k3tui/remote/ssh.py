@@ -172,7 +172,11 @@ class SshHost(BaseHost):
         """Connect, check the host key, measure clock skew; emits ``HostConnected``."""
         await self._connect_once()
         await self._measure_skew()
-        self.emit(HostConnected(address=self.address, user=self.user, fingerprint=self.fingerprint, clock_skew=self.clock_skew))
+        self.emit(
+            HostConnected(
+                address=self.address, user=self.user, fingerprint=self.fingerprint, clock_skew=self.clock_skew
+            )
+        )
         return self
 
     def _known_hosts_match(self, host: str, addr: str, port: int | None) -> Any:
@@ -225,13 +229,21 @@ class SshHost(BaseHost):
                 f"pass -i KEY or load the key into ssh-agent"
             ) from exc
         except socket.gaierror as exc:
-            raise HostUnreachable(f"{self.alias}: cannot resolve host name {self.resolved.hostname!r} ({exc.strerror})") from exc
+            raise HostUnreachable(
+                f"{self.alias}: cannot resolve host name {self.resolved.hostname!r} ({exc.strerror})"
+            ) from exc
         except ConnectionRefusedError as exc:
-            raise HostUnreachable(f"{self.alias} ({self.address}): connection refused: is sshd running on port {self.resolved.port}?") from exc
+            raise HostUnreachable(
+                f"{self.alias} ({self.address}): connection refused: is sshd running on port {self.resolved.port}?"
+            ) from exc
         except TimeoutError as exc:
-            raise HostUnreachable(f"{self.alias} ({self.address}): no answer within {self.connect_timeout:g}s (host down or port filtered?)") from exc
+            raise HostUnreachable(
+                f"{self.alias} ({self.address}): no answer within {self.connect_timeout:g}s (host down or port filtered?)"
+            ) from exc
         except asyncssh.DisconnectError as exc:
-            raise HostUnreachable(f"{self.alias} ({self.address}): the server closed the connection: {exc.reason}") from exc
+            raise HostUnreachable(
+                f"{self.alias} ({self.address}): the server closed the connection: {exc.reason}"
+            ) from exc
         except OSError as exc:
             raise HostUnreachable(f"{self.alias} ({self.address}): {exc.strerror or exc}") from exc
         except (asyncssh.Error, ValueError) as exc:  # key file problems, bad config values

@@ -21,7 +21,9 @@ from ..errors import UsageError
 DEFAULT_SSH_CONFIG = "~/.ssh/config"
 DEFAULT_KNOWN_HOSTS = "~/.ssh/known_hosts"
 
-_TARGET = re.compile(r"^(?:(?P<user>[^@\s]+)@)?(?:\[(?P<v6>[0-9A-Fa-f:.%\w]+)\]|(?P<host>[^:@\s\[\],]+))(?::(?P<port>\d{1,5}))?$")
+_TARGET = re.compile(
+    r"^(?:(?P<user>[^@\s]+)@)?(?:\[(?P<v6>[0-9A-Fa-f:.%\w]+)\]|(?P<host>[^:@\s\[\],]+))(?::(?P<port>\d{1,5}))?$"
+)
 
 
 @dataclass(frozen=True)
@@ -110,7 +112,9 @@ def resolve(target: Target, ssh_config: str | None = None) -> Resolved:
 
     local_user = getpass.getuser()
     paths = config_paths(ssh_config)
-    cfg = SSHClientConfig.load(None, paths, False, False, False, local_user, target.user or (), target.host, target.port or ())
+    cfg = SSHClientConfig.load(
+        None, paths, False, False, False, local_user, target.user or (), target.host, target.port or ()
+    )
     return Resolved(
         target=target,
         hostname=str(cfg.get("Hostname") or target.host),

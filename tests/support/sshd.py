@@ -135,13 +135,26 @@ class SshServer:
 
     def start(self) -> None:
         log = self.dir / "sshd.log"
-        argv = ["setpriv", f"--reuid={self.uid}", f"--regid={self.gid}", "--init-groups", SSHD, "-D", "-f", str(self.config), "-E", str(log)]
+        argv = [
+            "setpriv",
+            f"--reuid={self.uid}",
+            f"--regid={self.gid}",
+            "--init-groups",
+            SSHD,
+            "-D",
+            "-f",
+            str(self.config),
+            "-E",
+            str(log),
+        ]
         self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 err = self.proc.stderr.read().decode(errors="replace") if self.proc.stderr else ""
-                raise RuntimeError(f"sshd exited {self.proc.returncode}: {err} {log.read_text() if log.exists() else ''}")
+                raise RuntimeError(
+                    f"sshd exited {self.proc.returncode}: {err} {log.read_text() if log.exists() else ''}"
+                )
             try:
                 with socket.create_connection((self.host, self.port), timeout=0.5):
                     return
