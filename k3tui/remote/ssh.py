@@ -158,6 +158,10 @@ class SshHost(BaseHost):
         self._listeners: list[asyncssh.SSHListener] = []
         self._sock_dir: str | None = None
 
+    @property
+    def _where(self) -> str:
+        return self.alias if self.alias == self.address else f"{self.alias} ({self.address})"
+
     # --- context manager -------------------------------------------------------------
 
     async def __aenter__(self) -> SshHost:
@@ -225,7 +229,7 @@ class SshHost(BaseHost):
             raise self._host_key_error() from exc
         except asyncssh.PermissionDenied as exc:
             raise AuthFailed(
-                f"{self.user}@{self.alias} ({self.address}): authentication refused ({exc.reason}); "
+                f"{self.user}@{self._where}: authentication refused ({exc.reason}); "
                 f"pass -i KEY or load the key into ssh-agent"
             ) from exc
         except socket.gaierror as exc:
@@ -234,18 +238,16 @@ class SshHost(BaseHost):
             ) from exc
         except ConnectionRefusedError as exc:
             raise HostUnreachable(
-                f"{self.alias} ({self.address}): connection refused: is sshd running on port {self.resolved.port}?"
+                f"{self._where}: connection refused: is sshd running on port {self.resolved.port}?"
             ) from exc
         except TimeoutError as exc:
             raise HostUnreachable(
-                f"{self.alias} ({self.address}): no answer within {self.connect_timeout:g}s (host down or port filtered?)"
+                f"{self._where}: no answer within {self.connect_timeout:g}s (host down or port filtered?)"
             ) from exc
         except asyncssh.DisconnectError as exc:
-            raise HostUnreachable(
-                f"{self.alias} ({self.address}): the server closed the connection: {exc.reason}"
-            ) from exc
+            raise HostUnreachable(f"{self._where}: the server closed the connection: {exc.reason}") from exc
         except OSError as exc:
-            raise HostUnreachable(f"{self.alias} ({self.address}): {exc.strerror or exc}") from exc
+            raise HostUnreachable(f"{self._where}: {exc.strerror or exc}") from exc
         except (asyncssh.Error, ValueError) as exc:  # key file problems, bad config values
             raise HostError(f"{self.alias}: cannot connect: {exc}") from exc
         self._conn = conn
@@ -263,7 +265,8 @@ class SshHost(BaseHost):
     def _host_key_error(self) -> HostError:
         got = fingerprint(self._offered[1]) if self._offered else "an unverifiable key"
         if self._expected:
-            return HostKeyChanged(self.alias, got, ", ".join(fingerprint(k) for k in self._expected))
+            expected = dict.fromkeys(fingerprint(k) for k in self._expected)
+            return HostKeyChanged(self.alias, got, ", ".join(expected))
         return HostKeyUnknown(self.alias, got, self.known_hosts)
 
     def _record_accepted_key(self, host: str, port: int | None, key: asyncssh.SSHKey) -> None:

@@ -83,9 +83,11 @@ def parse_target(spec: str) -> Target:
 
 def parse_group(spec: str) -> list[Target]:
     """Parse ``a,b,c`` into targets with distinct aliases (a single host is a group of one)."""
-    parts = [p for p in (s.strip() for s in spec.split(",")) if p]
-    if not parts:
+    parts = [s.strip() for s in spec.split(",")]
+    if not any(parts):
         raise UsageError("no target given")
+    if not all(parts):
+        raise UsageError(f"empty host name in target group {spec!r}")
     targets = [parse_target(p) for p in parts]
     seen: set[str] = set()
     for t in targets:

@@ -1,0 +1,112 @@
+"""Every way connecting can fail gives one clear line — against a REAL sshd on loopback."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+
+import asyncssh
+import pytest
+
+from k3tui.errors import AuthFailed, HostKeyChanged, HostKeyUnknown, HostUnreachable
+from k3tui.events import Decision, HostConnected
+from k3tui.remote.ssh import connect, fingerprint
+from tests.support.sshd import free_port
+
+
+def _server_fp(sshd) -> str:
+    return fingerprint(asyncssh.import_public_key(sshd.host_key_pub))
+
+
+async def test_unknown_host_key_stops_with_fingerprint(sshd, tmp_path):
+    kh = tmp_path / "known_hosts"  # does not exist yet
+    with pytest.raises(HostKeyUnknown) as err:
+        await connect(sshd.target, identity=[str(sshd.key_path)], known_hosts=str(kh))
+    msg = str(err.value)
+    assert _server_fp(sshd) in msg and "--accept-new-host-key" in msg and "\n" not in msg
+    assert not kh.exists()
+
+
+async def test_accept_new_host_key_appends_and_records_decision(sshd, tmp_path):
+    kh = tmp_path / "known_hosts"
+    kh.write_text("# empty\n")
+    events = []
+    host = await connect(
+        sshd.target, identity=[str(sshd.key_path)], known_hosts=str(kh), accept_new_host_key=True, emit=events.append
+    )
+    await host.close()
+    assert f"[127.0.0.1]:{sshd.port} ssh-ed25519 " in kh.read_text()
+    decision = next(e for e in events if isinstance(e, Decision))
+    assert decision.action == "accept-new-host-key" and _server_fp(sshd) in decision.reason
+    assert next(e for e in events if isinstance(e, HostConnected)).fingerprint == _server_fp(sshd)
+    # From now on the key is known: a plain strict connect works.
+    host = await connect(sshd.target, identity=[str(sshd.key_path)], known_hosts=str(kh))
+    await host.close()
+
+
+async def test_changed_host_key_always_stops(sshd, tmp_path):
+    other = asyncssh.generate_private_key("ssh-ed25519")
+    kh = tmp_path / "known_hosts"
+    kh.write_text(f"[127.0.0.1]:{sshd.port} {other.export_public_key('openssh').decode()}")
+    for accept in (False, True):
+        with pytest.raises(HostKeyChanged) as err:
+            await connect(sshd.target, identity=[str(sshd.key_path)], known_hosts=str(kh), accept_new_host_key=accept)
+        msg = str(err.value)
+        assert f"expected {fingerprint(other)}, got {_server_fp(sshd)}" in msg and "CHANGED" in msg
+    assert kh.read_text().count("\n") == 1  # nothing appended
+
+
+async def test_auth_failure(sshd, tmp_path):
+    wrong = tmp_path / "wrong_key"
+    asyncssh.generate_private_key("ssh-ed25519").write_private_key(str(wrong))
+    with pytest.raises(AuthFailed) as err:
+        await connect(sshd.target, identity=[str(wrong)], known_hosts=str(sshd.known_hosts))
+    assert f"{sshd.user}@" in str(err.value) and "-i KEY" in str(err.value)
+
+
+async def test_refused_port(tmp_path):
+    port = free_port()
+    with pytest.raises(HostUnreachable) as err:
+        await connect(f"nobody@127.0.0.1:{port}", known_hosts=str(tmp_path / "kh"), connect_timeout=3)
+    assert "connection refused" in str(err.value) and str(port) in str(err.value)
+
+
+async def test_timeout_is_one_line(tmp_path):
+    import socket
+
+    # A listener that never answers the SSH banner: the connect times out.
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen(1)
+        port = s.getsockname()[1]
+        with pytest.raises(HostUnreachable) as err:
+            await connect(f"nobody@127.0.0.1:{port}", known_hosts=str(tmp_path / "kh"), connect_timeout=0.5)
+    assert "no answer within 0.5s" in str(err.value)
+
+
+@pytest.mark.skipif(not shutil.which("unshare"), reason="unshare (util-linux) missing")
+def test_dns_failure_cli_one_line(tmp_path):
+    """Name resolution fails for real, inside an empty network namespace (no query leaves the machine)."""
+    probe = subprocess.run(["unshare", "-n", "true"], capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip(f"cannot create a network namespace here: {probe.stderr.decode().strip()}")
+    out = subprocess.run(
+        [
+            "unshare",
+            "-n",
+            sys.executable,
+            "-m",
+            "k3tui.cli",
+            "connect",
+            "no-such-host.invalid",
+            "--known-hosts",
+            str(tmp_path / "kh"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode != 0
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and "cannot resolve host name 'no-such-host.invalid'" in lines[0], out.stderr
