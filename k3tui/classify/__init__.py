@@ -1,0 +1,52 @@
+"""Log classification: which layer of a vLLM start-up failed first, and with what root error.
+
+The heart of "first failure". A streaming :class:`Classifier` reads a server log as it
+arrives (any chunking), reports the stage timeline and the first ROOT exception as
+events the moment they are known (the ladder freezes the scene on them), tells an OOM
+that is the cause from one that is a consequence, and gives the failure a signature so
+that two runs can be compared (:func:`reproduction`: reproduced k/K, drift).
+
+Everything version-specific (stage markers, root and consequence patterns, the layer
+decision table and its advice) is data in ``assets/classify/``. Core module: never
+imports a UI toolkit.
+
+Public API (other parts of k3tui code against exactly this)::
+
+    c = Classifier(run="r1", emit=None)
+    c.feed(chunk); c.result(); c.finish()
+    classify_text(text) -> ClassifyResult
+    advice_for(stage) -> str
+    reproduction(signatures) -> (k, K, drift, distinct)
+"""
+
+from __future__ import annotations
+
+from .classifier import Classifier, advice_text
+from .result import ClassifyResult, FirstException, StageMark
+from .rules import STAGES, load_rules
+from .signature import make_signature, normalise, reproduction
+
+__all__ = [
+    "STAGES",
+    "Classifier",
+    "ClassifyResult",
+    "FirstException",
+    "StageMark",
+    "advice_for",
+    "classify_text",
+    "make_signature",
+    "normalise",
+    "reproduction",
+]
+
+
+def classify_text(text: str) -> ClassifyResult:
+    """Classify a whole log held in memory."""
+    c = Classifier()
+    c.feed(text)
+    return c.finish()
+
+
+def advice_for(stage: str) -> str:
+    """What a failed layer means and the one next step to take there (``none`` too)."""
+    return advice_text(load_rules(), stage)

@@ -1,0 +1,404 @@
+"""The streaming classifier: feed it a vLLM log in any chunks, ask it what failed first.
+
+Why it is shaped this way:
+
+- **Most lines cost almost nothing.** A server log is mostly INFO floods (NCCL alone
+  prints thousands of lines per communicator). Each chunk is searched in C with
+  ``str.find`` for a short list of literal sentinels (error words plus the markers of the
+  stages not reached yet); lines without any are only counted. Measured: Python's ``re``
+  alternation of the same words scans ~15x slower than splitting the chunk into lines,
+  a few ``str.find`` passes scan faster than it (``bench/bench_classify.py``).
+- **Only while a traceback is open** (or a root waits for its stack) is every line
+  parsed, so that its frames are kept; tracebacks are short, so this is rare.
+- **Bounded memory**: per process only an open traceback (capped), a partial line
+  (capped), seven stage marks and one root. The log itself is never kept.
+- **Same answer for any chunking**: which lines get parsed depends only on the state
+  left by earlier lines, never on where a chunk ends (a property test checks it).
+- **The root is the first failure that is not a consequence**, decided per process after
+  demultiplexing; consequence patterns, decoy WARNINGs and a normal stop are data
+  (``assets/classify/patterns.toml``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..events import Event, ExceptionFound, RunClassified, StageReached
+from .lines import QUIET_LEVELS, Line, parse
+from .result import ClassifyResult, FirstException, StageMark
+from .rules import STAGES, Rules, load_rules
+from .signature import make_signature
+from .traces import STALE_AFTER, Trace, frame_names, opens_trace
+
+MAX_LINE = 65536
+"""Characters kept of one line; the rest of a longer line is ignored (binary garbage)."""
+EMIT_AFTER = 50
+"""Lines after a one-line root (no traceback followed) when it is announced anyway."""
+HEADER_WINDOW = 50
+"""A traceback takes the ERROR line logged at most this many lines before it as its header."""
+
+
+@dataclass(slots=True)
+class _Root:
+    raw: str
+    n: int
+    body: str
+    type: str
+    message: str
+    process: str | None
+    key: tuple[str, str]
+    stage_idx: int
+    """The furthest stage reached when the root was printed."""
+    stack: list[str] = field(default_factory=list)
+    trace: Trace | None = None
+    emitted: bool = False
+    stage: str | None = None
+
+
+class Classifier:
+    """Streaming classifier of one run's server log.
+
+    Args:
+        run: the run id put on every event.
+        emit: called with :class:`StageReached` and :class:`ExceptionFound` as soon as
+            they are known, and :class:`RunClassified` on :meth:`finish`.
+        prefilter: False parses every line (slower; the tests use it to prove the
+            prefilter changes nothing).
+    """
+
+    def __init__(self, run: str = "", emit: Callable[[Event], None] | None = None, *, prefilter: bool = True) -> None:
+        self.run = run
+        self._emit = emit
+        self._rules: Rules = load_rules()
+        self._prefilter = prefilter
+        self._n = 0
+        self._tail = ""
+        self._finished: ClassifyResult | None = None
+        self._stages: list[StageMark] = []
+        self._max_idx = -1
+        self._done_idx = -1
+        self._traces: dict[tuple[str, str], Trace] = {}
+        self._headers: dict[tuple[str, str], tuple[Line, int]] = {}
+        self._root: _Root | None = None
+        self._fallback: _Root | None = None
+        self._oom_seen = False
+        self._stopped = False
+        self._always = self._rules.always + self._rules.normal_stop
+        self._pending: list[tuple[str, int, bool]] = []
+        self._sentinels: tuple[str, ...] = ()
+        self._refresh_pending()
+
+    # --- feeding ---------------------------------------------------------------------
+
+    def feed(self, chunk: str) -> None:
+        """Feed any piece of the log; a partial last line waits for the next chunk."""
+        if self._finished is not None:
+            raise RuntimeError("Classifier.feed() after finish()")
+        if not chunk:
+            return
+        buf = self._tail + chunk if self._tail else chunk
+        end = buf.rfind("\n") + 1
+        if end:
+            self._scan(buf, end)
+        self._tail = buf[end : end + MAX_LINE] if len(buf) - end > MAX_LINE else buf[end:]
+
+    def feed_line(self, line: str) -> None:
+        """Feed one complete line (without its newline)."""
+        self.feed(line + "\n")
+
+    def result(self) -> ClassifyResult:
+        """The current view (live); does not finish."""
+        if self._finished is not None:
+            return self._finished
+        return self._result()
+
+    def finish(self) -> ClassifyResult:
+        """Flush the partial line, close open tracebacks, emit ``RunClassified``, return the answer."""
+        if self._finished is not None:
+            return self._finished
+        if self._tail:
+            tail, self._tail = self._tail, ""
+            self._scan(tail + "\n", len(tail) + 1)
+        for trace in list(self._traces.values()):
+            self._close(trace)
+        if self._root is None and self._fallback is not None and not self._stopped:
+            self._root = self._fallback
+        if self._root is not None and not self._root.emitted:
+            self._announce(self._root)
+        res = self._finished = self._result()
+        exc = res.first_exception.line if res.first_exception else ""
+        self._send(RunClassified(run=self.run, failed_stage=res.failed_stage, signature=res.signature,
+                                 advice=res.advice, exception=exc))
+        return res
+
+    # --- the fast scan -----------------------------------------------------------------
+
+    def _busy(self) -> bool:
+        return bool(self._traces) or (self._root is not None and not self._root.emitted) or not self._prefilter
+
+    def _scan(self, buf: str, end: int) -> None:
+        pos = 0
+        nexts: dict[str, int] = {}
+        while pos < end:
+            if self._busy() or self._n == 0:
+                nl = buf.index("\n", pos, end)
+                self._line(buf[pos:nl])
+                pos = nl + 1
+                continue
+            hit = self._next_hit(buf, pos, end, nexts)
+            if hit < 0:
+                self._n += buf.count("\n", pos, end)
+                return
+            start = buf.rfind("\n", pos, hit) + 1 or pos
+            self._n += buf.count("\n", pos, start)
+            nl = buf.index("\n", hit, end)
+            self._line(buf[start:nl])
+            pos = nl + 1
+
+    def _next_hit(self, buf: str, pos: int, end: int, nexts: dict[str, int]) -> int:
+        """Index of the first sentinel at or after pos, or -1; finds are cached per sentinel."""
+        best = -1
+        for s in self._sentinels:
+            i = nexts.get(s, -2)
+            if i == -2 or (i != -1 and i < pos):
+                i = nexts[s] = buf.find(s, pos, end)
+            if i != -1 and (best < 0 or i < best):
+                best = i
+        return best
+
+    # --- one line ----------------------------------------------------------------------
+
+    def _line(self, raw: str) -> None:
+        self._n += 1
+        n = self._n
+        ln = parse(raw[:MAX_LINE])
+        if n == 1:
+            self._reach_first(ln)
+        self._expire(n)
+        trace = self._traces.get(ln.key)
+        if trace is None or not self._continue(trace, ln, n):
+            self._other(ln, n)
+        self._maybe_announce(ln, n)
+
+    def _continue(self, trace: Trace, ln: Line, n: int) -> bool:
+        """Feed a line to its process's open trace; False when the line is not part of it."""
+        what = trace.step(ln, n)
+        if what == "exception":
+            self._exception_line(trace, ln, n)
+            return True
+        if what in ("frame", "end"):
+            if what == "end":
+                self._close(trace)
+            return True
+        if what == "other":
+            self._close(trace)
+        return False
+
+    def _other(self, ln: Line, n: int) -> None:
+        """A line outside any traceback: a trace start, a root, an OOM, a marker, a stop."""
+        if opens_trace(ln.body):
+            self._open(ln, n)
+            return
+        flagged = any(s in ln.raw for s in self._always)
+        if flagged and ln.level not in QUIET_LEVELS:
+            self._error_line(ln, n)
+        if self._pending:
+            self._markers(ln, n)
+        if flagged and any(s in ln.raw for s in self._rules.normal_stop):
+            self._stopped = True
+
+    def _error_line(self, ln: Line, n: int) -> None:
+        rules = self._rules
+        if rules.oom.search(ln.body):
+            self._oom_seen = True
+        if ln.level == "WARN":  # NCCL WARN: evidence, never the root (Python raises it)
+            return
+        m = rules.exception.match(ln.body)
+        if m:
+            self._candidate(ln, n, m["type"], m["msg"] if m["msg"] is not None else (m["rmsg"] or ""))
+        else:
+            rule = next((r for r in rules.roots if r.match.search(ln.body)), None)
+            if rule is not None:
+                self._candidate(ln, n, rule.type, ln.body)
+        if ln.level in ("ERROR", "CRITICAL"):
+            self._headers[ln.key] = (ln, n)
+            if len(self._headers) > 256:
+                self._headers.clear()
+
+    # --- traces --------------------------------------------------------------------------
+
+    def _open(self, ln: Line, n: int) -> None:
+        quiet = ln.level in QUIET_LEVELS
+        own_header = not ln.body.startswith(("Traceback", " "))
+        if own_header and not quiet and any(s in ln.raw for s in self._always):
+            self._error_line(ln, n)  # V0 workers: "Exception in worker …: <error>, Traceback (…):"
+        header = self._headers.pop(ln.key, None)
+        trace = Trace(ln.key, ln.process, n, quiet=quiet, level=ln.level)
+        if own_header:
+            trace.header = (ln, n)
+        elif header is not None and n - header[1] <= HEADER_WINDOW:
+            trace.header = header
+            trace.add(header[0].raw, header[1])
+        trace.add(ln.raw, n)
+        self._traces[ln.key] = trace
+        if len(self._traces) > 64:
+            self._close(min(self._traces.values(), key=lambda t: t.last))
+        root = self._root
+        if root and not root.emitted and root.trace is None and root.key == ln.key and n - root.n <= HEADER_WINDOW:
+            root.trace, root.stack = trace, trace.lines
+
+    def _exception_line(self, trace: Trace, ln: Line, n: int) -> None:
+        body = ln.body
+        if self._rules.oom.search(body) and not trace.quiet:
+            self._oom_seen = True
+        if trace.quiet:
+            return
+        m = self._rules.exception.match(body)
+        if m:
+            typ, msg = m["type"], (m["msg"] if m["msg"] is not None else (m["rmsg"] or ""))
+        else:
+            typ, _, msg = body.partition(": ") if ": " in body else ("", "", body)
+        if self._root is None:
+            self._candidate(ln, n, typ, msg, trace)
+
+    def _close(self, trace: Trace) -> None:
+        if trace.mode == "tb" and not trace.quiet and self._fallback is None:
+            self._fallback = self._truncated_root(trace)
+        trace.mode = "closed"
+        self._traces.pop(trace.key, None)
+
+    def _truncated_root(self, trace: Trace) -> _Root | None:
+        """A traceback cut before its exception line: its ERROR header is the best root left."""
+        if trace.header is None or self._rules.consequence.search(trace.header[0].body):
+            return None
+        head, hn = trace.header
+        return _Root(head.raw, hn, head.body, "", head.body, trace.process, trace.key, self._stage_now(),
+                     trace.lines, trace)
+
+    def _expire(self, n: int) -> None:
+        for trace in [t for t in self._traces.values() if n - t.last > STALE_AFTER]:
+            self._close(trace)
+
+    # --- roots -----------------------------------------------------------------------------
+
+    def _candidate(self, ln: Line, n: int, typ: str, msg: str, trace: Trace | None = None) -> None:
+        if self._root is not None or self._stopped:
+            return
+        if self._rules.consequence.search(ln.body):
+            return
+        root = _Root(ln.raw, n, ln.body, typ, msg, ln.process, ln.key, self._stage_now())
+        if trace is not None:
+            root.trace, root.stack = trace, trace.lines
+        else:
+            root.stack = [ln.raw]
+        if self._rules.oom.search(ln.body):
+            self._oom_seen = True
+        self._root = root
+
+    def _maybe_announce(self, ln: Line, n: int) -> None:
+        root = self._root
+        if root is None or root.emitted:
+            return
+        if root.trace is not None:
+            if root.trace.mode != "tb":
+                self._announce(root)
+        elif n - root.n >= EMIT_AFTER or (n > root.n and ln.key == root.key):
+            self._announce(root)
+
+    def _announce(self, root: _Root) -> None:
+        root.emitted = True
+        root.stage = self._stage_of(root)
+        self._send(ExceptionFound(run=self.run, stage=root.stage, line=root.raw, line_number=root.n,
+                                  stack=list(root.stack), process=root.process,
+                                  signature=make_signature(root.stage, root.type, root.message),
+                                  oom_root_cause=self._oom_flag()))
+
+    def _oom_flag(self) -> bool | None:
+        if self._root is not None and self._rules.oom.search(self._root.body):
+            return True
+        return False if self._oom_seen else None
+
+    def _stage_of(self, root: _Root) -> str:
+        """The layer of a root: its own text, then its stack, then the timeline, then weak hints."""
+        rules = self._rules
+        text = root.body
+        for rule in rules.stage_rules:
+            if rule.strong and rule.match.search(text):
+                return rule.stage
+        names = frame_names(root.stack)
+        for stage, rx in rules.frame_rules:
+            if any(rx.match(name) for name in names):
+                return stage
+        if root.stage_idx > 0:
+            return STAGES[root.stage_idx]
+        for rule in rules.stage_rules:
+            if not rule.strong and rule.match.search(text):
+                return rule.stage
+        return STAGES[max(root.stage_idx, 0)]
+
+    # --- stages ------------------------------------------------------------------------------
+
+    def _stage_now(self) -> int:
+        return min(max(self._max_idx, self._done_idx), len(STAGES) - 1)
+
+    def _reach_first(self, ln: Line) -> None:
+        for st in self._rules.stages:
+            if st.at_first_line:
+                self._reach(st.index, 1, ln)
+
+    def _markers(self, ln: Line, n: int) -> None:
+        for marker, idx, done in self._pending:
+            if marker in ln.raw:
+                if done:
+                    self._reach(idx, n, ln)
+                    self._done_idx = max(self._done_idx, idx + 1)
+                else:
+                    self._reach(idx, n, ln)
+        self._refresh_pending()
+
+    def _reach(self, idx: int, n: int, ln: Line) -> None:
+        if idx <= self._max_idx:
+            return
+        self._max_idx = idx
+        stage = STAGES[idx]
+        self._stages.append(StageMark(stage, n, ln.time))
+        self._send(StageReached(run=self.run, stage=stage, line=n, log_time=ln.time, text=ln.raw[:300]))
+
+    def _refresh_pending(self) -> None:
+        pending = []
+        for st in self._rules.stages:
+            if st.index > self._max_idx:
+                pending += [(m, st.index, False) for m in st.markers]
+            if st.index + 1 > self._done_idx:
+                pending += [(m, st.index, True) for m in st.done]
+        self._pending = pending
+        self._sentinels = tuple(dict.fromkeys([*self._always, *(m for m, _, _ in pending)]))
+
+    # --- output --------------------------------------------------------------------------------
+
+    def _send(self, event: Event) -> None:
+        if self._emit is not None:
+            self._emit(event)
+
+    def _result(self) -> ClassifyResult:
+        root = self._root
+        res = ClassifyResult(stages=list(self._stages), lines=self._n)
+        if root is None:
+            res.oom_root_cause = None
+            res.advice = advice_text(self._rules, "none")
+            return res
+        stage = root.stage or self._stage_of(root)
+        res.failed_stage = stage
+        res.first_exception = FirstException(root.raw, root.n, list(root.stack), root.process)
+        res.oom_root_cause = self._oom_flag()
+        res.exception_type = root.type
+        res.signature = make_signature(stage, root.type, root.message)
+        res.advice = advice_text(self._rules, stage)
+        return res
+
+
+def advice_text(rules: Rules, stage: str) -> str:
+    """``meaning — next step`` for a layer, from the decision table."""
+    meaning, nxt = rules.advice.get(stage, ("", ""))
+    return f"{meaning} Next: {nxt}".strip()

@@ -1,0 +1,109 @@
+"""Take one raw log line apart: wrappers, process, level, the log's own time, message body.
+
+A vLLM line reaches us wrapped in layers that say nothing about the failure but break
+naive matching: a terminal's CR or a literal ``^M``, colour escapes, ``docker logs -t``
+timestamps, docker compose's ``vllm-1  | ``, journald's ``Nov 30 03:29:01 host vllm[42]: ``,
+vLLM V1's ``(Worker_TP3 pid=42)``, the logging prefix (``ERROR 08-23 08:25:25 file.py:226]``
+in V0, ``ERROR 11-30 03:33:00 [file.py:953]`` in V1, uvicorn's ``ERROR:    ``, glog's
+``W1130 03:25:31.46 870 run.py:851]``) and NCCL's ``host:pid:tid [rank] NCCL INFO``.
+
+Only lines the prefilter picked pay for this; the body keeps its indentation because
+traceback frames are recognised by it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[()][A-Za-z0-9]")
+_DOCKER_TS = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?) ")
+_COMPOSE = re.compile(r"^([A-Za-z0-9][\w.\-]*) +\| ?")
+_JOURNALD = re.compile(r"^([A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d) \S+ [^\s:\[]+(?:\[\d+\])?: ")
+_PROC = re.compile(r"^\((?P<proc>[\w.\-]+) pid=(?P<pid>\d+)(?:, ip=[0-9a-fA-F.:]+)?\) ?")
+_NCCL = re.compile(r"^[\w.\-]+:(?P<pid>\d+):\d+ \[\d+\] NCCL (?P<lvl>[A-Z]+) ?")
+_ISO = re.compile(r"^(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?) +")
+_LEVEL = re.compile(
+    r"^(?P<lvl>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) +"
+    r"(?:(?P<ts>\d\d-\d\d \d\d:\d\d:\d\d)(?:\.\d+)? +)?(?:(?P<pid>\d+) +)?"
+    r"\[?[\w.\-/<>]+:\d+\] ?"
+)
+_UVICORN = re.compile(r"^(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL): +")
+_GLOG = re.compile(r"^\[?(?P<g>[IWEF])(?P<d>\d{4}) (?P<t>\d\d:\d\d:\d\d)\.\d+ +\d+ [\w.\-/]+:\d+\] ?")
+_GLOG_LEVEL = {"I": "INFO", "W": "WARNING", "E": "ERROR", "F": "CRITICAL"}
+_NCCL_LEVEL = {"INFO": "INFO", "TRACE": "INFO", "WARN": "WARN", "ERROR": "ERROR", "ABORT": "ERROR"}
+
+QUIET_LEVELS = frozenset({"DEBUG", "INFO", "WARNING"})
+"""Levels whose lines are never a failure (decoy error text lives in WARNINGs)."""
+
+
+@dataclass(slots=True)
+class Line:
+    """One parsed line."""
+
+    raw: str
+    """The line as printed (line ending removed, a literal ``^M`` kept): what labels quote."""
+    body: str
+    """The message after every prefix, indentation kept."""
+    level: str | None
+    process: str | None
+    """``Worker_TP3 pid=42`` style, or None for a line no process claimed."""
+    key: tuple[str, str]
+    """Demultiplexing key: (compose service, process)."""
+    time: str | None
+
+
+def clean(raw: str) -> str:
+    """The text to parse: no CR, no literal ^M, no terminal escapes."""
+    text = raw.replace("\r", "")
+    if text.endswith("^M"):
+        text = text[:-2]
+    if "\x1b" in text:
+        text = _ANSI.sub("", text)
+    return text
+
+
+def _wrappers(text: str) -> tuple[str, str, str | None]:
+    """Strip docker/compose/journald wrappers: (rest, service, time)."""
+    service, time = "", None
+    for _ in range(3):
+        if m := _DOCKER_TS.match(text):
+            time = m.group(1)
+        elif m := _COMPOSE.match(text):
+            service = m.group(1)
+        elif m := _JOURNALD.match(text):
+            time = m.group(1)
+        else:
+            break
+        text = text[m.end() :]
+    return text, service, time
+
+
+def _level(text: str) -> tuple[str, str | None, str | None, str | None]:
+    """Strip the logging prefix: (rest, level, time, pid)."""
+    time = None
+    if m := _ISO.match(text):
+        time, text = m.group(1), text[m.end() :]
+    if m := _LEVEL.match(text):
+        return text[m.end() :], ("WARNING" if m["lvl"] == "WARN" else m["lvl"]), m["ts"] or time, m["pid"]
+    if m := _UVICORN.match(text):
+        return text[m.end() :], m["lvl"], time, None
+    if m := _GLOG.match(text):
+        return text[m.end() :], _GLOG_LEVEL[m["g"]], f"{m['d'][:2]}-{m['d'][2:]} {m['t']}", None
+    return text, None, time, None
+
+
+def parse(raw: str) -> Line:
+    """Parse one raw line (without its newline)."""
+    display = raw.rstrip("\r")
+    text, service, time = _wrappers(clean(raw))
+    process = None
+    if m := _PROC.match(text):
+        process, text = f"{m['proc']} pid={m['pid']}", text[m.end() :]
+    if m := _NCCL.match(text):
+        return Line(display, text[m.end() :], _NCCL_LEVEL.get(m["lvl"], "INFO"), process or f"NCCL pid={m['pid']}",
+                    (service, process or f"NCCL pid={m['pid']}"), time)
+    body, level, ltime, pid = _level(text)
+    if process is None and pid:
+        process = f"pid={pid}"
+    return Line(display, body, level, process, (service, process or ""), ltime or time)

@@ -1,0 +1,96 @@
+"""One process's traceback being assembled, line by line, while other processes interleave.
+
+vLLM V1 with TP=8 prints eight tracebacks at once, each line prefixed by its process;
+the classifier keeps one :class:`Trace` per process key and feeds each line to its own
+process's trace. Python's layout decides where a traceback ends: frames and code are
+indented, the first unindented line is the exception, a few continuation lines may
+follow (pydantic, NumPy), then a blank line, a chained ``The above exception …`` or
+the next log record closes it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .lines import Line
+
+MAX_TRACE_LINES = 2000
+"""Lines kept per traceback (a recursion error prints thousands); the rest is counted."""
+MAX_CONTINUATION = 30
+STALE_AFTER = 200
+"""Lines of other processes after which a silent, unfinished traceback is closed."""
+
+TB_HEAD = "Traceback (most recent call last):"
+_FRAME = re.compile(r'", line \d+, in (\S+)')
+_CUT_FRAME = re.compile(r'^\s*\S*\.py", line \d+, in \S+$')
+"""A frame line whose start was cut off (an excerpt that begins mid-stack)."""
+
+
+def opens_trace(body: str) -> bool:
+    """Does this message body start a traceback (or is it a frame of a headless one)?"""
+    return body.endswith(TB_HEAD) or body.startswith('  File "') or _CUT_FRAME.match(body) is not None
+
+
+@dataclass(slots=True)
+class Trace:
+    key: tuple[str, str]
+    process: str | None
+    start: int
+    quiet: bool
+    """Printed at INFO/WARNING level: logged and survived, never a root."""
+    level: str | None = None
+    """The level its lines carry; a line of the same process at another level is not ours."""
+    header: tuple[Line, int] | None = None
+    """The ERROR line logged just before it (``logger.exception``'s message)."""
+    lines: list[str] = field(default_factory=list)
+    mode: str = "tb"
+    """``tb`` collecting frames, ``exc`` after the exception line, ``closed``."""
+    last: int = 0
+    continuation: int = 0
+    dropped: int = 0
+
+    def add(self, raw: str, n: int) -> None:
+        self.last = n
+        if len(self.lines) < MAX_TRACE_LINES:
+            self.lines.append(raw)
+        else:
+            self.dropped += 1
+
+    def step(self, ln: Line, n: int) -> str:
+        """Feed one line of this process.
+
+        Returns ``frame`` (consumed), ``exception`` (consumed: it is the exception line),
+        ``end`` (consumed, the trace is over), ``skip`` (another record of the same
+        process, printed in the middle; the trace stays open) or ``other`` (not part of
+        this trace; the trace is over and the caller handles the line).
+        """
+        body = ln.body
+        if ln.level != self.level:
+            return "skip" if self.mode == "tb" else "other"
+        if self.mode == "tb":
+            if body.startswith(TB_HEAD) and len(self.lines) > 1:
+                return "other"
+            self.add(ln.raw, n)
+            if not body or body[0].isspace() or body.startswith(("[Previous line", TB_HEAD)):
+                return "frame"
+            self.mode = "exc"
+            return "exception"
+        return self._after_exception(ln, n)
+
+    def _after_exception(self, ln: Line, n: int) -> str:
+        body = ln.body
+        if not body.strip() or body.startswith(("The above exception", "During handling")):
+            return "end"
+        if body.startswith(TB_HEAD) or self.continuation >= MAX_CONTINUATION:
+            return "other"
+        if ln.level is not None and not body[0].isspace():
+            return "other"
+        self.continuation += 1
+        self.add(ln.raw, n)
+        return "frame"
+
+
+def frame_names(stack: list[str]) -> list[str]:
+    """Function names of the ``File …, in NAME`` lines of a stack, outermost first."""
+    return [m.group(1) for line in stack if (m := _FRAME.search(line))]
