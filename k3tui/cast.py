@@ -1,0 +1,151 @@
+"""Writing a session as an asciicast v2 file (``.cast``) that asciinema 2.x and its web player read.
+
+Shape (https://docs.asciinema.org/manual/asciicast/v2/)::
+
+    {"version": 2, "width": 160, "height": 48, "timestamp": 1764470000, "title": "…"}
+    [0.52, "o", "text printed to the terminal"]
+    [3.10, "m", "rung minimal (attempt 1)"]
+
+Why it is shaped this way:
+
+- **Streaming.** :class:`CastWriter` takes events one at a time, so an export of a 1 GB
+  session never holds the log in memory; the export writes the cast in the same pass
+  that writes the per-run logs.
+- **Times never go backwards.** Event times come from the recorder's monotonic clock, but a
+  merged or hand-made recording may not be sorted; the writer clamps each time to the
+  previous one (players seek by time and assume order).
+- **Nothing hostile reaches the viewer's terminal.** ``asciinema cat`` and ``asciinema
+  play`` write the ``o`` text *raw* to the terminal of whoever opens the package — a
+  platform engineer who never chose to trust this log. A log line carrying OSC 52 could
+  write to their clipboard, OSC 0/2 could retitle their terminal, DCS/CSI could clear the
+  screen or switch modes. So every piece of recorded text goes through
+  :func:`k3tui.textsafe.neutralise` (all escape sequences dropped, other controls made
+  visible). The only escapes in the file are the few SGR colours this module adds itself
+  to the banner lines it writes at markers.
+- **Newlines become CR LF**, because a player's terminal is in raw mode and a bare LF
+  would staircase the log.
+- **Markers** (``m`` events) at every rung, stage change, exception, freeze and note —
+  the kinds in :data:`k3tui.events.MARKER_KINDS` — plus a visible banner line in the
+  output, so ``asciinema cat`` shows where the markers are too.
+- Secrets were already removed by the recorder; the export passes its own
+  :class:`~k3tui.redact.Redactor` in again (defence in depth).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import IO, Any
+
+from . import events as ev
+from .redact import Redactor
+from .textsafe import neutralise
+
+WIDTH = 160
+HEIGHT = 48
+IDLE_TIME_LIMIT = 2.0
+"""Seconds: long waits (a 20-minute weight load) are shortened when played back."""
+
+_DIM = "\x1b[2m"
+_BOLD_RED = "\x1b[1;31m"
+_BOLD_CYAN = "\x1b[1;36m"
+_RESET = "\x1b[0m"
+
+
+def header_of(h: ev.Header, width: int = WIDTH, height: int = HEIGHT) -> dict[str, Any]:
+    """The asciicast v2 header for a session header."""
+    sim = " [SIMULATED host]" if h.simulated else ""
+    title = h.title or f"k3tui session {h.session_id} on {h.host or '-'}"
+    return {
+        "version": 2,
+        "width": width,
+        "height": height,
+        "timestamp": int(h.started),
+        "idle_time_limit": IDLE_TIME_LIMIT,
+        "title": _clean(title + sim),
+        "env": {"TERM": "xterm-256color", "SHELL": "/bin/sh"},
+    }
+
+
+def _utf8(text: str) -> str:
+    """Lone surrogates (possible in decoded JSON) become U+FFFD, so the file is valid UTF-8."""
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
+def _clean(text: str) -> str:
+    """One line of text, safe for a terminal."""
+    return _utf8(neutralise(text)).replace("\n", " ").replace("\r", " ")
+
+
+def terminal_text(text: str) -> str:
+    """Recorded text as it may go into an ``o`` event: neutralised, CR LF line ends."""
+    return _utf8(neutralise(text)).replace("\r\n", "\n").replace("\n", "\r\n")
+
+
+class CastWriter:
+    """Writes asciicast v2 lines to a text file object, one event at a time.
+
+    Args:
+        fh: a text file opened for writing (UTF-8).
+        header: the session header (for size, time and title).
+        redactor: applied to every text before it is written.
+    """
+
+    def __init__(self, fh: IO[str], header: ev.Header, redactor: Redactor | None = None) -> None:
+        self._fh = fh
+        self._redactor = redactor or Redactor()
+        self._last = 0.0
+        self.events = 0
+        self.markers = 0
+        self._line(header_of(header))
+
+    def _line(self, obj: Any) -> None:
+        self._fh.write(json.dumps(obj, ensure_ascii=False, separators=(", ", ": ")) + "\n")
+
+    def _time(self, t: float) -> float:
+        self._last = max(self._last, round(float(t), 6))
+        return self._last
+
+    def output(self, t: float, text: str) -> None:
+        """An ``o`` event (the text is redacted and neutralised here)."""
+        if not text:
+            return
+        self._line([self._time(t), "o", terminal_text(self._redactor.text(text))])
+        self.events += 1
+
+    def marker(self, t: float, label: str) -> None:
+        """An ``m`` event with a one-line label."""
+        self._line([self._time(t), "m", _clean(self._redactor.text(label))[:200]])
+        self.markers += 1
+
+    def add(self, e: ev.AnyEvent) -> None:
+        """Write whatever one session event contributes to the cast."""
+        if isinstance(e, ev.Output):
+            self.output(e.t, e.text)
+        elif isinstance(e, (ev.CommandSent, ev.RunStarted)):
+            host = f"{e.host}" if e.host else ""
+            self._banner(e.t, _DIM, f"{host}$ {e.command}")
+        kind = ev.kind_of(e)
+        if kind in ev.MARKER_KINDS:
+            label = ev.summary(e, 160)
+            self.marker(e.t, label)
+            colour = _BOLD_RED if kind == "exception_found" else _BOLD_CYAN
+            self._banner(e.t, colour, f"── {label} ──")
+
+    def _banner(self, t: float, colour: str, text: str) -> None:
+        safe = _clean(self._redactor.text(text))
+        self._line([self._time(t), "o", f"\r\n{colour}{safe}{_RESET}\r\n"])
+        self.events += 1
+
+
+def write_cast(
+    path: str | os.PathLike[str], header: ev.Header, events: Iterable[ev.AnyEvent], redactor: Redactor | None = None
+) -> CastWriter:
+    """Write a whole ``.cast`` file from a header and an event stream."""
+    with open(Path(path), "w", encoding="utf-8", newline="\n") as fh:
+        w = CastWriter(fh, header, redactor)
+        for e in events:
+            w.add(e)
+    return w

@@ -1,0 +1,650 @@
+"""The human and tabular parts of a repro package, built from the event stream alone.
+
+A platform team acts on a repro package without k3tui, so everything in it is plain
+text: ``REPORT.md`` (the story), ``checklist.md``, ``changes.csv``, ``first-error.txt``,
+``launch.sh``, ``request.json``, ``fingerprint.json``. Every one of them is derived from the
+recorded events (the same stream replay folds), never from a live host, so a package
+exported today from last night's recording says exactly what happened last night.
+
+Why it is shaped this way:
+
+- :class:`Collector` is fed one (already redacted) event at a time by the export's single
+  pass: it folds :class:`~k3tui.state.SessionState` and keeps every event *except* output
+  chunks (those go to the per-run logs and the cast as they stream), so memory is bounded
+  by the number of facts, not by the size of the logs.
+- Text from the host is **untrusted**: in Markdown it goes into fenced blocks (the fence
+  is longer than any backtick run inside) or is backslash-escaped, so a hostile log line
+  cannot inject links, images or HTML into a rendered report; every text goes through
+  :func:`~k3tui.textsafe.neutralise`, so ``cat REPORT.md`` cannot retitle a terminal;
+  CSV cells that a spreadsheet would run as formulas get a leading ``'``.
+- ``launch.sh`` is written for *reading*: it says so, is archived without an execute
+  bit, and k3tui never runs it. It holds the minimal launch command exactly as the run
+  recorded it, with its environment, secrets already masked.
+- The ladder's vocabulary is taken from the events as recorded: baseline checks are
+  ``CheckVerdict`` with ``rung="baseline"``, the deliverable checklist ``rung="checklist"``,
+  the stop conditions ``rung="stop"``; verdicts are shown as the ladder gave them.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import shlex
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import events as ev
+from .redact import MASK
+from .state import SessionState, reduce
+from .textsafe import neutralise
+
+TIMELINE_MAX = 400
+TIMELINE_KINDS = ev.MARKER_KINDS | {
+    "run_started",
+    "run_ended",
+    "run_classified",
+    "run_config",
+    "decision",
+    "notice",
+    "host_connected",
+    "host_disconnected",
+    "host_reconnected",
+    "xid",
+}
+REQUEST_PATHS = ("/v1/chat/completions", "/v1/completions")
+
+
+# --- collecting -----------------------------------------------------------------------
+
+
+@dataclass
+class LogFile:
+    """One run's server log as archived in the package."""
+
+    name: str
+    bytes: int = 0
+    lines: int = 0
+
+
+@dataclass
+class Collector:
+    """Everything the report needs, gathered in one pass over redacted events."""
+
+    header: ev.Header
+    session_name: str = "session.k3rec"
+    state: SessionState = field(default_factory=SessionState)
+    facts: list[ev.AnyEvent] = field(default_factory=list)
+    logs: dict[str, LogFile] = field(default_factory=dict)
+    chain: str = ""
+    """The result of verifying the session's digest chain at export."""
+    problems: list[str] = field(default_factory=list)
+    re_redacted: int = 0
+    """Events the export's redactor changed (0 for any recording made by a sound recorder)."""
+
+    def add(self, e: ev.AnyEvent) -> None:
+        reduce(self.state, e)
+        if not isinstance(e, ev.Output):
+            self.facts.append(e)
+
+    def of(self, kind: type) -> list[Any]:
+        return [e for e in self.facts if isinstance(e, kind)]
+
+    def run_started(self) -> dict[str, ev.RunStarted]:
+        out: dict[str, ev.RunStarted] = {}
+        for e in self.of(ev.RunStarted):
+            out.setdefault(e.run, e)
+        return out
+
+
+# --- text safety --------------------------------------------------------------------------
+
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|!#~&])")
+
+
+def md(text: Any) -> str:
+    """Untrusted text as inline Markdown: one line, neutralised, every active character escaped."""
+    s = neutralise(str(text)).replace("\r", "").replace("\n", " ⏎ ")
+    return _MD_SPECIAL.sub(r"\\\1", s)
+
+
+def fenced(text: str, lang: str = "") -> str:
+    """Untrusted text as a fenced code block whose fence no backtick run inside can close."""
+    body = neutralise(text).replace("\r", "")
+    longest = max((len(m) for m in re.findall(r"`+", body)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{lang}\n{body.rstrip()}\n{fence}"
+
+
+def csv_cell(value: Any) -> str:
+    """A CSV cell a spreadsheet will not evaluate (OWASP: leading = + - @ tab CR)."""
+    s = neutralise("" if value is None else str(value)).replace("\r", "")
+    if s and s[0] in "=+-@\t" and not _is_number(s):
+        return "'" + s
+    return s
+
+
+def _is_number(s: str) -> bool:
+    try:
+        float(s)
+    except ValueError:
+        return False
+    return True
+
+
+def _utc(ts: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(ts)) if ts else "unknown"
+
+
+def _table(head: list[str], rows: Iterable[list[str]]) -> str:
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+# --- the pieces ---------------------------------------------------------------------------
+
+
+def minimal_run(c: Collector) -> ev.RunStarted | None:
+    """The minimal launch: the first run of a rung named 'minimal…', else the first run."""
+    runs = list(c.run_started().values())
+    for r in runs:
+        view = c.state.runs.get(r.run)
+        if "minimal" in (r.rung or (view.rung if view else "")):
+            return r
+    return runs[0] if runs else None
+
+
+def run_env(c: Collector, run: ev.RunStarted) -> dict[str, str]:
+    """A run's environment: as started, else from its run config."""
+    if run.env:
+        return dict(run.env)
+    config = c.state.runs.get(run.run)
+    env = (config.config if config else {}).get("env") or {}
+    return {str(k): str(v) for k, v in env.items()} if isinstance(env, dict) else {}
+
+
+def launch_sh(c: Collector) -> str | None:
+    """``launch.sh``: the minimal command exactly as run, env included, for reading."""
+    run = minimal_run(c)
+    if run is None:
+        return None
+    lines = [
+        "#!/bin/sh",
+        "# k3tui repro package: the minimal launch command EXACTLY as it was run.",
+        "# Written for reading and for a platform engineer to run by hand on an isolated node;",
+        "# k3tui never executes it. Secrets were masked as <redacted> (deliberately not valid sh):",
+        "# fill them in yourself before running it.",
+        f"# run {_comment(run.run)} rung {_comment(run.rung or '-')} host {_comment(run.host or c.header.host or '-')}"
+        f" at t={run.t:.3f}s of session {_comment(c.header.session_id)}",
+    ]
+    if run.run_dir:
+        lines.append(f"# run directory on the host: {_comment(run.run_dir)}")
+    for k, v in sorted(run_env(c, run).items()):
+        if v == MASK:  # left bare on purpose: not valid sh, so it cannot run with a placeholder secret
+            lines.append(f"export {k}={MASK}")
+        elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", k):
+            lines.append(f"export {k}={shlex.quote(neutralise(v))}")
+        else:
+            lines.append(f"# (env name not valid in sh) {_comment(k)}={_comment(v)}")
+    lines.append(neutralise(run.command))
+    return "\n".join(lines) + "\n"
+
+
+def _comment(s: str) -> str:
+    return neutralise(str(s)).replace("\n", " ").replace("\r", " ")
+
+
+def fixed_request(c: Collector) -> ev.HttpRequest | None:
+    """The fixed request: the first completion request sent (single-request rung first)."""
+    reqs = [r for r in c.of(ev.HttpRequest) if r.url.split("?")[0].endswith(REQUEST_PATHS)]
+    return reqs[0] if reqs else None
+
+
+def request_json(c: Collector) -> str | None:
+    req = fixed_request(c)
+    if req is None:
+        return None
+    try:
+        return json.dumps(json.loads(req.body), indent=2, ensure_ascii=False) + "\n"
+    except ValueError:
+        return req.body if req.body.endswith("\n") else req.body + "\n"
+
+
+def first_error_txt(c: Collector) -> str:
+    """``first-error.txt``: the first root exception with its full stack."""
+    x = c.state.first_exception
+    if x is None:
+        return "No root exception was found in this session.\n" + _classified_lines(c)
+    cls = _classified(c, x.run)
+    # "name value" columns, no colon: "signature: X" reads as a secret assignment to the redactor.
+    head = [
+        f"run         {x.run}",
+        f"host        {x.host or c.header.host or '-'}",
+        f"stage       {x.stage}",
+        f"process     {x.process or '-'}",
+        f"log line    {x.line_number}",
+        f"signature   {x.signature or (cls.signature if cls else '') or '-'}",
+        f"oom root    {x.oom_root_cause}",
+        f"error       {x.line}",
+    ]
+    if cls and cls.advice:
+        head.append(f"next        {cls.advice}")
+    stack = "\n".join(x.stack) if x.stack else x.line
+    return neutralise("\n".join(head) + "\n\n" + stack.rstrip("\n") + "\n")
+
+
+def _classified(c: Collector, run: str) -> ev.RunClassified | None:
+    r = c.state.runs.get(run)
+    return r.classified if r else None
+
+
+def _classified_lines(c: Collector) -> str:
+    out = [f"run {r.run}: failed stage {r.classified.failed_stage}" for r in c.state.runs.values() if r.classified]
+    return neutralise("\n".join(out) + "\n") if out else ""
+
+
+# --- single-variable changes --------------------------------------------------------------
+
+
+@dataclass
+class Change:
+    """One row of the change table."""
+
+    run: str
+    t: float
+    rung: str
+    diff: list[dict[str, Any]]
+    result: str
+    signature: str
+    reproduced: int
+    repeats: int
+    drift: bool
+    decision: str
+
+
+def _config_key(config: dict[str, Any]) -> str:
+    return json.dumps(config, sort_keys=True, default=str)
+
+
+def _run_of_config(c: Collector) -> list[tuple[ev.RunConfigSet, str]]:
+    """Each run config with the run it applies to (its own ``run``, else the next run started)."""
+    out: list[tuple[ev.RunConfigSet, str]] = []
+    pending: list[int] = []
+    for e in c.facts:
+        if isinstance(e, ev.RunConfigSet):
+            out.append((e, e.run))
+            if not e.run:
+                pending.append(len(out) - 1)
+        elif isinstance(e, ev.RunStarted) and pending:
+            for i in pending:
+                out[i] = (out[i][0], e.run)
+            pending = []
+    return out
+
+
+def run_result(c: Collector, run: str) -> tuple[str, str]:
+    """(result, signature) of a run, from the classifier's word and the first exception."""
+    r = c.state.runs.get(run)
+    if r is None:
+        return "not run", ""
+    if r.classified is not None:
+        k = r.classified
+        if k.failed_stage in ("none", ""):
+            return "ok (no failure)", k.signature or "none"
+        what = k.exception or (r.exception.line if r.exception else "")
+        return f"FAILED at {k.failed_stage}: {what}".strip(), k.signature or (r.exception.signature if r.exception else "")
+    if r.exception is not None:
+        return f"FAILED at {r.exception.stage}: {r.exception.line}", r.exception.signature
+    if r.ended is not None:
+        return f"ended ({r.end_reason or 'exited'} status {r.status}), no exception seen", "none"
+    return f"no verdict (last stage {r.stage or '-'})", ""
+
+
+def changes(c: Collector) -> list[Change]:
+    """The single-variable change table, one row per run config, with k/K per config."""
+    pairs = _run_of_config(c)
+    config_of: dict[str, str] = {}
+    last = ""
+    started = c.run_started()
+    by_run = {run: e for e, run in pairs if run}
+    for run in started:  # runs without their own config repeat the config before them
+        if run in by_run:
+            last = _config_key(by_run[run].config)
+        config_of[run] = last
+    rows: list[Change] = []
+    prev_t = -1.0
+    for e, run in pairs:
+        result, sig = run_result(c, run)
+        key = _config_key(e.config)
+        same = [r for r, k in config_of.items() if k == key and c.state.runs.get(r) and _finished(c, r)]
+        sigs = [run_result(c, r)[1] for r in same]
+        decisions = [d for d in c.of(ev.Decision) if prev_t < d.t <= e.t]
+        prev_t = e.t
+        rows.append(
+            Change(
+                run=run,
+                t=e.t,
+                rung=started[run].rung if run in started else "",
+                diff=list(e.diff),
+                result=result,
+                signature=sig,
+                reproduced=sum(1 for s in sigs if s == sig),
+                repeats=len(sigs),
+                drift=len(set(sigs)) > 1,
+                decision="; ".join(f"{d.action}: {d.reason}" for d in decisions),
+            )
+        )
+    return rows
+
+
+def _finished(c: Collector, run: str) -> bool:
+    r = c.state.runs[run]
+    return r.classified is not None or r.exception is not None or r.ended is not None
+
+
+def diff_text(diff: list[dict[str, Any]]) -> str:
+    if not diff:
+        return "(no change: first run or repeat)"
+    return "; ".join(f"{d.get('key')}: {d.get('old')!r} → {d.get('new')!r}" for d in diff)
+
+
+def changes_csv(rows: list[Change]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["run", "t", "rung", "variables_changed", "diff", "result", "reproduced", "repeats", "drift", "signature", "decision"])
+    for r in rows:
+        w.writerow(
+            [
+                csv_cell(x)
+                for x in (
+                    r.run,
+                    f"{r.t:.3f}",
+                    r.rung,
+                    len(r.diff),
+                    diff_text(r.diff),
+                    r.result,
+                    r.reproduced,
+                    r.repeats,
+                    "DRIFT" if r.drift else "",
+                    r.signature,
+                    r.decision,
+                )
+            ]
+        )
+    return buf.getvalue()
+
+
+# --- checks, checklist, stop conditions -------------------------------------------------
+
+
+def checks_of(c: Collector, rung: str) -> list[ev.CheckVerdict]:
+    return [v for (r, _), v in c.state.checks.items() if r == rung]
+
+
+def checklist_md(c: Collector) -> str:
+    items = checks_of(c, "checklist")
+    out = [f"# Deliverable checklist — session {md(c.header.session_id)}", ""]
+    if not items:
+        out.append("The ladder recorded no checklist items in this session.")
+    for v in items:
+        box = "x" if v.verdict == "PASS" else " "
+        out.append(f"- [{box}] **{md(v.title or v.check)}** ({md(v.verdict)}) — {md(v.evidence) or 'no evidence recorded'}")
+    return "\n".join(out) + "\n"
+
+
+def _verdict_table(items: list[ev.CheckVerdict]) -> str:
+    rows = [[md(v.title or v.check), f"**{md(v.verdict)}**", md(v.evidence)] for v in items]
+    return _table(["check", "verdict", "evidence"], rows)
+
+
+# --- fingerprint -------------------------------------------------------------------------
+
+_FACTS = [
+    ("hostname", "host.hostname"),
+    ("OS", "host.os"),
+    ("kernel", "host.kernel"),
+    ("NVIDIA driver", "host.driver_version"),
+    ("CUDA driver", "host.cuda_driver_version"),
+    ("container", "container.name"),
+    ("image", "container.image"),
+    ("image id", "container.image_id"),
+    ("repo digests", "container.repo_digests"),
+    ("Python", "versions.python"),
+    ("PyTorch", "versions.torch"),
+    ("PyTorch CUDA", "versions.torch_cuda"),
+    ("vLLM", "versions.vllm"),
+    ("NCCL", "versions.nccl"),
+    ("loaded libcuda", "libcuda.path"),
+    ("libcuda version", "libcuda.version"),
+]
+
+
+def _get(obj: Any, dotted: str) -> Any:
+    for part in dotted.split("."):
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(part)
+    return obj
+
+
+def _show(v: Any) -> str:
+    if v is None or v == "" or v == []:
+        return "unknown"
+    if isinstance(v, (list, dict)):
+        return json.dumps(v, ensure_ascii=False, default=str)
+    return str(v)
+
+
+def fingerprint_md(scene: dict[str, Any]) -> str:
+    rows = [[k, md(_show(_get(scene, path)))] for k, path in _FACTS]
+    gpus = scene.get("gpus") if isinstance(scene.get("gpus"), list) else []
+    rows.insert(5, ["GPUs", md(_gpu_summary(gpus))])
+    out = [_table(["fact", "value"], rows)]
+    if gpus:
+        head = ["index", "name", "UUID", "memory used/total MiB"]
+        grows = [
+            [md(_show(g.get("index"))), md(_show(g.get("name"))), md(_show(g.get("uuid"))),
+             md(f"{_show(g.get('memory_used_mib'))}/{_show(g.get('memory_total_mib'))}")]
+            for g in gpus if isinstance(g, dict)
+        ]
+        out += ["", _table(head, grows)]
+    env = scene.get("env")
+    if isinstance(env, dict) and env:
+        out += ["", "Environment (secrets masked):", "", _table(["variable", "value"], [[md(k), md(v)] for k, v in sorted(env.items())])]
+    probes = [p for p in scene.get("probes") or [] if isinstance(p, dict) and not p.get("ok", True)]
+    if probes:
+        out += ["", "Probes that failed (their facts are unknown): " + ", ".join(md(f"{p.get('name')}: {p.get('error')}") for p in probes)]
+    return "\n".join(out)
+
+
+def _gpu_summary(gpus: list[Any]) -> str:
+    names = sorted({str(g.get("name")) for g in gpus if isinstance(g, dict)})
+    return f"{len(gpus)} × {', '.join(names)}" if gpus else "unknown"
+
+
+def fingerprint_json(c: Collector) -> str:
+    scene = c.state.scene or {}
+    return json.dumps(scene, indent=2, ensure_ascii=False, default=str, sort_keys=False) + "\n"
+
+
+# --- REPORT.md ---------------------------------------------------------------------------
+
+
+def report_md(c: Collector, files: list[str]) -> str:
+    """``REPORT.md``: the whole story for a human, section by section."""
+    sections = [
+        _intro(c),
+        ("Environment fingerprint", _fingerprint_section(c)),
+        ("Compatibility verdicts (baseline)", _checks_section(c, "baseline")),
+        ("Minimal launch command", _launch_section(c)),
+        ("Fixed request", _request_section(c)),
+        ("First failure", _failure_section(c)),
+        ("Runs", _runs_section(c)),
+        ("Ladder rungs", _rungs_section(c)),
+        ("Single-variable changes", _changes_section(c)),
+        ("Other checks", _other_checks_section(c)),
+        ("Deliverable checklist", checklist_md(c).split("\n", 2)[2].strip()),
+        ("Stop conditions", _checks_section(c, "stop")),
+        ("Operator notes and decisions", _notes_section(c)),
+        ("GPU memory", _gpu_section(c)),
+        ("Timeline", _timeline_section(c)),
+        ("Files in this package", _files_section(files)),
+    ]
+    out = [sections[0]]
+    for i, (title, body) in enumerate(sections[1:], start=1):
+        out.append(f"## {i}. {title}\n\n{body.strip() or '_Nothing recorded._'}")
+    return "\n\n".join(out) + "\n"
+
+
+def _intro(c: Collector) -> str:
+    h = c.header
+    sim = "\n\n> **SIMULATED host**: this session ran against k3tui's embedded simulator, not a real GPU host.\n" if (h.simulated or c.state.simulated) else ""
+    x = c.state.first_exception
+    verdict = f"first failure at stage **{md(x.stage)}**: `{_code(x.line)}`" if x else "no root exception recorded"
+    lines = [
+        f"# Repro package — session {md(h.session_id)}",
+        "",
+        f"- host: {md(h.host or '-')} · profile: {md(h.profile or '-')} · started {_utc(h.started)} · duration {c.state.t:.1f}s",
+        f"- recorded by k3tui {md(h.k3tui_version or '?')}; {c.state.events} events; {len(c.state.runs)} runs; {verdict}",
+        f"- session chain at export: {md(c.chain or 'not checked')}",
+    ]
+    if c.problems:
+        lines.append(f"- **damaged lines skipped**: {md('; '.join(c.problems[:5]))}")
+    if c.re_redacted:
+        lines.append(
+            f"- **{c.re_redacted} events held secrets the recorder missed**: they were masked at export and "
+            f"`{c.session_name}` was re-sealed (its chain starts afresh; the original file was not copied)."
+        )
+    return "\n".join(lines) + sim
+
+
+def _code(s: str) -> str:
+    return neutralise(s).replace("`", "'").replace("\n", " ")[:300]
+
+
+def _fingerprint_section(c: Collector) -> str:
+    if not c.state.scenes:
+        return "No scene was frozen in this session."
+    latest: dict[str, ev.SceneFrozen] = {}
+    for s in c.state.scenes:
+        latest[s.host] = s
+    parts = []
+    for host, s in latest.items():
+        title = f"Scene of {md(host or c.header.host or 'the host')} frozen at t={s.t:.1f}s ({md(s.reason or '-')})"
+        parts.append(f"{title}; `fingerprint.json` holds the last scene in full.\n\n{fingerprint_md(s.scene)}")
+    return "\n\n".join(parts)
+
+
+def _checks_section(c: Collector, rung: str) -> str:
+    items = checks_of(c, rung)
+    return _verdict_table(items) if items else ""
+
+
+def _launch_section(c: Collector) -> str:
+    run = minimal_run(c)
+    if run is None:
+        return "No server was started in this session."
+    env = run_env(c, run)
+    env_txt = "\n".join(f"{k}={v}" for k, v in sorted(env.items()))
+    body = f"Run `{_code(run.run)}` (rung {md(run.rung or '-')}), as run — also in `launch.sh`:\n\n"
+    return body + fenced((env_txt + "\n" if env_txt else "") + run.command, "sh")
+
+
+def _request_section(c: Collector) -> str:
+    req = fixed_request(c)
+    if req is None:
+        return "No completion request was sent in this session (so there is no `request.json`)."
+    resp = c.state.responses.get(req.id)
+    got = f"answered {resp.status} in {resp.duration * 1000:.0f} ms {md(resp.error)}" if resp else "no response recorded"
+    n = sum(1 for r in c.of(ev.HttpRequest) if r.url == req.url and r.body == req.body)
+    return f"`{req.method} {_code(req.url)}` sent {n}× (first {got}); in `request.json`:\n\n" + fenced(request_json(c) or "", "json")
+
+
+def _failure_section(c: Collector) -> str:
+    x = c.state.first_exception
+    if x is None:
+        return "No root exception was found." + ("\n\n" + fenced(_classified_lines(c)) if _classified_lines(c) else "")
+    cls = _classified(c, x.run)
+    lines = [
+        f"- first failing stage: **{md(x.stage)}** (run {md(x.run)}, host {md(x.host or c.header.host or '-')}, process {md(x.process or '-')}, log line {x.line_number})",
+        f"- root exception `{_code(x.line)}`",
+        f"- signature `{_code(x.signature or (cls.signature if cls else '') or '-')}`",
+    ]
+    if cls and cls.advice:
+        lines.append(f"- what to try next at this layer: {md(cls.advice)}")
+    return "\n".join(lines) + "\n\nStack (also in `first-error.txt`):\n\n" + fenced("\n".join(x.stack) or x.line, "text")
+
+
+def _runs_section(c: Collector) -> str:
+    rows = []
+    for r in c.state.runs.values():
+        result, sig = run_result(c, r.run)
+        log = c.logs.get(r.run)
+        rows.append([md(r.run), md(r.rung or "-"), md(r.host or "-"), md(r.stage or "-"), md(result), f"`{_code(sig or '-')}`",
+                     md(f"{log.name} ({log.lines} lines)") if log else "no output recorded"])
+    return _table(["run", "rung", "host", "last stage", "result", "signature", "log"], rows) if rows else ""
+
+
+def _rungs_section(c: Collector) -> str:
+    rows = []
+    for r in c.state.rungs.values():
+        rep = f"{r.reproduced}/{r.repeats}" if r.repeats else "-"
+        rows.append([md(r.name), md(r.verdict or r.state), str(r.attempts), rep, md(r.summary)])
+    return _table(["rung", "verdict", "attempts", "reproduced k/K", "summary"], rows) if rows else ""
+
+
+def _changes_section(c: Collector) -> str:
+    rows = []
+    for ch in changes(c):
+        warn = " **MORE THAN ONE VARIABLE**" if len(ch.diff) > 1 else ""
+        rep = f"{ch.reproduced}/{ch.repeats}" + (" **DRIFT**" if ch.drift else "")
+        rows.append([md(ch.run or "-"), md(diff_text(ch.diff)) + warn, md(ch.result), rep, f"`{_code(ch.signature or '-')}`", md(ch.decision)])
+    if not rows:
+        return ""
+    note = "k/K: runs with this exact config whose failure signature matches this run's (also in `changes.csv`)."
+    return _table(["run", "change", "result", "reproduced k/K", "signature", "decision"], rows) + "\n\n" + note
+
+
+def _other_checks_section(c: Collector) -> str:
+    rungs = sorted({r for r, _ in c.state.checks} - {"baseline", "checklist", "stop"})
+    parts = [f"**{md(r)}**\n\n{_verdict_table(checks_of(c, r))}" for r in rungs]
+    return "\n\n".join(parts)
+
+
+def _notes_section(c: Collector) -> str:
+    items: list[ev.AnyEvent] = [*c.state.notes, *c.state.decisions, *c.state.markers]
+    items.sort(key=lambda e: e.t)
+    lines = [f"- t={e.t:.1f}s {md(ev.summary(e, 400))}" for e in items]
+    return "\n".join(lines)
+
+
+def _gpu_section(c: Collector) -> str:
+    seen: dict[tuple[str, int], list[float]] = {}
+    for s in c.of(ev.GpuSample):
+        for g in s.gpus:
+            seen.setdefault((s.host, g.index), []).append(g.used_mib)
+    rows = [[md(h or "-"), str(i), f"{v[0]:.0f}", f"{max(v):.0f}", f"{v[-1]:.0f}", str(len(v))] for (h, i), v in sorted(seen.items())]
+    return _table(["host", "GPU", "first MiB", "max MiB", "last MiB", "samples"], rows) if rows else ""
+
+
+def _timeline_section(c: Collector) -> str:
+    items = [e for e in c.facts if ev.kind_of(e) in TIMELINE_KINDS]
+    rows = [[f"{e.t:.3f}", md(e.host or "-"), md(ev.kind_of(e)), md(ev.summary(e, 200))] for e in items[:TIMELINE_MAX]]
+    more = f"\n\n… and {len(items) - TIMELINE_MAX} more: see `k3tui cat session.k3rec`." if len(items) > TIMELINE_MAX else ""
+    return (_table(["t (s)", "host", "kind", "what"], rows) + more) if rows else ""
+
+
+def _files_section(files: list[str]) -> str:
+    lines = [f"- `{f}`" for f in files]
+    lines += [
+        "",
+        "Check the package with `k3tui verify PACKAGE` (manifest and the session's digest chain) or, without k3tui, "
+        "`sha256sum -c MANIFEST.sha256` inside the extracted folder. The manifest detects damage and edits made "
+        "without updating it; it is not a signature. Replay with `k3tui replay session.k3rec`; play the log with "
+        "`asciinema play session.cast`.",
+    ]
+    return "\n".join(lines)
