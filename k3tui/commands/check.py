@@ -1,15 +1,71 @@
-"""`k3tui check` — not built yet (see the open issues)."""
+"""`k3tui check TARGET [--profile kimi-k3]` — the compatibility baseline, PASS/FAIL/UNKNOWN with evidence.
+
+Freezes the target first (the same probes as ``freeze``), then checks the scene(s)
+against the profile. Exit 0 when all pass, 1 when any fails (even if others could not
+run), 2 when none failed but some could not run.
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import sys
 
-from ..errors import UsageError
+from ..profile import load_profile
+from ..scene.checks import check_baseline, exit_status
+from ..scene.model import scene_from_dict
+from ._common import add_record_option, add_target_options
+
+HELP = "check the compatibility baseline against a profile"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("rest", nargs="*")
+    add_target_options(p)
+    from ..scene.session import add_scene_target_options
+
+    add_scene_target_options(p)
+    p.add_argument("--profile", default="kimi-k3", help="profile name (assets/profiles) or path (default kimi-k3)")
+    p.add_argument("--scene", metavar="JSON", action="append", default=[], help="check a saved scene (freeze --json) instead of freezing TARGET ('-' as TARGET)")
+    add_record_option(p)
 
 
 def run(args: argparse.Namespace) -> int:
-    raise UsageError("'k3tui check' is not available in this build yet")
+    profile = load_profile(args.profile)
+    emit = None
+    from ..scene.session import freeze_target, recorder_for
+
+    with recorder_for(args, profile.name) as rec:
+        emit = rec.emit if rec else None
+        if args.scene:
+            scenes, unreachable = [_load_scene(p) for p in args.scene], {}
+        else:
+            outcome = asyncio.run(freeze_target(args, emit, reason="baseline-check"))
+            scenes, unreachable = outcome.scenes, outcome.unreachable
+        verdicts = check_baseline(scenes, profile) if scenes else []
+        for v in verdicts:
+            if emit:
+                emit(v)
+    for alias, why in unreachable.items():
+        print(f"k3tui: {alias}: {why}", file=sys.stderr)
+    print(f"baseline of {', '.join(s.alias for s in scenes) or args.target} against profile {profile.name}:")
+    for v in verdicts:
+        print(f"  {v.verdict:7} {v.check:15} {v.evidence}")
+    code = exit_status(verdicts)
+    return 1 if unreachable else code
+
+
+def _load_scene(path: str):  # noqa: ANN202 - a Scene
+    import msgspec
+
+    from ..errors import UsageError
+
+    with open(path, "rb") as fh:
+        try:
+            data = msgspec.json.decode(fh.read())
+        except msgspec.DecodeError as exc:
+            raise UsageError(f"{path}: not a scene JSON file ({exc})") from None
+    if isinstance(data, list):
+        raise UsageError(f"{path}: holds {len(data)} scenes; pass one --scene per file")
+    if not isinstance(data, dict) or "host" not in data:
+        raise UsageError(f"{path}: not a scene (no 'host' key)")
+    return scene_from_dict(data)

@@ -15,7 +15,7 @@ import json
 import sys
 
 from ..redact import Redactor
-from ..remote.base import Host
+from ..remote.base import Host, RunResult
 from .freeze import _run_probe
 from .probes import command_for, probes_for
 
@@ -58,3 +58,25 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+class CapturedHost:
+    """A ``Host`` that answers probe commands from a capture file (nothing runs anywhere).
+
+    Lets a freeze, its assembly and its checks be tested end to end on what a real GPU
+    host printed. A command not in the capture fails like a missing tool (status 127).
+    """
+
+    simulated = False
+
+    def __init__(self, data: dict[str, dict], alias: str = "captured") -> None:
+        self.alias = alias
+        self._by_command = {v["command"]: v for v in data.values()}
+        self.commands: list[str] = []
+
+    async def run(self, command: str, *, timeout: float = 30.0, purpose: str = "", stdin: str | None = None) -> RunResult:
+        self.commands.append(command)
+        v = self._by_command.get(command)
+        if v is None:
+            return RunResult(command, stderr="sh: not captured\n", status=127)
+        return RunResult(command, stdout=v["stdout"], stderr=v.get("stderr", ""), status=v.get("status"), duration=v.get("seconds", 0.0))

@@ -1,0 +1,254 @@
+"""The compatibility baseline: a frozen scene (or one per node) against a profile.
+
+Each check returns PASS, FAIL or UNKNOWN with the evidence that decided it, as a
+``CheckVerdict`` event (``rung="baseline"``) the ladder and the report consume as-is.
+UNKNOWN is honest: a fact that could not be read (its probe failed, no container was
+found) never passes by default. A check the profile makes meaningless (GPU checks for a
+CPU profile, image checks for a profile without an image) is left out, not passed.
+
+A deployment is a group of hosts: the GPU count adds up across nodes, and with more
+than one node two more checks ask that all nodes run the same driver and image digest.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Callable, Sequence
+
+from ..events import CheckVerdict
+from ..profile import Profile
+from .model import Scene
+
+PASS, FAIL, UNKNOWN = "PASS", "FAIL", "UNKNOWN"
+Result = tuple[str, str]
+"""(verdict, evidence)."""
+
+
+def vtuple(version: str | None) -> tuple[int, ...] | None:
+    """``"0.32.0+cpu"`` → (0, 32, 0); ``"580.159.04"`` → (580, 159, 4); None when not a version."""
+    if not version:
+        return None
+    m = re.match(r"v?(\d+(?:\.\d+)*)", version.strip())
+    return tuple(int(x) for x in m.group(1).split(".")) if m else None
+
+
+def at_least(have: str | None, need: str) -> bool | None:
+    """Whether version ``have`` ≥ ``need`` (None when ``have`` is unknown)."""
+    h, n = vtuple(have), vtuple(need)
+    if h is None or n is None:
+        return None
+    return h[: len(n)] >= n
+
+
+def _scenes(scene: Scene | Sequence[Scene]) -> list[Scene]:
+    return [scene] if isinstance(scene, Scene) else list(scene)
+
+
+def _per_node(scenes: list[Scene], fn: Callable[[Scene], Result]) -> Result:
+    """Run a per-host check on every node: FAIL wins, then UNKNOWN; evidence per node."""
+    results = [(s.alias, fn(s)) for s in scenes]
+    if len(results) == 1:
+        return results[0][1]
+    verdict = FAIL if any(r[0] == FAIL for _, r in results) else UNKNOWN if any(r[0] == UNKNOWN for _, r in results) else PASS
+    return verdict, "; ".join(f"{a}: {r[1]}" for a, r in results)
+
+
+# --- the checks -----------------------------------------------------------------------
+
+
+def check_driver(s: Scene, p: Profile) -> Result:
+    drv = s.host.driver_version
+    if drv is None:
+        why = next((pr.error for pr in s.probes if pr.name in ("smi_xml", "proc_driver") and not pr.ok), "")
+        return UNKNOWN, f"driver version not readable ({why or 'no nvidia-smi output'})"
+    ok = at_least(drv, p.driver.min_version)
+    extra = f" (kernel module {s.host.driver_version_proc})" if s.host.driver_version_proc not in (None, drv) else ""
+    return (PASS if ok else FAIL), f"driver {drv}{extra}; profile needs ≥ {p.driver.min_version}"
+
+
+def check_gpus(scenes: list[Scene], p: Profile) -> Result:
+    if not any(s.gpus for s in scenes):
+        return UNKNOWN, "no GPU list (nvidia-smi failed or found none)"
+    names = [g.name or "?" for s in scenes for g in s.gpus]
+    wrong = sorted({n for n in names if p.gpus.model and p.gpus.model.lower() not in n.lower()})
+    count = len(names)
+    seen = ", ".join(f"{names.count(n)} × {n}" for n in sorted(set(names)))
+    where = f" across {len(scenes)} nodes" if len(scenes) > 1 else ""
+    need = f"profile needs ≥ {p.gpus.min_count} × {p.gpus.model or 'any GPU'}"
+    if wrong or count < p.gpus.min_count:
+        return FAIL, f"{seen}{where}; {need}"
+    return PASS, f"{seen}{where}; {need}"
+
+
+def check_container_gpus(s: Scene, p: Profile) -> Result:
+    if s.container is None:
+        return UNKNOWN, "no serving container found (give --container)"
+    if s.container_gpus is None:
+        return UNKNOWN, "nvidia-smi -L inside the container failed (see probe container_smi_list)"
+    host = {g.uuid for g in s.gpus if g.uuid}
+    cont = {g["uuid"] for g in s.container_gpus}
+    if not host:
+        return UNKNOWN, "host GPU UUIDs not readable"
+    if cont == host:
+        return PASS, f"container sees the host's {len(host)} GPU(s), same UUIDs"
+    missing, extra = sorted(host - cont), sorted(cont - host)
+    return FAIL, f"container sees {len(cont)} GPU(s), host has {len(host)}" + (f"; not visible: {missing}" if missing else "") + (f"; unknown to host: {extra}" if extra else "")
+
+
+def check_image(s: Scene, p: Profile) -> Result:
+    if s.container is None:
+        return UNKNOWN, f"no serving container found; profile expects {p.image.reference}"
+    image = s.container.get("image") or ""
+    digest = ", ".join(s.container.get("repo_digests") or []) or "no repo digest"
+    tag = image.rsplit(":", 1)[1] if ":" in image.rsplit("/", 1)[-1] else "latest"
+    guessed = [pat for pat in p.image.forbidden_tag_patterns if re.search(pat, tag, re.I)]
+    if guessed:
+        return FAIL, f"image {image} is a guessed variant (tag matches {guessed[0]!r}); the official image is {p.image.reference} ({digest})"
+    if _norm_image(image) != _norm_image(p.image.reference):
+        return FAIL, f"image {image} is not the official {p.image.reference} ({digest})"
+    return PASS, f"image {image} ({digest}, id {str(s.container.get('image_id'))[:19]})"
+
+
+def _norm_image(ref: str) -> str:
+    ref = re.sub(r"^(docker\.io/)?(library/)?", "", ref.split("@")[0])
+    return ref if ":" in ref.rsplit("/", 1)[-1] else ref + ":latest"
+
+
+def image_cuda_major(s: Scene) -> tuple[int | None, str]:
+    """The CUDA major version the serving stack was built for, and where that came from."""
+    tc = vtuple(s.versions.get("torch_cuda"))
+    if tc:
+        return tc[0], f"torch.version.cuda {s.versions.get('torch_cuda')}"
+    m = re.search(r"\+cu(\d{2,3})", s.versions.get("torch") or "")
+    if m:
+        return int(m.group(1)[:-1]), f"torch {s.versions['torch']}"
+    env = dict(e.partition("=")[::2] for e in (s.container or {}).get("image_env") or [])
+    cv = vtuple(env.get("CUDA_VERSION") or s.env.get("CUDA_VERSION"))
+    if cv:
+        return cv[0], f"CUDA_VERSION={env.get('CUDA_VERSION') or s.env.get('CUDA_VERSION')}"
+    return None, ""
+
+
+def check_image_cuda(s: Scene, p: Profile) -> Result:
+    major, source = image_cuda_major(s)
+    if major is None:
+        return UNKNOWN, "CUDA build of the image not readable (no torch, no CUDA_VERSION)"
+    want = p.image.cuda_major
+    return (PASS if major == want else FAIL), f"CUDA {major} ({source}); profile needs CUDA {want} (cu{want}0)"
+
+
+def check_versions(s: Scene, p: Profile) -> Result:
+    v = s.versions
+    have = f"python {v.get('python')}, torch {v.get('torch')} (CUDA {v.get('torch_cuda')}), vllm {v.get('vllm')}, nccl {v.get('nccl')}"
+    problems = []
+    for name, need in (("vllm", p.versions.vllm_min), ("torch", p.versions.torch_min), ("python", p.versions.python_min)):
+        if need and at_least(v.get(name), need) is False:
+            problems.append(f"{name} {v.get(name)} < {need}")
+    if p.versions.cuda_major and vtuple(v.get("torch_cuda")) and vtuple(v.get("torch_cuda"))[0] != p.versions.cuda_major:  # type: ignore[index]
+        problems.append(f"torch built for CUDA {v.get('torch_cuda')}, profile needs {p.versions.cuda_major}")
+    if problems:
+        return FAIL, "; ".join(problems) + f" [{have}]"
+    missing = [n for n in ("python", "torch", "vllm") if not v.get(n)]
+    if missing:
+        return UNKNOWN, f"not recorded: {', '.join(missing)} [{have}]"
+    return PASS, have
+
+
+def check_injected_env(s: Scene, p: Profile) -> Result:
+    if not s.env and not any(pr.ok for pr in s.probes if pr.name in ("proc_environ", "container_env", "host_env")):
+        return UNKNOWN, "environment not readable"
+    bad = []
+    for name, value in s.env.items():
+        if not any(fnmatch.fnmatchcase(name, w) for w in p.env.watched):
+            continue
+        origin = s.env_origin.get(name, "?")
+        if name in ("LD_LIBRARY_PATH", "LD_PRELOAD"):
+            extra = [e for e in value.split(":") if e and e not in p.env.allowed_ld_paths]
+            if extra:
+                bad.append(f"{name} adds {':'.join(extra)} [{origin}]")
+        elif name in p.env.allowed and p.env.allowed[name] in ("", value):
+            continue
+        elif origin != "image":
+            bad.append(f"{name}={value[:80]} [{origin}]")
+    if bad:
+        return FAIL, "injected: " + "; ".join(bad)
+    return PASS, "no injected library paths or NCCL_/CUDA_ variables"
+
+
+def check_libcuda(s: Scene, p: Profile) -> Result:
+    drv = s.host.driver_version
+    compat_conf = [f for files in s.ld_so_conf.values() for f, e in files.items() if "compat" in f or any("compat" in x for x in e)]
+    lc = s.libcuda
+    if lc is None:
+        risk = f"; {', '.join(compat_conf)} can shadow the host driver (Error 803 risk)" if compat_conf else ""
+        return UNKNOWN, "no serving process found, so the loaded libcuda is unknown" + risk
+    if lc.get("compat") or (drv and lc.get("version") and lc["version"] != drv):
+        return FAIL, f"server loaded {lc['path']} (version {lc.get('version')}), host driver {drv}: a cuda-compat libcuda shadows the driver (Error 803 risk)"
+    if not lc.get("version") or not drv:
+        return UNKNOWN, f"server loaded {lc['path']}; version {lc.get('version')} vs driver {drv} cannot be compared"
+    return PASS, f"server loaded {lc['path']} = host driver {drv}"
+
+
+def check_nodes_agree(scenes: list[Scene], what: str, get: Callable[[Scene], object]) -> Result:
+    vals = {s.alias: get(s) for s in scenes}
+    if any(v is None for v in vals.values()):
+        return UNKNOWN, f"{what} unknown on " + ", ".join(a for a, v in vals.items() if v is None)
+    distinct = set(map(str, vals.values()))
+    listing = ", ".join(f"{a}={v}" for a, v in vals.items())
+    return (PASS, f"all {len(scenes)} nodes: {distinct.pop()}") if len(distinct) == 1 else (FAIL, f"nodes differ: {listing}")
+
+
+# --- all of them ------------------------------------------------------------------------
+
+TITLES = {
+    "driver": "host driver ≥ profile",
+    "gpus": "GPU model and count",
+    "container-gpus": "container sees the host's GPUs",
+    "image": "official image tag",
+    "image-cuda": "image CUDA build",
+    "versions": "CUDA / PyTorch / vLLM versions",
+    "injected-env": "no injected library paths / NCCL_ / CUDA_",
+    "libcuda": "loaded libcuda matches the host driver",
+    "nodes-driver": "all nodes on the same driver",
+    "nodes-image": "all nodes on the same image digest",
+}
+
+
+def check_baseline(scene: Scene | Sequence[Scene], profile: Profile) -> list[CheckVerdict]:
+    """Every baseline check that applies to ``profile``, as ``CheckVerdict`` events."""
+    scenes = _scenes(scene)
+    p = profile
+    results: dict[str, Result] = {}
+    if p.gpus.required:
+        if p.driver.min_version:
+            results["driver"] = _per_node(scenes, lambda s: check_driver(s, p))
+        results["gpus"] = check_gpus(scenes, p)
+    if p.image.reference:
+        results["container-gpus"] = _per_node(scenes, lambda s: check_container_gpus(s, p))
+        results["image"] = _per_node(scenes, lambda s: check_image(s, p))
+    if p.image.cuda_major:
+        results["image-cuda"] = _per_node(scenes, lambda s: check_image_cuda(s, p))
+    results["versions"] = _per_node(scenes, lambda s: check_versions(s, p))
+    results["injected-env"] = _per_node(scenes, lambda s: check_injected_env(s, p))
+    if p.gpus.required:
+        results["libcuda"] = _per_node(scenes, lambda s: check_libcuda(s, p))
+    if len(scenes) > 1:
+        results["nodes-driver"] = check_nodes_agree(scenes, "driver", lambda s: s.host.driver_version)
+        if p.image.reference:
+            results["nodes-image"] = check_nodes_agree(scenes, "image digest", _image_identity)
+    host = scenes[0].alias if len(scenes) == 1 else ""
+    return [CheckVerdict(host=host, rung="baseline", check=k, verdict=v, evidence=e, title=TITLES[k]) for k, (v, e) in results.items()]
+
+
+def _image_identity(s: Scene) -> object:
+    if s.container is None:
+        return None
+    return ",".join(s.container.get("repo_digests") or []) or s.container.get("image_id")
+
+
+def exit_status(verdicts: Sequence[CheckVerdict]) -> int:
+    """0 all pass; 1 any fail (even if others could not run); 2 none failed but some unknown."""
+    if any(v.verdict == FAIL for v in verdicts):
+        return 1
+    return 2 if any(v.verdict != PASS for v in verdicts) else 0
