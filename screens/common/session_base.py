@@ -1,0 +1,176 @@
+"""What the live session and the replay screens share: the views, log keys, export, diff, help.
+
+Subclasses provide :attr:`recording_path` and may override :meth:`search_next` (replay
+searches the whole recording, live searches the log window).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Input, Static
+
+from k3tui.textsafe import neutralise
+
+from ..session.session_view import SessionView
+from ..viewmodel import flat_diff
+from .help_screen import HelpScreen
+from .text_dialog import TextDialog
+
+
+class SessionBase(Screen):
+    """Header, SIMULATED bar, the session views and the footer; log, export, diff and help actions."""
+
+    BINDINGS = [
+        Binding("slash", "search", "Search"),
+        Binding("right_square_bracket", "search_next", "Next match", show=False),
+        Binding("left_square_bracket", "search_prev", "Prev match", show=False),
+        Binding("e", "filter('errors')", "Errors"),
+        Binding("o", "filter('match')", "Only matches", show=False),
+        Binding("x", "first_exception", "1st exc"),
+        Binding("F", "follow", "Follow/pause", show=False),
+        Binding("E", "export", "Export", show=False),
+        Binding("D", "diff", "Diff scenes", show=False),
+        Binding("question_mark", "help", "Help"),
+        Binding("escape", "escape", "Back", show=False),
+    ]
+
+    recording_path: Path | None = None
+
+    def __init__(self, *, fold: bool, **kwargs) -> None:  # noqa: ANN003
+        super().__init__(**kwargs)
+        self._fold = fold
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(id="simbar")
+        yield SessionView(fold=self._fold, id="view")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.view.log_view.focus()
+
+    @property
+    def view(self) -> SessionView:
+        return self.query_one(SessionView)
+
+    def show_simulated(self, text: str) -> None:
+        bar = self.query_one("#simbar", Static)
+        bar.update(Text(text))
+        bar.add_class("-shown")
+
+    # --- log ------------------------------------------------------------------------
+
+    def action_search(self) -> None:
+        box = self.query_one("#search", Input)
+        box.display = True
+        box.focus()
+
+    @on(Input.Changed, "#search")
+    def _search_changed(self, event: Input.Changed) -> None:
+        self.view.log_view.set_query(event.value)
+
+    @on(Input.Submitted, "#search")
+    def _search_submitted(self, event: Input.Submitted) -> None:
+        self.search_next(True)
+
+    def action_escape(self) -> None:
+        """Close the search box, else go back to the previous screen."""
+        box = self.query_one("#search", Input)
+        if box.display:
+            box.display = False
+            self.view.log_view.focus()
+        else:
+            self.app.action_back()
+
+    def action_search_next(self) -> None:
+        self.search_next(True)
+
+    def action_search_prev(self) -> None:
+        self.search_next(False)
+
+    def search_next(self, forward: bool) -> None:
+        log = self.view.log_view
+        if not log.query_text:
+            self.notify("no search yet: press / and type", severity="warning")
+        elif not log.find(forward):
+            self.notify(f"no {'further' if forward else 'earlier'} match for {neutralise(log.query_text)!r} in the log window")
+        self.view.render_panels()
+
+    def action_filter(self, mode: str) -> None:
+        log = self.view.log_view
+        if mode == "match" and not log.query_text:
+            self.notify("search first (/), then show only matching lines", severity="warning")
+            return
+        log.set_filter("all" if log.mode == mode else mode)
+        self.view.render_panels()
+
+    def action_first_exception(self) -> None:
+        st = self.view.state
+        if st.first_exception is None:
+            self.notify("no root exception in this session (yet)")
+            return
+        if not self.view.log_view.jump_to_exception():
+            self.notify("the first exception has scrolled out of the log window; it is in the freeze banner", severity="warning")
+        self.view.render_panels()
+
+    def action_follow(self) -> None:
+        log = self.view.log_view
+        log.auto_scroll = not log.auto_scroll
+        if log.auto_scroll:
+            log.current = None
+            log.scroll_end(animate=False)
+        self.view.render_panels()
+
+    # --- export, diff, help --------------------------------------------------------------
+
+    def action_export(self) -> None:
+        if self.recording_path is None:
+            self.notify("nothing recorded yet to export", severity="warning")
+            return
+        self.notify(f"exporting {self.recording_path.name}…")
+        self._export(self.recording_path)
+
+    @work(thread=True, exclusive=True, group="export", description="export repro package", exit_on_error=False)
+    def _export(self, path: Path) -> None:
+        try:
+            from k3tui.package import export_session
+        except ImportError:
+            self.app.call_from_thread(
+                self.notify, "export is not in this build yet (k3tui.package is missing); run `k3tui export` later", severity="error"
+            )
+            return
+        out = export_session(path)
+        self.app.call_from_thread(self.notify, f"repro package written: {out}", timeout=10)
+
+    def action_diff(self) -> None:
+        scenes = self.view.state.scenes
+        if len(scenes) < 2:
+            self.notify("diff needs two frozen scenes (f freezes the scene again)", severity="warning")
+            return
+        a, b = scenes[-2], scenes[-1]
+        rows = flat_diff(a.scene, b.scene)
+        t = Text()
+        t.append(f"scene at {a.t:.1f}s ({neutralise(a.reason)}) → scene at {b.t:.1f}s ({neutralise(b.reason)})\n\n", style="bold")
+        if not rows:
+            t.append("no difference", style="green")
+        for key, old, new in rows:
+            t.append(f"{neutralise(key)}\n", style="bold")
+            t.append(f"  - {neutralise(repr(old))}\n", style="red")
+            t.append(f"  + {neutralise(repr(new))}\n", style="green")
+        if len({k.split('.')[0] for k, _, _ in rows}) > 1:
+            t.append("\n⚠ more than one variable changed between these scenes", style="bold black on yellow")
+        self.app.push_screen(TextDialog("Scene diff", t))
+
+    def action_help(self) -> None:
+        keys = []
+        for _, b in sorted(self._bindings.key_to_bindings.items()):
+            for binding in b:
+                if binding.description:
+                    keys.append((binding.key_display or self.app.get_key_display(binding), binding.description))
+        self.app.push_screen(HelpScreen(self.title or "session", keys))

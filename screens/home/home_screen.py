@@ -1,0 +1,114 @@
+"""Home: recent sessions, connect to a host, start the demo, open a recording or a repro package."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.suggester import SuggestFromList
+from textual.widgets import Footer, Header, Input, Label, Static
+
+from k3tui.assets import asset, recordings_dir
+from k3tui.textsafe import neutralise
+
+from ..common.help_screen import HelpScreen
+from ..common.prompt_dialog import PromptDialog
+from .recent_sessions import RecentSessions, scan, user_recordings_dir
+from .ssh_aliases import ssh_aliases
+
+INTRO = "Freeze the failure scene, then reproduce it one variable at a time. Every step is recorded."
+
+
+def demo_scenarios() -> list[str]:
+    """Scenario names of the simulated host (data files under assets/scenarios)."""
+    d = asset("scenarios")
+    try:
+        return sorted(p.stem for p in d.iterdir() if p.suffix == ".toml")
+    except OSError:
+        return []
+
+
+class HomeScreen(Screen):
+    """Where k3tui starts. ``dirs``: where to look for recent sessions (default: user's + samples)."""
+
+    BINDINGS = [
+        Binding("c", "connect", "Connect"),
+        Binding("d", "demo", "Demo"),
+        Binding("o", "open", "Open file"),
+        Binding("question_mark", "help", "Help"),
+        Binding("q", "app.quit", "Quit"),
+    ]
+
+    def __init__(self, dirs: list[Path] | None = None, ssh_config: Path | None = None) -> None:
+        super().__init__()
+        self.dirs = dirs if dirs is not None else [user_recordings_dir(), recordings_dir()]
+        self.aliases = ssh_aliases(ssh_config)
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(Text(INTRO), id="intro")
+        with Horizontal(id="connect-row"):
+            yield Label("host ", id="connect-label")
+            yield Input(
+                placeholder="ssh alias or [user@]host[:port], Enter to connect" + (f" — e.g. {self.aliases[0]}" if self.aliases else ""),
+                suggester=SuggestFromList(self.aliases, case_sensitive=False),
+                id="target",
+            )
+        yield Label("Recent sessions — Enter replays (runs nothing)", id="recent-title")
+        yield RecentSessions(id="recent")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.title = "k3tui"
+        self.sub_title = "home"
+        self.refresh_sessions()
+        self.query_one(RecentSessions).focus()
+
+    def refresh_sessions(self) -> None:
+        entries = scan(self.dirs)
+        self.query_one(RecentSessions).show(entries)
+        self.query_one("#recent-title", Label).update(
+            f"Recent sessions ({len(entries)}) — Enter replays (runs nothing)" if entries else "No recorded sessions yet — press d for the demo"
+        )
+
+    @on(RecentSessions.Open)
+    def _open_selected(self, event: RecentSessions.Open) -> None:
+        self.app.open_path(event.path)
+
+    def action_connect(self) -> None:
+        self.query_one("#target", Input).focus()
+
+    @on(Input.Submitted, "#target")
+    def _connect(self, event: Input.Submitted) -> None:
+        target = event.value.strip()
+        if not target:
+            self.notify("type an ssh alias or user@host", severity="warning")
+            return
+        self.app.start_session(target)
+
+    def action_demo(self) -> None:
+        names = demo_scenarios()
+        default = "nccl-init" if "nccl-init" in names else (names[0] if names else "healthy")
+        hint = ", ".join(names) if names else "healthy"
+        self.app.push_screen(PromptDialog(f"Demo against the SIMULATED host — scenario? ({hint})", value=default), self._demo)
+
+    def _demo(self, scenario: str | None) -> None:
+        if scenario:
+            self.app.start_session(f"demo:{neutralise(scenario)}")
+
+    def action_open(self) -> None:
+        self.app.push_screen(PromptDialog("Open a session file (.k3rec) or a repro package (.tar.gz)"), self._open_typed)
+
+    def _open_typed(self, text: str | None) -> None:
+        if text:
+            self.app.open_path(Path(text).expanduser())
+
+    def action_help(self) -> None:
+        keys = [("Enter", "replay the selected session"), ("c", "connect to a host"), ("d", "start the demo (SIMULATED host)"),
+                ("o", "open a recording or a repro package"), ("ctrl+p", "command palette"), ("q", "quit")]
+        self.app.push_screen(HelpScreen("home", keys))

@@ -1,0 +1,59 @@
+"""The freeze banner: shown when the first root exception arrives."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+from k3tui.state import SessionState
+from k3tui.textsafe import neutralise
+
+
+def advice_for(stage: str, state: SessionState) -> str:
+    """Layer advice: the classifier's table when it exists, else the run's classified advice."""
+    try:
+        from k3tui.classify import advice_for as table  # built by the classifier engineer
+
+        text = table(stage)
+        if text:
+            return str(text)
+    except (ImportError, AttributeError, KeyError, ValueError):
+        pass
+    for run in reversed(list(state.runs.values())):
+        if run.classified is not None and run.classified.advice:
+            return run.classified.advice
+    return f"reproduce at the {stage} layer with the minimal launch before changing anything else"
+
+
+class FreezeBanner(Static):
+    """Stage, root exception, what was frozen, and what to try next at that layer."""
+
+    def show(self, state: SessionState) -> bool:
+        """Render the banner; returns True when there is something to show."""
+        e = state.first_exception
+        if e is None:
+            self.display = False
+            return False
+        t = Text()
+        t.append(" FROZEN ", style="bold white on red")
+        t.append(f" first root exception at stage {neutralise(e.stage or '?').upper()}", style="bold")
+        if e.process:
+            t.append(f" in {neutralise(e.process)}", style="bold")
+        t.append(f"  (run {neutralise(e.run)}, log line {e.line_number}, {e.t:.1f}s)\n", style="bright_black")
+        t.append(_clip(neutralise(e.line.strip()), 200), style="bold red")
+        frozen = [s for s in state.scenes if s.t >= e.t]
+        t.append("\nscene: ", style="bold")
+        if frozen:
+            keys = ", ".join(k for k, v in frozen[0].scene.items() if v) or "empty"
+            t.append(f"frozen at {frozen[0].t:.1f}s ({neutralise(frozen[0].reason)}): {neutralise(keys)}")
+        else:
+            t.append("freezing…", style="yellow")
+        t.append("\nnext: ", style="bold")
+        t.append(_clip(neutralise(advice_for(e.stage, state)), 240))
+        self.update(t)
+        self.display = True
+        return True
+
+
+def _clip(text: str, n: int) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"

@@ -1,0 +1,40 @@
+"""The ladder: each rung's state, verdict and reproduction count."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+from k3tui.state import SessionState
+from k3tui.textsafe import neutralise
+
+from ..viewmodel import rung_names
+
+_VERDICT = {"PASS": "bold green", "FAIL": "bold red", "UNKNOWN": "yellow", "STOP": "bold red", "DRIFT": "bold yellow"}
+
+
+class LadderPanel(Static):
+    """One line per rung: ``✔ baseline PASS``, ``▶ minimal running (attempt 2)``."""
+
+    def show(self, state: SessionState) -> None:
+        t = Text()
+        for name in rung_names(state):
+            r = state.rungs.get(name)
+            if t:
+                t.append("\n")
+            if r is None:
+                t.append(f"· {name}", style="bright_black")
+                continue
+            if r.state == "active":
+                t.append(f"▶ {name}", style="bold cyan")
+                t.append(f" running (attempt {r.attempts})", style="cyan")
+                continue
+            verdict = r.verdict.upper() or "done"
+            mark = "✔" if verdict == "PASS" else "✖" if verdict in ("FAIL", "STOP") else "•"
+            t.append(f"{mark} {name} ", style=_VERDICT.get(verdict, "white"))
+            t.append(neutralise(verdict), style=_VERDICT.get(verdict, "white"))
+            if r.repeats:
+                t.append(f" {r.reproduced or 0}/{r.repeats}", style="bold")
+            if r.summary:
+                t.append(f" {neutralise(r.summary)}", style="bright_black")
+        self.update(t)

@@ -1,0 +1,197 @@
+"""The server log: a bounded window with a stage gutter, filters, highlight and search.
+
+Built on Textual's ``Log`` (plain strings, measured at ~510k lines/s in batches of 1,000),
+not ``RichLog``: lines are never parsed as markup, so ``[bold]`` in a log line stays
+literal, and styling is applied only to the lines on screen by a highlighter. The view keeps
+the last ``window`` lines (the recording keeps everything); filters re-render from that
+window.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+
+from rich.highlighter import Highlighter
+from rich.style import Style
+from rich.text import Text
+from textual.strip import Strip
+from textual.widgets import Log
+
+from ..viewmodel import _ERRORISH, LogLine
+
+WINDOW = 20_000
+
+_STAGE_STYLE = {
+    "C": "bright_black",
+    "F": "blue",
+    "D": "cyan",
+    "W": "yellow",
+    "E": "magenta",
+    "A": "green",
+    "R": "bright_green",
+}
+_LINE_STYLE = {
+    "✖": "bold bright_white on dark_red",
+    "▶": "bold cyan",
+    "■": "bold bright_cyan",
+    "◆": "bold magenta",
+    "$": "green",
+    "·": "bright_black",
+}
+_MATCH = Style(color="black", bgcolor="yellow", bold=True)
+_CURRENT = Style(bgcolor="grey30")
+
+
+class _Highlighter(Highlighter):
+    """Colours the gutter by stage, error lines in red, and every match of the query."""
+
+    def __init__(self, view: LogView) -> None:
+        self.view = view
+
+    def highlight(self, text: Text) -> None:
+        plain = text.plain
+        mark = plain[:1]
+        if mark in _LINE_STYLE:
+            text.stylize(_LINE_STYLE[mark])
+        else:
+            text.stylize(_STAGE_STYLE.get(mark, "bright_black"), 0, 1)
+            if _ERRORISH.search(plain):
+                text.stylize("bold red", 2)
+        text.stylize("bright_black", 1, 2)
+        rx = self.view.query_rx
+        if rx is not None:
+            for m in rx.finditer(plain, 2):
+                text.stylize(_MATCH, m.start(), m.end())
+
+
+class LogView(Log):
+    """The live log. Feed it with :meth:`append`; filter with :meth:`set_filter`."""
+
+    MODES = ("all", "errors", "match")
+
+    def __init__(self, window: int = WINDOW, **kwargs) -> None:  # noqa: ANN003 - Widget kwargs
+        super().__init__(highlight=True, max_lines=window, **kwargs)
+        self.window = window
+        self.highlighter = _Highlighter(self)
+        self._all: deque[LogLine] = deque(maxlen=window)
+        self.mode = "all"
+        """``all`` lines, only ``errors`` (and markers), or only lines that ``match`` the query."""
+        self.query_text = ""
+        self.query_rx: re.Pattern[str] | None = None
+        self.current: int | None = None
+        """Index (in the shown lines) of the current search hit."""
+
+    # --- feeding -----------------------------------------------------------------------
+
+    def append(self, lines: list[LogLine]) -> None:
+        """Add lines at the end (kept in the window; shown if they pass the filter)."""
+        if not lines:
+            return
+        self._all.extend(lines)
+        shown = [ln.text for ln in lines if self._keep(ln)]
+        if shown:
+            if self.current is not None and len(self._lines) + len(shown) > self.window:
+                self.current = max(0, self.current - (len(self._lines) + len(shown) - self.window))
+            self.write_lines(shown)
+
+    def replace(self, lines: list[LogLine]) -> None:
+        """Show exactly these lines (after a seek in replay)."""
+        self._all.clear()
+        self._all.extend(lines)
+        self._refilter()
+
+    @property
+    def kept(self) -> int:
+        """Lines held in the window (shown or filtered out)."""
+        return len(self._all)
+
+    # --- filtering and search --------------------------------------------------------------
+
+    def set_query(self, text: str) -> None:
+        self.query_text = text
+        self.query_rx = re.compile(re.escape(text), re.IGNORECASE) if text else None
+        if self.mode == "match":
+            self._refilter()
+        else:
+            self._repaint()
+
+    def set_filter(self, mode: str) -> None:
+        if mode not in self.MODES:
+            raise ValueError(mode)
+        self.mode = mode
+        self._refilter()
+
+    def find(self, forward: bool = True) -> bool:
+        """Move to the next (or previous) shown line matching the query; pauses following."""
+        rx = self.query_rx
+        if rx is None:
+            return False
+        lines = self._lines
+        n = len(lines)
+        if not n:
+            return False
+        start = self.current if self.current is not None else (self.scroll_offset.y - 1 if forward else n)
+        order = range(start + 1, n) if forward else range(min(start, n) - 1, -1, -1)
+        for i in order:
+            if rx.search(lines[i], 2):
+                self.show_line(i)
+                return True
+        return False
+
+    def jump_to_exception(self) -> bool:
+        """Show the first-exception line (clearing a filter that hides it)."""
+        idx = self._index_of(lambda s: s.startswith("✖│"))
+        if idx is None and self.mode != "all":
+            self.set_filter("all")
+            idx = self._index_of(lambda s: s.startswith("✖│"))
+        if idx is None:
+            return False
+        self.show_line(idx)
+        return True
+
+    def find_text(self, needle: str) -> bool:
+        idx = self._index_of(lambda s: needle in s)
+        if idx is None:
+            return False
+        self.show_line(idx)
+        return True
+
+    def show_line(self, index: int) -> None:
+        self.auto_scroll = False
+        self.current = index
+        self.scroll_to(y=max(0, index - self.size.height // 2), animate=False, immediate=True)
+        self._repaint()
+
+    # --- internals ---------------------------------------------------------------------------
+
+    def _index_of(self, pred) -> int | None:  # noqa: ANN001
+        for i, s in enumerate(self._lines):
+            if pred(s):
+                return i
+        return None
+
+    def _keep(self, ln: LogLine) -> bool:
+        if self.mode == "errors":
+            return ln.kind in ("err", "exc", "stage")
+        if self.mode == "match":
+            return self.query_rx is None or bool(self.query_rx.search(ln.text, 2)) or ln.kind == "exc"
+        return True
+
+    def _refilter(self) -> None:
+        self.current = None
+        self.clear()
+        shown = [ln.text for ln in self._all if self._keep(ln)]
+        if shown:
+            self.write_lines(shown, scroll_end=self.auto_scroll)
+        self._repaint()
+
+    def _repaint(self) -> None:
+        self._render_line_cache.clear()
+        self.refresh()
+
+    def render_line(self, y: int) -> Strip:
+        strip = super().render_line(y)
+        if self.current is not None and self.scroll_offset.y + y == self.current:
+            strip = strip.apply_style(_CURRENT)
+        return strip

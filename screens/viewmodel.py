@@ -1,0 +1,253 @@
+"""What the screens show, computed from events and SessionState — plain Python, no widgets.
+
+The live session and the replay feed the same events through the same :class:`LogFeed`
+and read the same :class:`~k3tui.state.SessionState`, so both render alike. Kept free of
+Textual so the flood benchmark and the unit tests can drive it directly.
+
+Every string that came from a host passes :func:`k3tui.textsafe.neutralise` here, once.
+Widgets render these strings as plain ``Text`` (never as markup), so ``[bold]`` in a log
+line stays literal.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from k3tui import events as ev
+from k3tui.state import STAGES, RunView, SessionState
+from k3tui.textsafe import neutralise
+
+STAGE_CODE = {"container": "C", "config": "F", "device": "D", "weights": "W", "engine": "E", "api": "A", "runtime": "R"}
+"""One-letter gutter code of the stage a log line was printed in."""
+
+DEFAULT_RUNGS = ("baseline", "minimal", "request", "prefix-caching", "context-length", "concurrency")
+
+_ERRORISH = re.compile(r"\bERROR\b|Traceback \(most recent call last\)|\b\w*(?:Error|Exception)\b:|\bCRITICAL\b|\bFATAL\b")
+
+
+@dataclass(slots=True)
+class LogLine:
+    """One display line of the log view: gutter + text, and what kind of line it is."""
+
+    kind: str
+    """``out``, ``err`` (error-looking output), ``cmd``, ``stage``, ``exc``, ``note``, ``info``."""
+    text: str
+
+
+class LogFeed:
+    """Turns events into display lines, tracking each run's current stage for the gutter."""
+
+    def __init__(self) -> None:
+        self.stage: dict[str, str] = {}
+        self.progress = ProgressTracker()
+
+    def reset(self, state: SessionState | None = None, at: float | None = None) -> None:
+        """Start over (after a seek): stages as they were at time ``at`` in ``state``."""
+        self.stage = {}
+        self.progress = ProgressTracker()
+        if state is None:
+            return
+        for run_id, run in state.runs.items():
+            reached = [s for s in run.stages if at is None or s.t <= at]
+            if reached:
+                self.stage[run_id] = reached[-1].stage
+
+    def lines(self, e: ev.AnyEvent) -> list[LogLine]:  # noqa: C901 - one flat dispatch
+        match e:
+            case ev.Output():
+                code = STAGE_CODE.get(self.stage.get(e.id, ""), " ")
+                out = []
+                for raw in e.text.splitlines() or [""]:
+                    line = neutralise(raw)
+                    self.progress.feed(line)
+                    kind = "err" if (e.stream == "stderr" and line.strip()) or _ERRORISH.search(line) else "out"
+                    out.append(LogLine(kind, f"{code}│{line}"))
+                return out
+            case ev.StageReached():
+                self.stage[e.run] = e.stage
+                return [LogLine("stage", f"▶│━━ stage {neutralise(e.stage)} ━━ run {neutralise(e.run)}, log line {e.line}")]
+            case ev.ExceptionFound():
+                return [LogLine("exc", f"✖│FIRST EXCEPTION at {neutralise(e.stage)}: {neutralise(e.line)}")]
+            case ev.RunStarted():
+                self.progress = ProgressTracker()
+                self.stage[e.run] = ""
+                return [LogLine("cmd", f"$│run {neutralise(e.run)}: {neutralise(e.command)}")]
+            case ev.CommandSent():
+                return [LogLine("cmd", f"$│{neutralise(e.command)}" + (f"   [{neutralise(e.purpose)}]" if e.purpose else ""))]
+            case ev.Note() | ev.Marker():
+                return [LogLine("note", f"◆│{neutralise(ev.summary(e, 500))}")]
+            case ev.SceneFrozen() | ev.RungEntered() | ev.RungLeft():
+                return [LogLine("stage", f"■│{neutralise(ev.summary(e, 500))}")]
+            case ev.CheckVerdict() if e.verdict != "PASS":
+                return [LogLine("err" if e.verdict == "FAIL" else "info", f"·│{neutralise(ev.summary(e, 300))}")]
+            case ev.RunEnded() | ev.RunClassified() | ev.HostConnected() | ev.HostDisconnected() | ev.HostReconnected():
+                return [LogLine("info", f"·│{neutralise(ev.summary(e, 300))}")]
+            case ev.Notice() | ev.Decision() | ev.XidEvent() | ev.HttpResponse():
+                kind = "err" if getattr(e, "level", "") == "error" or isinstance(e, ev.XidEvent) else "info"
+                return [LogLine(kind, f"·│{neutralise(ev.summary(e, 300))}")]
+        return []
+
+
+# --- progress of long stages, read from the log -------------------------------------------
+
+_PROGRESS = [
+    ("checkpoint shards", re.compile(r"Loading (?:safetensors|pt|fastsafetensors)? ?checkpoint shards:\s*(\d+)%[^|]*\|\s*(\d+)/(\d+)")),
+    ("CUDA graphs", re.compile(r"Capturing CUDA graphs?[^:]*:\s*(\d+)%\|[^|]*\|\s*(\d+)/(\d+)")),
+]
+
+
+@dataclass
+class ProgressTracker:
+    """Latest done/total of each long stage seen in the log (shards loaded, CUDA graphs captured)."""
+
+    bars: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+    def feed(self, line: str) -> None:
+        if "shards" not in line and "CUDA graph" not in line:
+            return
+        for name, rx in _PROGRESS:
+            m = rx.search(line)
+            if m:
+                self.bars[name] = (int(m.group(2)), int(m.group(3)))
+
+
+# --- stage timing ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StageTime:
+    stage: str
+    seconds: float
+    previous: float | None
+    """The same stage's time in the previous run, when that run reached it."""
+    running: bool
+
+
+def stage_durations(run: RunView, now: float) -> dict[str, tuple[float, bool]]:
+    """Seconds spent in each stage of a run ({stage: (seconds, still running)})."""
+    out: dict[str, tuple[float, bool]] = {}
+    stages = run.stages
+    for i, s in enumerate(stages):
+        if i + 1 < len(stages):
+            out[s.stage] = (stages[i + 1].t - s.t, False)
+        else:
+            end = run.ended if run.ended is not None else now
+            out[s.stage] = (max(0.0, end - s.t), run.ended is None)
+    return out
+
+
+def stage_times(state: SessionState, now: float) -> list[StageTime]:
+    """Per stage of the current run: elapsed time and the previous run's time for that stage."""
+    runs = list(state.runs.values())
+    current = state.runs.get(state.current_run) or (runs[-1] if runs else None)
+    if current is None:
+        return []
+    idx = runs.index(current)
+    prev = stage_durations(runs[idx - 1], now) if idx > 0 else {}
+    cur = stage_durations(current, now)
+    return [StageTime(s, secs, prev.get(s, (None,))[0], running) for s, (secs, running) in cur.items()]
+
+
+def fmt_duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "—"
+    s = int(seconds)
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60:02d}:{s % 60:02d}"
+
+
+# --- ladder, scene, checklist --------------------------------------------------------------------
+
+
+def rung_names(state: SessionState) -> list[str]:
+    try:  # the ladder engine's own list, once it exists
+        from k3tui.ladder import RUNGS  # type: ignore[attr-defined]
+
+        names = list(RUNGS)
+    except (ImportError, AttributeError):
+        names = list(DEFAULT_RUNGS)
+    return names + [r for r in state.rungs if r not in names]
+
+
+def scene_rows(scene: dict[str, Any] | None) -> list[tuple[str, str, str]]:
+    """(label, value, status) rows of the scene panel; status is ``ok``, ``unknown`` or ``error``."""
+    if not scene:
+        return [("scene", "not frozen yet", "unknown")]
+    host = scene.get("host") or {}
+    versions = scene.get("versions") or {}
+    container = scene.get("container") or {}
+    libcuda = scene.get("libcuda") or {}
+    gpus = scene.get("gpus") or []
+    names = sorted({str(g.get("name", "?")) for g in gpus})
+    rows = [
+        ("host", host.get("hostname")),
+        ("os", host.get("os")),
+        ("kernel", host.get("kernel")),
+        ("driver", host.get("driver_version")),
+        ("CUDA drv", host.get("cuda_driver_version")),
+        ("GPUs", f"{len(gpus)}× {', '.join(names)}" if gpus else None),
+        ("image", container.get("image")),
+        ("digest", (container.get("repo_digests") or [None])[0] if container else None),
+        ("python", versions.get("python")),
+        ("torch", _join(versions.get("torch"), versions.get("torch_cuda"))),
+        ("vLLM", versions.get("vllm")),
+        ("NCCL", versions.get("nccl")),
+        ("libcuda", _join(libcuda.get("version"), libcuda.get("path"))),
+    ]
+    out = [(k, neutralise(str(v)) if v not in (None, "") else "unknown", "ok" if v not in (None, "") else "unknown") for k, v in rows]
+    for p in scene.get("probes") or []:
+        if not p.get("ok", True):
+            out.append((f"probe {neutralise(str(p.get('name', '?')))}", neutralise(str(p.get("error") or "failed")), "error"))
+    return out
+
+
+def _join(a: Any, b: Any) -> str | None:
+    if a in (None, "") and b in (None, ""):
+        return None
+    return " ".join(str(x) for x in (a, b) if x not in (None, ""))
+
+
+def checklist(state: SessionState) -> list[tuple[str, bool, str]]:
+    """The deliverable checklist, ticked from evidence in the stream: (item, done, evidence)."""
+    try:  # the ladder engineer's evaluator, once it exists
+        from k3tui.ladder.checklist import evaluate  # type: ignore[import-not-found]
+
+        return [(i.title, bool(i.done), str(getattr(i, "evidence", ""))) for i in evaluate(state)]
+    except (ImportError, AttributeError):
+        pass
+    scene = state.scene or {}
+    runs = list(state.runs.values())
+    fe = state.first_exception
+    rung_done = {n for n, r in state.rungs.items() if r.state == "done"}
+    one_var = [c for c in state.configs if c.diff]
+    items = [
+        ("first stack archived", bool(fe and fe.stack), f"{len(fe.stack)} lines" if fe else ""),
+        ("host+container driver", bool((scene.get("host") or {}).get("driver_version")), str((scene.get("host") or {}).get("driver_version") or "")),
+        ("image, CUDA, model path", bool((scene.get("container") or {}).get("image")), str((scene.get("container") or {}).get("image") or "")),
+        ("full command + env saved", any(r.command for r in runs), f"{sum(1 for r in runs if r.command)} runs"),
+        ("GPU count, visibility, TP", bool(scene.get("gpus")), f"{len(scene.get('gpus') or [])} GPUs"),
+        ("stage isolated", any(r.rung == "minimal" and (r.exception or r.classified) for r in runs), fe.stage if fe else ""),
+        ("startup vs runtime", "request" in rung_done, ""),
+        ("features one by one", any(n not in ("baseline", "minimal", "request") for n in rung_done), ""),
+        ("one variable per change", bool(one_var) and all(len(c.diff) <= 1 for c in one_var), f"{len(one_var)} changes"),
+        ("repro count + stage", any(r.repeats for r in state.rungs.values()) and fe is not None, ""),
+        ("isolated-node compared", any("isolated" in d.action for d in state.decisions), ""),
+    ]
+    return items
+
+
+
+def flat_diff(a: Any, b: Any, prefix: str = "") -> list[tuple[str, Any, Any]]:
+    """Every leaf that differs between two scenes: (dotted key, old, new)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        out: list[tuple[str, Any, Any]] = []
+        for k in sorted(set(a) | set(b), key=str):
+            out.extend(flat_diff(a.get(k), b.get(k), f"{prefix}{k}."))
+        return out
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        out = []
+        for i, (x, y) in enumerate(zip(a, b)):
+            out.extend(flat_diff(x, y, f"{prefix}{i}."))
+        return out
+    return [] if a == b else [(prefix.rstrip("."), a, b)]
