@@ -352,8 +352,12 @@ class SshHost(BaseHost):
     async def _spawn(self, command: str, stdin: bytes | None) -> _SshProc:
         await self._channels.acquire()
         try:
-            conn = await self._ensure()
-            proc = await conn.create_process(command, encoding=None)
+            try:
+                proc = await (await self._ensure()).create_process(command, encoding=None)
+            except _LOST as exc:
+                # The channel never opened, so the command never ran: reconnecting and retrying is safe.
+                await self._recover(self._lost or f"{type(exc).__name__}: {exc}")
+                proc = await (await self._ensure()).create_process(command, encoding=None)
         except BaseException:
             self._channels.release()
             raise
