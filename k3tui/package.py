@@ -64,7 +64,7 @@ from .cast import CastWriter
 from .errors import PackageError, RecordingError
 from .reader import open_recording, verify
 from .recording import encode_event, seal
-from .redact import Redactor
+from .redact import MASK, Redactor
 
 MANIFEST = "MANIFEST.sha256"
 SESSION = "session.k3rec"
@@ -85,6 +85,8 @@ class Limits:
     max_member_bytes: int = 2 << 30
     max_total_bytes: int = 4 << 30
     max_name: int = 1024
+    max_header_bytes: int = 1 << 20
+    """Long-name and PAX extension records: tarfile reads these into memory whole."""
 
     @property
     def max_stream_bytes(self) -> int:
@@ -93,6 +95,33 @@ class Limits:
 
 
 # --- export ---------------------------------------------------------------------------------
+
+_SCHEMES = frozenset({"bearer", "basic", "token", "digest", "negotiate"})
+_TOKEN_LEFT_BEHIND = re.compile(
+    r"(?i)((?:proxy-)?authorization\"?\s*[:=]\s*\"?<redacted>\s+)(?!<redacted>)([A-Za-z0-9._~+/=-]{8,})"
+)
+
+
+class ExportRedactor(Redactor):
+    """The export's redactor: :class:`~k3tui.redact.Redactor` with two guards for what a recorder can miss.
+
+    - It never *learns* an auth scheme word (``Bearer``) as a secret value. The base class
+      learns it from ``Authorization: Bearer X``; from then on its learned-values layer masks
+      the scheme first, and the bearer-token shape no longer sees the token of the *next*
+      header, which leaks.
+    - It masks a token left standing after ``Authorization: <redacted>`` (what that leak
+      looks like in a recording already on disk).
+    """
+
+    def learn(self, value: str) -> None:
+        if value.strip().strip("\"'").lower() in _SCHEMES:
+            return
+        super().learn(value)
+
+    def text(self, s: str) -> str:
+        out = super().text(s)
+        return _TOKEN_LEFT_BEHIND.sub(r"\1" + MASK, out) if "<redacted>" in out else out
+
 
 
 def export_session(
@@ -124,7 +153,7 @@ def export_session(
     out = Path(out_path) if out_path else src.with_name(src.name.removesuffix(".k3rec") + (".cast" if cast_only else ".repro.tar.gz"))
     if out.exists() and not force:
         raise PackageError(f"{out} already exists: choose another name with -o, or pass --force to replace it")
-    red = redactor or Redactor.from_environment()
+    red = redactor or ExportRedactor.from_environment()
     for e in rec.events():  # pass 1: learn every secret value the stream reveals
         red.event(e)
     header = red.event(rec.header)
@@ -315,6 +344,23 @@ def _size(n: float) -> str:
     return f"{n} GiB"  # pragma: no cover
 
 
+_EXTENSION_TYPES = (tarfile.GNUTYPE_LONGNAME, tarfile.GNUTYPE_LONGLINK, tarfile.XHDTYPE, tarfile.XGLTYPE, tarfile.SOLARIS_XHDTYPE)
+
+
+class _GuardedInfo(tarfile.TarInfo):
+    """Refuses an oversized long-name/PAX record *before* tarfile reads it into memory."""
+
+    header_cap = 1 << 20
+
+    def _proc_member(self, tarfile_: tarfile.TarFile) -> tarfile.TarInfo:
+        if self.type in _EXTENSION_TYPES and self.size > self.header_cap:
+            raise UnsafeMember(
+                f"an extended header record of {_size(self.size)} (cap {_size(self.header_cap)}): refusing the archive "
+                f"as a memory bomb; nothing was extracted"
+            )
+        return super()._proc_member(tarfile_)  # type: ignore[misc]
+
+
 _BAD_CHARS = re.compile(r"[\x00-\x1f\x7f\\]")
 
 
@@ -322,7 +368,7 @@ def _safe_name(m: tarfile.TarInfo, limits: Limits, what: str) -> str:
     """The member's name, normalised, or UnsafeMember saying why it is refused."""
     name = m.name
     if not name or len(name) > limits.max_name or _BAD_CHARS.search(name):
-        raise UnsafeMember(f"{what}: member {name[:80]!r} has an empty, overlong or unprintable name: refused")
+        raise UnsafeMember(f"{what}: member {name[:80]!r} has an empty, overlong or unsafe name (control characters, backslashes): refused")
     if name.startswith("/") or re.match(r"^[A-Za-z]:", name):
         raise UnsafeMember(f"{what}: member {name!r} has an absolute path: refused (nothing was extracted)")
     parts = [p for p in PurePosixPath(name).parts if p != "."]
@@ -361,7 +407,12 @@ def _members(path: Path, limits: Limits, dest: Path) -> Iterator[tuple[tarfile.T
             raise PackageError(f"{path} is not a repro package (not gzip-compressed)")
         raw.seek(0)
         stream = io.BufferedReader(_Counted(gzip.GzipFile(fileobj=raw, mode="rb"), limits.max_stream_bytes, what), _CHUNK)
-        yield from _walk(tarfile.open(fileobj=stream, mode="r|"), limits, dest, what)
+        info = type("_Info", (_GuardedInfo,), {"header_cap": limits.max_header_bytes})
+        yield from _walk(tarfile.open(fileobj=stream, mode="r|", tarinfo=info), limits, dest, what)
+    except UnsafeMember as exc:
+        if not str(exc).startswith(what):
+            raise UnsafeMember(f"{what}: {exc}") from None
+        raise
     except (tarfile.TarError, EOFError, zlib.error, gzip.BadGzipFile) as exc:
         raise PackageError(f"{path} is not a valid repro package: {str(exc) or type(exc).__name__}") from None
     finally:
