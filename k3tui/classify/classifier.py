@@ -128,8 +128,11 @@ class Classifier:
             self._announce(self._root)
         res = self._finished = self._result()
         exc = res.first_exception.line if res.first_exception else ""
-        self._send(RunClassified(run=self.run, failed_stage=res.failed_stage, signature=res.signature,
-                                 advice=res.advice, exception=exc))
+        self._send(
+            RunClassified(
+                run=self.run, failed_stage=res.failed_stage, signature=res.signature, advice=res.advice, exception=exc
+            )
+        )
         return res
 
     # --- the fast scan -----------------------------------------------------------------
@@ -241,6 +244,7 @@ class Classifier:
             trace.header = header
             trace.add(header[0].raw, header[1])
         trace.add(ln.raw, n)
+        trace.frames = 0 if ln.body.endswith("Traceback (most recent call last):") else 1
         self._traces[ln.key] = trace
         if len(self._traces) > 64:
             self._close(min(self._traces.values(), key=lambda t: t.last))
@@ -273,8 +277,9 @@ class Classifier:
         if trace.header is None or self._rules.consequence.search(trace.header[0].body):
             return None
         head, hn = trace.header
-        return _Root(head.raw, hn, head.body, "", head.body, trace.process, trace.key, self._stage_now(),
-                     trace.lines, trace)
+        return _Root(
+            head.raw, hn, head.body, "", head.body, trace.process, trace.key, self._stage_now(), trace.lines, trace
+        )
 
     def _expire(self, n: int) -> None:
         for trace in [t for t in self._traces.values() if n - t.last > STALE_AFTER]:
@@ -309,10 +314,18 @@ class Classifier:
     def _announce(self, root: _Root) -> None:
         root.emitted = True
         root.stage = self._stage_of(root)
-        self._send(ExceptionFound(run=self.run, stage=root.stage, line=root.raw, line_number=root.n,
-                                  stack=list(root.stack), process=root.process,
-                                  signature=make_signature(root.stage, root.type, root.message),
-                                  oom_root_cause=self._oom_flag()))
+        self._send(
+            ExceptionFound(
+                run=self.run,
+                stage=root.stage,
+                line=root.raw,
+                line_number=root.n,
+                stack=list(root.stack),
+                process=root.process,
+                signature=make_signature(root.stage, root.type, root.message),
+                oom_root_cause=self._oom_flag(),
+            )
+        )
 
     def _oom_flag(self) -> bool | None:
         if self._root is not None and self._rules.oom.search(self._root.body):

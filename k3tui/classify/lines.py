@@ -101,8 +101,14 @@ def parse(raw: str) -> Line:
     if m := _PROC.match(text):
         process, text = f"{m['proc']} pid={m['pid']}", text[m.end() :]
     if m := _NCCL.match(text):
-        return Line(display, text[m.end() :], _NCCL_LEVEL.get(m["lvl"], "INFO"), process or f"NCCL pid={m['pid']}",
-                    (service, process or f"NCCL pid={m['pid']}"), time)
+        return Line(
+            display,
+            text[m.end() :],
+            _NCCL_LEVEL.get(m["lvl"], "INFO"),
+            process or f"NCCL pid={m['pid']}",
+            (service, process or f"NCCL pid={m['pid']}"),
+            time,
+        )
     body, level, ltime, pid = _level(text)
     if process is None and pid:
         process = f"pid={pid}"

@@ -117,6 +117,8 @@ def load_rules() -> Rules:
         roots=tuple(RootRule(_rx(r["match"], "patterns.toml [[root]]"), r["type"]) for r in pat.get("root", [])),
         consequence=_rx("|".join(f"(?:{p})" for p in pat["consequence"]["patterns"]), "patterns.toml [consequence]"),
         stage_rules=_stage_rules(pat),
-        frame_rules=tuple((r["stage"], _rx(r["match"], "patterns.toml [[frame_rule]]")) for r in pat.get("frame_rule", [])),
+        frame_rules=tuple(
+            (r["stage"], _rx(r["match"], "patterns.toml [[frame_rule]]")) for r in pat.get("frame_rule", [])
+        ),
         advice=_advice(adv),
     )

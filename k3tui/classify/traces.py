@@ -25,6 +25,7 @@ TB_HEAD = "Traceback (most recent call last):"
 _FRAME = re.compile(r'", line \d+, in (\S+)')
 _CUT_FRAME = re.compile(r'^\s*\S*\.py", line \d+, in \S+$')
 """A frame line whose start was cut off (an excerpt that begins mid-stack)."""
+_EXC_SHAPE = re.compile(r"^[A-Za-z_][\w.]*(?::|\(|$)")
 
 
 def opens_trace(body: str) -> bool:
@@ -49,6 +50,7 @@ class Trace:
     last: int = 0
     continuation: int = 0
     dropped: int = 0
+    frames: int = 0
 
     def add(self, raw: str, n: int) -> None:
         self.last = n
@@ -71,9 +73,13 @@ class Trace:
         if self.mode == "tb":
             if body.startswith(TB_HEAD) and len(self.lines) > 1:
                 return "other"
-            self.add(ln.raw, n)
             if not body or body[0].isspace() or body.startswith(("[Previous line", TB_HEAD)):
+                self.add(ln.raw, n)
+                self.frames += body.startswith('  File "')
                 return "frame"
+            if not self.frames or not _EXC_SHAPE.match(body):
+                return "other"  # Python prints a frame before the exception, and the exception as Type[: msg]
+            self.add(ln.raw, n)
             self.mode = "exc"
             return "exception"
         return self._after_exception(ln, n)

@@ -1,0 +1,80 @@
+"""`k3tui classify`: the JSON contract scripts rely on, stdin, and one-line errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from k3tui.cli import main
+
+SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
+LOG = SHARED / "corpus" / "vllm-cpu" / "10f1-fail-kvcache-space-0.log"
+KEYS = {"failed_stage", "stages", "first_exception", "oom_root_cause", "signature", "advice"}
+
+
+def test_json_has_exactly_the_documented_keys(capsys) -> None:
+    assert main(["classify", str(LOG), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out) == KEYS
+    assert out["failed_stage"] == "engine"
+    assert set(out["first_exception"]) == {"line", "line_number", "stack", "process"}
+    assert out["first_exception"]["process"] == "EngineCore pid=2811"
+    assert all(set(s) == {"stage", "line", "time"} for s in out["stages"])
+    assert out["oom_root_cause"] is None
+
+
+def test_healthy_log_json(capsys) -> None:
+    assert main(["classify", str(SHARED / "corpus" / "vllm-cpu" / "01-baseline-full-session.log"), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["failed_stage"] == "none" and out["first_exception"] is None and out["signature"] == ""
+
+
+def test_human_output_has_timeline_root_stack_and_advice(capsys) -> None:
+    assert main(["classify", str(LOG)]) == 0
+    out = capsys.readouterr().out
+    for needle in (
+        "stage timeline:",
+        "weights",
+        "failed stage: ENGINE",
+        "ValueError: No available memory",
+        "stack as printed:",
+        "_initialize_kv_caches",
+        "advice:",
+    ):
+        assert needle in out
+
+
+def test_stdin_dash() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "k3tui.cli", "classify", "-", "--json"],
+        input=LOG.read_bytes(),
+        capture_output=True,
+        check=False,
+    )
+    if proc.returncode != 0 and b"No module named k3tui.cli.__main__" in proc.stderr:
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "import sys; from k3tui.cli import main; sys.exit(main())",
+                "classify",
+                "-",
+                "--json",
+            ],
+            input=LOG.read_bytes(),
+            capture_output=True,
+            check=False,
+        )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["failed_stage"] == "engine"
+
+
+def test_bad_inputs_are_one_line_errors(tmp_path: Path, capsys) -> None:
+    binary = tmp_path / "core.bin"
+    binary.write_bytes(bytes(range(256)) * 64)
+    for arg in (str(tmp_path / "missing.log"), str(tmp_path), str(binary)):
+        assert main(["classify", arg]) != 0
+        err = capsys.readouterr().err.strip()
+        assert err.count("\n") == 0 and arg in err and "Traceback" not in err

@@ -1,0 +1,95 @@
+"""Streaming invariants: any chunking, and the prefilter, change nothing in the answer.
+
+The prefilter skips lines without a sentinel; ``Classifier(prefilter=False)`` parses
+every line, so equality on every real log proves no sentinel is missing. Hypothesis
+cuts real logs at random places (inside lines, inside CRLF pairs, inside multi-byte
+characters' neighbours) and checks the result and the live events are identical.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from k3tui.classify import Classifier, classify_text
+
+SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
+LOGS = sorted((SHARED / "corpus").glob("*/*.log")) + sorted((SHARED / "fixtures" / "hosts").glob("*/*.txt"))
+
+
+def _run(text: str, cuts: list[int] | None = None, prefilter: bool = True):
+    events: list = []
+    c = Classifier(run="r", emit=events.append, prefilter=prefilter)
+    if cuts is None:
+        c.feed(text)
+    else:
+        prev = 0
+        for cut in sorted(set(cuts)) + [len(text)]:
+            c.feed(text[prev:cut])
+            prev = cut
+    return c.finish(), events
+
+
+@pytest.mark.parametrize("path", LOGS, ids=[f"{p.parent.name}/{p.name}" for p in LOGS])
+def test_prefilter_changes_nothing(path: Path) -> None:
+    text = path.read_text(encoding="utf-8", errors="replace")
+    fast, fast_events = _run(text)
+    slow, slow_events = _run(text, prefilter=False)
+    assert fast.to_json() == slow.to_json()
+    assert fast_events == slow_events
+
+
+def test_line_by_line_equals_whole() -> None:
+    text = (SHARED / "corpus" / "vllm-cpu" / "10g2-kill9-worker-inflight.log").read_text()
+    c = Classifier()
+    for line in text.splitlines():
+        c.feed_line(line)
+    assert c.finish().to_json() == classify_text(text).to_json()
+
+
+MIXED = "".join(
+    p.read_text(encoding="utf-8", errors="replace").replace("\n", "\r\n" if i % 2 else "\n")
+    for i, p in enumerate(
+        [
+            SHARED / "fixtures" / "hosts" / "h200-r580" / "nccl_ok.txt",
+            SHARED / "corpus" / "vllm-cpu" / "10f1-fail-kvcache-space-0.log",
+            SHARED / "corpus" / "vllm-issues" / "007.log",
+            SHARED / "fixtures" / "hosts" / "h200-r580" / "fail_oom.txt",
+        ]
+    )
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cuts=st.lists(st.integers(min_value=0, max_value=len(MIXED)), max_size=40))
+def test_any_chunking_gives_the_same_answer(cuts: list[int]) -> None:
+    whole, whole_events = _run(MIXED)
+    got, events = _run(MIXED, cuts)
+    assert got.to_json() == whole.to_json()
+    assert events == whole_events
+
+
+@settings(max_examples=25, deadline=None)
+@given(size=st.integers(min_value=1, max_value=300))
+def test_fixed_small_chunks_give_the_same_answer(size: int) -> None:
+    text = (SHARED / "corpus" / "vllm-cpu" / "11-fail-headdim16-first-request-kills-engine.log").read_text()
+    whole, _ = _run(text)
+    got, _ = _run(text, list(range(size, len(text), size)))
+    assert got.to_json() == whole.to_json()
+
+
+def test_result_is_live_and_finish_is_final() -> None:
+    text = (SHARED / "corpus" / "vllm-cpu" / "10d-fail-load-format-fastsafetensors.log").read_text()
+    c = Classifier()
+    c.feed(text[: len(text) // 3])
+    early = c.result()
+    assert early.failed_stage == "none" and early.stages
+    c.feed(text[len(text) // 3 :])
+    final = c.finish()
+    assert final.failed_stage == "weights"
+    assert c.finish() is final
+    with pytest.raises(RuntimeError):
+        c.feed("more")
