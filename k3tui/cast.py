@@ -57,7 +57,7 @@ _RESET = "\x1b[0m"
 def header_of(h: ev.Header, width: int = WIDTH, height: int = HEIGHT) -> dict[str, Any]:
     """The asciicast v2 header for a session header."""
     sim = " [SIMULATED host]" if h.simulated else ""
-    title = h.title or f"k3tui session {h.session_id} on {h.host or '-'}"
+    title = f"k3tui session {h.session_id} on {h.host or '-'}" + (f" — {h.title}" if h.title else "")
     return {
         "version": 2,
         "width": width,
@@ -125,8 +125,7 @@ class CastWriter:
         if isinstance(e, ev.Output):
             self.output(e.t, e.text)
         elif isinstance(e, (ev.CommandSent, ev.RunStarted)):
-            host = f"{e.host}" if e.host else ""
-            self._banner(e.t, _DIM, f"{host}$ {e.command}")
+            self._banner(e.t, _DIM, f"{e.host + ' ' if e.host else ''}$ {e.command}")
         kind = ev.kind_of(e)
         if kind in ev.MARKER_KINDS:
             label = ev.summary(e, 160)
