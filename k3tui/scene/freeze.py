@@ -164,27 +164,39 @@ async def _first_exception(host: Host, scene: Scene, results: dict[str, RunResul
         return
     scene.log_source = source
     scene.first_exception = classify_first_exception(log_text)
-    if scene.first_exception is None and "Traceback (most recent call last)" in log_text:
-        scene.notes.append("the log has a traceback but the classifier is not available to pick the root one")
 
 
 def classify_first_exception(log_text: str) -> dict[str, Any] | None:
-    """The root exception of a server log through :mod:`k3tui.classify` (None if none, or no classifier)."""
-    try:
-        from ..classify import classify_text  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    fe = classify_text(log_text).first_exception
+    """The root exception of a server log through :mod:`k3tui.classify` (None if it has none)."""
+    from ..classify import classify_text
+
+    res = classify_text(log_text)
+    fe = res.first_exception
     if fe is None:
         return None
-    return {k: getattr(fe, k, None) for k in ("line", "line_number", "stack", "process", "stage", "signature", "type")}
+    return {
+        "line": fe.line,
+        "line_number": fe.line_number,
+        "stack": list(fe.stack),
+        "process": fe.process,
+        "type": res.exception_type,
+        "stage": res.failed_stage,
+        "signature": res.signature,
+    }
 
 
 def redact_scene(scene: Scene, redactor: Redactor) -> Scene:
-    """Mask secrets: env maps first (their values are learnt), then every string again."""
+    """Mask secrets: env maps first (their values are learnt), then every string again.
+
+    ``env_origin`` is kept out of the walk: its keys are variable names (``HF_TOKEN``) but
+    its values are words (``runtime``) that must not be learnt as secrets.
+    """
     data = scene.to_dict()
+    origin = data.pop("env_origin")
     first = redactor.obj(data)
-    return scene_from_dict(redactor.obj(first))
+    out = redactor.obj(first)
+    out["env_origin"] = origin
+    return scene_from_dict(out)
 
 
 def _run_id(run: str | RunHandle | None) -> str:
