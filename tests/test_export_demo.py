@@ -1,0 +1,73 @@
+"""Export of demo sessions, one per simulated scenario: the report names the scenario's stage and exception.
+
+Each scenario file (``assets/scenarios/NAME.toml``) states ``expected_stage`` and
+``expected_exception``. The demo records a whole headless session against the simulated
+host; the package exported from it must verify and must name that stage and exception.
+While ``k3tui demo`` is not wired yet (detected by running it), these tests skip saying so.
+"""
+
+from __future__ import annotations
+
+import functools
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from k3tui.assets import asset
+from k3tui.package import export_session, verify_package
+
+from .test_export import members
+
+SCENARIOS = sorted(p.stem for p in asset("scenarios").glob("*.toml"))
+
+
+def _cli(*args: str, timeout: int = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "k3tui.cli", *args], capture_output=True, text=True, timeout=timeout)
+
+
+@functools.cache
+def _listed() -> tuple[set[str], str]:
+    r = _cli("demo", "--list", timeout=60)
+    if r.returncode != 0:
+        lines = (r.stderr or r.stdout).strip().splitlines()
+        return set(), lines[-1] if lines else f"exit {r.returncode}"
+    words = {line.split()[0].strip(":") for line in r.stdout.splitlines() if line.split()}
+    return words, ""
+
+
+def test_there_are_scenarios() -> None:
+    assert SCENARIOS, "assets/scenarios/ holds no scenario files"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_demo_session_exports_with_its_stage_and_exception(name: str, tmp_path: Path) -> None:
+    listed, why = _listed()
+    if why:
+        pytest.skip(f"`k3tui demo --list` is not available yet ({why})")
+    if name not in listed:
+        pytest.skip(f"scenario {name} is not listed by `k3tui demo --list`")
+    spec = tomllib.loads(asset("scenarios", f"{name}.toml").read_text(encoding="utf-8"))
+    record = tmp_path / f"{name}.k3rec"
+    r = _cli("demo", "--headless", "--scenario", name, "--record", str(record))
+    if not record.exists():
+        pytest.fail(f"demo --headless --scenario {name} wrote no recording (exit {r.returncode}): {r.stderr.strip()[-300:]}")
+    pkg = export_session(record)
+    ok, msg = verify_package(pkg)
+    assert ok, msg
+    files = members(pkg)
+    report = files["REPORT.md"].decode()
+    first = files["first-error.txt"].decode()
+    assert "SIMULATED host" in report
+    stage, exception = spec["expected_stage"], spec.get("expected_exception", "")
+    if stage == "none":
+        assert "no root exception recorded" in report and "No root exception was found" in first
+        return
+    assert f"first failing stage: **{stage}**" in report
+    assert f"stage       {stage}" in first
+    assert exception and exception in first, f"{exception!r} not in first-error.txt"
+    assert exception.replace("`", "'") in report
+    assert files["session.cast"].count(b'"m", "FIRST EXCEPTION at ' + stage.encode()) >= 1
