@@ -45,6 +45,9 @@ class _LocalProc:
             except (ProcessLookupError, PermissionError):
                 pass
 
+    async def unforward(self, local: int | str) -> None:
+        """Nothing was forwarded."""
+
     async def close(self) -> None:
         if self._p.returncode is None:
             self.kill()
@@ -93,6 +96,9 @@ class LocalHost(BaseHost):
     async def forward_unix(self, remote_path: str) -> str:
         """Already local: returns ``remote_path`` itself."""
         return remote_path
+
+    async def unforward(self, local: int | str) -> None:
+        """Nothing was forwarded."""
 
     async def close(self) -> None:
         """Nothing to close; recorded for symmetry with remote hosts."""

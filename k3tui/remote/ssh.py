@@ -155,7 +155,8 @@ class SshHost(BaseHost):
         self._generation = 0
         self._port_forwards: dict[int, tuple[str, int]] = {}
         self._path_forwards: dict[str, str] = {}
-        self._listeners: list[asyncssh.SSHListener] = []
+        self._listeners: dict[int | str, asyncssh.SSHListener] = {}
+        self._fwd_seq = 0
         self._sock_dir: str | None = None
 
     @property
@@ -335,17 +336,17 @@ class SshHost(BaseHost):
 
     async def _drop_connection(self) -> None:
         conn, self._conn, self._client = self._conn, None, None
-        for listener in self._listeners:
+        for listener in self._listeners.values():
             listener.close()
-        self._listeners = []
+        self._listeners = {}
         if conn is not None:
             conn.abort()
 
     async def _reopen_forwards(self) -> None:
         for local_port, (rhost, rport) in self._port_forwards.items():
-            self._listeners.append(await self._open_port_forward(local_port, rhost, rport))
+            self._listeners[local_port] = await self._open_port_forward(local_port, rhost, rport)
         for local_path, remote_path in self._path_forwards.items():
-            self._listeners.append(await self._open_path_forward(local_path, remote_path))
+            self._listeners[local_path] = await self._open_path_forward(local_path, remote_path)
 
     # --- channels ------------------------------------------------------------------
 
@@ -384,7 +385,7 @@ class SshHost(BaseHost):
         """Forward a new loopback port here to ``remote_host:remote_port`` as seen from the host."""
         listener = await self._open_port_forward(0, remote_host, remote_port)
         port = listener.get_port()
-        self._listeners.append(listener)
+        self._listeners[port] = listener
         self._port_forwards[port] = (remote_host, remote_port)
         return port
 
@@ -396,8 +397,9 @@ class SshHost(BaseHost):
         """Forward a new local unix socket (in a private 0700 directory) to ``remote_path`` on the host."""
         if self._sock_dir is None:
             self._sock_dir = tempfile.mkdtemp(prefix="k3tui-fwd-")
-        local = os.path.join(self._sock_dir, f"{len(self._path_forwards)}-{os.path.basename(remote_path) or 'sock'}")
-        self._listeners.append(await self._open_path_forward(local, remote_path))
+        self._fwd_seq += 1
+        local = os.path.join(self._sock_dir, f"{self._fwd_seq}-{os.path.basename(remote_path) or 'sock'}")
+        self._listeners[local] = await self._open_path_forward(local, remote_path)
         self._path_forwards[local] = remote_path
         return local
 
@@ -407,6 +409,16 @@ class SshHost(BaseHost):
             os.unlink(local)
         return await conn.forward_local_path(local, remote_path)
 
+    async def unforward(self, local: int | str) -> None:
+        """Stop a forward opened by :meth:`forward_port` or :meth:`forward_unix`."""
+        listener = self._listeners.pop(local, None)
+        self._port_forwards.pop(local, None)  # type: ignore[call-overload]
+        self._path_forwards.pop(local, None)  # type: ignore[call-overload]
+        if listener is not None:
+            listener.close()
+        if isinstance(local, str) and os.path.exists(local):
+            os.unlink(local)
+
     # --- closing -------------------------------------------------------------------
 
     async def close(self) -> None:
@@ -414,9 +426,9 @@ class SshHost(BaseHost):
         if self._closing:
             return
         self._closing = True
-        for listener in self._listeners:
+        for listener in self._listeners.values():
             listener.close()
-        self._listeners = []
+        self._listeners = {}
         conn, self._conn = self._conn, None
         if conn is not None:
             conn.close()
