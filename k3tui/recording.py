@@ -51,7 +51,7 @@ import msgspec
 
 from . import __version__
 from .errors import RecordingError
-from .events import SIGNIFICANT, Event, Header, Notice, Opaque, Output
+from .events import Event, Header, KnownEvent, Notice, Opaque, Output, kind_of
 from .redact import Redactor
 
 DIGEST_BYTES = 12
@@ -61,6 +61,12 @@ FLUSH_INTERVAL = 0.2
 """Longest time an event waits in the queue (the writer wakes at least this often)."""
 RETRY_INTERVAL = 1.0
 """While suspended, how often the writer tries the disk again."""
+CLOSE_GRACE = 3.0
+"""On close while suspended, how long to keep retrying before saving a rescue copy."""
+RESCUE_DIR: str | None = None
+"""Where a rescue copy goes (None: the system's temporary directory)."""
+STAT_INTERVAL = 1.0
+"""How often the writer checks that its file still exists (deleted → restored)."""
 INDEX_EVERY = 2000
 INDEX_SECONDS = 5.0
 MAX_HELD_BYTES = 256 * 1024 * 1024
@@ -70,6 +76,7 @@ MAX_TEXT = 4 * 1024 * 1024
 """Output longer than this is split into several events (readers cap line length)."""
 
 _encoder = msgspec.json.Encoder()
+_check_decoder = msgspec.json.Decoder(KnownEvent)
 _OPAQUE_OWN = frozenset({"kind", "t", "host", "h"})
 
 
@@ -100,6 +107,62 @@ def encode_event(event: Any) -> bytes:
         fields = {k: v for k, v in event.data.items() if k not in _OPAQUE_OWN}
         return _encoder.encode({"kind": event.kind, "t": event.t, "host": event.host, **fields})
     return _encoder.encode(event)
+
+
+def encode_safely(item: Any) -> bytes:
+    """Encode an event so that it reads back: never raises, never writes an unreadable line.
+
+    ``NaN``/``inf`` (JSON has neither: they would become ``null`` and the line would not
+    decode), lone surrogates from badly decoded remote output, and objects JSON cannot hold
+    are repaired; an event beyond repair becomes a Notice saying so.
+    """
+    try:
+        body = encode_event(item)
+        if b"null" not in body or _reads_back(item, body):
+            return body
+    except (TypeError, ValueError, OverflowError, RecursionError):
+        pass
+    try:
+        fixed = _repair(msgspec.to_builtins(item, enc_hook=repr, str_keys=True))
+        if isinstance(item, Opaque):
+            fixed = {
+                "kind": item.kind,
+                "t": fixed.get("t", 0.0),
+                "host": fixed.get("host", ""),
+                **fixed.get("data", {}),
+            }
+        body = _encoder.encode(fixed)
+        if _reads_back(item, body):
+            return body
+        why = "it does not match the schema"
+    except (TypeError, ValueError, OverflowError, RecursionError) as exc:
+        why = str(exc)[:200]
+    t = getattr(item, "t", 0.0)
+    t = t if isinstance(t, float) and t - t == 0 else 0.0
+    msg = f"an event of kind {kind_of(item)} could not be recorded: {why}"
+    return _encoder.encode(Notice(t=t, host=getattr(item, "host", ""), level="error", message=msg))
+
+
+def _reads_back(item: Any, body: bytes) -> bool:
+    if isinstance(item, Opaque):
+        return True
+    try:
+        _check_decoder.decode(body)
+        return True
+    except (msgspec.DecodeError, RecursionError):
+        return False
+
+
+def _repair(v: Any) -> Any:
+    if isinstance(v, str):
+        return v.encode("utf-8", "replace").decode("utf-8")
+    if isinstance(v, float):
+        return v if v - v == 0 else 0.0
+    if isinstance(v, dict):
+        return {_repair(str(k)): _repair(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_repair(x) for x in v]
+    return v
 
 
 def _open_exclusive(path: str) -> IO[bytes]:
@@ -143,6 +206,11 @@ class Recorder:
         self.events_emitted = 0
         self.events_dropped = 0
         self.closed = False
+        self.notices: list[Notice] = []
+        """Every notice about the recording itself (suspended, resumed, restored …)."""
+        self.rescued: Path | None = None
+        """Where a complete copy went when the recording could not be finished in place."""
+        self._lock = threading.Lock()
         self._fh = self._create(opener or _open_exclusive)
         self._index_fh = self._open_index() if index else None
         self._thread = threading.Thread(target=self._writer, name=f"k3rec-writer:{self.path.name}", daemon=True)
@@ -152,6 +220,9 @@ class Recorder:
     def _create(self, opener: Callable[[str], IO[bytes]]) -> IO[bytes]:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise RecordingError(f"cannot create {self.path}: {self.path.parent}: {exc.strerror or exc}") from None
+        try:
             return opener(str(self.path))
         except FileExistsError:
             raise RecordingError(
@@ -177,8 +248,16 @@ class Recorder:
         return time.monotonic() - self._t0
 
     def subscribe(self, observer: Callable[[Any], None]) -> None:
-        """Call ``observer(event)`` with every redacted event, in order, on the emitting thread."""
-        self._observers.append(observer)
+        """Call ``observer(event)`` with every redacted event, in order, on the emitting thread.
+
+        Notices about the recording itself come from the writer thread, and the ones raised
+        before this call (a full disk at start) are delivered at once, so none is missed.
+        """
+        with self._lock:
+            self._observers.append(observer)
+            earlier = list(self.notices)
+        for n in earlier:
+            observer(n)
 
     def emit(self, event: Event) -> Event:
         """Redact, time-stamp and queue an event; returns the event as recorded.
@@ -233,21 +312,25 @@ class Recorder:
         done = False
         while not done:
             items = self._take(w)
-            done = items and items[-1] is None
-            urgent = False
-            for item in items:
-                if item is not None:
-                    w.hold(item)
-                    urgent = urgent or isinstance(item, SIGNIFICANT)
-            self._trim(w)
-            now = time.monotonic()
-            if self.suspended and not done and now - w.last_try < RETRY_INTERVAL:
-                continue
-            self._write(w, now)
-            if now - w.stat_check > 1.0 and not self.suspended:
-                w.stat_check = now
-                self._check_still_there()
+            done = bool(items) and items[-1] is None
+            try:
+                self._step(w, items, done)
+            except Exception as exc:  # noqa: BLE001 - the writer must outlive any bug: the session goes on
+                self._notify("error", f"recorder internal error ({type(exc).__name__}: {exc}); recording continues")
         self._finish(w)
+
+    def _step(self, w: _WriterState, items: list[Any], done: bool) -> None:
+        for item in items:
+            if item is not None:
+                w.hold(item)
+        self._trim(w)
+        now = time.monotonic()
+        if self.suspended and not done and now - w.last_try < RETRY_INTERVAL:
+            return
+        self._write(w, now)
+        if now - w.stat_check > STAT_INTERVAL and not self.suspended:
+            w.stat_check = now
+            self._check_still_there()
 
     def _take(self, w: _WriterState) -> list[Any]:
         """Block for the first item (bounded), then drain whatever else is queued."""
@@ -282,7 +365,11 @@ class Recorder:
         try:
             self._drain_out(w)
             if w.dropped:
-                w.hold(self._notice("error", f"{w.dropped} events were DROPPED while the disk refused writes (memory limit)"))
+                w.hold(
+                    self._notice(
+                        "error", f"{w.dropped} events were DROPPED while the disk refused writes (memory limit)"
+                    )
+                )
                 w.dropped = 0
             while w.held:
                 w.seal_batch(MAX_BATCH_BYTES)
@@ -319,8 +406,15 @@ class Recorder:
         w.index_lines.clear()
 
     def _finish(self, w: _WriterState) -> None:
-        if self.suspended:
+        end = time.monotonic() + CLOSE_GRACE
+        while self.suspended:
+            self._drain_queue(w, write=False)
             self._write(w, time.monotonic())
+            if not self.suspended or time.monotonic() >= end:
+                break
+            time.sleep(RETRY_INTERVAL)
+        if self.suspended:
+            self._rescue(w)
         self._restore_if_deleted(final=True)
         self._drain_queue(w)
         try:
@@ -334,11 +428,13 @@ class Recorder:
                     fh.close()
             except OSError:
                 pass
-        if w.held or w.out:
-            self._notify("error", f"recording closed with {len(w.held) + w.pending_lines()} events NOT written: {self.error}")
+        if (w.held or w.out) and self.rescued is None:
+            self._notify(
+                "error", f"recording closed with {len(w.held) + w.pending_lines()} events NOT written: {self.error}"
+            )
 
-    def _drain_queue(self, w: _WriterState) -> None:
-        """Write the notices raised while finishing (restored file, resumed …)."""
+    def _drain_queue(self, w: _WriterState, write: bool = True) -> None:
+        """Take the notices raised while finishing (restored file, resumed …), and write them."""
         while True:
             try:
                 item = self._q.get_nowait()
@@ -346,8 +442,35 @@ class Recorder:
                 break
             if item is not None:
                 w.hold(item)
-        if w.held and not self.suspended:
+        if write and w.held and not self.suspended:
             self._write(w, time.monotonic())
+
+    def _rescue(self, w: _WriterState) -> None:
+        """The disk still refuses at close: save a complete, verifiable copy somewhere else."""
+        import tempfile
+
+        target = Path(RESCUE_DIR or tempfile.gettempdir()) / f"{self.path.stem}.rescued-{self.session_id}.k3rec"
+        on_disk = w.offset - len(w.out)
+        try:
+            with open(target, "xb") as out:
+                if on_disk:
+                    _copy_fd(self._fh.fileno(), out.fileno(), on_disk)
+                while True:
+                    out.write(w.out)
+                    w.out.clear()
+                    if not w.held:
+                        break
+                    w.seal_batch(MAX_BATCH_BYTES)
+        except (OSError, ValueError, AttributeError, TypeError) as exc:
+            why = getattr(exc, "strerror", None) or str(exc)
+            self._notify("error", f"recording could not be finished and no rescue copy could be saved: {why}")
+            return
+        w.line_ends.clear()
+        self.rescued = target
+        self._notify(
+            "error",
+            f"recording could not be finished on {self.path} ({self.error}): a complete copy was saved to {target}",
+        )
 
     # --- file removed -------------------------------------------------------------------
 
@@ -366,7 +489,9 @@ class Recorder:
             moved = True
         if moved and not getattr(self, "_moved_told", False):
             self._moved_told = True
-            self._notify("error", f"recording file {self.path} was moved or replaced; events still go to the moved file")
+            self._notify(
+                "error", f"recording file {self.path} was moved or replaced; events still go to the moved file"
+            )
 
     def _restore_if_deleted(self, final: bool) -> None:
         """The file was unlinked: write its contents (still open) back to the same path."""
@@ -381,7 +506,10 @@ class Recorder:
         except OSError as exc:
             if not getattr(self, "_restore_told", False) or final:
                 self._restore_told = True
-                self._notify("error", f"recording file {self.path} was DELETED and cannot be recreated ({exc.strerror}); events still go to the open file")
+                self._notify(
+                    "error",
+                    f"recording file {self.path} was DELETED and cannot be recreated ({exc.strerror}); events still go to the open file",
+                )
             return
         try:
             _copy_fd(fd, new.fileno())
@@ -416,7 +544,10 @@ class Recorder:
         """
         event = self._notice(level, message)
         self._q.put(event)  # recorded once the disk accepts data (the writer drains the queue)
-        for obs in list(self._observers):
+        with self._lock:
+            self.notices.append(event)
+            observers = list(self._observers)
+        for obs in observers:
             try:
                 obs(event)
             except Exception:  # noqa: BLE001 - an observer must never kill the writer
@@ -447,8 +578,11 @@ class _WriterState:
         self.stat_check = time.monotonic()
 
     def hold(self, item: Any) -> None:
-        body = _encoder.encode(item) if isinstance(item, Header) else encode_event(item)
-        self.held.append((body, None if isinstance(item, Header) else item.t))
+        body = _encoder.encode(item) if isinstance(item, Header) else encode_safely(item)
+        t = None if isinstance(item, Header) else item.t
+        if t is not None and not (isinstance(t, (int, float)) and t - t == 0):
+            t = 0.0  # NaN/inf time: written as 0.0 by encode_safely
+        self.held.append((body, t))
         self.held_bytes += len(body)
 
     def seal_batch(self, limit: int) -> None:
@@ -499,8 +633,8 @@ def _complete_header(h: Header) -> Header:
     return h
 
 
-def _copy_fd(src: int, dst: int) -> None:
-    size = os.fstat(src).st_size
+def _copy_fd(src: int, dst: int, size: int | None = None) -> None:
+    size = os.fstat(src).st_size if size is None else size
     pos = 0
     while pos < size:
         data = os.pread(src, min(8 << 20, size - pos), pos)
