@@ -1,15 +1,188 @@
-"""`k3tui ladder` — not built yet (see the open issues)."""
+"""`k3tui ladder TARGET` — run the ladder's rungs headless, one variable at a time, with progress lines.
+
+The same :class:`~k3tui.ladder.LadderEngine` the TUI drives; this command only opens the
+hosts, applies the operator's single change (``--set``), runs the rungs and prints what
+the events say. Exit status: 0 when every rung run passed, 1 when one failed or drifted
+(a finding, not a crash), 2 for usage errors or when k3tui could not run a rung.
+
+The last line is for scripts: ``result: rung=<last> verdict=<V> reproduced=<k/K> stage=<first failing stage|none>``.
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import sys
+from typing import Any
 
+from .. import events as ev
 from ..errors import UsageError
+from ._common import add_record_option, add_target_options
+
+HELP = "run the ladder rungs headless, one variable at a time"
+_SHOWN = (
+    ev.RungEntered,
+    ev.RungLeft,
+    ev.CheckVerdict,
+    ev.StageReached,
+    ev.ExceptionFound,
+    ev.RunStarted,
+    ev.RunEnded,
+    ev.RunClassified,
+    ev.SceneFrozen,
+    ev.Notice,
+    ev.Decision,
+    ev.RunConfigSet,
+)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("rest", nargs="*")
+    add_target_options(p)
+    p.add_argument(
+        "--profile", default="kimi-k3", help="profile name in assets/profiles or a .toml path (default kimi-k3)"
+    )
+    p.add_argument(
+        "--rung",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="run only this rung (repeatable); default: the whole ladder",
+    )
+    p.add_argument(
+        "--repeat", type=int, default=1, metavar="K", help="attempts per rung, for 'reproduced k/K' (default 1)"
+    )
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="VAR=VALUE",
+        help="one change for this run (max_model_len=4096, env:NCCL_DEBUG=INFO, flag:enforce-eager=true)",
+    )
+    p.add_argument("--reason", help="why more than one variable changes (recorded as a decision)")
+    p.add_argument(
+        "--toggle",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="apply a profile debug toggle (vllm-debug-log, nccl-debug …)",
+    )
+    p.add_argument("--yes", action="store_true", help="confirm toggles that carry a warning (VLLM_TRACE_FUNCTION=1)")
+    p.add_argument(
+        "--force", action="store_true", help="run a feature rung although the rungs below it are not stable (recorded)"
+    )
+    p.add_argument("--model-path", default="", help="fills {model_path} in the profile's launch")
+    p.add_argument("--port", type=int, help="server port on the host (default: the profile's)")
+    p.add_argument("--vllm", metavar="PATH", help="the vllm executable on the host (default: 'vllm' from PATH)")
+    p.add_argument("--isolated-node", action="store_true", help="mark this session as the isolated-node comparison run")
+    add_record_option(p)
+
+
+def _value(text: str) -> Any:
+    low = text.lower()
+    if low in ("true", "on", "yes"):
+        return True
+    if low in ("false", "off", "no"):
+        return False
+    if low in ("none", "unset", ""):
+        return None
+    return text
+
+
+def parse_sets(items: list[str]) -> dict[str, Any]:
+    """``["max_model_len=4096", "env:X=1"]`` → changes (UsageError on a malformed item)."""
+    changes: dict[str, Any] = {}
+    for item in items:
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            raise UsageError(f"--set {item!r}: expected VAR=VALUE (e.g. max_model_len=4096)")
+        changes[key.strip()] = _value(value.strip())
+    return changes
+
+
+def _printer(emit: Any) -> Any:
+    """Print the events an operator follows; stop conditions only when their verdict changes."""
+    stops: dict[tuple[str, str], str] = {}
+
+    def quiet(e: Any) -> bool:
+        if not isinstance(e, ev.CheckVerdict) or e.rung not in ("stop", "checklist"):
+            return False
+        if e.rung == "checklist":
+            return True
+        key = (e.host, e.check)
+        same = stops.get(key) == e.verdict
+        stops[key] = e.verdict
+        return same
+
+    def show(e: Any) -> Any:
+        out = emit(e) if emit is not None else e
+        if isinstance(e, _SHOWN) and not quiet(e):
+            host = f"[{e.host}] " if e.host else ""
+            print(f"{host}{ev.summary(e, 160)}", flush=True)
+        return out
+
+    return show
 
 
 def run(args: argparse.Namespace) -> int:
-    raise UsageError("'k3tui ladder' is not available in this build yet")
+    from ..profile import load_profile
+    from ..scene.session import recorder_for
+
+    profile = load_profile(args.profile)
+    changes = parse_sets(args.set)
+    with recorder_for(args, profile=profile.name) as rec:
+        return asyncio.run(_run(args, profile, changes, rec))
+
+
+async def _run(args: argparse.Namespace, profile: Any, changes: dict[str, Any], rec: Any) -> int:
+    from ..ladder import LadderEngine, checklist
+    from ..scene.session import open_hosts
+
+    events: list[Any] = []
+    base = rec.emit if rec is not None else None
+    emit = _printer(lambda e: (events.append(e), base(e) if base else e)[1])
+    async with open_hosts(args, emit) as (hosts, errors):
+        for alias, why in errors.items():
+            print(f"k3tui: {alias}: {why}", file=sys.stderr)
+        engine = LadderEngine(
+            hosts, profile, emit, model_path=args.model_path, port=args.port, program=args.vllm, events=events
+        )
+        try:
+            results = await _climb(engine, args, changes)
+        finally:
+            await engine.close()
+    for item in checklist.evaluate(events):
+        print(f"checklist {item.status:7} {item.title}: {item.why}")
+    return _summary(results, events)
+
+
+async def _climb(engine: Any, args: argparse.Namespace, changes: dict[str, Any]) -> list[Any]:
+    if args.isolated_node:
+        engine.emit(ev.Decision(action="isolated-node comparison", reason="this session runs on an isolated node"))
+    for name in args.toggle:
+        engine.toggle(name, confirmed=args.yes)
+    if changes:
+        engine.apply_change(changes, reason=args.reason)
+    if not args.rung:
+        return await engine.run_all(repeat=args.repeat)
+    results = []
+    for name in args.rung:
+        results.append(await engine.run_rung(name, repeat=args.repeat, force=args.force))
+        if results[-1].verdict != "PASS":
+            break
+    engine.emit_checklist()
+    return results
+
+
+def _summary(results: list[Any], events: list[Any]) -> int:
+    last = results[-1] if results else None
+    stage = next(
+        (e.failed_stage for e in events if isinstance(e, ev.RunClassified) and e.failed_stage != "none"), "none"
+    )
+    rep = f"{last.reproduced}/{last.repeats}" if last else "-"
+    print(
+        f"result: rung={last.rung if last else '-'} verdict={last.verdict if last else '-'} reproduced={rep} stage={stage}"
+    )
+    verdicts = {r.verdict for r in results}
+    if "ERROR" in verdicts:
+        return 2
+    return 1 if verdicts & {"FAIL", "DRIFT"} else 0

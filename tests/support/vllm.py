@@ -25,7 +25,8 @@ import pytest
 
 VLLM_VENV = Path(os.environ.get("K3TUI_VLLM_VENV", "/opt/k3tui-vllm"))
 MODEL_RECIPE = "tiny-llama-v1"
-MODEL_CACHE = Path(os.environ.get("K3TUI_TINY_MODEL_CACHE", Path.home() / ".cache" / "k3tui" / MODEL_RECIPE))
+# Outside /root: the real-sshd tests run the server as an unprivileged user that must read it.
+MODEL_CACHE = Path(os.environ.get("K3TUI_TINY_MODEL_CACHE", f"/var/tmp/k3tui-models/{MODEL_RECIPE}"))
 
 # Env every tiny-model server needs (the tiny-cpu profile carries the same).
 SERVER_ENV = {
@@ -100,6 +101,7 @@ def build_tiny_model(dest: Path = MODEL_CACHE) -> Path:
     if (dest / "model.safetensors").exists() and (dest / "tokenizer.json").exists():
         return dest
     dest.parent.mkdir(parents=True, exist_ok=True)
+    dest.parent.chmod(0o755)
     tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}-", dir=dest.parent))
     proc = subprocess.run([str(vllm_python()), "-c", _BUILD, str(tmp)], capture_output=True, text=True, timeout=600)
     if proc.returncode != 0:
@@ -107,6 +109,8 @@ def build_tiny_model(dest: Path = MODEL_CACHE) -> Path:
         raise RuntimeError(f"building the tiny model failed: {proc.stderr[-2000:]}")
     try:
         tmp.chmod(0o755)
+        for f in tmp.iterdir():
+            f.chmod(0o644)
         tmp.rename(dest)
     except OSError:  # another process built it first
         shutil.rmtree(tmp, ignore_errors=True)

@@ -1,0 +1,174 @@
+"""One server run under the ladder: started detached, its log classified live, readiness from /health.
+
+Why a separate object: a run outlives the rung that started it (the minimal launch starts
+the server, the single-request rung talks to it, a later rung stops it), and three
+things watch it concurrently — the log tail feeding the classifier, the /health poll
+through a forwarded port, and the freeze that fires on the first root exception. The
+tail keeps going after start-up, so a worker that dies during a request is classified
+(``runtime``) from the same stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import shlex
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import events as ev
+from ..http import VllmClient
+from .config import RunConfig, launch_argv, launch_env
+
+Emit = Callable[[Any], Any]
+EXCEPTION_GRACE_S = 20.0
+"""After a root exception, how long /health may still take before start-up is called failed."""
+
+
+@dataclass
+class Outcome:
+    """What one attempt of a rung showed."""
+
+    ok: bool
+    summary: str
+    signature: str = ""
+    """The failure signature ("" when the attempt did not fail)."""
+    stage: str = "none"
+    exception: str = ""
+    error: bool = False
+    """True when k3tui itself could not run the attempt (not a finding about the server)."""
+
+
+@dataclass
+class Server:
+    """A detached ``vllm serve`` on the head host."""
+
+    host: Any
+    run_id: str
+    config: RunConfig
+    port: int
+    emit: Emit
+    on_exception: Callable[[Server, ev.ExceptionFound], Awaitable[None]] | None = None
+    handle: Any = None
+    classifier: Any = None
+    client: VllmClient | None = None
+    started: float = 0.0
+    ready_s: float | None = None
+    exception: ev.ExceptionFound | None = None
+    exception_t: float = 0.0
+    classified: ev.RunClassified | None = None
+    stopped_by_us: bool = False
+    ended: asyncio.Event = field(default_factory=asyncio.Event)
+    _tail: asyncio.Task[None] | None = None
+    _followups: list[asyncio.Task[Any]] = field(default_factory=list)
+
+    @property
+    def alive(self) -> bool:
+        return self.handle is not None and not self.ended.is_set()
+
+    @property
+    def ready(self) -> bool:
+        return self.ready_s is not None and self.alive
+
+    async def start(self, rung: str) -> None:
+        """Start the run detached and begin tailing its log through the classifier."""
+        from ..classify import Classifier
+
+        self.classifier = Classifier(self.run_id, self._classifier_emit)
+        cmd = shlex.join(launch_argv(self.config, self.run_id))
+        env = launch_env(self.config)
+        self.started = time.monotonic()
+        try:
+            self.handle = await self.host.start_detached(cmd, run_id=self.run_id, env=env, rung=rung)
+        except TypeError:  # a Host without the optional ``rung`` keyword
+            self.handle = await self.host.start_detached(cmd, run_id=self.run_id, env=env)
+        self._tail = asyncio.create_task(self._follow())
+
+    def _classifier_emit(self, event: Any) -> Any:
+        event.host = event.host or self.host.alias
+        if isinstance(event, ev.ExceptionFound) and self.exception is None:
+            self.exception, self.exception_t = event, time.monotonic()
+            if self.on_exception is not None:
+                self._followups.append(asyncio.create_task(self.on_exception(self, event)))
+        if isinstance(event, ev.RunClassified):
+            self.classified = event
+        return self.emit(event)
+
+    async def _follow(self) -> None:
+        try:
+            async for line in self.host.tail(self.handle):
+                self.classifier.feed(line + "\n")
+        except Exception as exc:  # noqa: BLE001 - reported, and the run counts as ended
+            self.emit(
+                ev.Notice(host=self.host.alias, level="warning", message=f"lost the log of run {self.run_id}: {exc}")
+            )
+        finally:
+            self._finish_classifier()
+            self.ended.set()
+
+    def _finish_classifier(self) -> None:
+        if self.classified is None and self.classifier is not None:
+            self.classifier.finish()
+
+    async def wait_ready(self, timeout: float) -> bool:
+        """Poll /health through a forwarded port until 200, the run ends, or it has clearly failed."""
+        local = await self.host.forward_port(self.port)
+        self.client = VllmClient(f"http://127.0.0.1:{local}", self.emit, host=self.host.alias)
+        deadline = time.monotonic() + timeout
+
+        def still_starting() -> bool:
+            failed = self.exception is not None and time.monotonic() - self.exception_t > EXCEPTION_GRACE_S
+            return not self.ended.is_set() and not failed
+
+        reply = await self.client.wait_ready(deadline, interval=0.5, still_running=still_starting)
+        if reply is not None:
+            self.ready_s = time.monotonic() - self.started
+        return reply is not None
+
+    async def settle(self, timeout: float = 30.0) -> None:
+        """Wait (bounded) for follow-ups of a failure: the run's end and the automatic freeze."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(timeout):
+                await self.ended.wait()
+        await self._await_followups(timeout)
+
+    async def _await_followups(self, timeout: float) -> None:
+        if self._followups:
+            await asyncio.wait(self._followups, timeout=timeout)
+
+    async def stop(self, reason: str = "", grace: float = 15.0) -> None:
+        """Stop the run (TERM, then KILL) and let the classifier finish on the whole log."""
+        if self.handle is not None and not self.ended.is_set():
+            self.stopped_by_us = True
+            try:
+                await self.host.stop(self.handle, grace=grace, reason=reason)
+            except TypeError:
+                await self.host.stop(self.handle, grace=grace)
+        if self._tail is not None:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(grace + 30.0):
+                    await asyncio.shield(self._tail)
+            if not self._tail.done():
+                self._tail.cancel()
+        self._finish_classifier()
+        await self._await_followups(30.0)
+        if self.client is not None:
+            await self.client.aclose()
+
+    def outcome(self, what: str = "start-up") -> Outcome:
+        """The run as an attempt outcome: failed when the classifier found a root failure."""
+        res = self.classifier.result() if self.classifier is not None else None
+        stage = getattr(res, "failed_stage", "none") or "none"
+        if stage != "none" or self.exception is not None:
+            line = (
+                self.exception.line
+                if self.exception is not None
+                else getattr(getattr(res, "first_exception", None), "line", "")
+            )
+            sig = getattr(res, "signature", "") or (self.exception.signature if self.exception is not None else "")
+            return Outcome(
+                False, f"{what} failed at stage {stage}: {line}".rstrip(": "), sig or f"{stage}|?|{line}", stage, line
+            )
+        return Outcome(True, f"{what} ok")
