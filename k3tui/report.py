@@ -94,9 +94,47 @@ class Collector:
         return [e for e in self.facts if isinstance(e, kind)]
 
     def run_started(self) -> dict[str, ev.RunStarted]:
+        """The server runs, by id, in start order (GPU sampler runs, ``gpu…``, are not servers)."""
         out: dict[str, ev.RunStarted] = {}
         for e in self.of(ev.RunStarted):
-            out.setdefault(e.run, e)
+            if not e.run.startswith("gpu"):
+                out.setdefault(e.run, e)
+        return out
+
+    def configs(self) -> list[tuple[ev.RunConfigSet, str]]:
+        """Each run config with the server run it applied to ("" when no run followed it).
+
+        A config applies to the next run started after it (the ladder records it under the
+        id it *expects*, e.g. ``r3`` for ``r3-minimal``), or to an already started run of
+        exactly its ``run`` id.
+        """
+        started: set[str] = set()
+        pairs: list[list[Any]] = []
+        pending: list[int] = []
+        for e in self.facts:
+            if isinstance(e, ev.RunConfigSet):
+                pairs.append([e, e.run if e.run in started else ""])
+                if e.run not in started:
+                    pending.append(len(pairs) - 1)
+            elif isinstance(e, ev.RunStarted) and not e.run.startswith("gpu"):
+                started.add(e.run)
+                for i in pending:
+                    pairs[i][1] = e.run
+                pending = []
+        return [(e, run) for e, run in pairs]
+
+    def config_of(self) -> dict[str, ev.RunConfigSet]:
+        """The config each server run ran with: its own, else the latest one before it."""
+        own = {run: e for e, run in self.configs() if run}
+        out: dict[str, ev.RunConfigSet] = {}
+        latest: ev.RunConfigSet | None = None
+        for e in self.facts:
+            if isinstance(e, ev.RunConfigSet):
+                latest = e
+            elif isinstance(e, ev.RunStarted) and not e.run.startswith("gpu"):
+                cfg = own.get(e.run, latest)
+                if cfg is not None:
+                    out[e.run] = cfg
         return out
 
 
@@ -149,11 +187,11 @@ def _table(head: list[str], rows: Iterable[list[str]]) -> str:
 
 
 def minimal_run(c: Collector) -> ev.RunStarted | None:
-    """The minimal launch: the first run of a rung named 'minimal…', else the first run."""
+    """The minimal launch: the first run of the ``minimal`` rung, else the first server run."""
     runs = list(c.run_started().values())
     for r in runs:
         view = c.state.runs.get(r.run)
-        if "minimal" in (r.rung or (view.rung if view else "")):
+        if "minimal" in (r.rung or (view.rung if view else "")) or r.run.endswith("-minimal"):
             return r
     return runs[0] if runs else None
 
@@ -162,7 +200,7 @@ def run_env(c: Collector, run: ev.RunStarted) -> dict[str, str]:
     """A run's environment: as started, else from its run config."""
     if run.env:
         return dict(run.env)
-    config = c.state.runs.get(run.run)
+    config = c.config_of().get(run.run)
     env = (config.config if config else {}).get("env") or {}
     return {str(k): str(v) for k, v in env.items()} if isinstance(env, dict) else {}
 
@@ -184,12 +222,12 @@ def launch_sh(c: Collector) -> str | None:
     if run.run_dir:
         lines.append(f"# run directory on the host: {_comment(run.run_dir)}")
     for k, v in sorted(run_env(c, run).items()):
-        if v == MASK:  # left bare on purpose: not valid sh, so it cannot run with a placeholder secret
-            lines.append(f"export {k}={MASK}")
-        elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", k):
-            lines.append(f"export {k}={shlex.quote(neutralise(v))}")
-        else:
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", k):
             lines.append(f"# (env name not valid in sh) {_comment(k)}={_comment(v)}")
+        elif v == MASK:  # left bare on purpose: not valid sh, so it cannot run with a placeholder secret
+            lines.append(f"export {k}={MASK}")
+        else:
+            lines.append(f"export {k}={shlex.quote(neutralise(v))}")
     lines.append(neutralise(run.command))
     return "\n".join(lines) + "\n"
 
@@ -270,25 +308,9 @@ def _config_key(config: dict[str, Any]) -> str:
     return json.dumps(config, sort_keys=True, default=str)
 
 
-def _run_of_config(c: Collector) -> list[tuple[ev.RunConfigSet, str]]:
-    """Each run config with the run it applies to (its own ``run``, else the next run started)."""
-    out: list[tuple[ev.RunConfigSet, str]] = []
-    pending: list[int] = []
-    for e in c.facts:
-        if isinstance(e, ev.RunConfigSet):
-            out.append((e, e.run))
-            if not e.run:
-                pending.append(len(out) - 1)
-        elif isinstance(e, ev.RunStarted) and pending:
-            for i in pending:
-                out[i] = (out[i][0], e.run)
-            pending = []
-    return out
-
-
 def run_result(c: Collector, run: str) -> tuple[str, str]:
     """(result, signature) of a run, from the classifier's word and the first exception."""
-    r = c.state.runs.get(run)
+    r = c.state.runs.get(run) if run in c.run_started() else None
     if r is None:
         return "not run", ""
     if r.classified is not None:
@@ -306,36 +328,29 @@ def run_result(c: Collector, run: str) -> tuple[str, str]:
 
 def changes(c: Collector) -> list[Change]:
     """The single-variable change table, one row per run config, with k/K per config."""
-    pairs = _run_of_config(c)
-    config_of: dict[str, str] = {}
-    last = ""
+    config_of = {run: _config_key(e.config) for run, e in c.config_of().items()}
     started = c.run_started()
-    by_run = {run: e for e, run in pairs if run}
-    for run in started:  # runs without their own config repeat the config before them
-        if run in by_run:
-            last = _config_key(by_run[run].config)
-        config_of[run] = last
+    decisions = c.of(ev.Decision)
     rows: list[Change] = []
     prev_t = -1.0
-    for e, run in pairs:
+    for e, run in c.configs():
         result, sig = run_result(c, run)
         key = _config_key(e.config)
-        same = [r for r, k in config_of.items() if k == key and c.state.runs.get(r) and _finished(c, r)]
-        sigs = [run_result(c, r)[1] for r in same]
-        decisions = [d for d in c.of(ev.Decision) if prev_t < d.t <= e.t]
+        sigs = [run_result(c, r)[1] for r, k in config_of.items() if k == key and _finished(c, r)]
+        why = [d for d in decisions if prev_t < d.t <= e.t]
         prev_t = e.t
         rows.append(
             Change(
-                run=run,
+                run=run or e.run,
                 t=e.t,
                 rung=started[run].rung if run in started else "",
                 diff=list(e.diff),
                 result=result,
                 signature=sig,
-                reproduced=sum(1 for s in sigs if s == sig),
+                reproduced=sum(1 for x in sigs if x == sig) if run else 0,
                 repeats=len(sigs),
                 drift=len(set(sigs)) > 1,
-                decision="; ".join(f"{d.action}: {d.reason}" for d in decisions),
+                decision="; ".join(f"{d.action}: {d.reason}" for d in why),
             )
         )
     return rows
@@ -581,7 +596,8 @@ def _failure_section(c: Collector) -> str:
 
 def _runs_section(c: Collector) -> str:
     rows = []
-    for r in c.state.runs.values():
+    for rid in c.run_started():
+        r = c.state.runs[rid]
         result, sig = run_result(c, r.run)
         log = c.logs.get(r.run)
         rows.append([md(r.run), md(r.rung or "-"), md(r.host or "-"), md(r.stage or "-"), md(result), f"`{_code(sig or '-')}`",

@@ -360,3 +360,42 @@ def test_open_package_returns_the_session(package: Path, session: Path, tmp_path
     with pytest.raises(PackageError, match="already exists"):
         open_package(package, target)
     assert [p.name for p in target.iterdir()] == [got.parent.name]  # the failed second open left nothing
+
+
+def test_ladder_conventions_config_ids_and_repeats(tmp_path: Path, shared: Path) -> None:
+    """The ladder records a config under the id it expects (``r1``) and starts ``r1-minimal``;
+    repeats start without a new config; a GPU sampler run is not a server run."""
+    lines = log_lines(shared, FAIL_LOG)
+    lab = label(shared, FAIL_LOG)
+    stack, n = root_stack(lines, lab["first_exception"])
+    path = tmp_path / "ladder.k3rec"
+    cfg = {"image": "vllm/vllm-openai:kimi-k3", "load_format": "fastsafetensors", "max_model_len": None}
+    with Recorder(path, ev.Header(host="gb300-01"), redactor=Redactor(), index=False) as rec:
+        rec.emit(ev.RunStarted(t=0.5, run="gpu-sampler", command="python3 -S sampler.py"))
+        rec.emit(ev.RunConfigSet(t=1.0, run="r1", config=cfg, diff=[]))
+        sigs = ["weights|ModuleNotFoundError|x", "weights|ModuleNotFoundError|x", "engine|RuntimeError|y"]
+        for i, sig in enumerate(sigs, start=1):
+            run = f"r{i}-minimal"
+            rec.emit(ev.RunStarted(t=i * 10.0, run=run, command=MINIMAL, rung="minimal"))
+            rec.emit(ev.Output(t=i * 10.0 + 1, id=run, stream="log", text="".join(lines)))
+            rec.emit(ev.ExceptionFound(t=i * 10.0 + 2, run=run, stage=sig.split("|")[0], line=stack[-1], stack=stack, signature=sig))
+            rec.emit(ev.RunClassified(t=i * 10.0 + 3, run=run, failed_stage=sig.split("|")[0], signature=sig))
+            rec.emit(ev.RunEnded(t=i * 10.0 + 4, run=run, status=1, reason="exited"))
+        rec.emit(ev.Decision(t=40.0, action="override one-variable rule: load_format, max_model_len", reason="the loader and the length are tied"))
+        rec.emit(ev.RunConfigSet(t=41.0, run="r4", config=dict(cfg, load_format="safetensors", max_model_len=4096),
+                                 diff=[{"key": "load_format", "old": "fastsafetensors", "new": "safetensors"},
+                                       {"key": "max_model_len", "old": None, "new": 4096}]))
+        rec.emit(ev.RunStarted(t=42.0, run="r4-minimal", command=MINIMAL, rung="minimal"))
+        rec.emit(ev.RunClassified(t=43.0, run="r4-minimal", failed_stage="none", signature="none"))
+    files = members(export_session(path))
+    rows = list(csv.DictReader(io.StringIO(files["changes.csv"].decode())))
+    assert [(r["run"], r["reproduced"], r["repeats"], r["drift"]) for r in rows] == [
+        ("r1-minimal", "2", "3", "DRIFT"), ("r4-minimal", "1", "1", "")]
+    assert rows[1]["variables_changed"] == "2" and "the loader and the length" in rows[1]["decision"]
+    rep = files["REPORT.md"].decode()
+    assert "MORE THAN ONE VARIABLE" in rep and "**DRIFT**" in rep
+    runs = rep.split("## 6. Runs")[1].split("## 7.")[0]
+    assert "| r1-minimal |" in runs and "gpu-sampler" not in runs
+    assert "| r1 |" not in runs  # no phantom run from the config's expected id
+    assert files["launch.sh"].decode().rstrip().endswith(MINIMAL)
+    assert {"logs/r1-minimal.log", "logs/r2-minimal.log", "logs/r3-minimal.log"} <= set(files)
