@@ -76,7 +76,9 @@ class Trial:
     problems: int
 
 
-def run_trial(tmp: Path, n: int, lines: list[str], rng: random.Random, max_ms: float = 120.0, min_ms: float = 10.0) -> Trial:
+def run_trial(
+    tmp: Path, n: int, lines: list[str], rng: random.Random, max_ms: float = 120.0, min_ms: float = 10.0
+) -> Trial:
     """Fork a recording child, SIGKILL it after a random time, and check what the file holds."""
     path = tmp / f"crash{n}.k3rec"
     progress = mmap.mmap(-1, 16)
@@ -116,4 +118,6 @@ def test_sigkill_at_random_moments_loses_nothing_written(tmp_path, shared):
     rng = random.Random(20261130)
     trials = [run_trial(tmp_path, n, lines, rng) for n in range(SUITE_TRIALS)]
     assert sum(t.events_read for t in trials) > 1000, "the children recorded too little for the test to mean anything"
-    assert sum(1 for t in trials if t.events_read > 0) >= SUITE_TRIALS // 2, "most children were killed before recording"
+    assert sum(1 for t in trials if t.events_read > 0) >= SUITE_TRIALS // 2, (
+        "most children were killed before recording"
+    )
