@@ -29,7 +29,7 @@ from pathlib import Path
 
 import msgspec
 
-from .events import MARKER_KINDS, AnyEvent, Header, Output, kind_of, summary
+from .events import MARKER_KINDS, AnyEvent, GpuSample, Header, Output, kind_of, summary
 from .reader import Problem, Recording, decode_event, open_recording
 from .recording import unseal
 from .state import SessionState, reduce
@@ -74,8 +74,11 @@ class Replay:
         self._ends = array("q")
         self._times = array("d")
         self.markers: list[MarkerPoint] = []
+        self._significant: list[AnyEvent] = []
+        self._significant_index = array("q")
         self._checkpoints: list[SessionState] = [SessionState()]
         self._scan()
+        self._marker_index = [m.index for m in self.markers]
         self.position = 0
         self.state = SessionState()
 
@@ -109,6 +112,19 @@ class Replay:
     def event_at(self, index: int) -> AnyEvent:
         """Decode one event by number."""
         return next(self._read(index, index + 1))
+
+    def recent(self, n: int) -> list[AnyEvent]:
+        """The last ``n`` events before the current position (to rebuild a log window after a seek)."""
+        return list(self._read(max(0, self.position - n), self.position))
+
+    def significant(self, position: int | None = None) -> list[AnyEvent]:
+        """Every event but output and GPU samples before ``position`` (default: the current one).
+
+        Few and kept in memory: what evaluators over the whole stream (checklist, stop
+        conditions) read, without decoding the log.
+        """
+        n = self.position if position is None else position
+        return self._significant[: bisect.bisect_left(self._significant_index, n)]
 
     # --- moving -----------------------------------------------------------------------
 
@@ -154,12 +170,12 @@ class Replay:
 
     def next_marker(self) -> MarkerPoint | None:
         """The first marker after the current position."""
-        i = bisect.bisect_left([m.index for m in self.markers], self.position)
+        i = bisect.bisect_left(self._marker_index, self.position)
         return self.markers[i] if i < len(self.markers) else None
 
     def prev_marker(self) -> MarkerPoint | None:
         """The last marker strictly before the event that led to the current position."""
-        i = bisect.bisect_left([m.index for m in self.markers], self.position - 1) - 1
+        i = bisect.bisect_left(self._marker_index, self.position - 1) - 1
         return self.markers[i] if i >= 0 else None
 
     def goto_marker(self, marker: MarkerPoint) -> SessionState:
@@ -216,6 +232,9 @@ class Replay:
             last_t = t
             if i:
                 ends.append(off)
+            if not isinstance(ev, (Output, GpuSample)):
+                self._significant.append(ev)
+                self._significant_index.append(i)
             kind = kind_of(ev)
             if kind in MARKER_KINDS:
                 self.markers.append(MarkerPoint(i, t, kind, summary(ev, 80)))

@@ -37,7 +37,6 @@ from .home.home_screen import HomeScreen
 from .replay.replay_screen import ReplayScreen
 from .session.session_screen import SessionScreen
 
-PACKAGE_SUFFIXES = (".tar.gz", ".tgz", ".k3pkg")
 
 
 class K3App(App):
@@ -141,10 +140,19 @@ class K3App(App):
 def _session_file(path: Path) -> Path:
     if not path.exists():
         raise K3Error(f"{path}: no such file")
-    if path.name.endswith(PACKAGE_SUFFIXES):
+    if _is_package(path):
         try:
             from k3tui.package import session_from_package
         except ImportError:
             raise K3Error("opening repro packages is not in this build yet (k3tui.package is missing)") from None
         return Path(session_from_package(path))
     return path
+
+
+def _is_package(path: Path) -> bool:
+    """A repro package is a gzip archive (whatever its name)."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(2) == b"\x1f\x8b"
+    except OSError:
+        return False

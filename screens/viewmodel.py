@@ -12,17 +12,19 @@ line stays literal.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from k3tui import events as ev
-from k3tui.state import STAGES, RunView, SessionState
+from k3tui.state import RunView, SessionState
 from k3tui.textsafe import neutralise
 
 STAGE_CODE = {"container": "C", "config": "F", "device": "D", "weights": "W", "engine": "E", "api": "A", "runtime": "R"}
 """One-letter gutter code of the stage a log line was printed in."""
 
-DEFAULT_RUNGS = ("baseline", "minimal", "request", "prefix-caching", "context-length", "concurrency")
+CORE_RUNGS = ("baseline", "minimal", "request")
+DEFAULT_RUNGS = ("prefix-caching", "context-length", "concurrency")
 
 _ERRORISH = re.compile(r"\bERROR\b|Traceback \(most recent call last\)|\b\w*(?:Error|Exception)\b:|\bCRITICAL\b|\bFATAL\b")
 
@@ -42,11 +44,14 @@ class LogFeed:
     def __init__(self) -> None:
         self.stage: dict[str, str] = {}
         self.progress = ProgressTracker()
+        self._in_tb: set[str] = set()
+        """Output ids inside a bare (unprefixed) traceback: its frames count as error lines."""
 
     def reset(self, state: SessionState | None = None, at: float | None = None) -> None:
         """Start over (after a seek): stages as they were at time ``at`` in ``state``."""
         self.stage = {}
         self.progress = ProgressTracker()
+        self._in_tb = set()
         if state is None:
             return
         for run_id, run in state.runs.items():
@@ -62,7 +67,7 @@ class LogFeed:
                 for raw in e.text.splitlines() or [""]:
                     line = neutralise(raw)
                     self.progress.feed(line)
-                    kind = "err" if (e.stream == "stderr" and line.strip()) or _ERRORISH.search(line) else "out"
+                    kind = self._kind(e.id, line, e.stream)
                     out.append(LogLine(kind, f"{code}│{line}"))
                 return out
             case ev.StageReached():
@@ -88,6 +93,19 @@ class LogFeed:
                 kind = "err" if getattr(e, "level", "") == "error" or isinstance(e, ev.XidEvent) else "info"
                 return [LogLine(kind, f"·│{neutralise(ev.summary(e, 300))}")]
         return []
+
+    def _kind(self, src: str, line: str, stream: str) -> str:
+        if src in self._in_tb:
+            if line[:1] in (" ", "\t"):
+                return "err"
+            self._in_tb.discard(src)
+            return "err"  # the exception line that ends the traceback
+        if line.startswith("Traceback (most recent call last)"):
+            self._in_tb.add(src)
+            return "err"
+        if (stream == "stderr" and line.strip()) or _ERRORISH.search(line):
+            return "err"
+        return "out"
 
 
 # --- progress of long stages, read from the log -------------------------------------------
@@ -160,13 +178,15 @@ def fmt_duration(seconds: float | None) -> str:
 # --- ladder, scene, checklist --------------------------------------------------------------------
 
 
-def rung_names(state: SessionState) -> list[str]:
-    try:  # the ladder engine's own list, once it exists
-        from k3tui.ladder import RUNGS  # type: ignore[attr-defined]
+def rung_names(state: SessionState, profile: str = "") -> list[str]:
+    """Rungs in ladder order: the core rungs, the profile's features, then any other rung seen."""
+    names = list(CORE_RUNGS)
+    try:
+        from k3tui.profile import load_profile
 
-        names = list(RUNGS)
-    except (ImportError, AttributeError):
-        names = list(DEFAULT_RUNGS)
+        names += [f.name for f in load_profile(profile or "kimi-k3").features]
+    except Exception:  # noqa: BLE001 - an unknown or broken profile still shows the rungs seen
+        names += [r for r in DEFAULT_RUNGS if r not in names]
     return names + [r for r in state.rungs if r not in names]
 
 
@@ -208,34 +228,25 @@ def _join(a: Any, b: Any) -> str | None:
     return " ".join(str(x) for x in (a, b) if x not in (None, ""))
 
 
-def checklist(state: SessionState) -> list[tuple[str, bool, str]]:
-    """The deliverable checklist, ticked from evidence in the stream: (item, done, evidence)."""
-    try:  # the ladder engineer's evaluator, once it exists
-        from k3tui.ladder.checklist import evaluate  # type: ignore[import-not-found]
+def checklist(state: SessionState, events: Sequence[ev.AnyEvent] = ()) -> list[tuple[str, str, str]]:
+    """The eleven deliverables as (title, status, why); status ``done``, ``missing`` or ``n/a``.
 
-        return [(i.title, bool(i.done), str(getattr(i, "evidence", ""))) for i in evaluate(state)]
-    except (ImportError, AttributeError):
-        pass
-    scene = state.scene or {}
-    runs = list(state.runs.values())
-    fe = state.first_exception
-    rung_done = {n for n, r in state.rungs.items() if r.state == "done"}
-    one_var = [c for c in state.configs if c.diff]
-    items = [
-        ("first stack archived", bool(fe and fe.stack), f"{len(fe.stack)} lines" if fe else ""),
-        ("host+container driver", bool((scene.get("host") or {}).get("driver_version")), str((scene.get("host") or {}).get("driver_version") or "")),
-        ("image, CUDA, model path", bool((scene.get("container") or {}).get("image")), str((scene.get("container") or {}).get("image") or "")),
-        ("full command + env saved", any(r.command for r in runs), f"{sum(1 for r in runs if r.command)} runs"),
-        ("GPU count, visibility, TP", bool(scene.get("gpus")), f"{len(scene.get('gpus') or [])} GPUs"),
-        ("stage isolated", any(r.rung == "minimal" and (r.exception or r.classified) for r in runs), fe.stage if fe else ""),
-        ("startup vs runtime", "request" in rung_done, ""),
-        ("features one by one", any(n not in ("baseline", "minimal", "request") for n in rung_done), ""),
-        ("one variable per change", bool(one_var) and all(len(c.diff) <= 1 for c in one_var), f"{len(one_var)} changes"),
-        ("repro count + stage", any(r.repeats for r in state.rungs.values()) and fe is not None, ""),
-        ("isolated-node compared", any("isolated" in d.action for d in state.decisions), ""),
-    ]
-    return items
+    The ladder records its own verdicts (``CheckVerdict`` with rung ``checklist``); those win,
+    so live and replay show what the session recorded. Before the first one, the same
+    evaluator runs over the session's significant events.
+    """
+    recorded = [c for (rung, _), c in state.checks.items() if rung == "checklist"]
+    if recorded:
+        status = {"PASS": "done", "FAIL": "missing"}
+        return [(c.title or c.check, status.get(c.verdict, "n/a"), c.evidence) for c in recorded]
+    from k3tui.ladder.checklist import evaluate
 
+    return [(i.title, i.status, i.why) for i in evaluate(events)]
+
+
+def stop_conditions(state: SessionState) -> list[tuple[str, str, str]]:
+    """The five stop conditions as recorded by the ladder: (title, verdict, evidence)."""
+    return [(c.title or c.check, c.verdict, c.evidence) for (rung, _), c in state.checks.items() if rung == "stop"]
 
 
 def flat_diff(a: Any, b: Any, prefix: str = "") -> list[tuple[str, Any, Any]]:

@@ -50,9 +50,30 @@ def corpus_lines(shared: Path) -> list[str]:
     return (shared / "corpus" / CORPUS_LOG).read_text().splitlines()
 
 
+class _Collect:
+    def __init__(self) -> None:
+        self.events: list[ev.Event] = []
+
+    def emit(self, e: ev.Event) -> ev.Event:
+        self.events.append(e)
+        return e
+
+
+HEADER = dict(host=HOST, profile="kimi-k3", simulated=True, title="nccl-init", started=1764475200.0)
+
+
 def write_session(path: Path, shared: Path, *, extra_lines: list[str] = (), previous_run: bool = True) -> Path:
     """A whole failing session: connect, baseline, minimal launch that fails in the engine stage."""
-    rec = Recorder(path, ev.Header(host=HOST, profile="kimi-k3", simulated=True, title="nccl-init", started=1764475200.0), redactor=Redactor())
+    rec = Recorder(path, ev.Header(**HEADER), redactor=Redactor())
+    for e in session_events(shared, extra_lines=extra_lines, previous_run=previous_run):
+        rec.emit(e)
+    rec.close()
+    return path
+
+
+def session_events(shared: Path, *, extra_lines: list[str] = (), previous_run: bool = True) -> list[ev.Event]:
+    """The events of :func:`write_session`, in order, with fixed times."""
+    rec = _Collect()
     t = 0.5
     emit = rec.emit
     emit(ev.HostConnected(t=t, host=HOST, address="127.0.0.1:2222", user="oncall", fingerprint="SHA256:sim", simulated=True))
@@ -68,11 +89,10 @@ def write_session(path: Path, shared: Path, *, extra_lines: list[str] = (), prev
     end = _run(rec, "r1", 101.0, shared, stage_step=3.0, fail=True, extra=list(extra_lines))
     emit(ev.Note(t=end + 1, host=HOST, text="engine fails at KV cache sizing"))
     emit(ev.RungLeft(t=end + 2, host=HOST, rung="minimal", verdict="FAIL", reproduced=1, repeats=1))
-    rec.close()
-    return path
+    return rec.events
 
 
-def _run(rec: Recorder, run: str, t0: float, shared: Path, *, stage_step: float, fail: bool, extra: list[str] = ()) -> float:
+def _run(rec: _Collect, run: str, t0: float, shared: Path, *, stage_step: float, fail: bool, extra: list[str] = ()) -> float:
     emit = rec.emit
     emit(ev.RunStarted(t=t0, host=HOST, run=run, command="vllm serve moonshotai/Kimi-K3 --tensor-parallel-size 8", rung="minimal", pid=4242))
     emit(ev.StageReached(t=t0, host=HOST, run=run, stage="container", line=1))
@@ -90,7 +110,7 @@ def _run(rec: Recorder, run: str, t0: float, shared: Path, *, stage_step: float,
         if fail and ROOT in line and "ERROR" in line:
             emit(ev.Output(t=t, host=HOST, id=run, text=line))
             emit(ev.ExceptionFound(t=t, host=HOST, run=run, stage="engine", line=line, line_number=n, stack=lines[n - 23 : n], signature="engine:ValueError:no available memory"))
-            emit(ev.SceneFrozen(t=t + 0.2, host=HOST, scene=SCENE, reason="first-exception", run=run))
+            emit(ev.SceneFrozen(t=t + 0.2, host=HOST, scene=_scene_at_failure(), reason="first-exception", run=run))
             continue
         emit(ev.Output(t=t, host=HOST, id=run, text=line))
         t += 0.01
@@ -117,3 +137,85 @@ def write_large(path: Path, n_events: int) -> Path:
             rec.emit(ev.Output(t=t, host=HOST, id="r1", text=f"(Worker pid=1) INFO line {i} needle{i % 1234}"))
     rec.close()
     return path
+
+
+def _scene_at_failure() -> dict:
+    import copy
+
+    scene = copy.deepcopy(SCENE)
+    for g in scene["gpus"]:
+        g["memory_used_mib"] = 271000
+    return scene
+
+
+class ScriptedDriver:
+    """A driver (the k3tui.driver.Driver port) that plays the events of :func:`session_events`.
+
+    Everything goes through a real Recorder into a real file, subscribers are called the way
+    LiveDriver calls them, and operator intents are recorded as events — only the host is
+    replaced by a script: ``start`` plays up to the end of the baseline rung, ``run_rung``
+    plays the next rung's events, yielding to the event loop between chunks as a stream would.
+    """
+
+    def __init__(self, path: Path, shared: Path, *, extra_lines: list[str] = ()) -> None:
+        from k3tui.state import SessionState, reduce
+
+        self._reduce = reduce
+        self.state = SessionState()
+        self.simulated = True
+        self.recording_path = path
+        self.recorder = Recorder(path, ev.Header(**HEADER), redactor=Redactor())
+        self.recorder.subscribe(self._on_event)
+        self._subs: list = []
+        self._script = session_events(shared, extra_lines=extra_lines, previous_run=False)
+        self.calls: list[tuple] = []
+        self.closed = False
+
+    def subscribe(self, cb) -> None:  # noqa: ANN001
+        self._subs.append(cb)
+
+    def _on_event(self, e) -> None:  # noqa: ANN001
+        self._reduce(self.state, e)
+        for cb in list(self._subs):
+            cb(e)
+
+    async def _play_until(self, pred) -> None:  # noqa: ANN001
+        import asyncio
+
+        while self._script:
+            e = self._script.pop(0)
+            self.recorder.emit(e)
+            if len(self._script) % 25 == 0:
+                await asyncio.sleep(0)
+            if pred(e):
+                return
+
+    async def start(self) -> None:
+        self.calls.append(("start",))
+        await self._play_until(lambda e: isinstance(e, ev.RungLeft))
+
+    async def run_rung(self, rung: str, repeat: int = 1) -> None:
+        self.calls.append(("run_rung", rung, repeat))
+        await self._play_until(lambda e: isinstance(e, ev.RungLeft))
+
+    async def freeze(self, reason: str = "operator") -> None:
+        self.calls.append(("freeze", reason))
+        self.recorder.emit(ev.SceneFrozen(t=self.state.t + 0.1, host=HOST, scene=SCENE, reason=reason))
+
+    async def note(self, text: str) -> None:
+        self.recorder.emit(ev.Note(t=self.state.t + 0.1, text=text))
+
+    async def marker(self, label: str) -> None:
+        self.recorder.emit(ev.Marker(t=self.state.t + 0.1, label=label))
+
+    def preview_change(self, changes: dict) -> list[dict]:
+        last = self.state.configs[-1].config if self.state.configs else {}
+        return [{"key": k, "old": last.get(k), "new": v} for k, v in changes.items() if last.get(k) != v]
+
+    async def stop_run(self) -> None:
+        self.calls.append(("stop_run",))
+        self.recorder.emit(ev.RunEnded(t=self.state.t + 0.1, host=HOST, run=self.state.current_run, reason="stopped"))
+
+    async def close(self) -> None:
+        self.closed = True
+        self.recorder.close()

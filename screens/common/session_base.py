@@ -145,7 +145,7 @@ class SessionBase(Screen):
                 self.notify, "export is not in this build yet (k3tui.package is missing); run `k3tui export` later", severity="error"
             )
             return
-        out = export_session(path)
+        out = export_session(path, _free_name(path))
         self.app.call_from_thread(self.notify, f"repro package written: {out}", timeout=10)
 
     def action_diff(self) -> None:
@@ -174,3 +174,14 @@ class SessionBase(Screen):
                 if binding.description:
                     keys.append((binding.key_display or self.app.get_key_display(binding), binding.description))
         self.app.push_screen(HelpScreen(self.title or "session", keys))
+
+
+def _free_name(session: Path) -> Path:
+    """``NAME.repro.tar.gz`` beside the session, or ``NAME.repro-2.tar.gz``… when exported before."""
+    stem = session.name.removesuffix(".k3rec")
+    out = session.with_name(f"{stem}.repro.tar.gz")
+    n = 1
+    while out.exists():
+        n += 1
+        out = session.with_name(f"{stem}.repro-{n}.tar.gz")
+    return out

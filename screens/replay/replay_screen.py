@@ -13,7 +13,7 @@ from pathlib import Path
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Footer, Header, Input, Static
 
 from k3tui.replay import Replay
 from k3tui.textsafe import neutralise
@@ -48,8 +48,8 @@ class ReplayScreen(SessionBase):
 
     BINDINGS = [
         Binding("space", "play", "Play/pause"),
-        Binding("right", "step(1)", "Step"),
-        Binding("left", "step(-1)", "Back", show=False),
+        Binding("right", "step(1)", "Step", priority=True),
+        Binding("left", "step(-1)", "Back", show=False, priority=True),
         Binding("m", "marker(1)", "Next mark"),
         Binding("M", "marker(-1)", "Prev mark", show=False),
         Binding("plus,equals_sign", "speed(1)", "Faster", show=False),
@@ -87,6 +87,7 @@ class ReplayScreen(SessionBase):
         self.sub_title = f"{neutralise(h.host)} · {self.path.name} · runs nothing"
         if h.simulated:
             self.show_simulated("REPLAY of a session recorded against a SIMULATED host")
+        self.view.profile = h.profile
         self.view.clock = lambda: max(self.clock_t, self.engine.t)
         self._timer = self.set_interval(TICK, self._tick, pause=True, name="playback")
         self.view.load(self.engine.state, [])
@@ -95,6 +96,12 @@ class ReplayScreen(SessionBase):
             first = self.engine.problems[0].message
             self.notify(f"{len(self.engine.problems)} damaged line(s) skipped; first: {neutralise(first)}", severity="warning", timeout=10)
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # arrows step the replay, except while typing in the search box
+        if action == "step" and isinstance(self.focused, Input):
+            return False
+        return True
+
     # --- moving ----------------------------------------------------------------------
 
     def seek(self, position: int) -> None:
@@ -102,7 +109,7 @@ class ReplayScreen(SessionBase):
         eng = self.engine
         eng.seek(position)
         self.clock_t = eng.t
-        self.view.load(eng.state, eng.recent(WINDOW_EVENTS))
+        self.view.load(eng.state, eng.recent(WINDOW_EVENTS), eng.significant())
         self._update_timeline()
 
     def action_seek_to(self, position: int) -> None:

@@ -1,28 +1,42 @@
-"""The deliverable checklist, ticked from evidence in the event stream (never by hand)."""
+"""The deliverable checklist and the stop conditions, ticked from evidence in the event stream."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from rich.text import Text
 from textual.widgets import Static
 
+from k3tui.events import AnyEvent
 from k3tui.state import SessionState
 from k3tui.textsafe import neutralise
 
-from ..viewmodel import checklist
+from ..viewmodel import checklist, stop_conditions
+
+_MARK = {"done": ("☑ ", "green", "white"), "missing": ("☐ ", "bright_black", "bright_black"), "n/a": ("– ", "bright_black", "bright_black")}
 
 
 class ChecklistPanel(Static):
-    """``☑ first stack archived`` / ``☐ …``, with the evidence beside ticked items."""
+    """``☑ First stack archived`` / ``☐ …``; then any stop condition that tripped, in red."""
 
-    def show(self, state: SessionState) -> None:
+    def show(self, state: SessionState, events: Sequence[AnyEvent] = ()) -> None:
         t = Text()
-        items = checklist(state)
-        done = sum(1 for _, ok, _ in items if ok)
+        items = checklist(state, events)
+        done = sum(1 for _, status, _ in items if status == "done")
         t.append(f"{done}/{len(items)} done", style="bold")
-        for title, ok, evidence in items:
+        for title, status, _why in items:
+            mark, mstyle, tstyle = _MARK.get(status, _MARK["missing"])
             t.append("\n")
-            t.append("☑ " if ok else "☐ ", style="green" if ok else "bright_black")
-            t.append(neutralise(title), style="white" if ok else "bright_black")
-            if ok and evidence:
-                t.append(f" ({neutralise(evidence)})", style="bright_black")
+            t.append(mark, style=mstyle)
+            t.append(neutralise(title), style=tstyle)
+        stops = stop_conditions(state)
+        tripped = [s for s in stops if s[1] == "FAIL"]
+        if stops:
+            t.append(f"\nstop conditions: {len(tripped)} tripped", style="bold red" if tripped else "bold green")
+        for title, _verdict, evidence in tripped:
+            t.append(f"\n✖ {neutralise(title)}", style="bold red")
+            if evidence:
+                t.append(f": {neutralise(evidence)}", style="red")
+        if tripped:
+            t.append("\n→ move to an isolated node", style="bold black on red")
         self.update(t)

@@ -16,9 +16,9 @@ _VERDICT = {"PASS": "bold green", "FAIL": "bold red", "UNKNOWN": "yellow", "STOP
 class LadderPanel(Static):
     """One line per rung: ``✔ baseline PASS``, ``▶ minimal running (attempt 2)``."""
 
-    def show(self, state: SessionState) -> None:
+    def show(self, state: SessionState, profile: str = "") -> None:
         t = Text()
-        for name in rung_names(state):
+        for name in rung_names(state, profile):
             r = state.rungs.get(name)
             if t:
                 t.append("\n")

@@ -65,6 +65,7 @@ class SessionScreen(SessionBase):
             self.driver = await self.driver_factory()
         view = self.query_one(SessionView)
         view.state = self.driver.state.snapshot()
+        view.profile = str(getattr(self.driver, "profile_name", "") or "")
         self.driver.subscribe(view.receive)
         self._show_identity()
         await self.driver.start()

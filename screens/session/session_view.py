@@ -24,7 +24,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import Input, Static
 
-from k3tui.events import AnyEvent
+from k3tui.events import AnyEvent, GpuSample, Output
 from k3tui.state import SessionState, reduce
 
 from ..viewmodel import LogFeed, LogLine
@@ -66,6 +66,10 @@ class SessionView(Vertical):
         self._banner_shown = False
         self._last_event_wall = time.monotonic()
         self.events_applied = 0
+        self.profile = ""
+        """Profile name (for the ladder's feature rungs)."""
+        self.significant: list[AnyEvent] = []
+        """Every event but output and GPU samples (few): what the checklist evaluator reads."""
 
     def compose(self) -> ComposeResult:
         yield FreezeBanner(id="banner")
@@ -103,9 +107,10 @@ class SessionView(Vertical):
         """Queue events (replay playback: the engine already folded them)."""
         self._inbox.extend(events)
 
-    def load(self, state: SessionState, recent: list[AnyEvent]) -> None:
+    def load(self, state: SessionState, recent: list[AnyEvent], significant: list[AnyEvent] | None = None) -> None:
         """Show ``state`` after a seek, with the log rebuilt from the ``recent`` events before it."""
         self.state = state
+        self.significant = list(significant or [])
         self._inbox.clear()
         self._lines.clear()
         self.feed.reset(state, recent[0].t if recent else None)
@@ -126,6 +131,8 @@ class SessionView(Vertical):
             e = inbox.popleft()
             if self.fold:
                 reduce(self.state, e)
+            if not isinstance(e, (Output, GpuSample)):
+                self.significant.append(e)
             lines.extend(self.feed.lines(e))
             n += 1
         if n:
@@ -159,12 +166,12 @@ class SessionView(Vertical):
     def render_panels(self) -> None:
         s = self.state
         self._dirty = False
-        self.query_one(LadderPanel).show(s)
+        self.query_one(LadderPanel).show(s, self.profile)
         self.query_one(StagePanel).show(s, self.now(), self.feed.progress)
         self.query_one(ScenePanel).show(s)
         self.query_one(GpuPanel).show(s)
         self.query_one(ChangePanel).show(s, self.preview)
-        self.query_one(ChecklistPanel).show(s)
+        self.query_one(ChecklistPanel).show(s, self.significant)
         self._render_log_status()
         shown = self.query_one(FreezeBanner).show(s)
         if shown and not self._banner_shown:
