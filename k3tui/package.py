@@ -62,7 +62,7 @@ from . import events as ev
 from . import report
 from .cast import CastWriter
 from .errors import PackageError, RecordingError
-from .reader import open_recording, verify
+from .reader import Recording, open_recording, verify
 from .recording import encode_event, seal
 from .redact import MASK, Redactor
 
@@ -149,20 +149,25 @@ def export_session(
     """
     src = Path(session_path)
     _refuse_package_input(src)
-    rec = open_recording(src)
+    open_recording(src)  # a clear error before any work
     out = Path(out_path) if out_path else src.with_name(src.name.removesuffix(".k3rec") + (".cast" if cast_only else ".repro.tar.gz"))
     if out.exists() and not force:
         raise PackageError(f"{out} already exists: choose another name with -o, or pass --force to replace it")
     red = redactor or ExportRedactor.from_environment()
-    for e in rec.events():  # pass 1: learn every secret value the stream reveals
-        red.event(e)
-    header = red.event(rec.header)
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     try:
-        if cast_only:
-            _write_cast_only(rec, header, red, tmp)
-        else:
-            _write_package(src, rec, header, red, tmp)
+        with tempfile.TemporaryDirectory(prefix=".k3tui-export-", dir=out.parent) as staging:
+            snap = Path(staging) / "snapshot.k3rec"
+            shutil.copyfile(src, snap)  # a live recording keeps growing: export one consistent snapshot
+            rec = open_recording(snap)
+            for e in rec.events():  # pass 1: learn every secret value the stream reveals
+                red.event(e)
+            rec.problems.clear()
+            header = red.event(rec.header)
+            if cast_only:
+                _write_cast_only(rec, header, red, tmp)
+            else:
+                _write_package(rec, src.name, header, red, tmp, Path(staging) / "package")
         os.replace(tmp, out)
     except OSError as exc:
         raise PackageError(f"cannot write {out}: {exc.strerror or exc}") from None
@@ -182,38 +187,38 @@ def _refuse_package_input(src: Path) -> None:
         raise RecordingError(f"{src} is a directory, not a session file") from None
 
 
-def _write_cast_only(rec, header: ev.Header, red: Redactor, tmp: Path) -> None:  # noqa: ANN001
+def _write_cast_only(rec: Recording, header: ev.Header, red: Redactor, tmp: Path) -> None:
     with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
         cast = CastWriter(fh, header, red)
         for e in rec.events():
             cast.add(red.event(e))
 
 
-def _write_package(src: Path, rec, header: ev.Header, red: Redactor, tmp: Path) -> None:  # noqa: ANN001
-    with tempfile.TemporaryDirectory(prefix="k3tui-export-") as staging:
-        root = Path(staging)
-        c = report.Collector(header=header, session_name=SESSION)
-        c.chain = _chain_message(src)
-        _stream(rec, red, c, root)
-        c.problems = [p.message for p in rec.problems]
-        if c.re_redacted == 0 and rec.header is header:
-            shutil.copyfile(src, root / SESSION)
-        else:
-            c.re_redacted = max(c.re_redacted, 1)
-            os.replace(root / "resealed.k3rec", root / SESSION)
-        (root / "resealed.k3rec").unlink(missing_ok=True)
-        _write_texts(c, red, root)
-        _write_tar(root, tmp, _top_name(header), header.started)
+def _write_package(rec: Recording, name: str, header: ev.Header, red: Redactor, tmp: Path, root: Path) -> None:
+    """Pass 2 and the text files into ``root``, then the archive into ``tmp``."""
+    root.mkdir()
+    c = report.Collector(header=header, session_name=SESSION)
+    c.chain = _chain_message(rec.path, name)
+    _stream(rec, red, c, root)
+    c.problems = [p.message for p in rec.problems]
+    if c.re_redacted == 0 and rec.header is header:
+        os.replace(rec.path, root / SESSION)
+    else:
+        c.re_redacted = max(c.re_redacted, 1)
+        os.replace(root / "resealed.k3rec", root / SESSION)
+    (root / "resealed.k3rec").unlink(missing_ok=True)
+    _write_texts(c, red, root)
+    _write_tar(root, tmp, _top_name(header), header.started)
 
 
-def _chain_message(src: Path) -> str:
+def _chain_message(path: Path, name: str) -> str:
     try:
-        return verify(src).message.replace(str(src), src.name)
+        return verify(path).message.replace(str(path), name)
     except RecordingError as exc:
-        return f"cannot verify: {exc}"
+        return f"cannot verify: {exc}".replace(str(path), name)
 
 
-def _stream(rec, red: Redactor, c: report.Collector, root: Path) -> None:  # noqa: ANN001
+def _stream(rec: Recording, red: Redactor, c: report.Collector, root: Path) -> None:
     """Pass 2: redact, fold, write the cast, the per-run logs and a re-sealed session copy."""
     logs: dict[str, IO[bytes]] = {}
     (root / "logs").mkdir()

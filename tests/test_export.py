@@ -399,3 +399,38 @@ def test_ladder_conventions_config_ids_and_repeats(tmp_path: Path, shared: Path)
     assert "| r1 |" not in runs  # no phantom run from the config's expected id
     assert files["launch.sh"].decode().rstrip().endswith(MINIMAL)
     assert {"logs/r1-minimal.log", "logs/r2-minimal.log", "logs/r3-minimal.log"} <= set(files)
+
+
+def test_interrupted_recording_exports_and_verifies(session: Path) -> None:
+    """What kill -9 leaves: a truncated last line. The package keeps it, says so, and verifies."""
+    with open(session, "ab") as fh:
+        fh.write(b'{"kind":"output","id":"r3","text":"half a li')
+    pkg = export_session(session)
+    rep = members(pkg)["REPORT.md"].decode()
+    assert "is truncated (recording was interrupted)" in rep
+    ok, msg = verify_package(pkg)
+    assert ok and "truncated" in msg, msg
+
+
+def test_export_while_still_recording(tmp_path: Path, shared: Path) -> None:
+    """The TUI exports a live session: the export works on one consistent snapshot."""
+    import time
+
+    path = tmp_path / "live.k3rec"
+    rec = Recorder(path, ev.Header(host="gb300-01"), redactor=Redactor(), index=False)
+    try:
+        rec.emit(ev.RunStarted(run="r1-minimal", command=MINIMAL, rung="minimal"))
+        for line in log_lines(shared, FAIL_LOG)[:100]:
+            rec.emit(ev.Output(id="r1-minimal", stream="log", text=line))
+        deadline = time.monotonic() + 20  # the recorder flushes at least every 200 ms; the CPU may be busy
+        while len(read_all(path)[1]) < 101 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        pkg = export_session(path)
+        for line in log_lines(shared, FAIL_LOG)[100:]:
+            rec.emit(ev.Output(id="r1-minimal", stream="log", text=line))
+    finally:
+        rec.close()
+    ok, msg = verify_package(pkg)
+    assert ok, msg
+    log = members(pkg)["logs/r1-minimal.log"].decode()
+    assert log == "".join(log_lines(shared, FAIL_LOG)[:100])
