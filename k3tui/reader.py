@@ -27,7 +27,7 @@ import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 import msgspec
 
@@ -133,7 +133,9 @@ class Recording:
             return None
         if _looks_complete(line):
             return self._decode(line, line_no, False)
-        self.problems.append(Problem(line_no, f"line {line_no} is truncated (the recorder was interrupted): skipped", True))
+        self.problems.append(
+            Problem(line_no, f"line {line_no} is truncated (the recorder was interrupted): skipped", True)
+        )
         return None
 
     def _decode(self, line: bytes, line_no: int, strict: bool) -> AnyEvent | None:
@@ -333,7 +335,12 @@ def verify(path: str | os.PathLike[str]) -> VerifyResult:
     Raises:
         RecordingError: the file cannot be read or is not a session file at all.
     """
-    rec = open_recording(path)
+    try:
+        rec = open_recording(path)
+    except NotARecording:
+        if _starts_with_an_event(Path(path)):
+            return VerifyResult(False, 1, f"{path}: TAMPERED at line 1: the header is missing or was moved", 1)
+        raise
     prev = b""
     n = 0
     with _open_regular(rec.path) as fh:
@@ -345,15 +352,35 @@ def verify(path: str | os.PathLike[str]) -> VerifyResult:
                 if parts is not None and chain(prev, parts[0]) == parts[1]:
                     return VerifyResult(True, n, f"{rec.path}: intact, {n} lines (last line lacks its newline)")
                 return VerifyResult(
-                    True, n - 1, f"{rec.path}: intact up to line {n - 1}; line {n} is truncated (recording was interrupted)", None, True
+                    True,
+                    n - 1,
+                    f"{rec.path}: intact up to line {n - 1}; line {n} is truncated (recording was interrupted)",
+                    None,
+                    True,
                 )
             if parts is None:
-                return VerifyResult(False, n, f"{rec.path}: TAMPERED at line {n}: it has no digest (altered or inserted)", n)
+                return VerifyResult(
+                    False, n, f"{rec.path}: TAMPERED at line {n}: it has no digest (altered or inserted)", n
+                )
             body, digest = parts
             if chain(prev, body) != digest:
                 return VerifyResult(False, n, f"{rec.path}: TAMPERED at line {n}: {_what_broke(n)}", n)
             prev = digest
     return VerifyResult(True, n, f"{rec.path}: intact, {n} lines, chain verified")
+
+
+def _starts_with_an_event(p: Path) -> bool:
+    """Whether line 1 is a sealed event line (so a header was removed, not a foreign file)."""
+    with _open_regular(p) as fh:
+        first = fh.readline(MAX_LINE).rstrip(b"\n")
+    parts = unseal(first)
+    if parts is None:
+        return False
+    try:
+        raw = _raw_decoder.decode(parts[0])
+    except (msgspec.DecodeError, RecursionError):
+        return False
+    return isinstance(raw, dict) and isinstance(raw.get("kind"), str)
 
 
 def _what_broke(n: int) -> str:
@@ -424,7 +451,9 @@ class Index:
                 maxb.append(float(d))
         if not nums or nums[0] != 0 or offs[0] != rec.header_size or offs[-1] >= size:
             return None
-        if any(x >= y for x, y in zip(nums, nums[1:])) or any(x >= y for x, y in zip(offs, offs[1:])):
+        if any(x >= y for x, y in zip(nums, nums[1:], strict=False)) or any(
+            x >= y for x, y in zip(offs, offs[1:], strict=False)
+        ):
             return None
         if not _point_matches(rec.path, offs[-1], times[-1]):
             return None
@@ -456,7 +485,7 @@ class Index:
     def _save(self, side: Path) -> None:
         try:
             with open(side, "wb") as fh:
-                for n, o, t, m in zip(self.numbers, self.offsets, self.times, self.max_before):
+                for n, o, t, m in zip(self.numbers, self.offsets, self.times, self.max_before, strict=True):
                     fh.write(b"%d %d %r %r\n" % (n, o, t, m))
         except OSError:
             pass  # a read-only directory: the index lives in memory only
@@ -481,4 +510,3 @@ def _point_matches(path: Path, offset: int, t: float) -> bool:
         return False
     found = _time_of(line.rstrip(b"\n"))
     return found is not None and abs(found - t) < 1e-6
-
