@@ -155,14 +155,16 @@ async def test_freeze_this_machine_with_a_planted_process(tmp_path: Path) -> Non
     from k3tui.remote.local import LocalHost
 
     env = {**os.environ, "HF_TOKEN": SECRET, "LD_LIBRARY_PATH": "/opt/planted/lib"}
+    # A real vLLM server of another test may be running on this machine: then name our pid.
+    others = subprocess.run(["pgrep", "-f", "[v]llm serve|[v]llm.entrypoints"], capture_output=True, text=True).stdout.split()
     proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "vllm", "serve", "tiny"], env=env)
     try:
         async with LocalHost() as h:
-            s = await freeze(h)
+            s = await freeze(h, pid=proc.pid if others else None)
     finally:
         proc.kill()
         proc.wait()
-    assert s.process["pid"] == proc.pid, "found by pgrep as a vLLM server"
+    assert s.process["pid"] == proc.pid, "found by pgrep as the vLLM server"
     assert s.process["cmdline"][-3:] == ["vllm", "serve", "tiny"]
     assert s.env["LD_LIBRARY_PATH"] == "/opt/planted/lib" and s.env["HF_TOKEN"] == "<redacted>"
     assert SECRET not in json.dumps(s.to_dict())
@@ -193,8 +195,9 @@ async def test_freeze_through_a_real_sshd(sshd, tmp_path: Path, shared: Path) ->
                 if (await host.run("pgrep -f '[v]llm serve tiny'")).ok:
                     break
                 await asyncio.sleep(0.1)
+            others = subprocess.run(["pgrep", "-f", "[v]llm serve|[v]llm.entrypoints"], capture_output=True, text=True).stdout.split()
             t = time.monotonic()
-            s = await freeze(host, run=handle, emit=rec.emit)
+            s = await freeze(host, run=handle, emit=rec.emit, pid=handle.pid if len(others) > 1 else None)
             took = time.monotonic() - t
         finally:
             await host.stop(handle, grace=1)

@@ -26,6 +26,7 @@ from ..redact import Redactor
 from ..remote.base import Emit, Host, RunHandle, RunResult
 from . import parsers as P
 from .assemble import Outputs, assemble
+from .docker_api import DEFAULT_SOCKET, DockerApi, container_probes
 from .model import Scene, scene_from_dict
 from .probes import Probe, command_for, probes_for
 
@@ -42,6 +43,7 @@ async def freeze(
     run: str | RunHandle | None = None,
     reason: str = "operator",
     redactor: Redactor | None = None,
+    docker_socket: str | None = DEFAULT_SOCKET,
 ) -> Scene:
     """Freeze the scene of ``host``; emit ``SceneFrozen`` when ``emit`` is given.
 
@@ -51,13 +53,20 @@ async def freeze(
         log_text: the server log, for the first exception (default: the container's log, or ``run``'s log).
         run: the detached run this freeze belongs to (its id, or its handle, whose log is read).
         reason: why the scene was frozen (``operator``, ``first-exception`` …).
+        docker_socket: the engine's socket on the host, used through a forward (None: CLI only).
     """
     t0 = time.monotonic()
     results: dict[str, RunResult] = {}
-    await _gather(host, probes_for("host"), results)
+    api, _ = await asyncio.gather(_docker_api(host, docker_socket, results), _gather(host, probes_for("host"), results))
+    if api is not None:
+        results["docker_ps"] = await api.ps()
     container = container or _pick_container(results)
     pid = pid or (None if container else _pick_pid(results, None))
-    await _target_phase(host, container, pid, results)
+    try:
+        await _target_phase(host, api, container, pid, results)
+    finally:
+        if api is not None:
+            api.close()
     pid = pid or _chosen_pid(results)
     scene = assemble(Outputs(results), alias=getattr(host, "alias", ""), pid=pid)
     scene.simulated = bool(getattr(host, "simulated", False))
@@ -88,21 +97,35 @@ async def _gather(host: Host, probes: list[Probe], results: dict[str, RunResult]
     results.update({p.name: r for p, r in zip(probes, outs, strict=True)})
 
 
-async def _target_phase(host: Host, container: str | None, pid: int | None, results: dict[str, RunResult]) -> None:
+async def _docker_api(host: Host, socket_path: str | None, results: dict[str, RunResult]) -> DockerApi | None:
+    """The Docker Engine API through a forwarded socket, when the transport can forward one."""
+    if not socket_path or not hasattr(host, "forward_unix"):
+        return None
+    api, ping = await DockerApi.connect(host, socket_path)
+    results["docker_api"] = ping
+    return api
+
+
+async def _target_phase(host: Host, api: DockerApi | None, container: str | None, pid: int | None, results: dict[str, RunResult]) -> None:
     """Container probes, then process probes as soon as the container's pid is known."""
     tasks: list[Any] = []
     if container:
-        cprobes = probes_for("container")
-        inspect = next(p for p in cprobes if p.name == "docker_inspect")
-        first = asyncio.ensure_future(_run_probe(host, inspect, command_for(inspect, container=container)))
-        tasks.append(asyncio.ensure_future(_gather(host, [p for p in cprobes if p is not inspect], results, container=container)))
-        results["docker_inspect"] = await first
+        inspect = next(p for p in probes_for("container") if p.name == "docker_inspect")
+        results["docker_inspect"] = await (api.inspect(container) if api else _run_probe(host, inspect, command_for(inspect, container=container)))
+        if api is not None:
+            tasks.append(_api_container(api, container, results))
+        else:
+            tasks.append(_gather(host, [p for p in probes_for("container") if p is not inspect], results, container=container))
         pid = pid or _pick_pid(results, _container_pid(results))
     if pid:
         # The process's own interpreter answers versions only when there is no container to ask.
         pprobes = [p for p in probes_for("process") if not (container and p.name == "proc_versions")]
         tasks.append(_gather(host, pprobes, results, pid=pid))
     await asyncio.gather(*tasks)
+
+
+async def _api_container(api: DockerApi, container: str, results: dict[str, RunResult]) -> None:
+    results.update(await container_probes(api, container, results["docker_inspect"]))
 
 
 def _pick_container(results: dict[str, RunResult]) -> str | None:
@@ -135,13 +158,22 @@ def _pick_pid(results: dict[str, RunResult], container_pid: int | None) -> int |
     """The serving process: the container's main pid if it is vLLM, else the first vLLM server found."""
     r = results.get("pgrep")
     found = P.parse_pgrep(r.stdout) if r is not None and r.ok else []
-    servers = [f["pid"] for f in found if "serve" in f["command"] or "entrypoints" in f["command"]]
+    servers = [f["pid"] for f in found if ("serve" in f["command"] or "entrypoints" in f["command"]) and not _is_wrapper(f["command"])]
     if container_pid and (container_pid in servers or not servers):
         return container_pid
     if container_pid:
         later = [p for p in servers if p > container_pid]
         return min(later) if later else container_pid
     return min(servers) if servers else None
+
+
+_WRAPPERS = {"sh", "bash", "dash", "zsh", "setsid", "nohup", "timeout", "sudo", "su", "env", "docker", "ssh", "tmux", "screen", "pgrep"}
+
+
+def _is_wrapper(command: str) -> bool:
+    """A shell or launcher whose command line merely mentions ``vllm serve``."""
+    first = command.split(" ", 1)[0].rsplit("/", 1)[-1]
+    return first in _WRAPPERS
 
 
 def _chosen_pid(results: dict[str, RunResult]) -> int | None:
