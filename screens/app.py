@@ -110,7 +110,7 @@ class K3App(App):
                 if b.description and b.action not in seen:
                     seen.add(b.action)
                     key = self.get_key_display(b)
-                    yield SystemCommand(b.description, f"{b.action} — key {key}", partial(screen.run_action, b.action))
+                    yield SystemCommand(b.description, f"{b.action} — key {key}", partial(self.call_later, screen.run_action, b.action))
 
     # --- leaving ----------------------------------------------------------------------------
 

@@ -1,12 +1,53 @@
-"""`k3tui` with no subcommand: start the TUI on the home screen."""
+"""`k3tui` with no subcommand: start the TUI on the home screen.
+
+Home can replay any recording; to connect to a host or start the demo it needs a
+*session factory* — an async ``(target) -> Driver`` — which this module builds from the
+same pieces ``k3tui demo`` and ``k3tui connect`` use (the UI never imports SSH itself).
+``demo:SCENARIO`` starts the simulated host; anything else is an ssh target or group.
+"""
 
 from __future__ import annotations
 
 import argparse
+from typing import Any
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:  # pragma: no cover - `k3tui` alone has no options
+    pass
 
 
 def run(args: argparse.Namespace) -> int:
     from screens.app import K3App  # the CLI is the one place core may import the UI
 
-    K3App().run()
+    sims: list[Any] = []
+
+    async def session(target: str) -> Any:
+        from ..driver import LiveDriver, new_recording_path
+        from ..events import Header
+        from ..recording import Recorder
+
+        if target.startswith("demo"):
+            from ..sim import SimHost
+            from .demo import _make_driver
+
+            scenario = target.partition(":")[2] or "healthy"
+            sim = SimHost(scenario=scenario)
+            await sim.__aenter__()
+            sims.append(sim)
+            ns = argparse.Namespace(scenario=scenario, speed=None)
+            return _make_driver(ns, new_recording_path(f"demo-{scenario}"), sim)
+        from ..remote.ssh import connect_group
+
+        recorder = Recorder(new_recording_path(target), Header(host=target, profile="kimi-k3"))
+
+        async def _connect(emit: Any) -> list[Any]:
+            return await connect_group(target, emit=emit)
+
+        return LiveDriver(recorder, _connect, profile="kimi-k3")
+
+    async def on_exit() -> None:
+        for sim in sims:
+            await sim.__aexit__(None, None, None)
+
+    K3App(session_factory=session, on_exit=on_exit).run()
     return 0

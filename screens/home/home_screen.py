@@ -42,6 +42,7 @@ class HomeScreen(Screen):
         Binding("o", "open", "Open file"),
         Binding("question_mark", "help", "Help"),
         Binding("q", "app.quit", "Quit"),
+        Binding("escape", "focus_list", "Recent sessions", show=False),
     ]
 
     def __init__(self, dirs: list[Path] | None = None, ssh_config: Path | None = None) -> None:
@@ -79,6 +80,9 @@ class HomeScreen(Screen):
     @on(RecentSessions.Open)
     def _open_selected(self, event: RecentSessions.Open) -> None:
         self.app.open_path(event.path)
+
+    def action_focus_list(self) -> None:
+        self.query_one(RecentSessions).focus()
 
     def action_connect(self) -> None:
         self.query_one("#target", Input).focus()

@@ -123,7 +123,7 @@ class LogView(Log):
         self._refilter()
 
     def find(self, forward: bool = True) -> bool:
-        """Move to the next (or previous) shown line matching the query; pauses following."""
+        """Move to the next (or previous) shown line matching the query, wrapping around; pauses following."""
         rx = self.query_rx
         if rx is None:
             return False
@@ -132,7 +132,11 @@ class LogView(Log):
         if not n:
             return False
         start = self.current if self.current is not None else (self.scroll_offset.y - 1 if forward else n)
-        order = range(start + 1, n) if forward else range(min(start, n) - 1, -1, -1)
+        start = max(-1, min(start, n))
+        if forward:
+            order = [*range(start + 1, n), *range(0, start + 1)]
+        else:
+            order = [*range(start - 1, -1, -1), *range(n - 1, start - 1, -1)]
         for i in order:
             if rx.search(lines[i], 2):
                 self.show_line(i)
