@@ -16,6 +16,7 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from . import __version__
 from .errors import K3Error
@@ -35,15 +36,22 @@ COMMANDS: dict[str, str] = {
 }
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (and exit 2), like every other k3tui error."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"k3tui: {_one_line(message)} (see '{self.prog} --help')\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="k3tui",
         description="Freeze the failure scene of a vLLM deployment, then reproduce it one variable at a time.",
     )
     parser.add_argument("--version", action="version", version=f"k3tui {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, help_ in COMMANDS.items():
-        p = sub.add_parser(name, help=help_, description=help_)
+        p = sub.add_parser(name, help=help_, description=help_)  # subparsers inherit _Parser
         _module(name).add_arguments(p)
     return parser
 
@@ -54,6 +62,7 @@ def _module(name: str):  # noqa: ANN202 - a command module
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``k3tui`` script."""
+    _safe_streams()
     args = build_parser().parse_args(argv)
     try:
         if args.command is None:
@@ -82,13 +91,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(f"input is not text ({exc.reason})", 2, exc)
     except OSError as exc:
         return _fail(f"{getattr(exc, 'filename', '') or 'I/O'}: {exc.strerror or exc}", 2, exc)
+    except Exception as exc:  # noqa: BLE001 - the promise: never a traceback at 3 a.m.
+        where = f"{type(exc).__name__}: {exc}"
+        return _fail(f"internal error ({where}); re-run with K3TUI_DEBUG=1 for the traceback", 70, exc)
 
 
 def _fail(message: str, code: int, exc: BaseException) -> int:
     if os.environ.get("K3TUI_DEBUG"):
         raise exc
-    print(f"k3tui: {message}", file=sys.stderr)
+    print(f"k3tui: {_one_line(message)}", file=sys.stderr)
     return code
+
+
+def _one_line(message: str) -> str:
+    """A message as one safe line: names from hostile files can hold escapes and newlines."""
+    from .textsafe import neutralise
+
+    return neutralise(message.replace("\r\n", " ").replace("\n", " ⏎ "))[:2000]
+
+
+def _safe_streams() -> None:
+    """Never die on output the terminal's encoding cannot show (LANG=C, a pipe to a latin-1 tool)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            pass
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -55,6 +55,8 @@ _ASSIGN = re.compile(
 # Candidate "--flag value" / "--flag=value" pairs; the flag name decides (callback).
 _FLAG = re.compile(r"(?<![\w-])(--?)([A-Za-z][\w-]*)(=|\s+)(?!<redacted>)(?!-)(\"[^\"]*\"|'[^']*'|[^\s\"']+)")
 
+_ARGV_FLAG = re.compile(r"--?[A-Za-z][\w-]*$")
+
 _SHAPES: list[tuple[str, str]] = [
     # Authorization / Proxy-Authorization headers: keep the scheme name, drop the rest.
     (
@@ -220,14 +222,28 @@ class Redactor:
         if isinstance(value, (list, tuple)):
             if value and all(isinstance(x, str) and "=" in x for x in value) and key.lower() in ("env", "environment"):
                 return self.env_list(value)
-            return [self.obj(v, key if self.is_secret_name(key) else "") for v in value]
+            return self._sequence(value, key if self.is_secret_name(key) else "")
         return value
+
+    def _sequence(self, value: list[Any] | tuple[Any, ...], key: str) -> list[Any]:
+        """A list; in an argv (``["vllm", "--api-key", "X"]``) the value after a secret flag is masked."""
+        out = []
+        after_secret_flag = False
+        for v in value:
+            if after_secret_flag and isinstance(v, str) and not v.startswith("-"):
+                out.append(self._secret_value(v))
+            else:
+                out.append(self.obj(v, key))
+            after_secret_flag = isinstance(v, str) and _ARGV_FLAG.match(v) is not None and self.is_secret_name(v)
+        return out
 
     def _mapping(self, value: Mapping[Any, Any]) -> dict[Any, Any]:
         # {"key": "HF_TOKEN", "old": "…", "new": "…"}: the entry names a secret variable
         named = next((value[k] for k in ("key", "name", "var", "variable") if isinstance(value.get(k), str)), None)
         if named is not None and self.is_secret_name(named):
-            return {k: (v if k in ("key", "name", "var", "variable") else self._secret_value(v)) for k, v in value.items()}
+            return {
+                k: (v if k in ("key", "name", "var", "variable") else self._secret_value(v)) for k, v in value.items()
+            }
         return {k: self.obj(v, str(k)) for k, v in value.items()}
 
     def _secret_value(self, v: Any) -> Any:
@@ -269,9 +285,7 @@ class Redactor:
                 self._pem_open.discard(key)
             s = MASK + s[m.end() :]
         out = self.text(s)
-        begin = None
-        for begin in _PEM_BEGIN.finditer(s):
-            pass
-        if begin is not None and "-----END" not in s[begin.end() :]:
+        begins = [m.end() for m in _PEM_BEGIN.finditer(s)]
+        if begins and "-----END" not in s[begins[-1] :]:
             self._pem_open.add(key)
         return out

@@ -62,13 +62,22 @@ SECRET_TEXT = (
 def _every_kind_of_event() -> list[ev.Event]:
     """The secrets planted in every field type the schema has."""
     return [
-        ev.CommandSent(id="c1", command=f"HF_TOKEN={HF} vllm serve --api-key {API_KEY} --password {PASSWORD}", env=SECRET_ENV),
+        ev.CommandSent(
+            id="c1", command=f"HF_TOKEN={HF} vllm serve --api-key {API_KEY} --password {PASSWORD}", env=SECRET_ENV
+        ),
         ev.Output(id="c1", text=SECRET_TEXT),
-        ev.HttpRequest(id="r1", url=f"https://u:{URL_PASS}@h/v1", body=f'{{"api_key": "{API_KEY}", "Authorization": "Bearer {BEARER}"}}'),
+        ev.HttpRequest(
+            id="r1",
+            url=f"https://u:{URL_PASS}@h/v1",
+            body=f'{{"api_key": "{API_KEY}", "Authorization": "Bearer {BEARER}"}}',
+        ),
         ev.HttpResponse(id="r1", status=401, body=f"bad token {SK}", error=f"Authorization: Bearer {BEARER}"),
         ev.SceneFrozen(
             scene={
-                "process": {"env": [f"HF_TOKEN={HF}", f"MY_SECRET_THING={MY_SECRET}", "NCCL_DEBUG=INFO"], "cmdline": ["vllm", "--api-key", API_KEY]},
+                "process": {
+                    "env": [f"HF_TOKEN={HF}", f"MY_SECRET_THING={MY_SECRET}", "NCCL_DEBUG=INFO"],
+                    "cmdline": ["vllm", "--api-key", API_KEY],
+                },
                 "container": {"Env": {"HUGGING_FACE_HUB_TOKEN": HUB_TOKEN}, "labels": {"note": f"{PEM}"}},
                 "nested": [[{"password": PASSWORD}], {"db": {"DB_PASSWORD": DB_PASSWORD}}],
             }
@@ -138,7 +147,9 @@ def test_ordinary_log_lines_stay_readable(line):
 def test_no_false_positive_on_the_whole_corpus(shared):
     """Run the redactor over every real log and capture: it must change nothing."""
     r = Redactor()
-    files = [p for p in sorted((shared / "corpus").rglob("*")) + sorted((shared / "fixtures").rglob("*")) if p.is_file()]
+    files = [
+        p for p in sorted((shared / "corpus").rglob("*")) + sorted((shared / "fixtures").rglob("*")) if p.is_file()
+    ]
     assert len(files) > 20
     changed = []
     for p in files:
@@ -161,6 +172,12 @@ def test_no_false_positive_on_the_whole_corpus(shared):
 )  # fmt: skip
 def test_secret_names(name, secret):
     assert Redactor().is_secret_name(name) is secret
+
+
+def test_argv_lists_mask_the_value_after_a_secret_flag():
+    r = Redactor()
+    argv = ["vllm", "serve", "m", "--api-key", API_KEY, "--max-num-batched-tokens", "8192", "--hf-token", HF]
+    assert r.obj({"cmdline": argv}) == {"cmdline": [*argv[:4], MASK, *argv[5:8], MASK]}
 
 
 def test_a_learnt_secret_is_masked_when_echoed_later():

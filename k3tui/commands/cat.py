@@ -1,13 +1,21 @@
-"""`k3tui cat FILE` — print a session as a readable timeline, like `asciinema cat`."""
+"""`k3tui cat FILE` — print a session as a readable timeline, like `asciinema cat`.
+
+Everything printed comes from a file that may be hostile (a colleague's attachment, a
+damaged disk): every line goes through :func:`~k3tui.textsafe.neutralise`, the header and
+unknown kinds included, so no escape sequence reaches the operator's terminal.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from typing import TextIO
 
 from .. import events as ev
-from ..reader import open_recording
+from ..reader import Recording, open_recording
 from ..textsafe import neutralise
+
+HELP = "print a session as a readable timeline"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -26,24 +34,34 @@ def run(args: argparse.Namespace) -> int:
         path = session_from_package(path)
     rec = open_recording(path)
     out = sys.stdout
-    h = rec.header
-    sim = "  [SIMULATED host]" if h.simulated else ""
-    out.write(f"# k3rec v{h.version} session {h.session_id} host {h.host or '-'} profile {h.profile or '-'}{sim}\n")
+    if not args.raw:
+        out.write(_header_line(rec) + "\n")
     kinds = set(args.kind)
     for e in rec.events():
-        kind = ev.kind_of(e)
-        if kinds and kind not in kinds:
+        if kinds and ev.kind_of(e) not in kinds:
             continue
-        if args.raw:
-            if isinstance(e, ev.Output):
-                out.write(neutralise(e.text))
-            continue
-        host = f" {e.host}" if e.host else ""
-        if isinstance(e, ev.Output):
-            for line in neutralise(e.text).splitlines():
-                out.write(f"{e.t:10.3f}{host} │ {line}\n")
-        else:
-            out.write(f"{e.t:10.3f}{host} {kind:17} {neutralise(ev.summary(e, 160))}\n")
+        _write_event(out, e, args.raw)
     for p in rec.problems:
-        sys.stderr.write(f"k3tui: {p.message}\n")
+        sys.stderr.write(f"k3tui: {neutralise(p.message)}\n")
     return 0
+
+
+def _header_line(rec: Recording) -> str:
+    h = rec.header
+    sim = "  [SIMULATED host]" if h.simulated else ""
+    line = f"# k3rec v{h.version} session {h.session_id} host {h.host or '-'} profile {h.profile or '-'}{sim}"
+    return neutralise(line.replace("\n", " "))
+
+
+def _write_event(out: TextIO, e: ev.AnyEvent, raw: bool) -> None:
+    if raw:
+        if isinstance(e, ev.Output):
+            out.write(neutralise(e.text))
+        return
+    host = f" {e.host}" if e.host else ""
+    if isinstance(e, ev.Output):
+        for line in e.text.splitlines():
+            out.write(neutralise(f"{e.t:10.3f}{host} │ {line}") + "\n")
+    else:
+        line = f"{e.t:10.3f}{host} {ev.kind_of(e):17} {ev.summary(e, 160)}"
+        out.write(neutralise(line.replace("\n", " ")) + "\n")

@@ -7,8 +7,13 @@ not tampering). Exit 1: tampered, naming the first bad line. Exit 2: not readabl
 from __future__ import annotations
 
 import argparse
+import os
+import stat
 
 from ..reader import verify
+from ..textsafe import neutralise
+
+HELP = "verify a session file's digest chain (or a package's manifest)"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -21,16 +26,19 @@ def run(args: argparse.Namespace) -> int:
         from ..package import verify_package
 
         ok, message = verify_package(path)
-        print(message)
+        print(neutralise(message))
         return 0 if ok else 1
     result = verify(path)
-    print(result.message)
+    print(neutralise(result.message.replace("\n", " ")))
     return 0 if result.ok else 1
 
 
 def _is_package(path: str) -> bool:
+    """Whether the file is gzip (a repro package); anything unreadable is left to the reader."""
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return False  # a FIFO would block; directories and devices get the reader's error
         with open(path, "rb") as fh:
             return fh.read(2) == b"\x1f\x8b"
-    except OSError:
+    except (OSError, ValueError):
         return False
