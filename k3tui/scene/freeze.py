@@ -113,7 +113,7 @@ async def _target_phase(host: Host, api: DockerApi | None, container: str | None
         inspect = next(p for p in probes_for("container") if p.name == "docker_inspect")
         results["docker_inspect"] = await (api.inspect(container) if api else _run_probe(host, inspect, command_for(inspect, container=container)))
         if api is not None:
-            tasks.append(_api_container(api, container, results))
+            tasks.append(_api_container(host, api, container, results))
         else:
             tasks.append(_gather(host, [p for p in probes_for("container") if p is not inspect], results, container=container))
         pid = pid or _pick_pid(results, _container_pid(results))
@@ -124,8 +124,12 @@ async def _target_phase(host: Host, api: DockerApi | None, container: str | None
     await asyncio.gather(*tasks)
 
 
-async def _api_container(api: DockerApi, container: str, results: dict[str, RunResult]) -> None:
-    results.update(await container_probes(api, container, results["docker_inspect"]))
+async def _api_container(host: Host, api: DockerApi, container: str, results: dict[str, RunResult]) -> None:
+    """Container probes through the API; any the API could not serve (exec unsupported …) via the CLI."""
+    got = await container_probes(api, container, results["docker_inspect"])
+    results.update(got)
+    retry = [p for p in probes_for("container") if p.name in got and got[p.name].error and not got[p.name].timed_out]
+    await _gather(host, retry, results, container=container)
 
 
 def _pick_container(results: dict[str, RunResult]) -> str | None:

@@ -87,7 +87,10 @@ async def freeze_target(args: argparse.Namespace, emit: Emit | None, reason: str
     out = FreezeOutcome()
     async with open_hosts(args, emit) as (hosts, errors):
         out.unreachable = errors
-        scenes = await asyncio.gather(*(freeze(h, container=args.container, pid=args.pid, emit=emit, reason=reason) for h in hosts))
+        sock = args.docker_socket or None
+        scenes = await asyncio.gather(
+            *(freeze(h, container=args.container, pid=args.pid, emit=emit, reason=reason, docker_socket=sock) for h in hosts)
+        )
         out.scenes = list(scenes)
     return out
 
@@ -96,3 +99,8 @@ def add_scene_target_options(p: argparse.ArgumentParser) -> None:
     """``--container`` and ``--pid`` (shared by ``freeze`` and ``check``)."""
     p.add_argument("--container", help="serving container name or id (default: the one running vLLM)")
     p.add_argument("--pid", type=int, help="host pid of the serving process (default: found with pgrep)")
+    p.add_argument(
+        "--docker-socket",
+        default="/var/run/docker.sock",
+        help="the Docker Engine socket on the host, reached through a forward ('' = docker CLI only)",
+    )
