@@ -1,0 +1,55 @@
+"""Freeze and check the simulated GB300 host over real SSH (asyncssh server, real processes)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from k3tui.profile import load_profile
+from k3tui.remote.ssh import connect
+from k3tui.scene.checks import check_baseline, exit_status
+from k3tui.scene.freeze import freeze
+from k3tui.sim.scenario import scenarios
+from k3tui.sim.server import SimHost
+
+
+async def _freeze_sim(scenario: str):  # noqa: ANN202 - (scene, seconds)
+    async with SimHost(scenario=scenario) as sim:
+        kw = sim.connect_kwargs()
+        async with connect(kw.pop("target"), **kw) as host:
+            scene = await freeze(host)
+    return scene
+
+
+async def test_healthy_sim_host_freezes_fast_and_passes_the_baseline() -> None:
+    s = await _freeze_sim("healthy")
+    assert s.simulated or s.alias == "gb300-sim"
+    assert s.seconds < 3.0, f"freeze of the simulated host took {s.seconds:.2f}s"
+    assert [p.name for p in s.probes if not p.ok] == []
+    assert len(s.gpus) == 8 and {g.name for g in s.gpus} == {"NVIDIA GB300"} and {g.compute_cap for g in s.gpus} == {"10.3"}
+    assert s.host.driver_version == "580.95.05" and s.container["image"] == "vllm/vllm-openai:kimi-k3"
+    assert sorted(g["uuid"] for g in s.container_gpus) == sorted(g.uuid for g in s.gpus)
+    assert s.versions["vllm"] and s.versions["torch_cuda"] == "13.0"
+    verdicts = {v.check: v.verdict for v in check_baseline(s, load_profile("kimi-k3"))}
+    assert all(v == "PASS" for k, v in verdicts.items() if k != "libcuda"), verdicts
+    assert exit_status(check_baseline(s, load_profile("kimi-k3"))) in (0, 2)
+    assert "<redacted>" not in json.dumps(s.gpus and s.to_dict()["gpus"])
+
+
+# What the baseline must say on the scenarios that plant a compatibility problem (by name;
+# scenarios added later are frozen and must not break a probe, whatever they plant).
+EXPECT = {
+    "driver-r575": {"driver": "FAIL"},
+    "cuda-compat-803": {"libcuda": "FAIL"},
+}
+
+
+@pytest.mark.parametrize("info", [i for i in scenarios() if i.name != "healthy"], ids=lambda i: i.name)
+async def test_every_scenario_freezes_without_a_failed_probe(info) -> None:  # noqa: ANN001
+    s = await _freeze_sim(info.name)
+    assert s.seconds < 3.0
+    assert [p.name for p in s.probes if not p.ok] == [], [p for p in s.probes if not p.ok]
+    verdicts = {v.check: v.verdict for v in check_baseline(s, load_profile("kimi-k3"))}
+    for check, verdict in EXPECT.get(info.name, {}).items():
+        assert verdicts[check] == verdict, (check, verdicts)
