@@ -252,3 +252,23 @@ def test_a_line_without_end_does_not_grow_memory() -> None:
         '\nTraceback (most recent call last):\n  File "x.py", line 1, in <module>\nRuntimeError: No CUDA GPUs are available\n'
     )
     assert c.finish().failed_stage == "device"
+
+
+def test_unprefixed_traceback_deep_in_the_log_keeps_its_full_stack() -> None:
+    """The main process's traceback carries no sentinel until its exception line: rebuilt by looking back."""
+    flood = _lines(HOSTS / "h200x2-r580" / "nccl2_ok.txt")
+    lines = _lines(CPU / "10c-fail-model-path-missing.log")
+    r = classify_text("\n".join(flood + lines))
+    fe = r.first_exception
+    assert fe.line_number == len(flood) + 52
+    assert fe.stack[0] == "Traceback (most recent call last):" and len(fe.stack) == 43
+    assert any("get_model_path" in s for s in fe.stack)
+    assert r.failed_stage == "weights"
+
+
+def test_error_after_a_normal_stop_is_noise() -> None:
+    lines = _lines(CPU / "01-baseline-full-session.log")
+    stop = next(i for i, x in enumerate(lines) if "shutdown triggered" in x)
+    noise = "(APIServer pid=19865) ERROR 11-30 03:30:08 [launcher.py:300] RuntimeError: Event loop stopped before Future completed."
+    assert classify_text("\n".join(lines[: stop + 3] + [noise] + lines[stop + 3 :])).failed_stage == "none"
+    assert classify_text("\n".join(lines[:stop] + [noise] + lines[stop:])).failed_stage == "runtime"

@@ -29,7 +29,7 @@ from .lines import QUIET_LEVELS, Line, parse
 from .result import ClassifyResult, FirstException, StageMark
 from .rules import STAGES, Rules, load_rules
 from .signature import make_signature
-from .traces import STALE_AFTER, Trace, frame_names, opens_trace
+from .traces import STALE_AFTER, TB_HEAD, Trace, frame_names, opens_trace
 
 MAX_LINE = 65536
 """Characters kept of one line; the rest of a longer line is ignored (binary garbage)."""
@@ -37,6 +37,11 @@ EMIT_AFTER = 50
 """Lines after a one-line root (no traceback followed) when it is announced anyway."""
 HEADER_WINDOW = 50
 """A traceback takes the ERROR line logged at most this many lines before it as its header."""
+HEAD_LINES = 30
+"""The first lines are always parsed in full: excerpts and cut logs start mid-traceback."""
+LOOKBACK = 1 << 20
+"""Characters of history kept to find an unprefixed traceback's head, or a normal stop,
+when its exception line arrives (the head itself carries no sentinel)."""
 
 
 @dataclass(slots=True)
@@ -84,8 +89,12 @@ class Classifier:
         self._fallback: _Root | None = None
         self._oom_seen = False
         self._stopped = False
-        self._always = self._rules.always + self._rules.normal_stop
-        self._pending: list[tuple[str, int, bool]] = []
+        self._always = tuple(a.lower() for a in self._rules.always)
+        self._window = ""
+        self._buf = ""
+        self._start = 0
+        self._gate = self._rules.gate.lower()
+        self._pending: list[tuple[str, int, bool, bool]] = []
         self._sentinels: tuple[str, ...] = ()
         self._refresh_pending()
 
@@ -141,23 +150,28 @@ class Classifier:
         return bool(self._traces) or (self._root is not None and not self._root.emitted) or not self._prefilter
 
     def _scan(self, buf: str, end: int) -> None:
+        self._buf = buf
+        low = buf.lower()
+        aligned = len(low) == len(buf)  # lower() never shrinks; a longer copy would shift offsets
         pos = 0
         nexts: dict[str, int] = {}
         while pos < end:
-            if self._busy() or self._n == 0:
+            if not aligned or self._busy() or self._n < HEAD_LINES:
                 nl = buf.index("\n", pos, end)
-                self._line(buf[pos:nl])
+                self._line(buf, pos, nl)
                 pos = nl + 1
                 continue
-            hit = self._next_hit(buf, pos, end, nexts)
+            hit = self._next_hit(low, pos, end, nexts)
             if hit < 0:
                 self._n += buf.count("\n", pos, end)
-                return
+                break
             start = buf.rfind("\n", pos, hit) + 1 or pos
             self._n += buf.count("\n", pos, start)
             nl = buf.index("\n", hit, end)
-            self._line(buf[start:nl])
+            self._line(buf, start, nl)
             pos = nl + 1
+        self._window = buf[end - LOOKBACK : end] if end >= LOOKBACK else (self._window + buf[:end])[-LOOKBACK:]
+        self._buf = ""
 
     def _next_hit(self, buf: str, pos: int, end: int, nexts: dict[str, int]) -> int:
         """Index of the first sentinel at or after pos, or -1; finds are cached per sentinel."""
@@ -172,16 +186,20 @@ class Classifier:
 
     # --- one line ----------------------------------------------------------------------
 
-    def _line(self, raw: str) -> None:
+    def _line(self, buf: str, start: int, nl: int) -> None:
         self._n += 1
         n = self._n
-        ln = parse(raw[:MAX_LINE])
+        raw = buf[start : min(nl, start + MAX_LINE)]
+        self._start = start
+        ln = parse(raw)
         if n == 1:
             self._reach_first(ln)
         self._expire(n)
         trace = self._traces.get(ln.key)
         if trace is None or not self._continue(trace, ln, n):
-            self._other(ln, n)
+            low = raw.lower()
+            if n <= HEAD_LINES or any(s in low for s in self._sentinels):
+                self._other(ln, n, low)
         self._maybe_announce(ln, n)
 
     def _continue(self, trace: Trace, ln: Line, n: int) -> bool:
@@ -198,18 +216,17 @@ class Classifier:
             self._close(trace)
         return False
 
-    def _other(self, ln: Line, n: int) -> None:
-        """A line outside any traceback: a trace start, a root, an OOM, a marker, a stop."""
+    def _other(self, ln: Line, n: int, low: str) -> None:
+        """A relevant line outside any traceback: a trace start, a root, an OOM, a marker."""
         if opens_trace(ln.body):
             self._open(ln, n)
             return
-        flagged = any(s in ln.raw for s in self._always)
-        if flagged and ln.level not in QUIET_LEVELS:
+        if ln.body[:1].isspace():
+            return  # code or a continuation printed outside any traceback we follow
+        if (n <= HEAD_LINES or any(s in low for s in self._always)) and ln.level not in QUIET_LEVELS:
             self._error_line(ln, n)
         if self._pending:
-            self._markers(ln, n)
-        if flagged and any(s in ln.raw for s in self._rules.normal_stop):
-            self._stopped = True
+            self._markers(ln, n, low)
 
     def _error_line(self, ln: Line, n: int) -> None:
         rules = self._rules
@@ -218,6 +235,12 @@ class Classifier:
         if ln.level == "WARN":  # NCCL WARN: evidence, never the root (Python raises it)
             return
         m = rules.exception.match(ln.body)
+        if m and ln.level is None and ln.key not in self._traces:
+            trace = self._lookback(ln, n)
+            if trace is not None:  # an unprefixed traceback: its frames carried no sentinel
+                self._traces[ln.key] = trace
+                self._continue(trace, ln, n)
+                return
         if m:
             self._candidate(ln, n, m["type"], m["msg"] if m["msg"] is not None else (m["rmsg"] or ""))
         else:
@@ -234,7 +257,7 @@ class Classifier:
     def _open(self, ln: Line, n: int) -> None:
         quiet = ln.level in QUIET_LEVELS
         own_header = not ln.body.startswith(("Traceback", " "))
-        if own_header and not quiet and any(s in ln.raw for s in self._always):
+        if own_header and not quiet:
             self._error_line(ln, n)  # V0 workers: "Exception in worker …: <error>, Traceback (…):"
         header = self._headers.pop(ln.key, None)
         trace = Trace(ln.key, ln.process, n, quiet=quiet, level=ln.level)
@@ -291,6 +314,9 @@ class Classifier:
         if self._root is not None or self._stopped:
             return
         if self._rules.consequence.search(ln.body):
+            return
+        if self._stop_before():
+            self._stopped = True
             return
         root = _Root(ln.raw, n, ln.body, typ, msg, ln.process, ln.key, self._stage_now())
         if trace is not None:
@@ -350,6 +376,44 @@ class Classifier:
                 return rule.stage
         return STAGES[max(root.stage_idx, 0)]
 
+    # --- looking back ----------------------------------------------------------------------
+
+    def _history(self, needle: str) -> str | None:
+        """The text from the last ``needle`` (within LOOKBACK) up to the current line, or None."""
+        buf, start = self._buf, self._start
+        h = buf.rfind(needle, max(0, start - LOOKBACK), start)
+        if h >= 0:
+            return buf[buf.rfind("\n", 0, h) + 1 : start]
+        if start >= LOOKBACK:
+            return None
+        w = self._window
+        h = w.rfind(needle, max(0, len(w) - (LOOKBACK - start)))
+        if h < 0:
+            return None
+        return w[w.rfind("\n", 0, h) + 1 :] + buf[:start]
+
+    def _stop_before(self) -> bool:
+        """Did the operator stop the server (``shutdown triggered``) shortly before this line?"""
+        return any(self._history(s) is not None for s in self._rules.normal_stop)
+
+    def _lookback(self, ln: Line, n: int) -> Trace | None:
+        """Rebuild the unprefixed traceback that ends at this exception line from the history."""
+        text = self._history(TB_HEAD)
+        if text is None:
+            return None
+        lines = text.split("\n")[:-1]
+        first = n - len(lines)
+        head = parse(lines[0])
+        if head.key != ln.key or head.level != ln.level or not head.body.startswith(TB_HEAD):
+            return None
+        trace = Trace(ln.key, ln.process, first, quiet=False, level=ln.level)
+        trace.add(lines[0], first)
+        for i, raw in enumerate(lines[1:], 1):
+            other = parse(raw[:MAX_LINE])
+            if other.key == ln.key and trace.step(other, first + i) not in ("frame", "skip"):
+                return None
+        return trace if trace.frames else None
+
     # --- stages ------------------------------------------------------------------------------
 
     def _stage_now(self) -> int:
@@ -360,9 +424,10 @@ class Classifier:
             if st.at_first_line:
                 self._reach(st.index, 1, ln)
 
-    def _markers(self, ln: Line, n: int) -> None:
-        for marker, idx, done in self._pending:
-            if marker in ln.raw:
+    def _markers(self, ln: Line, n: int, low: str) -> None:
+        logger_line = n <= HEAD_LINES or self._gate in low
+        for marker, idx, done, gated in self._pending:
+            if (logger_line or not gated) and marker in low:
                 if done:
                     self._reach(idx, n, ln)
                     self._done_idx = max(self._done_idx, idx + 1)
@@ -382,11 +447,15 @@ class Classifier:
         pending = []
         for st in self._rules.stages:
             if st.index > self._max_idx:
-                pending += [(m, st.index, False) for m in st.markers]
+                pending += [(m.lower(), st.index, False, True) for m in st.markers]
+                pending += [(m.lower(), st.index, False, False) for m in st.plain]
             if st.index + 1 > self._done_idx:
-                pending += [(m, st.index, True) for m in st.done]
+                pending += [(m.lower(), st.index, True, True) for m in st.done]
         self._pending = pending
-        self._sentinels = tuple(dict.fromkeys([*self._always, *(m for m, _, _ in pending)]))
+        needles = [m for m, _, _, gated in pending if not gated]
+        if any(gated for *_, gated in pending):
+            needles.append(self._gate)
+        self._sentinels = tuple(dict.fromkeys([*self._always, *needles]))
 
     # --- output --------------------------------------------------------------------------------
 

@@ -27,8 +27,11 @@ class StageDef:
     name: str
     index: int
     markers: tuple[str, ...]
+    """Found only on vLLM logger lines (those carrying the gate, ``.py:``)."""
     done: tuple[str, ...]
     at_first_line: bool
+    plain: tuple[str, ...] = ()
+    """Found on any line (uvicorn, tqdm progress bars)."""
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,7 @@ class StageRule:
 @dataclass(frozen=True)
 class Rules:
     stages: tuple[StageDef, ...]
+    gate: str
     always: tuple[str, ...]
     normal_stop: tuple[str, ...]
     oom: re.Pattern[str]
@@ -81,7 +85,14 @@ def _stages(data: dict) -> tuple[StageDef, ...]:
         if i >= len(STAGES) or s.get("name") != STAGES[i]:
             raise ProfileError(f"assets/classify/stages.toml: the stages must be, in order: {', '.join(STAGES)}")
         out.append(
-            StageDef(s["name"], i, tuple(s.get("markers", ())), tuple(s.get("done", ())), bool(s.get("at_first_line")))
+            StageDef(
+                s["name"],
+                i,
+                tuple(s.get("markers", ())),
+                tuple(s.get("done", ())),
+                bool(s.get("at_first_line")),
+                tuple(s.get("plain_markers", ())),
+            )
         )
     if len(out) != len(STAGES):
         raise ProfileError(f"assets/classify/stages.toml: expected the stages {', '.join(STAGES)}")
@@ -110,6 +121,7 @@ def load_rules() -> Rules:
     st, pat, adv = _read("stages.toml"), _read("patterns.toml"), _read("advice.toml")
     return Rules(
         stages=_stages(st),
+        gate=st.get("gate", ".py:"),
         always=tuple(pat["prefilter"]["always"]),
         normal_stop=tuple(pat["stop"]["normal"]),
         oom=_rx(pat["oom"]["pattern"], "patterns.toml [oom]"),
