@@ -272,3 +272,22 @@ def test_error_after_a_normal_stop_is_noise() -> None:
     noise = "(APIServer pid=19865) ERROR 11-30 03:30:08 [launcher.py:300] RuntimeError: Event loop stopped before Future completed."
     assert classify_text("\n".join(lines[: stop + 3] + [noise] + lines[stop + 3 :])).failed_stage == "none"
     assert classify_text("\n".join(lines[:stop] + [noise] + lines[stop:])).failed_stage == "runtime"
+
+
+def test_chained_exceptions_report_the_first_cause() -> None:
+    flood = _lines(HOSTS / "h200x2-r580" / "nccl2_ok.txt")
+    cause = _lines(HOSTS / "h200-r580" / "nccl_fail_worldsize.txt")
+    effect = _lines(HOSTS / "h200-r580" / "fail_oom.txt")
+    chain = cause + ["", "The above exception was the direct cause of the following exception:", ""] + effect
+    r = classify_text("\n".join(flood + chain))
+    assert "DistStoreError" in r.first_exception.line
+    assert r.first_exception.stack == cause
+    assert r.failed_stage == "engine" and r.oom_root_cause is False
+
+
+def test_v1_data_parallel_and_tp_process_names() -> None:
+    text = _read(CPU / "10f1-fail-kvcache-space-0.log").replace("(EngineCore pid=", "(EngineCore_DP0 pid=")
+    text = text.replace("(Worker pid=", "(Worker_TP0 pid=")
+    r = classify_text(text)
+    assert r.first_exception.process == "EngineCore_DP0 pid=2811"
+    assert r.failed_stage == "engine"
