@@ -129,8 +129,10 @@ class SshHost(BaseHost):
         emit: Emit | None = None,
         redactor: Redactor | None = None,
         reconnect_for: float = 300.0,
+        simulated: bool = False,
     ) -> None:
         super().__init__(alias or resolved.target.alias, emit, redactor)
+        self.simulated = simulated
         self.resolved = resolved
         self.identity = tuple(os.path.expanduser(i) for i in identity)
         kh = known_hosts or (resolved.known_hosts_files[0] if resolved.known_hosts_files else DEFAULT_KNOWN_HOSTS)
@@ -179,7 +181,11 @@ class SshHost(BaseHost):
         await self._measure_skew()
         self.emit(
             HostConnected(
-                address=self.address, user=self.user, fingerprint=self.fingerprint, clock_skew=self.clock_skew
+                address=self.address,
+                user=self.user,
+                fingerprint=self.fingerprint,
+                clock_skew=self.clock_skew,
+                simulated=self.simulated,
             )
         )
         return self
@@ -412,8 +418,10 @@ class SshHost(BaseHost):
     async def unforward(self, local: int | str) -> None:
         """Stop a forward opened by :meth:`forward_port` or :meth:`forward_unix`."""
         listener = self._listeners.pop(local, None)
-        self._port_forwards.pop(local, None)  # type: ignore[call-overload]
-        self._path_forwards.pop(local, None)  # type: ignore[call-overload]
+        if isinstance(local, int):
+            self._port_forwards.pop(local, None)
+        else:
+            self._path_forwards.pop(local, None)
         if listener is not None:
             listener.close()
         if isinstance(local, str) and os.path.exists(local):
@@ -472,8 +480,11 @@ def connect(
     alias: str | None = None,
     redactor: Redactor | None = None,
     reconnect_for: float = 300.0,
+    simulated: bool = False,
 ) -> _Connecting:
     """Connect to one host: ``host = await connect("gb300-01")`` or ``async with connect(...) as host``.
+
+    ``simulated=True`` marks the host (and its ``HostConnected``) as the embedded simulated host.
 
     Raises (on await):
         HostKeyUnknown, HostKeyChanged, AuthFailed, HostUnreachable: one actionable line each.
@@ -490,6 +501,7 @@ def connect(
         emit=emit,
         redactor=redactor,
         reconnect_for=reconnect_for,
+        simulated=simulated,
     )
     return _Connecting(host)
 

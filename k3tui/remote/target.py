@@ -117,12 +117,18 @@ def resolve(target: Target, ssh_config: str | None = None) -> Resolved:
     cfg = SSHClientConfig.load(
         None, paths, False, False, False, local_user, target.user or (), target.host, target.port or ()
     )
+    jump = cfg.get("ProxyJump")
     return Resolved(
         target=target,
         hostname=str(cfg.get("Hostname") or target.host),
-        port=int(target.port or cfg.get("Port") or 22),
+        port=int(target.port or str(cfg.get("Port") or 22)),
         user=str(target.user or cfg.get("User") or local_user),
-        identity_files=tuple(os.path.expanduser(str(p)) for p in (cfg.get("IdentityFile") or ())),
-        proxy_jump=str(cfg.get("ProxyJump")) if cfg.get("ProxyJump") and cfg.get("ProxyJump") != "none" else None,
-        known_hosts_files=tuple(os.path.expanduser(str(p)) for p in (cfg.get("UserKnownHostsFile") or ())),
+        identity_files=_paths(cfg.get("IdentityFile")),
+        proxy_jump=str(jump) if jump and jump != "none" else None,
+        known_hosts_files=_paths(cfg.get("UserKnownHostsFile")),
     )
+
+
+def _paths(value: object) -> tuple[str, ...]:
+    items = value if isinstance(value, (list, tuple)) else ([value] if value else [])
+    return tuple(os.path.expanduser(str(p)) for p in items)
