@@ -56,6 +56,8 @@ class Server:
     client: VllmClient | None = None
     started: float = 0.0
     ready_s: float | None = None
+    local_port: int | None = None
+    """The local end of the forwarded port (closed when the run stops)."""
     exception: ev.ExceptionFound | None = None
     exception_t: float = 0.0
     classified: ev.RunClassified | None = None
@@ -114,7 +116,7 @@ class Server:
 
     async def wait_ready(self, timeout: float) -> bool:
         """Poll /health through a forwarded port until 200, the run ends, or it has clearly failed."""
-        local = await self.host.forward_port(self.port)
+        local = self.local_port = await self.host.forward_port(self.port)
         self.client = VllmClient(f"http://127.0.0.1:{local}", self.emit, host=self.host.alias)
         deadline = time.monotonic() + timeout
 
@@ -156,6 +158,11 @@ class Server:
         await self._await_followups(30.0)
         if self.client is not None:
             await self.client.aclose()
+        unforward = getattr(self.host, "unforward", None)
+        if self.local_port is not None and unforward is not None:
+            with contextlib.suppress(Exception):
+                await unforward(self.local_port)
+            self.local_port = None
 
     def outcome(self, what: str = "start-up") -> Outcome:
         """The run as an attempt outcome: failed when the classifier found a root failure."""
