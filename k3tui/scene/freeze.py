@@ -28,7 +28,7 @@ from . import parsers as P
 from .assemble import Outputs, assemble
 from .docker_api import DEFAULT_SOCKET, DockerApi, container_probes
 from .model import Scene, scene_from_dict
-from .probes import Probe, command_for, probes_for
+from .probes import PROBES, Probe, command_for, probes_for
 
 LOG_TAIL_BYTES = 4 * 1024 * 1024
 
@@ -57,7 +57,12 @@ async def freeze(
     """
     t0 = time.monotonic()
     results: dict[str, RunResult] = {}
-    api, _ = await asyncio.gather(_docker_api(host, docker_socket, results), _gather(host, probes_for("host"), results))
+    # Every host probe starts now; the target phase waits only for the two that name the
+    # target (docker ps, pgrep), not for the slow ones (nvidia-smi -q -x, ldconfig).
+    host_tasks = {p.name: asyncio.ensure_future(_run_probe(host, p, command_for(p))) for p in probes_for("host")}
+    api = await _docker_api(host, docker_socket, results)
+    for name in ("docker_ps", "pgrep"):
+        results[name] = await host_tasks[name]
     if api is not None:
         results["docker_ps"] = await api.ps()
     container = container or _pick_container(results)
@@ -67,6 +72,9 @@ async def freeze(
     finally:
         if api is not None:
             api.close()
+    for name, task in host_tasks.items():
+        results.setdefault(name, await task)
+    results = _in_table_order(results)
     pid = pid or _chosen_pid(results)
     scene = assemble(Outputs(results), alias=getattr(host, "alias", ""), pid=pid)
     scene.simulated = bool(getattr(host, "simulated", False))
@@ -130,6 +138,11 @@ async def _api_container(host: Host, api: DockerApi, container: str, results: di
     results.update(got)
     retry = [p for p in probes_for("container") if p.name in got and got[p.name].error and not got[p.name].timed_out]
     await _gather(host, retry, results, container=container)
+
+
+def _in_table_order(results: dict[str, RunResult]) -> dict[str, RunResult]:
+    order = {p.name: i for i, p in enumerate(PROBES)}
+    return dict(sorted(results.items(), key=lambda kv: order.get(kv[0], -1)))
 
 
 def _pick_container(results: dict[str, RunResult]) -> str | None:
