@@ -77,8 +77,12 @@ def main() -> None:
     best, scenes = min(one, key=lambda x: x[0])
     slowest = max(p.seconds for p in scenes[0].probes)
     name = max(scenes[0].probes, key=lambda p: p.seconds).name
-    print(f"1 simulated GB300 host over SSH: freeze {best:.3f} s (best of {a.rounds}; all: {', '.join(f'{x[0]:.3f}' for x in one)})")
-    print(f"  {len(scenes[0].probes)} probes, {sum(not p.ok for p in scenes[0].probes)} failed; slowest probe {name} {slowest:.3f} s; freeze/slowest-probe = {best / slowest:.2f}")
+    print(
+        f"1 simulated GB300 host over SSH: freeze {best:.3f} s (best of {a.rounds}; all: {', '.join(f'{x[0]:.3f}' for x in one)})"
+    )
+    print(
+        f"  {len(scenes[0].probes)} probes, {sum(not p.ok for p in scenes[0].probes)} failed; slowest probe {name} {slowest:.3f} s; freeze/slowest-probe = {best / slowest:.2f}"
+    )
 
     many = min(asyncio.run(freeze_sims(a.sim_nodes))[0] for _ in range(a.rounds))
     print(f"{a.sim_nodes} simulated hosts at once: freeze {many:.3f} s ({many / a.sim_nodes:.3f} s per node)")
@@ -86,7 +90,9 @@ def main() -> None:
     cap = min(asyncio.run(freeze_captured(a.captured_nodes)) for _ in range(a.rounds))
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     one_cap = min(asyncio.run(freeze_captured(1)) for _ in range(a.rounds))
-    print(f"{a.captured_nodes} captured H200 hosts (k3tui's own work, no transport): {cap:.3f} s ({cap / a.captured_nodes * 1000:.1f} ms per node; 1 node alone {one_cap * 1000:.1f} ms)")
+    print(
+        f"{a.captured_nodes} captured H200 hosts (k3tui's own work, no transport): {cap:.3f} s ({cap / a.captured_nodes * 1000:.1f} ms per node; 1 node alone {one_cap * 1000:.1f} ms)"
+    )
     print(f"peak RSS of this process: {rss:.0f} MiB")
 
 

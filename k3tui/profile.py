@@ -65,7 +65,9 @@ class EnvSpec(_Strict):
     watched: list[str] = msgspec.field(default_factory=lambda: ["LD_LIBRARY_PATH", "LD_PRELOAD", "NCCL_*", "CUDA_*"])
     allowed: dict[str, str] = {}
     """Variables whose presence is expected, with the value they must have ("" = any value)."""
-    allowed_ld_paths: list[str] = msgspec.field(default_factory=lambda: ["/usr/local/nvidia/lib64", "/usr/local/nvidia/lib"])
+    allowed_ld_paths: list[str] = msgspec.field(
+        default_factory=lambda: ["/usr/local/nvidia/lib64", "/usr/local/nvidia/lib"]
+    )
     """LD_LIBRARY_PATH entries the NVIDIA runtime sets in official images (not an injection)."""
 
 
@@ -142,7 +144,9 @@ class Profile(_Strict, kw_only=True):
         for f in self.features:
             if f.name == name:
                 return f
-        raise ProfileError(f"profile {self.name!r} has no feature {name!r} (it has: {', '.join(f.name for f in self.features) or 'none'})")
+        raise ProfileError(
+            f"profile {self.name!r} has no feature {name!r} (it has: {', '.join(f.name for f in self.features) or 'none'})"
+        )
 
 
 def profile_path(name_or_path: str) -> Path:

@@ -28,7 +28,9 @@ def gb300(n: int = 8, alias: str = "gb300-01") -> dict:
     d = h200()
     d["alias"] = alias
     g0 = d["gpus"][0]
-    d["gpus"] = [{**g0, "index": i, "name": "NVIDIA GB300", "uuid": f"GPU-{alias}-{i}", "compute_cap": "10.3"} for i in range(n)]
+    d["gpus"] = [
+        {**g0, "index": i, "name": "NVIDIA GB300", "uuid": f"GPU-{alias}-{i}", "compute_cap": "10.3"} for i in range(n)
+    ]
     d["container"] = {
         "name": "vllm-k3", "image": "vllm/vllm-openai:kimi-k3", "image_id": "sha256:" + "6" * 64,
         "repo_digests": ["vllm/vllm-openai@sha256:" + "9" * 64], "command": ["vllm", "serve"], "env": [],
@@ -48,7 +50,10 @@ def test_real_h200_scene_against_kimi_k3() -> None:
     v = verdicts(h200())
     assert v["driver"] == ("PASS", "driver 580.159.04; profile needs ≥ 580")
     assert v["gpus"][0] == "FAIL" and "1 × NVIDIA H200" in v["gpus"][1] and "≥ 8 × GB300" in v["gpus"][1]
-    assert v["libcuda"] == ("PASS", "server loaded /usr/local/nvidia/lib64/libcuda.so.580.159.04 = host driver 580.159.04")
+    assert v["libcuda"] == (
+        "PASS",
+        "server loaded /usr/local/nvidia/lib64/libcuda.so.580.159.04 = host driver 580.159.04",
+    )
     assert v["image"][0] == "UNKNOWN" and v["container-gpus"][0] == "UNKNOWN"
     assert v["image-cuda"][0] == "PASS" and v["versions"][0] == "UNKNOWN" and "vllm" in v["versions"][1]
     vs = check_baseline(scene_from_dict(h200()), K3)

@@ -63,8 +63,18 @@ def test_more_than_one_variable_is_loud() -> None:
 
 def test_image_and_command_groups() -> None:
     a, b = base(), base()
-    a["container"] = {"image": "vllm/vllm-openai:kimi-k3", "image_id": "sha256:1", "repo_digests": ["x@sha256:1"], "command": ["vllm", "serve"]}
-    b["container"] = {**a["container"], "image": "vllm/vllm-openai:kimi-k3-cu129", "image_id": "sha256:2", "repo_digests": ["x@sha256:2"]}
+    a["container"] = {
+        "image": "vllm/vllm-openai:kimi-k3",
+        "image_id": "sha256:1",
+        "repo_digests": ["x@sha256:1"],
+        "command": ["vllm", "serve"],
+    }
+    b["container"] = {
+        **a["container"],
+        "image": "vllm/vllm-openai:kimi-k3-cu129",
+        "image_id": "sha256:2",
+        "repo_digests": ["x@sha256:2"],
+    }
     d = diff_scenes(sd(a), sd(b))
     assert d.variables == ["image"] and {c.key for c in d.changes} == {"image", "image_id", "repo_digests"}
     b["container"]["command"] = ["vllm", "serve", "--enable-prefix-caching"]
@@ -104,7 +114,11 @@ def test_diff_cli_json_and_recordings(tmp_path: Path) -> None:
     b["host"]["driver_version"] = "575.57.08"
     (tmp_path / "b.json").write_text(json.dumps(b))
     r = k3("diff", str(H200), str(tmp_path / "b.json"))
-    assert r.returncode == 1 and "driver_version: 580.159.04  →  575.57.08" in r.stdout and "one variable changed: driver" in r.stdout
+    assert (
+        r.returncode == 1
+        and "driver_version: 580.159.04  →  575.57.08" in r.stdout
+        and "one variable changed: driver" in r.stdout
+    )
     assert k3("diff", str(H200), str(H200)).returncode == 0
     # the last scene of two session files
     for name in ("one", "two"):

@@ -39,10 +39,20 @@ async def test_freeze_real_h200_capture_gives_driver_gpus_and_loaded_libcuda() -
     assert s.host.driver_version == "580.159.04" == s.host.driver_version_proc
     assert s.host.cuda_driver_version == "13.0" and s.host.os == "Ubuntu 24.04.3 LTS" and s.host.arch == "x86_64"
     (g,) = s.gpus
-    assert (g.name, g.uuid, g.compute_cap, g.memory_total_mib) == ("NVIDIA H200", "GPU-90e4d41b-b79d-8031-ddcf-8f547c84d682", "9.0", 143771.0)
+    assert (g.name, g.uuid, g.compute_cap, g.memory_total_mib) == (
+        "NVIDIA H200",
+        "GPU-90e4d41b-b79d-8031-ddcf-8f547c84d682",
+        "9.0",
+        143771.0,
+    )
     assert [(p.pid, p.gpu_index) for p in s.gpu_processes] == [(H200_PID, 0)]
     assert s.libcuda["path"] == "/usr/local/nvidia/lib64/libcuda.so.580.159.04" and s.libcuda["version"] == "580.159.04"
-    assert (s.versions["torch"], s.versions["torch_cuda"], s.versions["nccl"], s.versions["vllm"]) == ("2.11.0", "13.0", "2.28.9", None)
+    assert (s.versions["torch"], s.versions["torch_cuda"], s.versions["nccl"], s.versions["vllm"]) == (
+        "2.11.0",
+        "13.0",
+        "2.28.9",
+        None,
+    )
     assert s.process["cmdline"][0] == "python3" and s.container is None and s.notes == []
     failed = {p.name: p.error for p in s.probes if not p.ok}
     assert list(failed) == ["docker_ps"] and "docker: not found" in failed["docker_ps"]
@@ -50,13 +60,26 @@ async def test_freeze_real_h200_capture_gives_driver_gpus_and_loaded_libcuda() -
     assert set(host.commands) == set(probe_commands(pid=H200_PID).values())
     (ev,) = [e for e in events if isinstance(e, SceneFrozen)]
     assert ev.host == "h200" and ev.scene["libcuda"]["version"] == "580.159.04"
-    assert set(ev.scene) >= {"host", "gpus", "gpu_processes", "container", "container_gpus", "versions", "libcuda", "env", "first_exception", "probes"}
+    assert set(ev.scene) >= {
+        "host",
+        "gpus",
+        "gpu_processes",
+        "container",
+        "container_gpus",
+        "versions",
+        "libcuda",
+        "env",
+        "first_exception",
+        "probes",
+    }
 
 
 class FlakyHost(CapturedHost):
     """Raises on one probe, hangs on another, answers garbage on a third."""
 
-    async def run(self, command: str, *, timeout: float = 30.0, purpose: str = "", stdin: str | None = None) -> RunResult:
+    async def run(
+        self, command: str, *, timeout: float = 30.0, purpose: str = "", stdin: str | None = None
+    ) -> RunResult:
         if purpose == "uname":
             raise ConnectionResetError("channel died")
         if purpose == "hostname":
@@ -67,7 +90,10 @@ class FlakyHost(CapturedHost):
 
 
 async def test_failing_probes_never_abort_the_freeze(monkeypatch: pytest.MonkeyPatch) -> None:
-    fast = [probes_mod.Probe(p.name, p.command, 0.2 if p.name == "hostname" else p.timeout, p.phase) for p in probes_mod.PROBES]
+    fast = [
+        probes_mod.Probe(p.name, p.command, 0.2 if p.name == "hostname" else p.timeout, p.phase)
+        for p in probes_mod.PROBES
+    ]
     monkeypatch.setattr("k3tui.scene.freeze.probes_for", lambda phase: [p for p in fast if p.phase == phase])
     t = time.monotonic()
     s = await freeze(FlakyHost(h200_capture()), pid=H200_PID)
@@ -84,7 +110,9 @@ async def test_failing_probes_never_abort_the_freeze(monkeypatch: pytest.MonkeyP
 async def test_driver_disagreement_and_compat_libcuda_are_noted() -> None:
     cap = h200_capture()
     cap["proc_driver"]["stdout"] = cap["proc_driver"]["stdout"].replace("580.159.04", "575.57.08")
-    cap["proc_maps"]["stdout"] = f"{H200_PID} /usr/local/cuda/compat/libcuda.so.1 -> /usr/local/cuda/compat/libcuda.so.575.57.08\n"
+    cap["proc_maps"]["stdout"] = (
+        f"{H200_PID} /usr/local/cuda/compat/libcuda.so.1 -> /usr/local/cuda/compat/libcuda.so.575.57.08\n"
+    )
     s = await freeze(CapturedHost(cap), pid=H200_PID)
     assert any("disagree" in n and "575.57.08" in n for n in s.notes)
     assert s.libcuda["compat"] and s.libcuda["version"] == "575.57.08"
@@ -100,20 +128,48 @@ def _docker_capture(shared: Path, name: str = "vllm-k3") -> dict:
             "Name": f"/{name}",
             "Image": "sha256:" + "1" * 64,
             "Path": "vllm",
-            "Args": ["serve", "moonshotai/Kimi-K3", "--tensor-parallel-size", "8", "--api-key", "sk-proj-PlantedApiKey0123456789"],
+            "Args": [
+                "serve",
+                "moonshotai/Kimi-K3",
+                "--tensor-parallel-size",
+                "8",
+                "--api-key",
+                "sk-proj-PlantedApiKey0123456789",
+            ],
             "State": {"Status": "running", "Pid": 4242, "StartedAt": "2026-11-30T03:00:00Z"},
             "Config": {
                 "Image": "vllm/vllm-openai:kimi-k3",
-                "Env": ["PATH=/usr/bin", "CUDA_VERSION=13.0.2", f"HF_TOKEN={SECRET}", "LD_LIBRARY_PATH=/opt/planted/lib:/usr/local/nvidia/lib64"],
+                "Env": [
+                    "PATH=/usr/bin",
+                    "CUDA_VERSION=13.0.2",
+                    f"HF_TOKEN={SECRET}",
+                    "LD_LIBRARY_PATH=/opt/planted/lib:/usr/local/nvidia/lib64",
+                ],
                 "Labels": {},
             },
             "HostConfig": {"Runtime": "nvidia", "IpcMode": "host", "ShmSize": 67108864},
             "Mounts": [],
         }
     ]
-    image = [{"Id": "sha256:" + "1" * 64, "RepoTags": ["vllm/vllm-openai:kimi-k3"], "RepoDigests": ["vllm/vllm-openai@sha256:" + "2" * 64], "Config": {"Env": ["PATH=/usr/bin", "CUDA_VERSION=13.0.2"]}}]
+    image = [
+        {
+            "Id": "sha256:" + "1" * 64,
+            "RepoTags": ["vllm/vllm-openai:kimi-k3"],
+            "RepoDigests": ["vllm/vllm-openai@sha256:" + "2" * 64],
+            "Config": {"Env": ["PATH=/usr/bin", "CUDA_VERSION=13.0.2"]},
+        }
+    ]
     answers = {
-        "docker_ps": json.dumps({"ID": "c0ffee", "Names": name, "Image": "vllm/vllm-openai:kimi-k3", "Command": '"vllm serve"', "Status": "Up"}) + "\n",
+        "docker_ps": json.dumps(
+            {
+                "ID": "c0ffee",
+                "Names": name,
+                "Image": "vllm/vllm-openai:kimi-k3",
+                "Command": '"vllm serve"',
+                "Status": "Up",
+            }
+        )
+        + "\n",
         "docker_inspect": json.dumps(inspect),
         "docker_image_inspect": json.dumps(image),
         "docker_logs": (shared / "corpus" / "vllm-cpu" / "10c-fail-model-path-missing.log").read_text(),
@@ -127,7 +183,9 @@ def _docker_capture(shared: Path, name: str = "vllm-k3") -> dict:
         cap[p.name] = {"command": command_for(p, container=name), "stdout": answers[p.name], "stderr": "", "status": 0}
     for p in probes_for("process"):
         cap[p.name] = {**cap[p.name], "command": command_for(p, pid=4242)}
-    cap["proc_environ"]["stdout"] = f"CUDA_VERSION=13.0.2\nHF_TOKEN={SECRET}\nLD_LIBRARY_PATH=/opt/planted/lib:/usr/local/nvidia/lib64\nNCCL_SOCKET_IFNAME=eth7\n"
+    cap["proc_environ"]["stdout"] = (
+        f"CUDA_VERSION=13.0.2\nHF_TOKEN={SECRET}\nLD_LIBRARY_PATH=/opt/planted/lib:/usr/local/nvidia/lib64\nNCCL_SOCKET_IFNAME=eth7\n"
+    )
     cap["docker_ps"] = {**cap["docker_ps"], "stdout": answers["docker_ps"], "stderr": "", "status": 0}
     return cap
 
@@ -140,7 +198,12 @@ async def test_container_found_by_image_and_secrets_redacted(tmp_path: Path, sha
     assert s.container["name"] == "vllm-k3" and s.container["repo_digests"] == ["vllm/vllm-openai@sha256:" + "2" * 64]
     assert s.process["pid"] == 4242 and s.container_gpus[0]["uuid"] == s.gpus[0].uuid
     assert s.versions["vllm"] == "0.27.1" and s.versions["source"] == "container"
-    assert s.env_origin == {"CUDA_VERSION": "image", "HF_TOKEN": "runtime", "LD_LIBRARY_PATH": "runtime", "NCCL_SOCKET_IFNAME": "process"}
+    assert s.env_origin == {
+        "CUDA_VERSION": "image",
+        "HF_TOKEN": "runtime",
+        "LD_LIBRARY_PATH": "runtime",
+        "NCCL_SOCKET_IFNAME": "process",
+    }
     assert any("cuda-compat" in n for n in s.notes)
     assert s.first_exception and s.first_exception["stage"] == "weights" and s.log_source == "container log"
     blob = json.dumps(s.to_dict())
@@ -156,7 +219,9 @@ async def test_freeze_this_machine_with_a_planted_process(tmp_path: Path) -> Non
 
     env = {**os.environ, "HF_TOKEN": SECRET, "LD_LIBRARY_PATH": "/opt/planted/lib"}
     # A real vLLM server of another test may be running on this machine: then name our pid.
-    others = subprocess.run(["pgrep", "-f", "[v]llm serve|[v]llm.entrypoints"], capture_output=True, text=True).stdout.split()
+    others = subprocess.run(
+        ["pgrep", "-f", "[v]llm serve|[v]llm.entrypoints"], capture_output=True, text=True
+    ).stdout.split()
     proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "vllm", "serve", "tiny"], env=env)
     try:
         async with LocalHost() as h:
@@ -195,7 +260,9 @@ async def test_freeze_through_a_real_sshd(sshd, tmp_path: Path, shared: Path) ->
                 if (await host.run("pgrep -f '[v]llm serve tiny'")).ok:
                     break
                 await asyncio.sleep(0.1)
-            others = subprocess.run(["pgrep", "-f", "[v]llm serve|[v]llm.entrypoints"], capture_output=True, text=True).stdout.split()
+            others = subprocess.run(
+                ["pgrep", "-f", "[v]llm serve|[v]llm.entrypoints"], capture_output=True, text=True
+            ).stdout.split()
             t = time.monotonic()
             s = await freeze(host, run=handle, emit=rec.emit, pid=handle.pid if len(others) > 1 else None)
             took = time.monotonic() - t
@@ -207,6 +274,8 @@ async def test_freeze_through_a_real_sshd(sshd, tmp_path: Path, shared: Path) ->
     assert s.alias == sshd.target.split("@")[1] or s.alias
     assert s.host.hostname and s.host.os and s.process and s.process["cmdline"][-3:] == ["vllm", "serve", "tiny"]
     assert s.env["LD_LIBRARY_PATH"] == "/opt/planted/lib"
-    assert s.first_exception and "ValidationError" in s.first_exception["line"] and s.log_source.startswith("run freeze-")
+    assert (
+        s.first_exception and "ValidationError" in s.first_exception["line"] and s.log_source.startswith("run freeze-")
+    )
     raw = (tmp_path / "s.k3rec").read_text()
     assert SECRET not in raw and SECRET not in json.dumps(s.to_dict())

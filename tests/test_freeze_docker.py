@@ -56,7 +56,9 @@ def _assert_scene(s, container) -> None:  # noqa: ANN001
 def _assert_check(s) -> None:  # noqa: ANN001
     verdicts = {v.check: v for v in check_baseline(s, load_profile("kimi-k3"))}
     assert verdicts["image"].verdict == "PASS"
-    assert verdicts["injected-env"].verdict == "FAIL" and "/opt/planted/cuda-compat" in verdicts["injected-env"].evidence
+    assert (
+        verdicts["injected-env"].verdict == "FAIL" and "/opt/planted/cuda-compat" in verdicts["injected-env"].evidence
+    )
     assert "NCCL_DEBUG=INFO [runtime]" in verdicts["injected-env"].evidence
     assert verdicts["container-gpus"].verdict == "UNKNOWN"
     assert exit_status(list(verdicts.values())) == 1
@@ -81,7 +83,9 @@ async def test_freeze_container_over_real_sshd_through_the_engine_api(sshd, dock
     assert any(getattr(e, "scene", None) for e in events)
 
 
-async def test_freeze_container_found_by_image_with_the_docker_cli(dockerd, container, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_freeze_container_found_by_image_with_the_docker_cli(
+    dockerd, container, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from k3tui.remote.local import LocalHost
 
     monkeypatch.setenv("DOCKER_HOST", dockerd.base_url)

@@ -27,7 +27,11 @@ async def test_healthy_sim_host_freezes_fast_and_passes_the_baseline() -> None:
     assert s.simulated or s.alias == "gb300-sim"
     assert s.seconds < 3.0, f"freeze of the simulated host took {s.seconds:.2f}s"
     assert [p.name for p in s.probes if not p.ok] == []
-    assert len(s.gpus) == 8 and {g.name for g in s.gpus} == {"NVIDIA GB300"} and {g.compute_cap for g in s.gpus} == {"10.3"}
+    assert (
+        len(s.gpus) == 8
+        and {g.name for g in s.gpus} == {"NVIDIA GB300"}
+        and {g.compute_cap for g in s.gpus} == {"10.3"}
+    )
     assert s.host.driver_version == "580.95.05" and s.container["image"] == "vllm/vllm-openai:kimi-k3"
     assert sorted(g["uuid"] for g in s.container_gpus) == sorted(g.uuid for g in s.gpus)
     assert s.versions["vllm"] and s.versions["torch_cuda"] == "13.0"

@@ -38,7 +38,10 @@ def test_tiny_cpu_profile() -> None:
     assert not p.gpus.required and p.image.reference == "" and not p.launch.in_container
     argv = p.launch.minimal
     assert argv[:3] == ["vllm", "serve", "{model_path}"] and "{port}" in argv and "--enforce-eager" in argv
-    assert argv[argv.index("--served-model-name") + 1] == "moonshotai/Kimi-K3" and argv[argv.index("--max-model-len") + 1] == "1024"
+    assert (
+        argv[argv.index("--served-model-name") + 1] == "moonshotai/Kimi-K3"
+        and argv[argv.index("--max-model-len") + 1] == "1024"
+    )
     assert p.launch.env["VLLM_CPU_KVCACHE_SPACE"] == "1" and p.launch.env["VLLM_HOST_IP"] == "127.0.0.1"
 
 

@@ -82,7 +82,16 @@ def test_smi_xml_processes_and_malformed() -> None:
     )
     s = P.parse_smi_xml(xml)
     assert s["gpus"][0]["index"] == 2 and s["gpus"][0]["pci_bus_id"] == "00000009:01:00.0"
-    assert s["processes"] == [{"gpu_index": 0, "gpu_uuid": "GPU-aa", "pid": 4242, "type": "C", "name": "VLLM::Worker_TP2", "used_memory_mib": 270000.0}]
+    assert s["processes"] == [
+        {
+            "gpu_index": 0,
+            "gpu_uuid": "GPU-aa",
+            "pid": 4242,
+            "type": "C",
+            "name": "VLLM::Worker_TP2",
+            "used_memory_mib": 270000.0,
+        }
+    ]
     with pytest.raises(P.ParseError, match="malformed"):
         P.parse_smi_xml(xml[:-30])
 
@@ -113,13 +122,20 @@ def test_smi_table(shared: Path) -> None:
 
 
 def test_smi_list(shared: Path) -> None:
-    assert P.parse_smi_list(read(shared, "h200-r580/nvidia_smi_L.txt")) == [{"index": 0, "name": "NVIDIA H200", "uuid": UUID0, "mig": []}]
+    assert P.parse_smi_list(read(shared, "h200-r580/nvidia_smi_L.txt")) == [
+        {"index": 0, "name": "NVIDIA H200", "uuid": UUID0, "mig": []}
+    ]
 
 
 def test_csv_query_with_header_and_without(shared: Path) -> None:
     rows = P.parse_csv_query(read(shared, "h200-r580/nvidia_smi_query.txt"))
     (g,) = P.gpus_from_query(rows)
-    assert g["uuid"] == UUID0 and g["compute_cap"] == "9.0" and g["memory_total_mib"] == 143771 and g["driver_version"] == "580.159.04"
+    assert (
+        g["uuid"] == UUID0
+        and g["compute_cap"] == "9.0"
+        and g["memory_total_mib"] == 143771
+        and g["driver_version"] == "580.159.04"
+    )
     from k3tui.scene.probes import QUERY_GPU_FIELDS
 
     line = "3, NVIDIA GB300, GPU-x, 00000000:03:00.0, 580.95.05, 284208, 12, 10.3, Enabled, [N/A], 0"
@@ -132,7 +148,9 @@ def test_csv_query_with_header_and_without(shared: Path) -> None:
 def test_apps_empty_and_rows(shared: Path) -> None:
     assert P.apps_from_query(P.parse_csv_query(read(shared, "h200-r580/nvidia_smi_apps.txt"))) == []
     rows = P.parse_csv_query("GPU-a, 77, VLLM::Worker, 1200", ("gpu_uuid", "pid", "process_name", "used_memory"))
-    assert P.apps_from_query(rows) == [{"gpu_uuid": "GPU-a", "pid": 77, "name": "VLLM::Worker", "used_memory_mib": 1200.0}]
+    assert P.apps_from_query(rows) == [
+        {"gpu_uuid": "GPU-a", "pid": 77, "name": "VLLM::Worker", "used_memory_mib": 1200.0}
+    ]
 
 
 def test_topo(shared: Path) -> None:
@@ -167,15 +185,26 @@ def test_os_uname(shared: Path) -> None:
 
 def test_ldconfig_env_versions(shared: Path) -> None:
     libs = P.parse_ldconfig(read(shared, "h200-r580/ldconfig_cuda.txt"))
-    assert libs[0] == {"lib": "libnvidia-ml.so.1", "arch": "libc6,x86-64", "path": "/usr/local/nvidia/lib64/libnvidia-ml.so.1"}
-    assert [x["path"] for x in libs if x["lib"] == "libcuda.so.1"] == ["/usr/local/nvidia/lib64/libcuda.so.1", "/lib/libcuda.so.1"]
+    assert libs[0] == {
+        "lib": "libnvidia-ml.so.1",
+        "arch": "libc6,x86-64",
+        "path": "/usr/local/nvidia/lib64/libnvidia-ml.so.1",
+    }
+    assert [x["path"] for x in libs if x["lib"] == "libcuda.so.1"] == [
+        "/usr/local/nvidia/lib64/libcuda.so.1",
+        "/lib/libcuda.so.1",
+    ]
     env = P.parse_env(read(shared, "h200-r580/env_gpu_vars.txt"))
     assert env["LD_LIBRARY_PATH"] == "/usr/local/nvidia/lib64:/usr/local/nvidia/lib" and env["CUDA_VERSION"] == "13.0.2"
     assert env["NVIDIA_REQUIRE_CUDA"].startswith("cuda>=13.0 ")
     v = P.parse_torch_report(read(shared, "h200-r580/py_versions.txt"))
     assert (v["torch"], v["torch_cuda"], v["nccl"], v["compute_cap"]) == ("2.11.0+cu130", "13.0", "2.28.9", "9.0")
     cuda = P.libcuda_from_maps(v["loaded_libs"])
-    assert cuda["path"] == "/usr/local/nvidia/lib64/libcuda.so.580.159.04" and cuda["version"] == "580.159.04" and not cuda["compat"]
+    assert (
+        cuda["path"] == "/usr/local/nvidia/lib64/libcuda.so.580.159.04"
+        and cuda["version"] == "580.159.04"
+        and not cuda["compat"]
+    )
 
 
 def test_maps_raw_and_probe_forms() -> None:
@@ -206,14 +235,31 @@ def test_failures(shared: Path) -> None:
     for rel, (kind, exc) in kinds.items():
         f = P.parse_failure(read(shared, rel))
         assert (f["kind"], f["exception"]) == (kind, exc), rel
-    assert P.parse_failure("RuntimeError: CUDA error: system has unsupported display driver / cuda driver combination")["kind"] == "cuda-compat-803"
+    assert (
+        P.parse_failure("RuntimeError: CUDA error: system has unsupported display driver / cuda driver combination")[
+            "kind"
+        ]
+        == "cuda-compat-803"
+    )
 
 
 def test_xid_and_docker() -> None:
-    log = "# source: dmesg\n[ 12.5] NVRM: Xid (PCI:0000:03:00): 79, pid=4242, name=python3, GPU has fallen off the bus.\n"
+    log = (
+        "# source: dmesg\n[ 12.5] NVRM: Xid (PCI:0000:03:00): 79, pid=4242, name=python3, GPU has fallen off the bus.\n"
+    )
     x = P.parse_xid(log)
     assert x["source"] == "dmesg" and x["events"][0]["xid"] == 79 and x["events"][0]["pid"] == 4242
-    ps = P.parse_docker_ps('{"ID":"abc","Names":"vllm","Image":"vllm/vllm-openai:kimi-k3","Command":"\\"vllm serve\\"","Status":"Up 2 minutes"}\n')
-    assert ps == [{"id": "abc", "name": "vllm", "image": "vllm/vllm-openai:kimi-k3", "command": "vllm serve", "status": "Up 2 minutes"}]
+    ps = P.parse_docker_ps(
+        '{"ID":"abc","Names":"vllm","Image":"vllm/vllm-openai:kimi-k3","Command":"\\"vllm serve\\"","Status":"Up 2 minutes"}\n'
+    )
+    assert ps == [
+        {
+            "id": "abc",
+            "name": "vllm",
+            "image": "vllm/vllm-openai:kimi-k3",
+            "command": "vllm serve",
+            "status": "Up 2 minutes",
+        }
+    ]
     with pytest.raises(P.ParseError):
         P.container_from_inspect("[]")

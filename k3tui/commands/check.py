@@ -25,7 +25,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
     add_scene_target_options(p)
     p.add_argument("--profile", default="kimi-k3", help="profile name (assets/profiles) or path (default kimi-k3)")
-    p.add_argument("--scene", metavar="JSON", action="append", default=[], help="check a saved scene (freeze --json) instead of freezing TARGET ('-' as TARGET)")
+    p.add_argument(
+        "--scene",
+        metavar="JSON",
+        action="append",
+        default=[],
+        help="check a saved scene (freeze --json) instead of freezing TARGET ('-' as TARGET)",
+    )
     add_record_option(p)
 
 

@@ -23,7 +23,9 @@ HELP = "diff two frozen scenes"
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("scenes", nargs="+", metavar="SCENE", help="scene JSON or .k3rec session file (two or more)")
     p.add_argument("--host", help="in a session file, take the last scene of this host alias")
-    p.add_argument("--nodes", action="store_true", help="compare as nodes of one deployment (odd node out), also for two")
+    p.add_argument(
+        "--nodes", action="store_true", help="compare as nodes of one deployment (odd node out), also for two"
+    )
 
 
 def run(args: argparse.Namespace) -> int:

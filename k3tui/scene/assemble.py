@@ -103,14 +103,24 @@ def _gpus(outs: Outputs, s: Scene) -> None:
         gpus = outs.get("smi_list", P.parse_smi_list) or []
     for g in gpus:
         q = by_uuid.get(g.get("uuid"), {})
-        merged = {k: v for k, v in {**q, **{k: v for k, v in g.items() if v is not None}}.items() if k in Gpu.__struct_fields__}
+        merged = {
+            k: v
+            for k, v in {**q, **{k: v for k, v in g.items() if v is not None}}.items()
+            if k in Gpu.__struct_fields__
+        }
         s.gpus.append(Gpu(**merged))
     uuid_index = {g.uuid: g.index for g in s.gpus}
     apps = outs.get("smi_apps", lambda t: P.apps_from_query(P.parse_csv_query(t, _apps_fields())))
     procs = apps if apps is not None else (xml or {}).get("processes", [])
     for p in procs:
         s.gpu_processes.append(
-            GpuProcess(pid=p.get("pid"), name=p.get("name"), used_memory_mib=p.get("used_memory_mib"), gpu_uuid=p.get("gpu_uuid"), gpu_index=p.get("gpu_index", uuid_index.get(p.get("gpu_uuid"))))
+            GpuProcess(
+                pid=p.get("pid"),
+                name=p.get("name"),
+                used_memory_mib=p.get("used_memory_mib"),
+                gpu_uuid=p.get("gpu_uuid"),
+                gpu_index=p.get("gpu_index", uuid_index.get(p.get("gpu_uuid"))),
+            )
         )
 
 
@@ -165,22 +175,36 @@ def _libraries(outs: Outputs, s: Scene) -> None:
         "container_ldconfig": outs.get("container_ldconfig", P.parse_ldconfig),
         "loaded": loaded,
     }
-    s.ld_so_conf = {k: v for k, v in (("host", outs.get("host_ld_so_conf", P.parse_ld_so_conf)), ("container", outs.get("container_ld_so_conf", P.parse_ld_so_conf))) if v is not None}
+    s.ld_so_conf = {
+        k: v
+        for k, v in (
+            ("host", outs.get("host_ld_so_conf", P.parse_ld_so_conf)),
+            ("container", outs.get("container_ld_so_conf", P.parse_ld_so_conf)),
+        )
+        if v is not None
+    }
     for where, files in s.ld_so_conf.items():
         for f, entries in files.items():
             if "compat" in f or any("compat" in e for e in entries):
-                s.notes.append(f"{where} linker config {f} lists a cuda-compat path: its libcuda can shadow the host driver (Error 803)")
+                s.notes.append(
+                    f"{where} linker config {f} lists a cuda-compat path: its libcuda can shadow the host driver (Error 803)"
+                )
     s.libcuda = P.libcuda_from_maps(loaded) if loaded else None
     drv = s.host.driver_version
     if s.libcuda and drv and s.libcuda.get("version") and s.libcuda["version"] != drv:
-        s.notes.append(f"the server loaded libcuda {s.libcuda['version']} ({s.libcuda['path']}) but the host driver is {drv}")
+        s.notes.append(
+            f"the server loaded libcuda {s.libcuda['version']} ({s.libcuda['path']}) but the host driver is {drv}"
+        )
 
 
 def _env(outs: Outputs, s: Scene) -> None:
     proc_env = (s.process or {}).get("env")
     cont_env = outs.get("container_env", P.parse_env)
     host_env = outs.get("host_env", P.parse_env)
-    source, env = next(((n, e) for n, e in (("process", proc_env), ("container", cont_env), ("host", host_env)) if e is not None), ("", {}))
+    source, env = next(
+        ((n, e) for n, e in (("process", proc_env), ("container", cont_env), ("host", host_env)) if e is not None),
+        ("", {}),
+    )
     s.env = {k: v for k, v in sorted(env.items()) if SERVING_ENV.match(k)}
     image_env = _env_list((s.container or {}).get("image_env") or [])
     config_env = _env_list((s.container or {}).get("env") or [])
@@ -203,7 +227,15 @@ def _records(outs: Outputs) -> list[ProbeRecord]:
     out = []
     for name, r in outs.results.items():
         err = outs.parse_errors.get(name, "") or _why(r)
-        out.append(ProbeRecord(name=name, ok=r.ok and name not in outs.parse_errors, error=err, seconds=round(r.duration, 4), status=r.status))
+        out.append(
+            ProbeRecord(
+                name=name,
+                ok=r.ok and name not in outs.parse_errors,
+                error=err,
+                seconds=round(r.duration, 4),
+                status=r.status,
+            )
+        )
     return out
 
 

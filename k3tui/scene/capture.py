@@ -24,7 +24,9 @@ _ENV_PROBES = {"host_env", "container_env", "proc_environ"}
 
 async def capture(host: Host, *, container: str | None = None, pid: int | None = None) -> dict[str, dict]:
     """Run every applicable probe once; the raw results by probe name (env probes redacted)."""
-    probes = probes_for("host") + (probes_for("container") if container else []) + (probes_for("process") if pid else [])
+    probes = (
+        probes_for("host") + (probes_for("container") if container else []) + (probes_for("process") if pid else [])
+    )
     red = Redactor.from_environment()
     results = await asyncio.gather(*(_run_probe(host, p, command_for(p, container=container, pid=pid)) for p in probes))
     out = {}
@@ -32,7 +34,13 @@ async def capture(host: Host, *, container: str | None = None, pid: int | None =
         stdout = r.stdout
         if p.name in _ENV_PROBES:
             stdout = "\n".join(red.env_list(stdout.splitlines())) + "\n"
-        out[p.name] = {"command": r.command, "stdout": red.text(stdout), "stderr": r.stderr, "status": r.status, "seconds": round(r.duration, 4)}
+        out[p.name] = {
+            "command": r.command,
+            "stdout": red.text(stdout),
+            "stderr": r.stderr,
+            "status": r.status,
+            "seconds": round(r.duration, 4),
+        }
     return out
 
 
@@ -74,9 +82,17 @@ class CapturedHost:
         self._by_command = {v["command"]: v for v in data.values()}
         self.commands: list[str] = []
 
-    async def run(self, command: str, *, timeout: float = 30.0, purpose: str = "", stdin: str | None = None) -> RunResult:
+    async def run(
+        self, command: str, *, timeout: float = 30.0, purpose: str = "", stdin: str | None = None
+    ) -> RunResult:
         self.commands.append(command)
         v = self._by_command.get(command)
         if v is None:
             return RunResult(command, stderr="sh: not captured\n", status=127)
-        return RunResult(command, stdout=v["stdout"], stderr=v.get("stderr", ""), status=v.get("status"), duration=v.get("seconds", 0.0))
+        return RunResult(
+            command,
+            stdout=v["stdout"],
+            stderr=v.get("stderr", ""),
+            status=v.get("status"),
+            duration=v.get("seconds", 0.0),
+        )

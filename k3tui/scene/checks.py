@@ -50,7 +50,9 @@ def _per_node(scenes: list[Scene], fn: Callable[[Scene], Result]) -> Result:
     results = [(s.alias, fn(s)) for s in scenes]
     if len(results) == 1:
         return results[0][1]
-    verdict = FAIL if any(r[0] == FAIL for _, r in results) else UNKNOWN if any(r[0] == UNKNOWN for _, r in results) else PASS
+    verdict = (
+        FAIL if any(r[0] == FAIL for _, r in results) else UNKNOWN if any(r[0] == UNKNOWN for _, r in results) else PASS
+    )
     return verdict, "; ".join(f"{a}: {r[1]}" for a, r in results)
 
 
@@ -93,7 +95,9 @@ def check_container_gpus(s: Scene, p: Profile) -> Result:
     if cont == host:
         return PASS, f"container sees the host's {len(host)} GPU(s), same UUIDs"
     missing, extra = sorted(host - cont), sorted(cont - host)
-    return FAIL, f"container sees {len(cont)} GPU(s), host has {len(host)}" + (f"; not visible: {missing}" if missing else "") + (f"; unknown to host: {extra}" if extra else "")
+    return FAIL, f"container sees {len(cont)} GPU(s), host has {len(host)}" + (
+        f"; not visible: {missing}" if missing else ""
+    ) + (f"; unknown to host: {extra}" if extra else "")
 
 
 def check_image(s: Scene, p: Profile) -> Result:
@@ -104,7 +108,10 @@ def check_image(s: Scene, p: Profile) -> Result:
     tag = image.rsplit(":", 1)[1] if ":" in image.rsplit("/", 1)[-1] else "latest"
     guessed = [pat for pat in p.image.forbidden_tag_patterns if re.search(pat, tag, re.I)]
     if guessed:
-        return FAIL, f"image {image} is a guessed variant (tag matches {guessed[0]!r}); the official image is {p.image.reference} ({digest})"
+        return (
+            FAIL,
+            f"image {image} is a guessed variant (tag matches {guessed[0]!r}); the official image is {p.image.reference} ({digest})",
+        )
     if _norm_image(image) != _norm_image(p.image.reference):
         return FAIL, f"image {image} is not the official {p.image.reference} ({digest})"
     return PASS, f"image {image} ({digest}, id {str(s.container.get('image_id'))[:19]})"
@@ -142,10 +149,15 @@ def check_versions(s: Scene, p: Profile) -> Result:
     v = s.versions
     have = f"python {v.get('python')}, torch {v.get('torch')} (CUDA {v.get('torch_cuda')}), vllm {v.get('vllm')}, nccl {v.get('nccl')}"
     problems = []
-    for name, need in (("vllm", p.versions.vllm_min), ("torch", p.versions.torch_min), ("python", p.versions.python_min)):
+    for name, need in (
+        ("vllm", p.versions.vllm_min),
+        ("torch", p.versions.torch_min),
+        ("python", p.versions.python_min),
+    ):
         if need and at_least(v.get(name), need) is False:
             problems.append(f"{name} {v.get(name)} < {need}")
-    if p.versions.cuda_major and vtuple(v.get("torch_cuda")) and vtuple(v.get("torch_cuda"))[0] != p.versions.cuda_major:  # type: ignore[index]
+    built = vtuple(v.get("torch_cuda"))
+    if p.versions.cuda_major and built and built[0] != p.versions.cuda_major:
         problems.append(f"torch built for CUDA {v.get('torch_cuda')}, profile needs {p.versions.cuda_major}")
     if problems:
         return FAIL, "; ".join(problems) + f" [{have}]"
@@ -178,13 +190,18 @@ def check_injected_env(s: Scene, p: Profile) -> Result:
 
 def check_libcuda(s: Scene, p: Profile) -> Result:
     drv = s.host.driver_version
-    compat_conf = [f for files in s.ld_so_conf.values() for f, e in files.items() if "compat" in f or any("compat" in x for x in e)]
+    compat_conf = [
+        f for files in s.ld_so_conf.values() for f, e in files.items() if "compat" in f or any("compat" in x for x in e)
+    ]
     lc = s.libcuda
     if lc is None:
         risk = f"; {', '.join(compat_conf)} can shadow the host driver (Error 803 risk)" if compat_conf else ""
         return UNKNOWN, "no serving process found, so the loaded libcuda is unknown" + risk
     if lc.get("compat") or (drv and lc.get("version") and lc["version"] != drv):
-        return FAIL, f"server loaded {lc['path']} (version {lc.get('version')}), host driver {drv}: a cuda-compat libcuda shadows the driver (Error 803 risk)"
+        return (
+            FAIL,
+            f"server loaded {lc['path']} (version {lc.get('version')}), host driver {drv}: a cuda-compat libcuda shadows the driver (Error 803 risk)",
+        )
     if not lc.get("version") or not drv:
         return UNKNOWN, f"server loaded {lc['path']}; version {lc.get('version')} vs driver {drv} cannot be compared"
     return PASS, f"server loaded {lc['path']} = host driver {drv}"
@@ -196,7 +213,11 @@ def check_nodes_agree(scenes: list[Scene], what: str, get: Callable[[Scene], obj
         return UNKNOWN, f"{what} unknown on " + ", ".join(a for a, v in vals.items() if v is None)
     distinct = set(map(str, vals.values()))
     listing = ", ".join(f"{a}={v}" for a, v in vals.items())
-    return (PASS, f"all {len(scenes)} nodes: {distinct.pop()}") if len(distinct) == 1 else (FAIL, f"nodes differ: {listing}")
+    return (
+        (PASS, f"all {len(scenes)} nodes: {distinct.pop()}")
+        if len(distinct) == 1
+        else (FAIL, f"nodes differ: {listing}")
+    )
 
 
 # --- all of them ------------------------------------------------------------------------
@@ -238,7 +259,10 @@ def check_baseline(scene: Scene | Sequence[Scene], profile: Profile) -> list[Che
         if p.image.reference:
             results["nodes-image"] = check_nodes_agree(scenes, "image digest", _image_identity)
     host = scenes[0].alias if len(scenes) == 1 else ""
-    return [CheckVerdict(host=host, rung="baseline", check=k, verdict=v, evidence=e, title=TITLES[k]) for k, (v, e) in results.items()]
+    return [
+        CheckVerdict(host=host, rung="baseline", check=k, verdict=v, evidence=e, title=TITLES[k])
+        for k, (v, e) in results.items()
+    ]
 
 
 def _image_identity(s: Scene) -> object:

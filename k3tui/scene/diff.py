@@ -75,6 +75,10 @@ def _c(s: Scene, key: str) -> Any:
     return (s.container or {}).get(key)
 
 
+def _version_of(key: str) -> Callable[[Scene], Any]:
+    return lambda s: s.versions.get(key)
+
+
 FACTS: dict[str, dict[str, Callable[[Scene], Any]]] = {
     "driver": {
         "driver_version": lambda s: s.host.driver_version,
@@ -86,7 +90,7 @@ FACTS: dict[str, dict[str, Callable[[Scene], Any]]] = {
         "image_id": lambda s: _c(s, "image_id"),
         "repo_digests": lambda s: sorted(_c(s, "repo_digests") or []) or None,
     },
-    "versions": {k: (lambda s, k=k: s.versions.get(k)) for k in ("python", "torch", "torch_cuda", "vllm", "nccl")},
+    "versions": {k: _version_of(k) for k in ("python", "torch", "torch_cuda", "vllm", "nccl")},
     "libraries": {
         "libcuda": lambda s: (s.libcuda or {}).get("path"),
         "libcuda_version": lambda s: (s.libcuda or {}).get("version"),
@@ -139,7 +143,9 @@ def diff_lines(d: SceneDiff, a_name: str = "A", b_name: str = "B") -> list[str]:
 
 
 def _short(v: Any, width: int = 140) -> str:
-    text = "(none)" if v is None else " ".join(v) if isinstance(v, list) and all(isinstance(x, str) for x in v) else str(v)
+    text = (
+        "(none)" if v is None else " ".join(v) if isinstance(v, list) and all(isinstance(x, str) for x in v) else str(v)
+    )
     return text if len(text) <= width else text[: width - 1] + "…"
 
 

@@ -52,7 +52,9 @@ class DockerApi:
 
             client, version = await asyncio.wait_for(asyncio.to_thread(open_client), PING_TIMEOUT)
         except Exception as exc:  # noqa: BLE001 - any failure means: use the CLI instead
-            return None, RunResult(cmd, error=f"Docker API unreachable at {socket_path}: {_short(exc)}", duration=time.monotonic() - t)
+            return None, RunResult(
+                cmd, error=f"Docker API unreachable at {socket_path}: {_short(exc)}", duration=time.monotonic() - t
+            )
         out = f"engine {version.get('Version')} api {version.get('ApiVersion')} {version.get('Os')}/{version.get('Arch')}\n"
         return cls(client, socket_path), RunResult(cmd, stdout=out, status=0, duration=time.monotonic() - t)
 
@@ -61,7 +63,12 @@ class DockerApi:
         try:
             value = await asyncio.wait_for(asyncio.to_thread(fn, *args, **kw), API_TIMEOUT)
         except TimeoutError:
-            return RunResult(f"docker-api {what}", timed_out=True, error=f"timed out after {API_TIMEOUT:g}s", duration=time.monotonic() - t)
+            return RunResult(
+                f"docker-api {what}",
+                timed_out=True,
+                error=f"timed out after {API_TIMEOUT:g}s",
+                duration=time.monotonic() - t,
+            )
         except Exception as exc:  # noqa: BLE001 - a probe never raises
             # ``error`` (not a status): the API itself failed, so the CLI probe may still answer.
             return RunResult(f"docker-api {what}", error=_short(exc), duration=time.monotonic() - t)
@@ -71,7 +78,7 @@ class DockerApi:
     async def ps(self) -> RunResult:
         r = await self._call("GET /containers/json", self.client.containers)
         if r.ok:
-            rows = json.loads(r.stdout) if isinstance(r.stdout, str) and r.stdout.startswith("[") else r.stdout
+            rows: Any = json.loads(r.stdout) if isinstance(r.stdout, str) else r.stdout
             r.stdout = "".join(json.dumps(_ps_row(c)) + "\n" for c in rows)
         return r
 
@@ -82,7 +89,9 @@ class DockerApi:
         return _as_json(await self._call(f"GET /images/{image_id}/json", self.client.inspect_image, image_id))
 
     async def logs(self, container: str) -> RunResult:
-        return await self._call(f"GET /containers/{container}/logs", self.client.logs, container, stdout=True, stderr=True, tail=5000)
+        return await self._call(
+            f"GET /containers/{container}/logs", self.client.logs, container, stdout=True, stderr=True, tail=5000
+        )
 
     async def exec(self, container: str, argv: list[str]) -> RunResult:
         def run() -> tuple[int | None, bytes, bytes]:
@@ -94,7 +103,13 @@ class DockerApi:
         r = await self._call(f"exec {container} {' '.join(argv)[:60]}", run)
         if r.ok and isinstance(r.stdout, tuple):
             code, out, err = r.stdout
-            return RunResult(r.command, stdout=out.decode(errors="replace"), stderr=err.decode(errors="replace"), status=code, duration=time.monotonic() - t)
+            return RunResult(
+                r.command,
+                stdout=out.decode(errors="replace"),
+                stderr=err.decode(errors="replace"),
+                status=code,
+                duration=time.monotonic() - t,
+            )
         return r
 
     def close(self) -> None:
@@ -106,7 +121,13 @@ class DockerApi:
 
 def _ps_row(c: dict[str, Any]) -> dict[str, Any]:
     names = [n.lstrip("/") for n in c.get("Names") or []]
-    return {"ID": c.get("Id", ""), "Names": ",".join(names), "Image": c.get("Image", ""), "Command": c.get("Command", ""), "Status": c.get("Status", "")}
+    return {
+        "ID": c.get("Id", ""),
+        "Names": ",".join(names),
+        "Image": c.get("Image", ""),
+        "Command": c.get("Command", ""),
+        "Status": c.get("Status", ""),
+    }
 
 
 def _as_json(r: RunResult) -> RunResult:

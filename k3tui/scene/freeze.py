@@ -95,7 +95,9 @@ async def _run_probe(host: Host, probe: Probe, command: str) -> RunResult:
     try:
         return await asyncio.wait_for(host.run(command, timeout=probe.timeout, purpose=probe.name), probe.timeout + 2.0)
     except TimeoutError:
-        return RunResult(command, timed_out=True, error=f"timed out after {probe.timeout:g}s", duration=time.monotonic() - t)
+        return RunResult(
+            command, timed_out=True, error=f"timed out after {probe.timeout:g}s", duration=time.monotonic() - t
+        )
     except Exception as exc:  # noqa: BLE001 - a probe must never abort the freeze
         return RunResult(command, error=f"{type(exc).__name__}: {exc}", duration=time.monotonic() - t)
 
@@ -114,16 +116,22 @@ async def _docker_api(host: Host, socket_path: str | None, results: dict[str, Ru
     return api
 
 
-async def _target_phase(host: Host, api: DockerApi | None, container: str | None, pid: int | None, results: dict[str, RunResult]) -> None:
+async def _target_phase(
+    host: Host, api: DockerApi | None, container: str | None, pid: int | None, results: dict[str, RunResult]
+) -> None:
     """Container probes, then process probes as soon as the container's pid is known."""
     tasks: list[Any] = []
     if container:
         inspect = next(p for p in probes_for("container") if p.name == "docker_inspect")
-        results["docker_inspect"] = await (api.inspect(container) if api else _run_probe(host, inspect, command_for(inspect, container=container)))
+        results["docker_inspect"] = await (
+            api.inspect(container) if api else _run_probe(host, inspect, command_for(inspect, container=container))
+        )
         if api is not None:
             tasks.append(_api_container(host, api, container, results))
         else:
-            tasks.append(_gather(host, [p for p in probes_for("container") if p is not inspect], results, container=container))
+            tasks.append(
+                _gather(host, [p for p in probes_for("container") if p is not inspect], results, container=container)
+            )
         pid = pid or _pick_pid(results, _container_pid(results))
     if pid:
         # The process's own interpreter answers versions only when there is no container to ask.
@@ -175,7 +183,11 @@ def _pick_pid(results: dict[str, RunResult], container_pid: int | None) -> int |
     """The serving process: the container's main pid if it is vLLM, else the first vLLM server found."""
     r = results.get("pgrep")
     found = P.parse_pgrep(r.stdout) if r is not None and r.ok else []
-    servers = [f["pid"] for f in found if ("serve" in f["command"] or "entrypoints" in f["command"]) and not _is_wrapper(f["command"])]
+    servers = [
+        f["pid"]
+        for f in found
+        if ("serve" in f["command"] or "entrypoints" in f["command"]) and not _is_wrapper(f["command"])
+    ]
     if container_pid and (container_pid in servers or not servers):
         return container_pid
     if container_pid:
@@ -184,7 +196,23 @@ def _pick_pid(results: dict[str, RunResult], container_pid: int | None) -> int |
     return min(servers) if servers else None
 
 
-_WRAPPERS = {"sh", "bash", "dash", "zsh", "setsid", "nohup", "timeout", "sudo", "su", "env", "docker", "ssh", "tmux", "screen", "pgrep"}
+_WRAPPERS = {
+    "sh",
+    "bash",
+    "dash",
+    "zsh",
+    "setsid",
+    "nohup",
+    "timeout",
+    "sudo",
+    "su",
+    "env",
+    "docker",
+    "ssh",
+    "tmux",
+    "screen",
+    "pgrep",
+}
 
 
 def _is_wrapper(command: str) -> bool:
@@ -201,7 +229,9 @@ def _chosen_pid(results: dict[str, RunResult]) -> int | None:
     return int(tail) if tail.isdigit() else None
 
 
-async def _first_exception(host: Host, scene: Scene, results: dict[str, RunResult], log_text: str | None, run: str | RunHandle | None) -> None:
+async def _first_exception(
+    host: Host, scene: Scene, results: dict[str, RunResult], log_text: str | None, run: str | RunHandle | None
+) -> None:
     source = "given"
     if log_text is None and isinstance(run, RunHandle) and run.run_dir:
         r = await _run_probe(host, Probe("run_log", "", 10), f"tail -c {LOG_TAIL_BYTES} {run.run_dir}/log")

@@ -75,9 +75,7 @@ print(json.dumps(out))
 """.strip()
 
 _PY = 'P=$(command -v python3 || command -v python) || { echo "no python" >&2; exit 127; }; "$P" -c '
-_LD_SO_CONF = (
-    'for f in /etc/ld.so.conf /etc/ld.so.conf.d/*; do [ -f "$f" ] && { echo "==> $f <=="; cat "$f"; echo; }; done; exit 0'
-)
+_LD_SO_CONF = 'for f in /etc/ld.so.conf /etc/ld.so.conf.d/*; do [ -f "$f" ] && { echo "==> $f <=="; cat "$f"; echo; }; done; exit 0'
 _LDCONFIG = f"{{ ldconfig -p 2>/dev/null || /sbin/ldconfig -p; }} | grep -E '{_LIBS_RE}' || true"
 _ENV = "env"
 
@@ -146,7 +144,13 @@ PROBES: tuple[Probe, ...] = (
         why="the serving process, if any",
     ),
     # --- container (docker CLI; the Docker Engine API gives the same inspect JSON) -----
-    Probe("docker_inspect", "docker inspect {container}", 8, "container", why="image, digest, command, env, runtime, mounts"),
+    Probe(
+        "docker_inspect",
+        "docker inspect {container}",
+        8,
+        "container",
+        why="image, digest, command, env, runtime, mounts",
+    ),
     Probe(
         "docker_image_inspect",
         "docker image inspect $(docker inspect --format '{{.Image}}' {container})",
@@ -154,11 +158,35 @@ PROBES: tuple[Probe, ...] = (
         "container",
         why="the image's own env (to tell image env from runtime env) and repo digests",
     ),
-    Probe("docker_logs", "docker logs --tail 5000 {container} 2>&1", 10, "container", why="the server log, for the first exception"),
-    Probe("container_smi_list", "docker exec {container} nvidia-smi -L", 10, "container", why="GPU UUIDs the container sees"),
+    Probe(
+        "docker_logs",
+        "docker logs --tail 5000 {container} 2>&1",
+        10,
+        "container",
+        why="the server log, for the first exception",
+    ),
+    Probe(
+        "container_smi_list",
+        "docker exec {container} nvidia-smi -L",
+        10,
+        "container",
+        why="GPU UUIDs the container sees",
+    ),
     Probe("container_env", "docker exec {container} env", 5, "container", why="env inside the container"),
-    Probe("container_ldconfig", _in_container(_LDCONFIG), 5, "container", why="libcuda entries of the container's linker cache"),
-    Probe("container_ld_so_conf", _in_container(_LD_SO_CONF), 5, "container", why="cuda-compat.conf shadowing the host driver"),
+    Probe(
+        "container_ldconfig",
+        _in_container(_LDCONFIG),
+        5,
+        "container",
+        why="libcuda entries of the container's linker cache",
+    ),
+    Probe(
+        "container_ld_so_conf",
+        _in_container(_LD_SO_CONF),
+        5,
+        "container",
+        why="cuda-compat.conf shadowing the host driver",
+    ),
     Probe(
         "container_versions",
         _in_container(_PY + shlex.quote(VERSIONS_SCRIPT)),
@@ -174,7 +202,9 @@ PROBES: tuple[Probe, ...] = (
         # The API server does not load libcuda; its engine and worker children do: walk two levels.
         'test -r /proc/{pid}/maps || { echo "cannot read /proc/{pid}/maps" >&2; exit 1; }; '
         "pids={pid}; for c in $(pgrep -P {pid}); do pids=\"$pids $c $(pgrep -P $c | tr '\\n' ' ')\"; done; "
-        "for p in $pids; do for f in $(grep -oE '/[^ ]*(" + _LIBS_RE + ")[^ ]*' /proc/$p/maps 2>/dev/null | sort -u); do "
+        "for p in $pids; do for f in $(grep -oE '/[^ ]*("
+        + _LIBS_RE
+        + ")[^ ]*' /proc/$p/maps 2>/dev/null | sort -u); do "
         'echo "$p $f -> $(readlink -f /proc/$p/root$f 2>/dev/null)"; done; done; exit 0',
         3,
         "process",

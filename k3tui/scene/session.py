@@ -71,7 +71,11 @@ async def open_hosts(args: argparse.Namespace, emit: Emit | None) -> AsyncIterat
     hosts = [r for r in results if not isinstance(r, BaseException)]
     errors = {a: _one_line(r) for a, r in zip(aliases, results, strict=False) if isinstance(r, BaseException)}
     if errors and not hosts:
-        raise next(r for r in results if isinstance(r, HostError)) if any(isinstance(r, HostError) for r in results) else HostError(next(iter(errors.values())))
+        raise (
+            next(r for r in results if isinstance(r, HostError))
+            if any(isinstance(r, HostError) for r in results)
+            else HostError(next(iter(errors.values())))
+        )
     try:
         yield hosts, errors
     finally:
@@ -89,7 +93,10 @@ async def freeze_target(args: argparse.Namespace, emit: Emit | None, reason: str
         out.unreachable = errors
         sock = args.docker_socket or None
         scenes = await asyncio.gather(
-            *(freeze(h, container=args.container, pid=args.pid, emit=emit, reason=reason, docker_socket=sock) for h in hosts)
+            *(
+                freeze(h, container=args.container, pid=args.pid, emit=emit, reason=reason, docker_socket=sock)
+                for h in hosts
+            )
         )
         out.scenes = list(scenes)
     return out

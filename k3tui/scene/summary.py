@@ -24,7 +24,11 @@ def scene_lines(s: Scene) -> list[str]:
     if s.process:
         out.append(f"process   pid {s.process.get('pid')}: {' '.join(s.process.get('cmdline') or [])[:200]}")
     lc = s.libcuda
-    out.append(f"libcuda   {lc['path']} (version {lc.get('version') or '?'})" if lc else "libcuda   not known (no serving process found, or its maps unreadable)")
+    out.append(
+        f"libcuda   {lc['path']} (version {lc.get('version') or '?'})"
+        if lc
+        else "libcuda   not known (no serving process found, or its maps unreadable)"
+    )
     injected = {k: v for k, v in s.env.items() if k.startswith(("LD_", "CUDA_", "NCCL_"))}
     for k, val in injected.items():
         out.append(f"env       {k}={val[:120]}  [{s.env_origin.get(k, '?')}]")
@@ -35,7 +39,10 @@ def scene_lines(s: Scene) -> list[str]:
     out += [f"NOTE      {n}" for n in s.notes]
     failed = [p for p in s.probes if not p.ok]
     ok = len(s.probes) - len(failed)
-    out.append(f"probes    {ok}/{len(s.probes)} ok" + (": failed " + ", ".join(f"{p.name} ({p.error[:60]})" for p in failed) if failed else ""))
+    out.append(
+        f"probes    {ok}/{len(s.probes)} ok"
+        + (": failed " + ", ".join(f"{p.name} ({p.error[:60]})" for p in failed) if failed else "")
+    )
     return out
 
 
@@ -45,7 +52,11 @@ def _gpu_lines(s: Scene) -> list[str]:
     names = sorted({g.name or "?" for g in s.gpus})
     out = [f"gpus      {len(s.gpus)} × {', '.join(names)}"]
     for g in s.gpus:
-        used = f"{g.memory_used_mib:.0f}/{g.memory_total_mib:.0f} MiB" if g.memory_total_mib is not None and g.memory_used_mib is not None else "? MiB"
+        used = (
+            f"{g.memory_used_mib:.0f}/{g.memory_total_mib:.0f} MiB"
+            if g.memory_total_mib is not None and g.memory_used_mib is not None
+            else "? MiB"
+        )
         out.append(f"  [{g.index}] {g.uuid} {g.pci_bus_id} {used} cc {g.compute_cap or '?'}")
     for p in s.gpu_processes:
         out.append(f"  process {p.pid} {p.name} on GPU {p.gpu_index}: {p.used_memory_mib} MiB")
@@ -57,7 +68,10 @@ def _container_lines(s: Scene) -> list[str]:
     if c is None:
         return ["container none"]
     digest = ", ".join(c.get("repo_digests") or []) or "no repo digest (built or imported locally)"
-    out = [f"container {c.get('name')} {c.get('id', '')[:12]} image {c.get('image')} ({digest})", f"  command {' '.join(c.get('command') or [])[:200]}"]
+    out = [
+        f"container {c.get('name')} {c.get('id', '')[:12]} image {c.get('image')} ({digest})",
+        f"  command {' '.join(c.get('command') or [])[:200]}",
+    ]
     if s.container_gpus is not None:
         out.append(f"  sees {len(s.container_gpus)} GPU(s): {', '.join(g['uuid'] for g in s.container_gpus)}")
     return out

@@ -87,6 +87,7 @@ def _xml_ecc(g: ET.Element) -> dict[str, int | None]:
 
 # --- nvidia-smi -q (text) --------------------------------------------------------------
 
+
 def parse_smi_q(text: str) -> dict[str, Any]:
     """``nvidia-smi -q`` (full, or ``-d`` sections) → the same shape as :func:`parse_smi_xml`."""
     lines = strip_transcript(text).splitlines()
@@ -161,12 +162,27 @@ def parse_smi_table(text: str) -> dict[str, Any]:
     for ln in lines:
         ln = ln.rstrip()
         if m := _ROW1.match(ln):
-            gpus.append({"index": int(m[1]), "name": m[2], "persistence_mode": "Enabled" if m[3] == "On" else "Disabled", "pci_bus_id": m[4]})
+            gpus.append(
+                {
+                    "index": int(m[1]),
+                    "name": m[2],
+                    "persistence_mode": "Enabled" if m[3] == "On" else "Disabled",
+                    "pci_bus_id": m[4],
+                }
+            )
         elif (m := _ROW2.match(ln)) and gpus and "memory_used_mib" not in gpus[-1]:
             gpus[-1].update(memory_used_mib=float(m[1]), memory_total_mib=float(m[2]))
         elif m := _PROC.match(ln):
-            procs.append({"gpu_index": int(m[1]), "pid": int(m[4]), "type": m[5], "name": m[6], "used_memory_mib": float(m[7])})
-    return {"smi_version": banner[1], "driver_version": banner[2], "cuda_driver_version": banner[3], "gpus": gpus, "processes": procs}
+            procs.append(
+                {"gpu_index": int(m[1]), "pid": int(m[4]), "type": m[5], "name": m[6], "used_memory_mib": float(m[7])}
+            )
+    return {
+        "smi_version": banner[1],
+        "driver_version": banner[2],
+        "cuda_driver_version": banner[3],
+        "gpus": gpus,
+        "processes": procs,
+    }
 
 
 # --- nvidia-smi -L, --query-*, topo ------------------------------------------------------
@@ -282,13 +298,20 @@ def parse_proc_driver(text: str) -> dict[str, Any]:
     if m is None:
         raise ParseError("not /proc/driver/nvidia/version: no 'NVRM version: … NNN.NN' line")
     gcc = re.search(r"GCC version:\s+(.*)", body)
-    return {"driver_version": m[2], "module": m[1].strip(), "open_kernel_module": "Open Kernel Module" in m[1], "gcc": gcc[1].strip() if gcc else None}
+    return {
+        "driver_version": m[2],
+        "module": m[1].strip(),
+        "open_kernel_module": "Open Kernel Module" in m[1],
+        "gcc": gcc[1].strip() if gcc else None,
+    }
 
 
 def parse_pynvml(text: str) -> dict[str, Any]:
     """The NVML probe's lines (``driver … nvml … cuda_driver N`` / one line per GPU / ``procs [...]``)."""
     lines = strip_transcript(text).splitlines()
-    head = next((re.match(r"driver (\S+) nvml (\S+) cuda_driver (\d+)", ln) for ln in lines if ln.startswith("driver ")), None)
+    head = next(
+        (re.match(r"driver (\S+) nvml (\S+) cuda_driver (\d+)", ln) for ln in lines if ln.startswith("driver ")), None
+    )
     if head is None:
         raise ParseError("not NVML probe output: no 'driver … nvml … cuda_driver …' line")
     gpus = []
@@ -296,9 +319,24 @@ def parse_pynvml(text: str) -> dict[str, Any]:
         m = re.match(r"^(\d+) (.+?) (GPU-[0-9a-f-]+) (\d+) (\d+) (\d+) \((\d+), (\d+)\) (\S+)$", ln)
         if m:
             mib = 1024 * 1024
-            gpus.append({"index": int(m[1]), "name": m[2], "uuid": m[3], "memory_total_mib": int(m[4]) / mib, "memory_used_mib": int(m[5]) / mib, "compute_cap": f"{m[7]}.{m[8]}", "pci_bus_id": m[9]})
+            gpus.append(
+                {
+                    "index": int(m[1]),
+                    "name": m[2],
+                    "uuid": m[3],
+                    "memory_total_mib": int(m[4]) / mib,
+                    "memory_used_mib": int(m[5]) / mib,
+                    "compute_cap": f"{m[7]}.{m[8]}",
+                    "pci_bus_id": m[9],
+                }
+            )
     cuda = int(head[3])
-    return {"driver_version": head[1], "nvml_version": head[2], "cuda_driver_version": f"{cuda // 1000}.{cuda % 1000 // 10}", "gpus": gpus}
+    return {
+        "driver_version": head[1],
+        "nvml_version": head[2],
+        "cuda_driver_version": f"{cuda // 1000}.{cuda % 1000 // 10}",
+        "gpus": gpus,
+    }
 
 
 def parse_nccl_log(text: str) -> dict[str, Any]:
@@ -340,7 +378,9 @@ def parse_xid(text: str) -> dict[str, Any]:
     for ln in body.splitlines():
         if m := _XID.search(ln):
             pid = re.search(r"pid=(\d+)", m[3])
-            events.append({"pci": m[1], "xid": int(m[2]), "pid": int(pid[1]) if pid else None, "text": ln.strip()[:300]})
+            events.append(
+                {"pci": m[1], "xid": int(m[2]), "pid": int(pid[1]) if pid else None, "text": ln.strip()[:300]}
+            )
     return {"source": src[1] if src else None, "events": events}
 
 
@@ -350,7 +390,15 @@ def parse_smi_loop(text: str) -> list[dict[str, Any]]:
     for ln in strip_transcript(text).splitlines():
         cells = [c.strip() for c in ln.split(",")]
         if len(cells) == 5 and re.match(r"\d{4}/\d\d/\d\d ", cells[0]):
-            out.append({"time": cells[0], "index": int(cells[1]), "used_mib": as_float(cells[2]), "total_mib": as_float(cells[3]), "util": as_float(cells[4])})
+            out.append(
+                {
+                    "time": cells[0],
+                    "index": int(cells[1]),
+                    "used_mib": as_float(cells[2]),
+                    "total_mib": as_float(cells[3]),
+                    "util": as_float(cells[4]),
+                }
+            )
     if not out and strip_transcript(text).strip():
         raise ParseError("no 'timestamp, index, used, total, util' rows")
     return out

@@ -113,9 +113,10 @@ def parse_maps(text: str) -> list[dict[str, Any]]:
     Accepts raw ``/proc/PID/maps`` lines, the ``proc_maps`` probe's ``PID PATH -> RESOLVED``
     lines, and bare paths (one per line, as a process's loaded-libs listing prints them).
     """
-    seen: dict[tuple[int | None, str], dict[str, Any]] = {}
+    seen: dict[tuple[Any, Any], dict[str, Any]] = {}
     for ln in strip_transcript(text).splitlines():
         ln = ln.rstrip()
+        rec: dict[str, Any]
         if m := _MAPS_PROBE.match(ln):
             rec = {"pid": int(m[1]), "path": m[2], "resolved": m[3] or None}
         elif m := _MAPS_RAW.match(ln):
