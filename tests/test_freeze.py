@@ -279,3 +279,45 @@ async def test_freeze_through_a_real_sshd(sshd, tmp_path: Path, shared: Path) ->
     )
     raw = (tmp_path / "s.k3rec").read_text()
     assert SECRET not in raw and SECRET not in json.dumps(s.to_dict())
+
+
+@pytest.mark.sshd
+def test_freeze_cli_on_a_group_of_two_real_sshd_nodes(sshd, sshd_factory, tmp_path: Path) -> None:
+    other = sshd_factory("node-b")
+    kh = tmp_path / "known_hosts"
+    kh.write_text(Path(sshd.known_hosts).read_text() + Path(other.known_hosts).read_text())
+    group = f"{sshd.target},{other.target}"
+    out = tmp_path / "scenes.json"
+    r = subprocess.run(
+        [sys.executable, "-m", "k3tui.cli", "freeze", group, "-i", str(sshd.key_path), "--known-hosts", str(kh),
+         "--docker-socket", "", "--json", str(out), "--record", str(tmp_path / "g.k3rec")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    scenes = json.loads(out.read_text())
+    assert [s["alias"] for s in scenes] == [sshd.target.split("@")[1], other.target.split("@")[1]]
+    assert "== 2 nodes compared" in r.stdout and "all nodes agree on every compared fact" in r.stdout
+    _, events = read_all(tmp_path / "g.k3rec")
+    assert sorted(e.host for e in events if isinstance(e, SceneFrozen)) == sorted(s["alias"] for s in scenes)
+
+
+def test_freeze_cli_json_to_stdout_and_bad_target() -> None:
+    r = subprocess.run(
+        [sys.executable, "-m", "k3tui.cli", "freeze", "local", "--docker-socket", "", "--json", "-"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    data = json.loads(r.stdout)
+    assert (
+        r.returncode == 0
+        and data["alias"] == "local"
+        and set(data["host"]) >= {"hostname", "os", "kernel", "driver_version", "cuda_driver_version"}
+    )
+    r = subprocess.run(
+        [sys.executable, "-m", "k3tui.cli", "freeze", "127.0.0.1:1", "--known-hosts", "/dev/null"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode == 2 and r.stderr.strip().count("\n") == 0 and "connection refused" in r.stderr

@@ -36,9 +36,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..scene.session import freeze_target, recorder_for, reject_inventory
+
+    reject_inventory(args)
     profile = load_profile(args.profile)
     emit = None
-    from ..scene.session import freeze_target, recorder_for
 
     with recorder_for(args, profile.name) as rec:
         emit = rec.emit if rec else None

@@ -12,7 +12,8 @@ import sys
 
 import msgspec
 
-from ..scene.session import add_scene_target_options, freeze_target, recorder_for
+from ..scene.diff import odd_lines, odd_nodes
+from ..scene.session import add_scene_target_options, freeze_target, recorder_for, reject_inventory
 from ..scene.summary import scene_lines
 from ._common import add_record_option, add_target_options
 
@@ -27,6 +28,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    reject_inventory(args)
     with recorder_for(args) as rec:
         outcome = asyncio.run(freeze_target(args, rec.emit if rec else None))
     for alias, why in outcome.unreachable.items():
@@ -42,4 +44,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json != "-":
         for s in outcome.scenes:
             print("\n".join(scene_lines(s)))
+        if len(outcome.scenes) > 1:
+            print(f"== {len(outcome.scenes)} nodes compared")
+            print("\n".join(odd_lines(odd_nodes(outcome.scenes))))
     return 1 if outcome.unreachable else 0
