@@ -40,6 +40,8 @@ from .base import Emit
 from .target import DEFAULT_KNOWN_HOSTS, Resolved, Target, config_paths, parse_group, parse_target, resolve
 
 MAX_CHANNELS = 8
+CLOSE_WAIT = 2.0
+"""Seconds to wait for the server to confirm a channel closed before moving on."""
 PREFERRED_CIPHER = "aes128-gcm@openssh.com"
 BACKOFF = (0.2, 0.5, 1.0, 2.0, 4.0, 8.0)
 """Seconds between reconnect attempts (the last repeats, capped at 10 s)."""
@@ -99,13 +101,19 @@ class _SshProc:
         return 128 - code if code is not None and code < 0 else code
 
     def kill(self) -> None:
+        if self._p.returncode is None:
+            try:
+                self._p.send_signal("KILL")  # OpenSSH honours it for non-root logins
+            except Exception:  # noqa: BLE001 - refused or already closed
+                pass
         self._p.close()
 
     async def close(self) -> None:
         try:
             self._p.close()
-            await self._p.wait_closed()
-        except Exception:  # noqa: BLE001 - closing a channel on a dead connection
+            # sshd holds a session channel open until its process exits; do not wait for a stuck one.
+            await asyncio.wait_for(self._p.wait_closed(), CLOSE_WAIT)
+        except Exception:  # noqa: BLE001 - closing a channel on a dead connection, or one that will not die
             pass
         finally:
             if self._release is not None:

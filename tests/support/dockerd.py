@@ -125,8 +125,8 @@ class DockerServer:
             "--pidfile", str(self.root / "dockerd.pid"), "-H", self.base_url, "--group", "docker",
             "--iptables=false", "--ip-forward=false", "--ip-masq=false", "--bridge=none",
         ]  # fmt: skip
-        log = open(self.root / "dockerd.log", "wb")  # noqa: SIM115 - lives as long as the daemon
-        self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+        with open(self.root / "dockerd.log", "wb") as log:  # the child keeps its own copy of the fd
+            self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

@@ -171,6 +171,8 @@ class SshServer:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+        if self.proc is not None and self.proc.stderr is not None:
+            self.proc.stderr.close()
         self.proc = None
 
     def restart(self) -> None:
