@@ -263,3 +263,60 @@ def test_xid_and_docker() -> None:
     ]
     with pytest.raises(P.ParseError):
         P.container_from_inspect("[]")
+
+
+def test_parsers_on_what_a_real_h200_printed_to_the_probes() -> None:
+    """tests/data/h200-r580-local: the probe commands run on a real H200 (driver 580) while a
+    CUDA process held 1.6 GiB — the forms the shared captures lack (noheader CSV, XML with a
+    process, the maps probe, the versions JSON, the linker config)."""
+    import json
+
+    from k3tui.scene.probes import QUERY_APPS_FIELDS, QUERY_GPU_FIELDS
+
+    cap = json.loads((Path(__file__).parent / "data" / "h200-r580-local" / "probes.json").read_text())
+    out = {k: v["stdout"] for k, v in cap.items()}
+    x = P.parse_smi_xml(out["smi_xml"])
+    assert x["processes"] == [
+        {
+            "gpu_index": 0,
+            "gpu_uuid": x["gpus"][0]["uuid"],
+            "pid": 417,
+            "type": "C",
+            "name": "python3",
+            "used_memory_mib": 1634.0,
+        }
+    ]
+    (g,) = P.gpus_from_query(P.parse_csv_query(out["smi_query"], QUERY_GPU_FIELDS))
+    assert (g["memory_used_mib"], g["persistence_mode"], g["mig_mode"], g["ecc_uncorrected_volatile"]) == (
+        1643.0,
+        "Enabled",
+        "Disabled",
+        0,
+    )
+    (app,) = P.apps_from_query(P.parse_csv_query(out["smi_apps"], QUERY_APPS_FIELDS))
+    assert app == {"gpu_uuid": g["uuid"], "pid": 417, "name": "python3", "used_memory_mib": 1634.0}
+    libs = P.parse_maps(out["proc_maps"])
+    assert {x["path"].rsplit("/", 1)[1] for x in libs} == {
+        "libcudart.so.13",
+        "libnccl.so.2",
+        "libcuda.so.580.159.04",
+        "libnvidia-ml.so.580.159.04",
+    }
+    assert P.libcuda_from_maps(libs)["pids"] == [417]
+    v = P.parse_versions_json(out["proc_versions"])
+    assert (v["python"], v["torch"], v["torch_cuda"], v["nccl"], v["vllm"]) == (
+        "3.12.3",
+        "2.11.0",
+        "13.0",
+        "2.28.9",
+        None,
+    )
+    conf = P.parse_ld_so_conf(out["host_ld_so_conf"])
+    assert conf["/etc/ld.so.conf.d/git-farm-nvidia-folders.conf"] == [
+        "/usr/local/nvidia/lib64",
+        "/usr/local/nvidia/lib",
+    ]
+    assert not any("compat" in f for f in conf)
+    assert P.parse_xid(out["xid"]) == {"source": "dmesg", "events": []}
+    assert P.parse_topo(out["smi_topo"])["gpus"] == ["GPU0"]
+    assert [r["pid"] for r in P.parse_pgrep(out["pgrep"])] == []
