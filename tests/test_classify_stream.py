@@ -93,3 +93,39 @@ def test_result_is_live_and_finish_is_final() -> None:
     assert c.finish() is final
     with pytest.raises(RuntimeError):
         c.feed("more")
+
+
+FILLER = "".join(f"vm:528:528 [0] NCCL INFO Channel {i:02d}/64 : 0\n" for i in range(40))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.text(max_size=80),
+            st.sampled_from(
+                [
+                    "Traceback (most recent call last):",
+                    '  File "x.py", line 1, in load_weights',
+                    "    raise RuntimeError(x)",
+                    "RuntimeError: boom",
+                    "(Worker_TP1 pid=7) ERROR 11-30 03:33:00 [x.py:1] Traceback (most recent call last):",
+                    "(Worker_TP1 pid=7) ERROR 11-30 03:33:00 [x.py:1] ValueError: bad",
+                    "ERROR:    [Errno 98] error while attempting to bind on address",
+                    "INFO:     Application startup complete.",
+                    "vllm-1  | ",
+                    "\x1b[31m",
+                    "^M",
+                    "",
+                ]
+            ),
+        ),
+        max_size=60,
+    )
+)
+def test_arbitrary_lines_never_crash_and_prefilter_agrees(lines: list[str]) -> None:
+    text = FILLER + "\n".join(lines)  # past the first 30 lines, where only sentinel lines are parsed
+    fast, _ = _run(text)
+    slow, _ = _run(text, prefilter=False)
+    assert fast.to_json() == slow.to_json()
+    assert fast.failed_stage in ("none", "container", "config", "device", "weights", "engine", "api", "runtime")
