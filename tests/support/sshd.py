@@ -59,17 +59,44 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def _admin(*argv: str) -> None:
+    """Run a user-admin command, retrying while another test process holds /etc/passwd's lock."""
+    for attempt in range(50):
+        out = subprocess.run(argv, capture_output=True, text=True)
+        if out.returncode == 0:
+            return
+        time.sleep(0.1 + 0.02 * attempt)
+    raise RuntimeError(f"{' '.join(argv)} failed: {out.stderr.strip()}")
+
+
+def _locked(name: str) -> bool:
+    for line in Path("/etc/shadow").read_text().splitlines():
+        user, _, rest = line.partition(":")
+        if user == name:
+            return rest.startswith("!")
+    return True
+
+
 def ensure_user(name: str = TEST_USER) -> pwd.struct_passwd:
-    """Create (once) an unlocked login user in groups tty and docker."""
+    """Create (once) an unlocked login user in groups tty and docker; safe from parallel test runs."""
+    import grp
+
     try:
-        pw = pwd.getpwnam(name)
+        pwd.getpwnam(name)
     except KeyError:
-        subprocess.run(["useradd", "-m", "-s", "/bin/bash", name], check=True, capture_output=True)
-        pw = pwd.getpwnam(name)
-    subprocess.run(["usermod", "-p", "*", name], check=True, capture_output=True)
-    subprocess.run(["groupadd", "-f", "docker"], check=True, capture_output=True)
-    subprocess.run(["usermod", "-aG", "tty,docker", name], check=True, capture_output=True)
-    return pw
+        try:
+            _admin("useradd", "-m", "-s", "/bin/bash", name)
+        except RuntimeError:
+            pwd.getpwnam(name)  # created meanwhile by another test process
+    if _locked(name):
+        _admin("usermod", "-p", "*", name)
+    try:
+        grp.getgrnam("docker")
+    except KeyError:
+        _admin("groupadd", "-f", "docker")
+    if any(name not in grp.getgrnam(g).gr_mem for g in ("tty", "docker")):
+        _admin("usermod", "-aG", "tty,docker", name)
+    return pwd.getpwnam(name)
 
 
 def _write_key(path: Path, key: asyncssh.SSHKey) -> None:
