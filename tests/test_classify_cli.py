@@ -74,7 +74,9 @@ def test_stdin_dash() -> None:
 def test_bad_inputs_are_one_line_errors(tmp_path: Path, capsys) -> None:
     binary = tmp_path / "core.bin"
     binary.write_bytes(bytes(range(256)) * 64)
-    for arg in (str(tmp_path / "missing.log"), str(tmp_path), str(binary)):
+    empty = tmp_path / "empty.log"
+    empty.write_bytes(b"")
+    for arg in (str(tmp_path / "missing.log"), str(tmp_path), str(binary), str(empty)):
         assert main(["classify", arg]) != 0
         err = capsys.readouterr().err.strip()
         assert err.count("\n") == 0 and arg in err and "Traceback" not in err

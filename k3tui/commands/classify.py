@@ -69,6 +69,8 @@ def _chunks(path: str) -> Iterator[str]:
                 _refuse_binary(block[:SNIFF], path)
                 first = False
             yield decoder.decode(block)
+        if first:
+            raise UsageError(f"{path}: empty log, nothing to classify; is the server writing to another file?")
         yield decoder.decode(b"", final=True)
     finally:
         if stream is not sys.stdin.buffer:
