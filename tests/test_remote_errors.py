@@ -110,3 +110,26 @@ def test_dns_failure_cli_one_line(tmp_path):
     assert out.returncode != 0
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and "cannot resolve host name 'no-such-host.invalid'" in lines[0], out.stderr
+
+
+async def test_missing_identity_file_is_a_usage_error(sshd, tmp_path):
+    from k3tui.errors import UsageError
+
+    with pytest.raises(UsageError, match="identity file not found"):
+        await connect(sshd.target, identity=[str(tmp_path / "nope")], known_hosts=str(sshd.known_hosts))
+
+
+async def test_reconnect_keeps_checking_the_host_key(sshd, tmp_path):
+    """After a drop, the new connection is verified again: a key that changed meanwhile stops it."""
+    from k3tui.events import HostDisconnected
+
+    kh = tmp_path / "kh"
+    kh.write_text(sshd.known_hosts.read_text())
+    events = []
+    async with connect(sshd.target, identity=[str(sshd.key_path)], known_hosts=str(kh), emit=events.append) as host:
+        other = asyncssh.generate_private_key("ssh-ed25519")
+        kh.write_text(f"[127.0.0.1]:{sshd.port} {other.export_public_key('openssh').decode()}")
+        sshd.kill_sessions()
+        res = await host.run("echo should-not-run")
+        assert res.status is None and "CHANGED" in res.error
+    assert any(isinstance(e, HostDisconnected) for e in events)

@@ -1,6 +1,6 @@
 """``k3tui connect TARGET [--run CMD] [--record FILE]`` — reach a host (or a group), headless.
 
-Connects to every host of the target (``a,b`` is a group: one connection each, opened
+Connects to every host of the target (``local`` is this machine; ``a,b`` is a group: one connection each, opened
 concurrently), prints one summary line per host (address, user, host-key fingerprint,
 clock skew), optionally runs CMD on every host and prints its output and exit status,
 and records all of it when ``--record`` is given. The TUI wiring lives elsewhere; this
@@ -57,19 +57,25 @@ def _recorder(args: argparse.Namespace, aliases: list[str]) -> Any:
 async def _session(args: argparse.Namespace, targets: list[Any], emit: Any) -> int:
     from ..remote.ssh import connect_group
 
-    hosts = await connect_group(
-        targets,
-        identity=args.identity,
-        known_hosts=args.known_hosts,
-        accept_new_host_key=args.accept_new_host_key,
-        ssh_config=args.ssh_config,
-        connect_timeout=args.connect_timeout,
-        emit=emit,
-    )
+    if args.target == "local":
+        from ..remote.local import LocalHost
+
+        hosts: list[Any] = [await LocalHost(emit=emit).__aenter__()]
+    else:
+        hosts = await connect_group(
+            targets,
+            identity=args.identity,
+            known_hosts=args.known_hosts,
+            accept_new_host_key=args.accept_new_host_key,
+            ssh_config=args.ssh_config,
+            connect_timeout=args.connect_timeout,
+            emit=emit,
+        )
     try:
         for h in hosts:
             skew = f"{h.clock_skew:+.3f}s" if h.clock_skew is not None else "unknown"
-            print(f"connected: {h.alias} {h.address} user={h.user} key={h.fingerprint} clock-skew={skew}", flush=True)
+            key = h.fingerprint or "-"
+            print(f"connected: {h.alias} {h.address} user={h.user} key={key} clock-skew={skew}", flush=True)
         if not args.run:
             return 0
         results = await asyncio.gather(*(h.run(args.run, timeout=args.timeout, purpose="operator") for h in hosts))

@@ -32,7 +32,7 @@ from typing import Any
 
 import asyncssh
 
-from ..errors import AuthFailed, ConnectionLost, HostError, HostKeyChanged, HostKeyUnknown, HostUnreachable
+from ..errors import AuthFailed, ConnectionLost, HostError, HostKeyChanged, HostKeyUnknown, HostUnreachable, UsageError
 from ..events import Decision, HostConnected, HostDisconnected, HostReconnected
 from ..redact import Redactor
 from ._host import BaseHost
@@ -498,6 +498,9 @@ def connect(
         HostKeyUnknown, HostKeyChanged, AuthFailed, HostUnreachable: one actionable line each.
     """
     t = parse_target(target) if isinstance(target, str) else target
+    for key in identity:
+        if not os.path.isfile(os.path.expanduser(key)):
+            raise UsageError(f"{key}: identity file not found")
     host = SshHost(
         resolve(t, ssh_config),
         alias=alias,
