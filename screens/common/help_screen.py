@@ -17,6 +17,20 @@ INTRO = (
 )
 
 
+def binding_help(screen: object, app: object) -> list[tuple[str, str]]:
+    """(keys, description) of a screen's bindings: its own first, then inherited, in declaration order."""
+    out: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for cls in type(screen).__mro__:
+        for b in cls.__dict__.get("BINDINGS", []):
+            if not isinstance(b, Binding) or not b.description or b.action in seen:
+                continue
+            seen.add(b.action)
+            keys = " ".join(app.get_key_display(Binding(k.strip(), b.action)) for k in b.key.split(","))  # type: ignore[attr-defined]
+            out.append((keys, b.description))
+    return out
+
+
 class HelpScreen(ModalScreen[None]):
     """Keys of the calling screen, from its bindings (so help never drifts from the code)."""
 
@@ -29,12 +43,13 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         t = Text()
-        t.append(INTRO + "\n\n", style="italic")
         width = max((len(k) for k, _ in self.keys), default=4)
         for key, desc in self.keys:
             t.append(f"{key:>{width}}  ", style="bold cyan")
             t.append(desc + "\n")
-        t.append("\nCommand palette: ctrl+p lists every action by name.", style="bright_black")
+        t.append(f"{'ctrl+p':>{width}}  ", style="bold cyan")
+        t.append("command palette: every action by name\n\n")
+        t.append(INTRO, style="italic bright_black")
         with Vertical(id="dialog"):
             yield Label(f"Help — {self.screen_title}", id="dialog-title", markup=False)
             with VerticalScroll(id="dialog-body"):

@@ -19,7 +19,7 @@ from k3tui.textsafe import neutralise
 
 from ..session.session_view import SessionView
 from ..viewmodel import flat_diff
-from .help_screen import HelpScreen
+from .help_screen import HelpScreen, binding_help
 from .text_dialog import TextDialog
 
 
@@ -168,12 +168,7 @@ class SessionBase(Screen):
         self.app.push_screen(TextDialog("Scene diff", t))
 
     def action_help(self) -> None:
-        keys = []
-        for _, b in sorted(self._bindings.key_to_bindings.items()):
-            for binding in b:
-                if binding.description:
-                    keys.append((binding.key_display or self.app.get_key_display(binding), binding.description))
-        self.app.push_screen(HelpScreen(self.title or "session", keys))
+        self.app.push_screen(HelpScreen(self.title or "session", binding_help(self, self.app)))
 
 
 def _free_name(session: Path) -> Path:

@@ -16,7 +16,7 @@ from textual.widgets import Footer, Header, Input, Label, Static
 from k3tui.assets import asset, recordings_dir
 from k3tui.textsafe import neutralise
 
-from ..common.help_screen import HelpScreen
+from ..common.help_screen import HelpScreen, binding_help
 from ..common.prompt_dialog import PromptDialog
 from .recent_sessions import RecentSessions, scan, user_recordings_dir
 from .ssh_aliases import ssh_aliases
@@ -113,6 +113,5 @@ class HomeScreen(Screen):
             self.app.open_path(Path(text).expanduser())
 
     def action_help(self) -> None:
-        keys = [("Enter", "replay the selected session"), ("c", "connect to a host"), ("d", "start the demo (SIMULATED host)"),
-                ("o", "open a recording or a repro package"), ("ctrl+p", "command palette"), ("q", "quit")]
+        keys = [("enter", "replay the selected session (runs nothing)"), *binding_help(self, self.app)]
         self.app.push_screen(HelpScreen("home", keys))

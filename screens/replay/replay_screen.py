@@ -86,7 +86,7 @@ class ReplayScreen(SessionBase):
         self.title = f"k3tui — REPLAY {neutralise(h.title or self.path.name)}"
         self.sub_title = f"{neutralise(h.host)} · {self.path.name} · runs nothing"
         if h.simulated:
-            self.show_simulated("REPLAY of a session recorded against a SIMULATED host")
+            self.show_simulated("REPLAY — recorded against a SIMULATED host")
         self.view.profile = h.profile
         self.view.clock = lambda: max(self.clock_t, self.engine.t)
         self._timer = self.set_interval(TICK, self._tick, pause=True, name="playback")

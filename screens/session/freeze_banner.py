@@ -40,7 +40,9 @@ class FreezeBanner(Static):
         if e.process:
             t.append(f" in {neutralise(e.process)}", style="bold")
         t.append(f"  (run {neutralise(e.run)}, log line {e.line_number}, {e.t:.1f}s)\n", style="bright_black")
-        t.append(_clip(neutralise(e.line.strip()), 200), style="bold red")
+        t.append(_clip(neutralise(e.line.strip()), 160), style="bold red")
+        t.append("\nnext: ", style="bold")
+        t.append(_clip(neutralise(advice_for(e.stage, state)), 240))
         frozen = [s for s in state.scenes if s.t >= e.t]
         t.append("\nscene: ", style="bold")
         if frozen:
@@ -48,8 +50,6 @@ class FreezeBanner(Static):
             t.append(f"frozen at {frozen[0].t:.1f}s ({neutralise(frozen[0].reason)}): {neutralise(keys)}")
         else:
             t.append("freezing…", style="yellow")
-        t.append("\nnext: ", style="bold")
-        t.append(_clip(neutralise(advice_for(e.stage, state)), 240))
         self.update(t)
         self.display = True
         return True

@@ -78,7 +78,7 @@ class SessionScreen(SessionBase):
         path = getattr(d, "recording_path", None)
         self.sub_title = f"recording {path.name}" if path else ""
         if getattr(d, "simulated", False) or self.view.state.simulated:
-            self.show_simulated("SIMULATED HOST — a GB300 host simulated on loopback; nothing here touches a real GPU")
+            self.show_simulated("SIMULATED HOST — nothing here touches a real GPU")
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group == "driver" and event.state == WorkerState.ERROR:

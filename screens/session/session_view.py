@@ -159,6 +159,10 @@ class SessionView(Vertical):
         return self.state.t + (time.monotonic() - self._last_event_wall)
 
     def _tick_panels(self) -> None:
+        log = self.log_view
+        if log.auto_scroll and log.scroll_y < log.max_scroll_y:
+            # a horizontal scrollbar that appeared after the last write must not hide the last line
+            log.scroll_end(animate=False, immediate=True)
         run = self.state.runs.get(self.state.current_run)
         if self._dirty or (run is not None and run.ended is None):
             self.render_panels()
