@@ -21,7 +21,8 @@ Public API (other parts of k3tui code against exactly this)::
 
 from __future__ import annotations
 
-from .classifier import Classifier, advice_text
+from .classifier import Classifier
+from .layers import advice_text
 from .result import ClassifyResult, FirstException, StageMark
 from .rules import STAGES, load_rules
 from .signature import make_signature, normalise, reproduction

@@ -3,11 +3,14 @@
 Why it is shaped this way:
 
 - **Most lines cost almost nothing.** A server log is mostly INFO floods (NCCL alone
-  prints thousands of lines per communicator). Each chunk is searched in C with
-  ``str.find`` for a short list of literal sentinels (error words plus the markers of the
-  stages not reached yet); lines without any are only counted. Measured: Python's ``re``
-  alternation of the same words scans ~15x slower than splitting the chunk into lines,
-  a few ``str.find`` passes scan faster than it (``bench/bench_classify.py``).
+  prints thousands of lines per communicator). Each chunk is lowered once and searched
+  in C with ``str.find`` for ONE word, ``rror`` (every ERROR line, every ``…Error:``),
+  plus, only while start-up stages are pending, the ``.py:`` of vLLM logger lines;
+  lines without them are only counted. Measured on this project's machines: a ``re``
+  alternation of ~40 words scans ~15x slower than splitting the chunk into lines, and
+  each ``str.find`` pass costs ~0.6x of that split, so every extra word is expensive
+  (``bench/bench_classify.py``). What carries no such word (an unprefixed traceback's
+  head and frames, a normal stop) is found by looking back (:mod:`.history`).
 - **Only while a traceback is open** (or a root waits for its stack) is every line
   parsed, so that its frames are kept; tracebacks are short, so this is rare.
 - **Bounded memory**: per process only an open traceback (capped), a partial line
@@ -25,11 +28,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..events import Event, ExceptionFound, RunClassified, StageReached
+from .history import History
+from .layers import advice_text, decide
 from .lines import QUIET_LEVELS, Line, parse
 from .result import ClassifyResult, FirstException, StageMark
-from .rules import STAGES, Rules, load_rules
+from .rules import Rules, load_rules
 from .signature import make_signature
-from .traces import STALE_AFTER, TB_HEAD, Trace, frame_names, opens_trace
+from .timeline import Timeline
+from .traces import STALE_AFTER, TB_HEAD, Trace, opens_trace, rebuild
 
 MAX_LINE = 65536
 """Characters kept of one line; the rest of a longer line is ignored (binary garbage)."""
@@ -39,9 +45,6 @@ HEADER_WINDOW = 50
 """A traceback takes the ERROR line logged at most this many lines before it as its header."""
 HEAD_LINES = 30
 """The first lines are always parsed in full: excerpts and cut logs start mid-traceback."""
-LOOKBACK = 1 << 20
-"""Characters of history kept to find an unprefixed traceback's head, or a normal stop,
-when its exception line arrives (the head itself carries no sentinel)."""
 
 
 @dataclass(slots=True)
@@ -80,9 +83,8 @@ class Classifier:
         self._n = 0
         self._tail = ""
         self._finished: ClassifyResult | None = None
-        self._stages: list[StageMark] = []
-        self._max_idx = -1
-        self._done_idx = -1
+        self._timeline = Timeline(self._rules, HEAD_LINES)
+        self._history = History()
         self._traces: dict[tuple[str, str], Trace] = {}
         self._headers: dict[tuple[str, str], tuple[Line, int]] = {}
         self._root: _Root | None = None
@@ -90,13 +92,9 @@ class Classifier:
         self._oom_seen = False
         self._stopped = False
         self._always = tuple(a.lower() for a in self._rules.always)
-        self._window = ""
-        self._buf = ""
-        self._start = 0
-        self._gate = self._rules.gate.lower()
-        self._pending: list[tuple[str, int, bool, bool]] = []
         self._sentinels: tuple[str, ...] = ()
-        self._refresh_pending()
+        self._needles: tuple[str, ...] = ()
+        self._refresh_sentinels()
 
     # --- feeding ---------------------------------------------------------------------
 
@@ -150,7 +148,7 @@ class Classifier:
         return bool(self._traces) or (self._root is not None and not self._root.emitted) or not self._prefilter
 
     def _scan(self, buf: str, end: int) -> None:
-        self._buf = buf
+        self._history.begin(buf)
         low = buf.lower()
         aligned = len(low) == len(buf)  # lower() never shrinks; a longer copy would shift offsets
         pos = 0
@@ -170,8 +168,7 @@ class Classifier:
             nl = buf.index("\n", hit, end)
             self._line(buf, start, nl)
             pos = nl + 1
-        self._window = buf[end - LOOKBACK : end] if end >= LOOKBACK else (self._window + buf[:end])[-LOOKBACK:]
-        self._buf = ""
+        self._history.end(end)
 
     def _next_hit(self, buf: str, pos: int, end: int, nexts: dict[str, int]) -> int:
         """Index of the first sentinel at or after pos, or -1; finds are cached per sentinel."""
@@ -190,10 +187,10 @@ class Classifier:
         self._n += 1
         n = self._n
         raw = buf[start : min(nl, start + MAX_LINE)]
-        self._start = start
+        self._history.at(start)
         ln = parse(raw)
         if n == 1:
-            self._reach_first(ln)
+            self._announce_stages(self._timeline.first_line(ln), ln)
         self._expire(n)
         trace = self._traces.get(ln.key)
         if trace is None or not self._continue(trace, ln, n):
@@ -225,8 +222,8 @@ class Classifier:
             return  # code or a continuation printed outside any traceback we follow
         if (n <= HEAD_LINES or any(s in low for s in self._always)) and ln.level not in QUIET_LEVELS:
             self._error_line(ln, n)
-        if self._pending:
-            self._markers(ln, n, low)
+        if self._timeline.pending:
+            self._announce_stages(self._timeline.see(ln, n, low), ln)
 
     def _error_line(self, ln: Line, n: int) -> None:
         rules = self._rules
@@ -236,7 +233,8 @@ class Classifier:
             return
         m = rules.exception.match(ln.body)
         if m and ln.level is None and ln.key not in self._traces:
-            trace = self._lookback(ln, n)
+            text = self._history.since(TB_HEAD)
+            trace = rebuild(text, ln, n, MAX_LINE) if text else None
             if trace is not None:  # an unprefixed traceback: its frames carried no sentinel
                 self._traces[ln.key] = trace
                 self._continue(trace, ln, n)
@@ -301,7 +299,7 @@ class Classifier:
             return None
         head, hn = trace.header
         return _Root(
-            head.raw, hn, head.body, "", head.body, trace.process, trace.key, self._stage_now(), trace.lines, trace
+            head.raw, hn, head.body, "", head.body, trace.process, trace.key, self._timeline.now, trace.lines, trace
         )
 
     def _expire(self, n: int) -> None:
@@ -318,7 +316,7 @@ class Classifier:
         if self._stop_before():
             self._stopped = True
             return
-        root = _Root(ln.raw, n, ln.body, typ, msg, ln.process, ln.key, self._stage_now())
+        root = _Root(ln.raw, n, ln.body, typ, msg, ln.process, ln.key, self._timeline.now)
         if trace is not None:
             root.trace, root.stack = trace, trace.lines
         else:
@@ -359,103 +357,23 @@ class Classifier:
         return False if self._oom_seen else None
 
     def _stage_of(self, root: _Root) -> str:
-        """The layer of a root: its own text, then its stack, then the timeline, then weak hints."""
-        rules = self._rules
-        text = root.body
-        for rule in rules.stage_rules:
-            if rule.strong and rule.match.search(text):
-                return rule.stage
-        names = frame_names(root.stack)
-        for stage, rx in rules.frame_rules:
-            if any(rx.match(name) for name in names):
-                return stage
-        if root.stage_idx > 0:
-            return STAGES[root.stage_idx]
-        for rule in rules.stage_rules:
-            if not rule.strong and rule.match.search(text):
-                return rule.stage
-        return STAGES[max(root.stage_idx, 0)]
-
-    # --- looking back ----------------------------------------------------------------------
-
-    def _history(self, needle: str) -> str | None:
-        """The text from the last ``needle`` (within LOOKBACK) up to the current line, or None."""
-        buf, start = self._buf, self._start
-        h = buf.rfind(needle, max(0, start - LOOKBACK), start)
-        if h >= 0:
-            return buf[buf.rfind("\n", 0, h) + 1 : start]
-        if start >= LOOKBACK:
-            return None
-        w = self._window
-        h = w.rfind(needle, max(0, len(w) - (LOOKBACK - start)))
-        if h < 0:
-            return None
-        return w[w.rfind("\n", 0, h) + 1 :] + buf[:start]
+        return decide(self._rules, root.body, root.stack, root.stage_idx)
 
     def _stop_before(self) -> bool:
         """Did the operator stop the server (``shutdown triggered``) shortly before this line?"""
-        return any(self._history(s) is not None for s in self._rules.normal_stop)
-
-    def _lookback(self, ln: Line, n: int) -> Trace | None:
-        """Rebuild the unprefixed traceback that ends at this exception line from the history."""
-        text = self._history(TB_HEAD)
-        if text is None:
-            return None
-        lines = text.split("\n")[:-1]
-        first = n - len(lines)
-        head = parse(lines[0])
-        if head.key != ln.key or head.level != ln.level or not head.body.startswith(TB_HEAD):
-            return None
-        trace = Trace(ln.key, ln.process, first, quiet=False, level=ln.level)
-        trace.add(lines[0], first)
-        for i, raw in enumerate(lines[1:], 1):
-            other = parse(raw[:MAX_LINE])
-            if other.key == ln.key and trace.step(other, first + i) not in ("frame", "skip"):
-                return None
-        return trace if trace.frames else None
+        return any(self._history.since(s) is not None for s in self._rules.normal_stop)
 
     # --- stages ------------------------------------------------------------------------------
 
-    def _stage_now(self) -> int:
-        return min(max(self._max_idx, self._done_idx), len(STAGES) - 1)
+    def _announce_stages(self, marks: list[StageMark], ln: Line) -> None:
+        for m in marks:
+            self._send(StageReached(run=self.run, stage=m.stage, line=m.line, log_time=m.time, text=ln.raw[:300]))
+        if self._timeline.needles is not self._needles:
+            self._refresh_sentinels()
 
-    def _reach_first(self, ln: Line) -> None:
-        for st in self._rules.stages:
-            if st.at_first_line:
-                self._reach(st.index, 1, ln)
-
-    def _markers(self, ln: Line, n: int, low: str) -> None:
-        logger_line = n <= HEAD_LINES or self._gate in low
-        for marker, idx, done, gated in self._pending:
-            if (logger_line or not gated) and marker in low:
-                if done:
-                    self._reach(idx, n, ln)
-                    self._done_idx = max(self._done_idx, idx + 1)
-                else:
-                    self._reach(idx, n, ln)
-        self._refresh_pending()
-
-    def _reach(self, idx: int, n: int, ln: Line) -> None:
-        if idx <= self._max_idx:
-            return
-        self._max_idx = idx
-        stage = STAGES[idx]
-        self._stages.append(StageMark(stage, n, ln.time))
-        self._send(StageReached(run=self.run, stage=stage, line=n, log_time=ln.time, text=ln.raw[:300]))
-
-    def _refresh_pending(self) -> None:
-        pending = []
-        for st in self._rules.stages:
-            if st.index > self._max_idx:
-                pending += [(m.lower(), st.index, False, True) for m in st.markers]
-                pending += [(m.lower(), st.index, False, False) for m in st.plain]
-            if st.index + 1 > self._done_idx:
-                pending += [(m.lower(), st.index, True, True) for m in st.done]
-        self._pending = pending
-        needles = [m for m, _, _, gated in pending if not gated]
-        if any(gated for *_, gated in pending):
-            needles.append(self._gate)
-        self._sentinels = tuple(dict.fromkeys([*self._always, *needles]))
+    def _refresh_sentinels(self) -> None:
+        self._needles = self._timeline.needles
+        self._sentinels = tuple(dict.fromkeys([*self._always, *self._needles]))
 
     # --- output --------------------------------------------------------------------------------
 
@@ -465,7 +383,7 @@ class Classifier:
 
     def _result(self) -> ClassifyResult:
         root = self._root
-        res = ClassifyResult(stages=list(self._stages), lines=self._n)
+        res = ClassifyResult(stages=list(self._timeline.marks), lines=self._n)
         if root is None:
             res.oom_root_cause = None
             res.advice = advice_text(self._rules, "none")
@@ -478,9 +396,3 @@ class Classifier:
         res.signature = make_signature(stage, root.type, root.message)
         res.advice = advice_text(self._rules, stage)
         return res
-
-
-def advice_text(rules: Rules, stage: str) -> str:
-    """``meaning — next step`` for a layer, from the decision table."""
-    meaning, nxt = rules.advice.get(stage, ("", ""))
-    return f"{meaning} Next: {nxt}".strip()

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .lines import Line
+from .lines import Line, parse
 
 MAX_TRACE_LINES = 2000
 """Lines kept per traceback (a recursion error prints thousands); the rest is counted."""
@@ -100,3 +100,20 @@ class Trace:
 def frame_names(stack: list[str]) -> list[str]:
     """Function names of the ``File …, in NAME`` lines of a stack, outermost first."""
     return [m.group(1) for line in stack if (m := _FRAME.search(line))]
+
+
+def rebuild(text: str, ln: Line, n: int, max_line: int) -> Trace | None:
+    """The traceback of ``ln``'s process that ends just before line ``n``, from the log text
+    before it (``text`` starts at a ``Traceback`` head), or None when it is not one."""
+    lines = text.split("\n")[:-1]
+    first = n - len(lines)
+    head = parse(lines[0][:max_line])
+    if head.key != ln.key or head.level != ln.level or not head.body.startswith(TB_HEAD):
+        return None
+    trace = Trace(ln.key, ln.process, first, quiet=False, level=ln.level)
+    trace.add(lines[0], first)
+    for i, raw in enumerate(lines[1:], 1):
+        other = parse(raw[:max_line])
+        if other.key == ln.key and trace.step(other, first + i) not in ("frame", "skip"):
+            return None
+    return trace if trace.frames else None

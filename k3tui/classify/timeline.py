@@ -1,0 +1,83 @@
+"""The stage timeline: which start-up layers a log has reached, and what still to look for.
+
+Markers are literals from ``assets/classify/stages.toml``. Only the markers of stages
+not reached yet are looked for, so once the server is up the prefilter searches for no
+marker at all; while stages are pending it searches for one gate (``.py:``, carried by
+every vLLM logger line) rather than for each marker, plus the few markers printed
+without a logger prefix.
+"""
+
+from __future__ import annotations
+
+from .lines import Line
+from .result import StageMark
+from .rules import STAGES, Rules
+
+
+class Timeline:
+    """Stages reached so far, each with its line number and the log's own time."""
+
+    def __init__(self, rules: Rules, head_lines: int) -> None:
+        self._rules = rules
+        self._head = head_lines
+        self._gate = rules.gate.lower()
+        self.marks: list[StageMark] = []
+        self._max = -1
+        self._done = -1
+        self._pending: list[tuple[str, int, bool, bool]] = []
+        self.needles: tuple[str, ...] = ()
+        """Lowercase literals the prefilter must find for the pending markers."""
+        self._refresh()
+
+    @property
+    def now(self) -> int:
+        """Index in STAGES of the furthest stage reached (or begun, after a `done` marker)."""
+        return min(max(self._max, self._done), len(STAGES) - 1)
+
+    @property
+    def pending(self) -> bool:
+        return bool(self._pending)
+
+    def first_line(self, ln: Line) -> list[StageMark]:
+        """Stages reached by the log having a first line at all (the container started)."""
+        new: list[StageMark] = []
+        for st in self._rules.stages:
+            if st.at_first_line:
+                self._reach(st.index, 1, ln, new)
+        return new
+
+    def see(self, ln: Line, n: int, low: str) -> list[StageMark]:
+        """Check one line (``low`` is its lowercase text); returns the stages it reaches."""
+        new: list[StageMark] = []
+        before = self._done
+        logger_line = n <= self._head or self._gate in low
+        for marker, idx, done, gated in self._pending:
+            if (logger_line or not gated) and marker in low:
+                self._reach(idx, n, ln, new)
+                if done:
+                    self._done = max(self._done, idx + 1)
+        if new or self._done != before:
+            self._refresh()
+        return new
+
+    def _reach(self, idx: int, n: int, ln: Line, new: list[StageMark]) -> None:
+        if idx <= self._max:
+            return
+        self._max = idx
+        mark = StageMark(STAGES[idx], n, ln.time)
+        self.marks.append(mark)
+        new.append(mark)
+
+    def _refresh(self) -> None:
+        pending = []
+        for st in self._rules.stages:
+            if st.index > self._max:
+                pending += [(m.lower(), st.index, False, True) for m in st.markers]
+                pending += [(m.lower(), st.index, False, False) for m in st.plain]
+            if st.index + 1 > self._done:
+                pending += [(m.lower(), st.index, True, True) for m in st.done]
+        self._pending = pending
+        needles = [m for m, _, _, gated in pending if not gated]
+        if any(gated for *_, gated in pending):
+            needles.append(self._gate)
+        self.needles = tuple(dict.fromkeys(needles))
