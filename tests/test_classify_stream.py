@@ -42,12 +42,24 @@ def test_prefilter_changes_nothing(path: Path) -> None:
     assert fast_events == slow_events
 
 
-def test_line_by_line_equals_whole() -> None:
-    text = (SHARED / "corpus" / "vllm-cpu" / "10g2-kill9-worker-inflight.log").read_text()
+@pytest.mark.parametrize(
+    "names",
+    [
+        ["corpus/vllm-cpu/10g2-kill9-worker-inflight.log"],
+        ["fixtures/hosts/h200x2-r580/nccl2_ok.txt", "corpus/vllm-cpu/10c-fail-model-path-missing.log"],
+        ["corpus/vllm-cpu/01-baseline-full-session.log"],
+    ],
+)
+def test_line_by_line_equals_whole(names: list[str]) -> None:
+    """The ladder feeds a tailed log one line at a time: same answer, lookback included."""
+    text = "".join((SHARED / n).read_text() for n in names)
     c = Classifier()
     for line in text.splitlines():
         c.feed_line(line)
-    assert c.finish().to_json() == classify_text(text).to_json()
+    got, whole = c.finish(), classify_text(text)
+    assert got.to_json() == whole.to_json()
+    if "10c" in names[-1]:
+        assert len(got.first_exception.stack) == 43
 
 
 MIXED = "".join(

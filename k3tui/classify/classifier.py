@@ -43,6 +43,8 @@ EMIT_AFTER = 50
 """Lines after a one-line root (no traceback followed) when it is announced anyway."""
 HEADER_WINDOW = 50
 """A traceback takes the ERROR line logged at most this many lines before it as its header."""
+MAX_TRACES = 32
+"""Tracebacks assembled at once (TP=8 x DP plus the API server fit); the oldest is dropped."""
 HEAD_LINES = 30
 """The first lines are always parsed in full: excerpts and cut logs start mid-traceback."""
 
@@ -267,7 +269,7 @@ class Classifier:
         trace.add(ln.raw, n)
         trace.frames = 0 if ln.body.endswith("Traceback (most recent call last):") else 1
         self._traces[ln.key] = trace
-        if len(self._traces) > 64:
+        if len(self._traces) > MAX_TRACES:
             self._close(min(self._traces.values(), key=lambda t: t.last))
         root = self._root
         if root and not root.emitted and root.trace is None and root.key == ln.key and n - root.n <= HEADER_WINDOW:

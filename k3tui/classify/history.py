@@ -10,6 +10,8 @@ current line, never on how it was chunked.
 
 from __future__ import annotations
 
+from collections import deque
+
 LOOKBACK = 1 << 20
 """Characters of history searched."""
 
@@ -18,7 +20,10 @@ class History:
     """The text before the line being classified: the current buffer plus a bounded window."""
 
     def __init__(self) -> None:
-        self._window = ""
+        self._parts: deque[str] = deque()
+        """Earlier buffers, oldest first, kept while they reach into the last LOOKBACK characters;
+        joined only when a question is asked (rare), so feeding line by line stays O(1) a line."""
+        self._size = 0
         self._buf = ""
         self._start = 0
 
@@ -31,9 +36,12 @@ class History:
         self._start = start
 
     def end(self, upto: int) -> None:
-        """The buffer was scanned up to ``upto``: keep its last LOOKBACK characters."""
-        buf = self._buf
-        self._window = buf[upto - LOOKBACK : upto] if upto >= LOOKBACK else (self._window + buf[:upto])[-LOOKBACK:]
+        """The buffer was scanned up to ``upto``: keep what reaches into the last LOOKBACK characters."""
+        part = self._buf[max(0, upto - LOOKBACK) : upto]
+        self._parts.append(part)
+        self._size += len(part)
+        while self._size - len(self._parts[0]) >= LOOKBACK:
+            self._size -= len(self._parts.popleft())
         self._buf = ""
 
     def since(self, needle: str) -> str | None:
@@ -44,7 +52,7 @@ class History:
             return buf[buf.rfind("\n", 0, h) + 1 : start]
         if start >= LOOKBACK:
             return None
-        w = self._window
+        w = "".join(self._parts)
         h = w.rfind(needle, max(0, len(w) - (LOOKBACK - start)))
         if h < 0:
             return None

@@ -15,8 +15,10 @@ from dataclasses import dataclass, field
 
 from .lines import Line, parse
 
-MAX_TRACE_LINES = 2000
+MAX_TRACE_LINES = 1000
 """Lines kept per traceback (a recursion error prints thousands); the rest is counted."""
+MAX_STORED = 4096
+"""Characters kept of one stack line."""
 MAX_CONTINUATION = 30
 STALE_AFTER = 200
 """Lines of other processes after which a silent, unfinished traceback is closed."""
@@ -55,7 +57,7 @@ class Trace:
     def add(self, raw: str, n: int) -> None:
         self.last = n
         if len(self.lines) < MAX_TRACE_LINES:
-            self.lines.append(raw)
+            self.lines.append(raw[:MAX_STORED])
         else:
             self.dropped += 1
 
