@@ -131,7 +131,7 @@ class LiveDriver:
 
         self.hosts = list(await self._connect(self.emit))
         profile = load_profile(self.profile_name)
-        self.engine = LadderEngine(self.hosts, profile, self.emit, container=self.container)
+        self.engine = LadderEngine(self.hosts, profile, self.emit)
 
     async def run_rung(self, rung: str, repeat: int = 1) -> None:
         async with self._lock:
