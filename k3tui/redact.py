@@ -48,44 +48,56 @@ NOT_SECRET_NAME = re.compile(
     r"backend|budget|length|num))$|^(?:author|authors|keyboard)$"
 )
 
-# Candidate "name = value" pairs in text; the name decides (callback).
-_ASSIGN = re.compile(
-    r"(?<![\w.-])([A-Za-z_][\w.-]*)(\"?\s*[=:]\s*|\s*=\s*)(?!<redacted>)(\"[^\"]*\"|'[^']*'|[^\s\"',;&}\]\)]+)"
-)
-# Candidate "--flag value" / "--flag=value" pairs; the flag name decides (callback).
-_FLAG = re.compile(r"(?<![\w-])(--?)([A-Za-z][\w-]*)(=|\s+)(?!<redacted>)(?!-)(\"[^\"]*\"|'[^']*'|[^\s\"']+)")
-
+# After a secret-looking name: the separator and the value ("name = value", "--flag value").
+_AFTER_NAME = re.compile(r"(\"?\s*[=:]\s*)(?!<redacted>)(\"[^\"]*\"|'[^']*'|[^\s\"',;&}\]\)]+)")
+_AFTER_FLAG = re.compile(r"(=|\s+)(?!<redacted>)(?!-)(\"[^\"]*\"|'[^']*'|[^\s\"']+)")
 _ARGV_FLAG = re.compile(r"--?[A-Za-z][\w-]*$")
+# Words a secret name contains (lower case): where to look before asking SECRET_NAME.
+_NAME_WORDS = (
+    "token",
+    "secret",
+    "pass",
+    "credential",
+    "cookie",
+    "signature",
+    "auth",
+    "key",
+    "pwd",
+    "session",
+    "bearer",
+)
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+_EMPTY_VALUES = frozenset({"null", "None", "true", "false", '""', "''"})
 
-_SHAPES: list[tuple[str, str]] = [
+# Key shapes, each behind a cheap substring gate: Python's re scans every position for
+# every alternative, so a gate (C-speed ``in``) is what keeps ordinary log text cheap.
+_SHAPES: list[tuple[tuple[str, ...], bool, str, str]] = [
+    # (gates, gate on lower-cased text?, pattern, replacement); lower-cased gates are
+    # (a word of _NAME_WORDS already found, a longer substring that must also be there)
     # Authorization / Proxy-Authorization headers: keep the scheme name, drop the rest.
     (
+        ("auth", "authorization"),
+        True,
         r"(?i)((?:proxy-)?authorization\"?\s*[:=]\s*\"?(?:(?:bearer|basic|token|digest|negotiate)\s+)?)"
         r"(?!<redacted>)[^\s\"',}]+",
         r"\1" + MASK,
     ),
-    (r"(?i)(\bbearer\s+)(?!<redacted>)[A-Za-z0-9._~+/=-]{8,}", r"\1" + MASK),
-    # Well-known key shapes.
-    (r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,}", MASK),
-    (r"\bhf_[A-Za-z0-9]{20,}", MASK),
-    (r"\bgh[pousr]_[A-Za-z0-9]{30,}", MASK),
-    (r"\bglpat-[A-Za-z0-9_-]{20,}", MASK),
-    (r"\bxox[abposr]-[A-Za-z0-9-]{10,}", MASK),
-    (r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b", MASK),
-    (r"\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}", MASK),  # JWT
+    (("bearer", "bearer"), True, r"(?i)(\bbearer\s+)(?!<redacted>)[A-Za-z0-9._~+/=-]{8,}", r"\1" + MASK),
+    (("sk-",), False, r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,}", MASK),
+    (("hf_",), False, r"\bhf_[A-Za-z0-9]{20,}", MASK),
+    (("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), False, r"\bgh[pousr]_[A-Za-z0-9]{30,}", MASK),
+    (("glpat-",), False, r"\bglpat-[A-Za-z0-9_-]{20,}", MASK),
+    (("xox",), False, r"\bxox[abposr]-[A-Za-z0-9-]{10,}", MASK),
+    (("AKIA", "ASIA"), False, r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b", MASK),
+    (("eyJ",), False, r"\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}", MASK),  # JWT
     # user:password@host in URLs.
-    (r"([a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]+:)(?!<redacted>)[^@\s/]+(@)", r"\1" + MASK + r"\2"),
+    (("://",), False, r"([a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]+:)(?!<redacted>)[^@\s/]+(@)", r"\1" + MASK + r"\2"),
 ]
 _PEM = re.compile(r"-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----(?:.|\n)*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)")
 _PEM_TAIL = re.compile(r"\A(?:.|\n)*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)")
 _PEM_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----")
 _PEM_MASK = "-----BEGIN PRIVATE KEY-----" + MASK + "-----END PRIVATE KEY-----"
 
-# If none of these appear (case-insensitive), no layer-1/2 pattern can match.
-_PREFILTER = re.compile(
-    r"(?i)auth|bearer|sk-|hf_|gh[pousr]_|glpat-|xox|AKIA|ASIA|eyJ|pass|pwd|token|secret|key|"
-    r"credential|cookie|signature|session|://[^/\s]*@|PRIVATE"
-)
 MIN_LEARNT = 6
 """Shorter secret values are masked where they stand but not hunted for in all text."""
 
@@ -102,7 +114,7 @@ class Redactor:
     """
 
     def __init__(self, extra_patterns: Iterable[str] = (), extra_names: Iterable[str] = ()) -> None:
-        self._subs = [(re.compile(p), r) for p, r in _SHAPES]
+        self._shapes = [(gates, low, re.compile(p), r) for gates, low, p, r in _SHAPES]
         self._extra = [re.compile(p) for p in extra_patterns]
         self._names = [re.compile(n, re.I) for n in extra_names]
         self._known: set[str] = set()
@@ -153,38 +165,70 @@ class Redactor:
 
     def text(self, s: str) -> str:
         """Mask every secret in a piece of text."""
-        if not s:
-            return s
-        if self._known_re is not None:
+        if len(s) < 5:  # too short for "name=value" or any key shape; a user's pattern may still match
+            return self._extras(s)
+        if self._known_re is not None and any(k in s for k in self._known):
             s = self._known_re.sub(MASK, s)
-        if _PREFILTER.search(s):
-            s = self._patterns(s)
+        low = s.lower()
+        words = [w for w in _NAME_WORDS if w in low]
+        if "key" in words and "private key" in low:
+            s = _PEM.sub(_PEM_MASK, s)
+        for gates, on_low, rx, repl in self._shapes:
+            if on_low:
+                hit = gates[0] in words and gates[1] in low
+            else:
+                hit = any(g in s for g in gates)
+            if hit:
+                s = rx.sub(repl, s)
+        if words:
+            s = self._names_in_text(s, words)
+        return self._extras(s)
+
+    def _extras(self, s: str) -> str:
         for rx in self._extra:
             s = rx.sub(MASK, s)
         return s
 
-    def _patterns(self, s: str) -> str:
-        if "PRIVATE KEY" in s:
-            s = _PEM.sub(_PEM_MASK, s)
-        for rx, repl in self._subs:
-            s = rx.sub(repl, s)
-        s = _FLAG.sub(self._flag, s)
-        return _ASSIGN.sub(self._assign, s)
+    def _names_in_text(self, s: str, words: list[str]) -> str:
+        """Mask the value after every secret-looking ``name=value``, ``name: value`` or ``--flag value``."""
+        low = s.lower()
+        spans: dict[int, int] = {}
+        seen: set[int] = set()
+        for word in words:
+            i = low.find(word)
+            while i >= 0:
+                start, end = _name_around(s, i, i + len(word))
+                if start not in seen:
+                    seen.add(start)
+                    hit = self._value_after(s, start, end)
+                    if hit is not None:
+                        spans[hit[0]] = hit[1]
+                i = low.find(word, end)
+        if not spans:
+            return s
+        out, pos = [], 0
+        for a in sorted(spans):
+            if a < pos:
+                continue
+            out += [s[pos:a], MASK]
+            pos = spans[a]
+        out.append(s[pos:])
+        return "".join(out)
 
-    def _flag(self, m: re.Match[str]) -> str:
-        if not self.is_secret_name(m.group(2)):
-            return m.group(0)
-        self.learn(m.group(4))
-        return m.group(1) + m.group(2) + m.group(3) + MASK
-
-    def _assign(self, m: re.Match[str]) -> str:
-        if not self.is_secret_name(m.group(1)):
-            return m.group(0)
-        value = m.group(3)
-        if value in ("null", "None", "true", "false", '""', "''"):
-            return m.group(0)
-        self.learn(value)
-        return m.group(1) + m.group(2) + MASK
+    def _value_after(self, s: str, start: int, end: int) -> tuple[int, int] | None:
+        """The span of the secret value that follows the name s[start:end], if it is secret."""
+        name = s[start:end]
+        bare = name.lstrip("-")
+        if not bare or not (bare[0].isalpha() or bare[0] == "_"):
+            return None
+        if name.startswith("-") and len(name) - len(bare) <= 2:
+            m = _AFTER_FLAG.match(s, end) or _AFTER_NAME.match(s, end)
+        else:
+            m = _AFTER_NAME.match(s, end)
+        if m is None or m.group(2) in _EMPTY_VALUES or not self.is_secret_name(bare):
+            return None
+        self.learn(m.group(2))
+        return m.start(2), m.end(2)
 
     def env(self, env: Mapping[str, str]) -> dict[str, str]:
         """Mask the values of secret-looking variables (and learn them)."""
@@ -289,3 +333,13 @@ class Redactor:
         if begins and "-----END" not in s[begins[-1] :]:
             self._pem_open.add(key)
         return out
+
+
+def _name_around(s: str, i: int, j: int) -> tuple[int, int]:
+    """Grow s[i:j] to the whole identifier (letters, digits, ``_ . -``) around it."""
+    while i > 0 and s[i - 1] in _NAME_CHARS:
+        i -= 1
+    n = len(s)
+    while j < n and s[j] in _NAME_CHARS:
+        j += 1
+    return i, j
