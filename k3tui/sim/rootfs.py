@@ -1,0 +1,243 @@
+"""The simulated host's private root: fake tools, virtual files, state, a python venv.
+
+Commands on the simulated host are REAL ``bash`` processes; what makes them answer like a
+GB300 host is this directory, built fresh for every :class:`~k3tui.sim.SimHost`::
+
+    ROOT/bin/            nvidia-smi, docker, vllm, uname, hostname, dmesg, journalctl,
+                         ldconfig (fake, python -S) and cat/head/tail/grep/readlink
+                         (POSIX-sh wrappers mapping virtual paths, then the real tool)
+    ROOT/fs/             virtual host files: /etc/os-release, /proc/driver/nvidia/version,
+                         /etc/ld.so.conf*, /proc/<pid>/maps of the fake vllm …
+    ROOT/ctr/<name>/     a container: bin/ (its tools), fs/ (its files), log (docker logs)
+    ROOT/venv/           a real venv (pyvenv.cfg) whose site-packages hold the image's
+                         package metadata (torch 2.11+cu130, vllm …): its python is the
+                         container's ``python3`` and the fake ``vllm``'s interpreter
+    ROOT/state/          host.json (the expanded scenario), procs/ (GPU users), ports/
+    ROOT/home/           $HOME of every session (detached runs live under it)
+
+Static virtual paths in a command line are rewritten to ``ROOT/fs/…`` before bash runs it
+and the prefix is stripped from the output again (see :class:`PathMap`), so globs,
+redirections and ``[ -f … ]`` see the scenario's files; paths built at run time
+(``/proc/$p/maps``) go through the wrappers. Everything here is a simulation and says so.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import stat
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..assets import asset
+from .scenario import host_list
+
+REPO_PARENT = str(Path(__file__).resolve().parents[2])
+"""The directory holding the ``k3tui`` package (put on sys.path of the fake tools)."""
+
+PY_TOOLS = ("nvidia-smi", "docker", "uname", "hostname", "dmesg", "journalctl", "ldconfig")
+MAPPED = ("cat", "head", "tail", "grep", "readlink", "ls", "wc", "stat")
+BANNER = "k3tui SIMULATED GB300 host: a fake host for demos and tests, not a real machine"
+
+
+def _write(path: Path, text: str, mode: int | None = None) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    if mode is not None:
+        path.chmod(mode)
+
+
+def base_python() -> str:
+    """The real interpreter behind this venv (fake tools run it with ``-S``)."""
+    return os.path.realpath(sys.executable)
+
+
+def _py_tool(root: Path, ctx: str, name: str) -> str:
+    return (
+        "#!/bin/sh\n# k3tui simulated host: a FAKE tool answering from the scenario\n"
+        f"exec {shlex.quote(base_python())} -S {shlex.quote(str(Path(__file__).with_name('tool_main.py')))} "
+        f"{shlex.quote(str(root))} {shlex.quote(ctx)} {name} \"$@\"\n"
+    )
+
+
+def _mapped_tool(name: str, overlays: list[Path]) -> str:
+    real = shutil.which(name, path="/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin") or f"/usr/bin/{name}"
+    dirs = " ".join(shlex.quote(str(o)) for o in overlays)
+    return (
+        "#!/bin/sh\n# k3tui simulated host: paths the scenario defines are read from its files, then the real tool runs\n"
+        "n=$#\nfor a in \"$@\"; do\n  case \"$a\" in\n    /*)\n"
+        "      r=\"$a\"\n      case \"$r\" in /proc/[0-9]*/root/*) r=\"/${r#/proc/*/root/}\";; esac\n"
+        f"      for o in {dirs}; do if [ -e \"$o$r\" ]; then a=\"$o$r\"; break; fi; done;;\n"
+        "  esac\n  set -- \"$@\" \"$a\"\ndone\nshift $n\n"
+        f"exec {shlex.quote(real)} \"$@\"\n"
+    )
+
+
+class PathMap:
+    """Rewrites virtual absolute paths in a command to their overlay files, and back in output."""
+
+    _CANDIDATE = re.compile(r"(?<![\w.~-])(/(?:etc|proc|usr/local/cuda|var/log)/[\w.+-]+(?:/[\w.+-]*)*)")
+
+    def __init__(self, overlays: list[Path]) -> None:
+        self.overlays = [str(o) for o in overlays]
+
+    def command(self, cmd: str) -> str:
+        def sub(m: re.Match[str]) -> str:
+            path = m.group(1)
+            parts = path.split("/")
+            # try the longest existing prefix (/proc/123/maps -> overlay has proc/123)
+            for cut in range(len(parts), 2, -1):
+                prefix = "/".join(parts[:cut])
+                for o in self.overlays:
+                    if os.path.lexists(o + prefix):
+                        return o + path
+            return path
+
+        return self._CANDIDATE.sub(sub, cmd)
+
+    def output(self, data: bytes) -> bytes:
+        for o in self.overlays:
+            data = data.replace(o.encode(), b"")
+        return data
+
+
+def build(root: Path, scenario: dict[str, Any]) -> dict[str, Any]:
+    """Lay out ``root`` for ``scenario``; returns the state written to ``state/host.json``."""
+    hosts = host_list(scenario)
+    state = {
+        "scenario": scenario["name"],
+        "title": scenario["title"],
+        "simulated": True,
+        "host": hosts[0],
+        "hosts": hosts,
+        "container": scenario.get("container", {}),
+        "vllm": scenario.get("vllm", {}),
+        "root": str(root),
+    }
+    for d in ("home", "state/procs", "state/ports", "bin"):
+        (root / d).mkdir(parents=True, exist_ok=True)
+    _write(root / "state" / "host.json", json.dumps(state, indent=1))
+    _host_fs(root / "fs", hosts[0])
+    _venv(root / "venv", state["container"])
+    _tools(root, "host", root / "bin", [root / "fs"])
+    ctr = state["container"]
+    if ctr:
+        ctr["_vllm"] = state["vllm"]
+        c = root / "ctr" / ctr["name"]
+        _container_fs(c / "fs", ctr, hosts[0])
+        _tools(root, f"ctr:{ctr['name']}", c / "bin", [c / "fs", root / "fs"])
+        _write(c / "log", _container_log(ctr))
+        for name in ("python3", "python"):
+            _write(c / "bin" / name, f"#!/bin/sh\nexec {shlex.quote(str(root / 'venv' / 'bin' / 'python3'))} \"$@\"\n", 0o755)
+    _vllm_entry(root, root / "bin")
+    if ctr:
+        _vllm_entry(root, root / "ctr" / ctr["name"] / "bin")
+    return state
+
+
+def _container_log(ctr: dict[str, Any]) -> str:
+    """``docker logs``: the deployment's own last start-up, as the scenario had it fail."""
+    import time
+
+    from .logplay import LogVars, render
+    from .vllm import _non_default, choose_template, parse_args
+
+    argv = list(ctr["entrypoint"][2:]) + list(ctr["cmd"])
+    ns = parse_args(argv)
+    v = LogVars(model=ns.model, tp=ns.tensor_parallel_size, api_pid=1, host=ns.host, port=ns.port,
+                version=ctr.get("vllm", "0.27.1"), load_format=ns.load_format, prefix_caching=ns.prefix,
+                args=_non_default(ns), start=time.time() - 3 * 3600)
+    text, _ = render(choose_template(ctr.get("_vllm", {}), argv), v)
+    return text
+
+
+def _tools(root: Path, ctx: str, bindir: Path, overlays: list[Path]) -> None:
+    for name in PY_TOOLS:
+        _write(bindir / name, _py_tool(root, ctx, name), 0o755)
+    for name in MAPPED:
+        _write(bindir / name, _mapped_tool(name, overlays), 0o755)
+    _write(bindir / "pgrep", _pgrep(root), 0o755)
+
+
+def _pgrep(root: Path) -> str:
+    # Only this simulated host's processes: other SimHosts on the machine are other "hosts".
+    procs = shlex.quote(str(root / "state" / "procs"))
+    return (
+        "#!/bin/sh\n# k3tui simulated host: real pgrep, limited to this simulated host's processes\n"
+        "case \" $* \" in *\" -P \"*) exec /usr/bin/pgrep \"$@\";; esac\n"
+        "st=1\n/usr/bin/pgrep \"$@\" | while IFS= read -r line; do p=${line%% *};"
+        f" if [ -e {procs}/\"$p\".json ]; then printf '%s\\n' \"$line\"; fi; done | grep . && st=0\nexit $st\n"
+    )
+
+
+def _host_fs(fs: Path, host: dict[str, Any]) -> None:
+    arch_mod = "aarch64" if host["arch"] == "aarch64" else "x86_64"
+    _write(fs / "etc" / "os-release", asset("scenarios", "host", host["os_release"]).read_text())
+    _write(fs / "etc" / "hostname", host["hostname"] + "\n")
+    _write(fs / "etc" / "motd", BANNER + "\n")
+    _write(
+        fs / "proc" / "driver" / "nvidia" / "version",
+        f"NVRM version: NVIDIA UNIX Open Kernel Module for {arch_mod}  {host['driver']}  Release Build  {host['proc_driver_build']}\n"
+        f"GCC version:  {host['gcc']}\n",
+    )
+    triplet = "aarch64-linux-gnu" if host["arch"] == "aarch64" else "x86_64-linux-gnu"
+    _write(fs / "etc" / "ld.so.conf", "include /etc/ld.so.conf.d/*.conf\n\n")
+    _write(fs / "etc" / "ld.so.conf.d" / "libc.conf", "# libc default configuration\n/usr/local/lib\n")
+    _write(fs / "etc" / "ld.so.conf.d" / f"{triplet}.conf", f"# Multiarch support\n/usr/local/lib/{triplet}\n/lib/{triplet}\n/usr/lib/{triplet}\n")
+
+
+def _container_fs(fs: Path, ctr: dict[str, Any], host: dict[str, Any]) -> None:
+    _write(fs / "etc" / "os-release", asset("scenarios", "host", "os-release-ubuntu-24.04").read_text())
+    triplet = "aarch64-linux-gnu" if host["arch"] == "aarch64" else "x86_64-linux-gnu"
+    _write(fs / "etc" / "ld.so.conf", "include /etc/ld.so.conf.d/*.conf\n\n")
+    _write(fs / "etc" / "ld.so.conf.d" / "libc.conf", "# libc default configuration\n/usr/local/lib\n")
+    _write(fs / "etc" / "ld.so.conf.d" / f"{triplet}.conf", f"# Multiarch support\n/usr/local/lib/{triplet}\n/lib/{triplet}\n/usr/lib/{triplet}\n")
+    _write(fs / "etc" / "ld.so.conf.d" / "00-nvidia.conf", "/usr/local/nvidia/lib\n/usr/local/nvidia/lib64\n")
+    if ctr.get("compat_conf"):
+        _write(fs / "etc" / "ld.so.conf.d" / "cuda-compat.conf", ctr.get("compat_dir", "/usr/local/cuda/compat") + "\n")
+
+
+def _venv(venv: Path, ctr: dict[str, Any]) -> None:
+    """A real venv shape around the base interpreter, with the image's packages as metadata."""
+    pyver = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    site = venv / "lib" / pyver / "site-packages"
+    site.mkdir(parents=True, exist_ok=True)
+    _write(venv / "pyvenv.cfg", f"home = {Path(base_python()).parent}\ninclude-system-site-packages = false\nversion = {sys.version.split()[0]}\n")
+    (venv / "bin").mkdir(exist_ok=True)
+    (venv / "bin" / "python3").symlink_to(base_python())
+    # the fake vllm imports k3tui from here
+    _write(site / "k3tui_sim_repo.pth", REPO_PARENT + "\n")
+    pkgs = {
+        "torch": ctr.get("torch", "2.11.0+cu130"),
+        "vllm": ctr.get("vllm", "0.27.1"),
+        "nvidia-nccl-cu13": ".".join(str(x) for x in ctr.get("nccl", [2, 28, 9])),
+        "transformers": ctr.get("transformers", "4.57.1"),
+    }
+    for name, version in pkgs.items():
+        dist = site / f"{name.replace('-', '_')}-{version}.dist-info"
+        _write(dist / "METADATA", f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\nSummary: k3tui SIMULATED package metadata (no code)\n")
+    _write(
+        site / "torch" / "version.py",
+        f"# k3tui simulated image: version facts only\n__version__ = {pkgs['torch']!r}\n"
+        f"cuda = {ctr.get('torch_cuda', '13.0')!r}\ngit_version = 'k3tui-simulated'\nhip = None\n",
+    )
+    _write(
+        site / "torch" / "__init__.py",
+        "raise ImportError('k3tui simulated host: torch is package metadata only here; read torch/version.py')\n",
+    )
+
+
+def _vllm_entry(root: Path, bindir: Path) -> None:
+    py = root / "venv" / "bin" / "python3"
+    _write(
+        bindir / "vllm",
+        f"#!{py}\n# k3tui simulated host: a FAKE `vllm serve` replaying a real vLLM log (k3tui.sim.vllm)\n"
+        "import sys\nfrom k3tui.sim.vllm import main\nsys.exit(main(sys.argv[1:]))\n",
+        0o755,
+    )
+    mode = (bindir / "vllm").stat().st_mode
+    (bindir / "vllm").chmod(mode | stat.S_IXUSR)

@@ -1,0 +1,395 @@
+"""``SimHost``: the simulated GB300 host, an asyncssh server on 127.0.0.1.
+
+A FAKE host on purpose (``k3tui demo``, tests): it says so in its banner, its hostname's
+motd, ``/etc/motd``, its kernel log and ``K3TUI_SIMULATED=1`` in every session's env.
+
+Why a real SSH server and real processes: the product's SSH transport, detached runs
+(``setsid`` + ``nohup`` + per-run directory), tailing by byte offset, forwarding, kill and
+exit status all run for real against it. Each exec request runs ``bash -c COMMAND`` with
+``ROOT/bin`` first on PATH (the fake tools, see :mod:`k3tui.sim.rootfs`), virtual paths in
+the command rewritten to the scenario's files and stripped back out of the output.
+
+Forwarding is virtualised where a real host's names would collide on one machine:
+``direct-tcpip`` to port P reaches the simulated ``vllm serve`` that asked for P (it binds
+an ephemeral port), and ``direct-streamlocal`` to ``/var/run/docker.sock`` reaches the
+simulated Docker Engine API in ``ROOT/docker.sock``. SFTP works, rooted at the real file
+system with relative paths under the session's ``$HOME`` (``ROOT/home``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import getpass
+import json
+import os
+import shutil
+import signal
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import asyncssh
+
+from . import dockerapi, rootfs
+from .scenario import info_of, load_raw
+
+HOST_ALIAS = "gb300-sim"
+DOCKER_SOCK = "/var/run/docker.sock"
+
+
+class SimHost:
+    """The simulated host: ``async with SimHost(scenario="nccl-init") as sim: …``.
+
+    Attributes (valid inside the ``async with``):
+        port: the SSH port on 127.0.0.1.
+        host_alias: ``gb300-sim`` (an ssh_config alias in ``ssh_config_path``).
+        known_hosts_path / client_key_path / ssh_config_path: files for a strict client.
+        username: the login name it accepts (only with ``client_key_path``).
+        root: its private temp directory (see :mod:`k3tui.sim.rootfs`).
+        info: the scenario's :class:`~k3tui.sim.scenario.ScenarioInfo`.
+    """
+
+    def __init__(self, scenario: str = "healthy", *, speed: float | None = None, keep_root: bool = False) -> None:
+        self.scenario = scenario
+        self.data = load_raw(scenario)
+        self.info = info_of(self.data)
+        self.speed = speed
+        self.keep_root = keep_root
+        self.host_alias = HOST_ALIAS
+        self.username = getpass.getuser()
+        self.port = 0
+        self.root = Path()
+        self.state: dict[str, Any] = {}
+        self._listener: asyncssh.SSHAcceptor | None = None
+        self._docker: asyncio.AbstractServer | None = None
+        self._children: set[int] = set()
+
+    # --- files a client needs ----------------------------------------------------------
+
+    @property
+    def known_hosts_path(self) -> str:
+        return str(self.root / "keys" / "known_hosts")
+
+    @property
+    def client_key_path(self) -> str:
+        return str(self.root / "keys" / "id_ed25519")
+
+    @property
+    def ssh_config_path(self) -> str:
+        return str(self.root / "keys" / "ssh_config")
+
+    @property
+    def docker_socket(self) -> str:
+        """The simulated Engine API socket (what ``/var/run/docker.sock`` forwards reach)."""
+        return str(self.root / "docker.sock")
+
+    def connect_kwargs(self) -> dict[str, Any]:
+        """Arguments for ``k3tui.remote.ssh.connect(**sim.connect_kwargs())``: strict known_hosts, our key."""
+        return {
+            "target": f"{self.username}@127.0.0.1:{self.port}",
+            "identity": [self.client_key_path],
+            "known_hosts": self.known_hosts_path,
+            "alias": self.host_alias,
+        }
+
+    def asyncssh_kwargs(self) -> dict[str, Any]:
+        """Arguments for a plain ``asyncssh.connect`` with strict host-key checking."""
+        return {
+            "host": "127.0.0.1",
+            "port": self.port,
+            "username": self.username,
+            "client_keys": [self.client_key_path],
+            "known_hosts": self.known_hosts_path,
+        }
+
+    # --- lifecycle ------------------------------------------------------------------------
+
+    async def __aenter__(self) -> SimHost:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    async def start(self) -> None:
+        """Build the root, generate keys, listen on 127.0.0.1:0, serve the Docker API."""
+        self.root = Path(tempfile.mkdtemp(prefix="k3sim-"))
+        self.state = rootfs.build(self.root, self.data)
+        self._start_container_placeholder()
+        host_key = asyncssh.generate_private_key("ssh-ed25519")
+        client_key = asyncssh.generate_private_key("ssh-ed25519")
+        keys = self.root / "keys"
+        keys.mkdir()
+        client_key.write_private_key(self.client_key_path)
+        client_key.write_public_key(self.client_key_path + ".pub")
+        os.chmod(self.client_key_path, 0o600)
+        self._docker = await dockerapi.serve(self.docker_socket, self.root)
+        self._listener = await asyncssh.listen(
+            host="127.0.0.1",
+            port=0,
+            server_host_keys=[host_key],
+            authorized_client_keys=asyncssh.import_authorized_keys(client_key.export_public_key().decode()),
+            server_factory=lambda: _Server(self),
+            process_factory=self._process,
+            sftp_factory=lambda chan: _Sftp(chan, str(self.root / "home")),
+            allow_scp=True,
+            encoding=None,
+            line_editor=False,
+            agent_forwarding=False,
+            x11_forwarding=False,
+            keepalive_interval=0,
+        )
+        self.port = self._listener.sockets[0].getsockname()[1]
+        pub = host_key.export_public_key().decode().strip()
+        (keys / "known_hosts").write_text(f"[127.0.0.1]:{self.port},[{HOST_ALIAS}]:{self.port} {pub}\n")
+        (keys / "ssh_config").write_text(
+            f"# k3tui SIMULATED GB300 host\nHost {HOST_ALIAS}\n  HostName 127.0.0.1\n  Port {self.port}\n"
+            f"  User {self.username}\n  IdentityFile {self.client_key_path}\n  UserKnownHostsFile {self.known_hosts_path}\n"
+            "  StrictHostKeyChecking yes\n"
+        )
+
+    async def stop(self) -> None:
+        """Stop listening, end every process this host started, remove the root."""
+        if self._listener is not None:
+            self._listener.close()
+            await self._listener.wait_closed()
+            self._listener = None
+        if self._docker is not None:
+            self._docker.close()
+            await self._docker.wait_closed()
+            self._docker = None
+        self._kill_leftovers()
+        if not self.keep_root and self.root.is_dir():
+            shutil.rmtree(self.root, ignore_errors=True)
+
+    def _start_container_placeholder(self) -> None:
+        """The running container's main process: a real, idle process (its pid is State.Pid)."""
+        c = self.state.get("container") or {}
+        if not c or c.get("state", "running") != "running":
+            return
+        pid = os.fork()
+        if pid == 0:  # child: sleep until told to stop; never returns into the event loop
+            try:
+                os.setsid()
+                signal.signal(signal.SIGTERM, signal.SIG_DFL)
+                os.execv("/bin/sleep", ["sleep", "86400"])
+            finally:
+                os._exit(0)
+        self._children.add(pid)
+        (self.root / "ctr" / c["name"] / "pid").write_text(str(pid))
+
+    def _kill_leftovers(self) -> None:
+        """TERM then KILL what this host started: its container placeholder and detached runs."""
+        pids = set(self._children)
+        for f in (self.root / "state" / "procs").glob("*.json") if self.root.is_dir() else []:
+            try:
+                pids.add(int(json.loads(f.read_text())["pid"]))
+            except (OSError, ValueError, KeyError):
+                pass
+        for f in (self.root / "home").glob(".k3tui/runs/*/pgid") if self.root.is_dir() else []:
+            try:
+                pids.add(-int(f.read_text()))
+            except (OSError, ValueError):
+                pass
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            for pid in pids:
+                try:
+                    os.kill(pid, sig)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            if sig == signal.SIGTERM:
+                time.sleep(0.05)
+        for pid in self._children:
+            try:
+                os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                pass
+
+    # --- sessions -------------------------------------------------------------------------
+
+    def session_env(self) -> dict[str, str]:
+        """The environment of a login on the simulated host."""
+        env = {k: v for k, v in os.environ.items() if k in ("LANG", "LC_ALL", "TERM", "TZ")}
+        env.update(
+            PATH=f"{self.root / 'bin'}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+            HOME=str(self.root / "home"),
+            USER=self.username,
+            LOGNAME=self.username,
+            SHELL="/bin/bash",
+            K3TUI_SIMULATED="1",
+            K3SIM_ROOT=str(self.root),
+            K3SIM_SCENARIO=self.scenario,
+        )
+        if self.speed is not None:
+            env["K3SIM_SPEED"] = str(self.speed)
+        elif "K3SIM_SPEED" in os.environ:
+            env["K3SIM_SPEED"] = os.environ["K3SIM_SPEED"]
+        return env
+
+    async def _process(self, process: asyncssh.SSHServerProcess[bytes]) -> None:
+        await _Session(self, process).run()
+
+    def forward_port(self, port: int) -> int:
+        """Where a forward to this host's port ``port`` really goes (a simulated vllm's port, or itself)."""
+        f = self.root / "state" / "ports" / str(port)
+        try:
+            return int(json.loads(f.read_text())["port"])
+        except (OSError, ValueError, KeyError):
+            return port
+
+
+class _Session:
+    """One exec/shell channel: ``bash -c`` with the simulated host's overlay."""
+
+    def __init__(self, sim: SimHost, process: asyncssh.SSHServerProcess[bytes]) -> None:
+        self.sim = sim
+        self.process = process
+        self.paths = rootfs.PathMap([sim.root / "fs"])
+
+    async def run(self) -> None:
+        cmd = self.process.command
+        if cmd is None:
+            self.process.stdout.write((rootfs.BANNER + "\n").encode())
+            cmd = "exec bash -i" if self.process.get_terminal_type() else "exec bash"
+        env = self.sim.session_env()
+        env.update({k: v for k, v in (self.process.env or {}).items() if isinstance(k, str) and isinstance(v, str)})
+        env["PATH"] = self.sim.session_env()["PATH"]
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                "/bin/bash", "-c", self.paths.command(cmd),
+                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                env=env, cwd=env["HOME"], start_new_session=True,
+            )
+        except OSError as exc:
+            self.process.stderr.write(f"k3tui simulated host: cannot start bash: {exc}\n".encode())
+            self.process.exit(127)
+            return
+        pumps = [
+            asyncio.ensure_future(self._copy_in(proc)),
+            asyncio.ensure_future(self._copy_out(proc.stdout, self.process.stdout)),
+            asyncio.ensure_future(self._copy_out(proc.stderr, self.process.stderr)),
+        ]
+        status = await self._wait(proc, pumps)
+        for p in pumps[:1]:
+            p.cancel()
+        await asyncio.gather(*pumps, return_exceptions=True)
+        try:
+            self.process.exit(status if status >= 0 else 128 - status)
+        except (OSError, asyncssh.Error):
+            pass
+
+    async def _wait(self, proc: asyncio.subprocess.Process, pumps: list[asyncio.Future[Any]]) -> int:
+        """The command's status; if the client goes away first, end the command's process group."""
+        closed = asyncio.ensure_future(self.process.channel.wait_closed())
+        done_wait = asyncio.ensure_future(proc.wait())
+        await asyncio.wait({closed, done_wait}, return_when=asyncio.FIRST_COMPLETED)
+        if not done_wait.done():
+            _killpg(proc.pid)
+            await done_wait
+        closed.cancel()
+        await asyncio.gather(*pumps[1:], return_exceptions=True)
+        return done_wait.result()
+
+    async def _copy_in(self, proc: asyncio.subprocess.Process) -> None:
+        assert proc.stdin is not None
+        try:
+            while True:
+                data = await self.process.stdin.read(65536)
+                if not data:
+                    break
+                proc.stdin.write(data)
+                await proc.stdin.drain()
+        except (asyncssh.Error, OSError, asyncio.IncompleteReadError, BrokenPipeError, ConnectionResetError):
+            pass
+        finally:
+            try:
+                proc.stdin.close()
+            except (OSError, RuntimeError):
+                pass
+
+    async def _copy_out(self, src: asyncio.StreamReader | None, dst: Any) -> None:
+        assert src is not None
+        carry = b""
+        while True:
+            data = await src.read(65536)
+            if not data:
+                break
+            data = self.paths.output(carry + data)
+            data, carry = _hold_partial(data, self.paths.overlays)
+            try:
+                dst.write(data)
+            except (OSError, asyncssh.Error, BrokenPipeError):
+                return
+        if carry:
+            try:
+                dst.write(carry)
+            except (OSError, asyncssh.Error, BrokenPipeError):
+                pass
+
+
+def _hold_partial(data: bytes, overlays: list[str]) -> tuple[bytes, bytes]:
+    """Split off a tail that may be the start of an overlay path cut between two reads."""
+    for o in overlays:
+        ob = o.encode()
+        for k in range(min(len(ob) - 1, len(data)), 0, -1):
+            if data.endswith(ob[:k]):
+                return data[:-k], data[-k:]
+    return data, b""
+
+
+def _killpg(pid: int) -> None:
+    for sig in (signal.SIGTERM,):
+        try:
+            os.killpg(pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+class _Server(asyncssh.SSHServer):
+    """Auth by the generated client key only; forwarding mapped to the simulated services."""
+
+    def __init__(self, sim: SimHost) -> None:
+        self.sim = sim
+        self.conn: asyncssh.SSHServerConnection | None = None
+
+    def connection_made(self, conn: asyncssh.SSHServerConnection) -> None:
+        self.conn = conn
+        conn.send_auth_banner(rootfs.BANNER + "\n")
+
+    def begin_auth(self, username: str) -> bool:
+        return True
+
+    def password_auth_supported(self) -> bool:
+        return False
+
+    def connection_requested(self, dest_host: str, dest_port: int, orig_host: str, orig_port: int) -> Any:
+        if dest_host not in ("127.0.0.1", "localhost", "0.0.0.0", "::1", HOST_ALIAS):
+            raise asyncssh.ChannelOpenError(asyncssh.OPEN_CONNECT_FAILED, "simulated host: only loopback is reachable")
+        assert self.conn is not None
+        return self.conn.forward_connection("127.0.0.1", self.sim.forward_port(dest_port))
+
+    def unix_connection_requested(self, dest_path: str) -> Any:
+        assert self.conn is not None
+        if dest_path in (DOCKER_SOCK, "/run/docker.sock"):
+            return self.conn.forward_unix_connection(self.sim.docker_socket)
+        raise asyncssh.ChannelOpenError(asyncssh.OPEN_CONNECT_FAILED, f"simulated host: no socket at {dest_path}")
+
+    def server_requested(self, listen_host: str, listen_port: int) -> bool:
+        return False
+
+
+class _Sftp(asyncssh.SFTPServer):
+    """SFTP on the real file system, relative paths under the session's $HOME."""
+
+    def __init__(self, chan: asyncssh.SSHServerChannel, home: str) -> None:
+        super().__init__(chan)
+        self._home = home.encode()
+
+    def map_path(self, path: bytes) -> bytes:
+        if not path.startswith(b"/"):
+            path = self._home + b"/" + path if path not in (b"", b".") else self._home
+        return path
+
+    def reverse_map_path(self, path: bytes) -> bytes:
+        return path
