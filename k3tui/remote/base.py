@@ -56,11 +56,15 @@ class Host(Protocol):
     alias: str
     simulated: bool
 
-    async def run(self, command: str, *, timeout: float = 30.0, purpose: str = "", stdin: str | None = None) -> RunResult:
+    async def run(
+        self, command: str, *, timeout: float = 30.0, purpose: str = "", stdin: str | None = None
+    ) -> RunResult:
         """Run a command to completion (never raises for a non-zero status or a timeout)."""
         ...
 
-    async def start_detached(self, command: str, *, run_id: str, env: dict[str, str] | None = None, cwd: str | None = None) -> RunHandle:
+    async def start_detached(
+        self, command: str, *, run_id: str, env: dict[str, str] | None = None, cwd: str | None = None
+    ) -> RunHandle:
         """Start a long process detached on the host, output to ``run_dir/log``."""
         ...
 
