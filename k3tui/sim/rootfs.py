@@ -105,14 +105,17 @@ class PathMap:
         return data
 
 
-def build(root: Path, scenario: dict[str, Any]) -> dict[str, Any]:
-    """Lay out ``root`` for ``scenario``; returns the state written to ``state/host.json``."""
+def build(root: Path, scenario: dict[str, Any], node: int = 0) -> dict[str, Any]:
+    """Lay out ``root`` for host ``node`` of ``scenario``; returns the state written to ``state/host.json``."""
     hosts = host_list(scenario)
+    if not 0 <= node < len(hosts):
+        raise ValueError(f"scenario {scenario['name']!r} has {len(hosts)} host(s); no node {node}")
     state = {
         "scenario": scenario["name"],
         "title": scenario["title"],
         "simulated": True,
-        "host": hosts[0],
+        "node": node,
+        "host": hosts[node],
         "hosts": hosts,
         "container": scenario.get("container", {}),
         "vllm": scenario.get("vllm", {}),
@@ -121,14 +124,14 @@ def build(root: Path, scenario: dict[str, Any]) -> dict[str, Any]:
     for d in ("home", "state/procs", "state/ports", "bin"):
         (root / d).mkdir(parents=True, exist_ok=True)
     _write(root / "state" / "host.json", json.dumps(state, indent=1))
-    _host_fs(root / "fs", hosts[0])
+    _host_fs(root / "fs", hosts[node])
     _venv(root / "venv", state["container"])
     _tools(root, "host", root / "bin", [root / "fs"])
     ctr = state["container"]
     if ctr:
         ctr["_vllm"] = state["vllm"]
         c = root / "ctr" / ctr["name"]
-        _container_fs(c / "fs", ctr, hosts[0])
+        _container_fs(c / "fs", ctr, hosts[node])
         _tools(root, f"ctr:{ctr['name']}", c / "bin", [c / "fs", root / "fs"])
         _write(c / "log", _container_log(ctr))
         for name in ("python3", "python"):

@@ -50,13 +50,14 @@ class SimHost:
         info: the scenario's :class:`~k3tui.sim.scenario.ScenarioInfo`.
     """
 
-    def __init__(self, scenario: str = "healthy", *, speed: float | None = None, keep_root: bool = False) -> None:
+    def __init__(self, scenario: str = "healthy", *, node: int = 0, speed: float | None = None, keep_root: bool = False) -> None:
         self.scenario = scenario
+        self.node = node
         self.data = load_raw(scenario)
         self.info = info_of(self.data)
         self.speed = speed
         self.keep_root = keep_root
-        self.host_alias = HOST_ALIAS
+        self.host_alias = HOST_ALIAS if node == 0 else f"{HOST_ALIAS}-{node}"
         self.username = getpass.getuser()
         self.port = 0
         self.root = Path()
@@ -115,7 +116,7 @@ class SimHost:
     async def start(self) -> None:
         """Build the root, generate keys, listen on 127.0.0.1:0, serve the Docker API."""
         self.root = Path(tempfile.mkdtemp(prefix="k3sim-"))
-        self.state = rootfs.build(self.root, self.data)
+        self.state = rootfs.build(self.root, self.data, self.node)
         self._start_container_placeholder()
         host_key = asyncssh.generate_private_key("ssh-ed25519")
         client_key = asyncssh.generate_private_key("ssh-ed25519")
@@ -142,9 +143,9 @@ class SimHost:
         )
         self.port = self._listener.sockets[0].getsockname()[1]
         pub = host_key.export_public_key().decode().strip()
-        (keys / "known_hosts").write_text(f"[127.0.0.1]:{self.port},[{HOST_ALIAS}]:{self.port} {pub}\n")
+        (keys / "known_hosts").write_text(f"[127.0.0.1]:{self.port},[{self.host_alias}]:{self.port} {pub}\n")
         (keys / "ssh_config").write_text(
-            f"# k3tui SIMULATED GB300 host\nHost {HOST_ALIAS}\n  HostName 127.0.0.1\n  Port {self.port}\n"
+            f"# k3tui SIMULATED GB300 host\nHost {self.host_alias}\n  HostName 127.0.0.1\n  Port {self.port}\n"
             f"  User {self.username}\n  IdentityFile {self.client_key_path}\n  UserKnownHostsFile {self.known_hosts_path}\n"
             "  StrictHostKeyChecking yes\n"
         )
