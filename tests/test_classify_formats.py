@@ -291,3 +291,21 @@ def test_v1_data_parallel_and_tp_process_names() -> None:
     r = classify_text(text)
     assert r.first_exception.process == "EngineCore_DP0 pid=2811"
     assert r.failed_stage == "engine"
+
+
+def test_other_v1_process_prefixes_and_dated_levels() -> None:
+    text = _read(CPU / "10e-fail-truncated-safetensors.log").replace(
+        "(Worker pid=31563)", "(VllmWorker rank=0 pid=31563)"
+    )
+    text = text.replace(" 11-30 03:33:", " 2026-11-30 03:33:")
+    r = classify_text(text)
+    assert r.first_exception.process == "VllmWorker rank=0 pid=31563"
+    assert all(line.startswith("(VllmWorker rank=0 pid=31563)") for line in r.first_exception.stack)
+    assert r.failed_stage == "weights" and r.stages[1].time == "2026-11-30 03:33:30"
+
+
+def test_fatal_python_error_is_a_root() -> None:
+    startup = _lines(CPU / "01-baseline-startup-only.log")
+    crash = ["Fatal Python error: Segmentation fault", "", "Current thread 0x00007f9e (most recent call first):"]
+    r = classify_text("\n".join(startup + crash))
+    assert r.failed_stage == "runtime" and r.exception_type == "FatalError"

@@ -3,7 +3,7 @@
 A vLLM line reaches us wrapped in layers that say nothing about the failure but break
 naive matching: a terminal's CR or a literal ``^M``, colour escapes, ``docker logs -t``
 timestamps, docker compose's ``vllm-1  | ``, journald's ``Nov 30 03:29:01 host vllm[42]: ``,
-vLLM V1's ``(Worker_TP3 pid=42)``, the logging prefix (``ERROR 08-23 08:25:25 file.py:226]``
+vLLM V1's ``(Worker_TP3 pid=42)`` or ``(VllmWorker rank=3 pid=42)``, the logging prefix (``ERROR 08-23 08:25:25 file.py:226]``
 in V0, ``ERROR 11-30 03:33:00 [file.py:953]`` in V1, uvicorn's ``ERROR:    ``, glog's
 ``W1130 03:25:31.46 870 run.py:851]``) and NCCL's ``host:pid:tid [rank] NCCL INFO``.
 
@@ -20,12 +20,12 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\
 _DOCKER_TS = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?) ")
 _COMPOSE = re.compile(r"^([A-Za-z0-9][\w.\-]*) +\| ?")
 _JOURNALD = re.compile(r"^([A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d) \S+ [^\s:\[]+(?:\[\d+\])?: ")
-_PROC = re.compile(r"^\((?P<proc>[\w.\-]+) pid=(?P<pid>\d+)(?:, ip=[0-9a-fA-F.:]+)?\) ?")
+_PROC = re.compile(r"^\((?P<proc>[\w.\-]+(?: \w+=[\w.\-]+)*) pid=(?P<pid>\d+)(?:, ip=[0-9a-fA-F.:]+)?\) ?")
 _NCCL = re.compile(r"^[\w.\-]+:(?P<pid>\d+):\d+ \[\d+\] NCCL (?P<lvl>[A-Z]+) ?")
 _ISO = re.compile(r"^(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?) +")
 _LEVEL = re.compile(
     r"^(?P<lvl>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) +"
-    r"(?:(?P<ts>\d\d-\d\d \d\d:\d\d:\d\d)(?:\.\d+)? +)?(?:(?P<pid>\d+) +)?"
+    r"(?:(?P<ts>(?:\d{4}-)?\d\d-\d\d \d\d:\d\d:\d\d)(?:[.,]\d+)? +)?(?:(?P<pid>\d+) +)?"
     r"\[?[\w.\-/<>]+:\d+\] ?"
 )
 _UVICORN = re.compile(r"^(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL): +")
