@@ -44,7 +44,9 @@ class Ladder:
         return self.events[n:]
 
     def of(self, kind: type, start: int = 0, **match: object) -> list:
-        return [e for e in self.events[start:] if isinstance(e, kind) and all(getattr(e, k) == v for k, v in match.items())]
+        return [
+            e for e in self.events[start:] if isinstance(e, kind) and all(getattr(e, k) == v for k, v in match.items())
+        ]
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
@@ -55,8 +57,26 @@ async def ladder(sshd, tiny_model, tmp_path_factory):
     host = await connect(sshd.target, emit=events.append, alias="cpu-node", **sshd.connect_kwargs())
     # A long request for the kill test, next to the profile's own fixed request.
     long_req = tmp_path_factory.mktemp("req") / "long.json"
-    long_req.write_text(json.dumps({"model": "x", "messages": [{"role": "user", "content": "Tell a long story."}], "max_tokens": 900, "temperature": 0, "ignore_eos": True}))
-    engine = LadderEngine(host, load_profile("tiny-cpu"), events.append, model_path=str(tiny_model), port=_free_port(), program=str(vllm_bin()), events=events)
+    long_req.write_text(
+        json.dumps(
+            {
+                "model": "x",
+                "messages": [{"role": "user", "content": "Tell a long story."}],
+                "max_tokens": 900,
+                "temperature": 0,
+                "ignore_eos": True,
+            }
+        )
+    )
+    engine = LadderEngine(
+        host,
+        load_profile("tiny-cpu"),
+        events.append,
+        model_path=str(tiny_model),
+        port=_free_port(),
+        program=str(vllm_bin()),
+        events=events,
+    )
     lad = Ladder(engine, events, {"long_request": str(long_req)})
     try:
         yield lad
@@ -94,7 +114,9 @@ async def test_single_request_completes_identically_three_times(ladder):
     texts = {b["choices"][0]["message"]["content"] for b in bodies}
     assert len(bodies) == 3 and len(texts) == 1
     assert ladder.of(ev.CheckVerdict, n, rung="request", check="same-output")[0].verdict == "PASS"
-    assert ladder.of(ev.CheckVerdict, n, rung="request", check="gpu-memory")[0].verdict == "UNKNOWN"  # a CPU host: said, not faked
+    assert (
+        ladder.of(ev.CheckVerdict, n, rung="request", check="gpu-memory")[0].verdict == "UNKNOWN"
+    )  # a CPU host: said, not faked
     assert not ladder.of(ev.RunStarted, n), "the request rung reuses the running minimal server"
 
 
@@ -140,7 +162,13 @@ async def test_one_variable_change_max_model_len_4096_fails_as_config_and_freeze
     found = ladder.of(ev.ExceptionFound, n, run=run_id)[0]
     classified = ladder.of(ev.RunClassified, n, run=run_id)[0]
     assert classified.failed_stage == "config" and found.stage == "config"
-    assert "max_model_len" in found.line or "max-model-len" in found.line, found.line
+    # The real root: pydantic's ValidationError while the model config is built (not the
+    # trailing "Engine core initialization failed"); its detail names max_model_len.
+    assert "ValidationError" in found.line and "ModelConfig" in found.line, found.line
+    log = "".join(e.text for e in ladder.events if isinstance(e, ev.Output) and e.id == run_id)
+    detail = [ln for ln in log.splitlines() if "User-specified max_model_len (4096) is greater than" in ln]
+    assert detail, "the log explains the failure with max_model_len=4096"
+    ladder.timings["config_root_detail"] = detail[0][-200:]
     ladder.timings["config_root_exception"] = found.line
     frozen = ladder.of(ev.SceneFrozen, n, reason="first-exception")
     assert frozen and frozen[0].run == run_id
@@ -152,7 +180,9 @@ async def test_one_variable_change_max_model_len_4096_fails_as_config_and_freeze
 async def test_killing_the_worker_during_a_request_is_runtime_and_triggers_a_freeze(ladder):
     engine = ladder.engine
     profile = engine.profile
-    engine.profile = msgspec.structs.replace(profile, request=msgspec.structs.replace(profile.request, file=ladder.timings["long_request"], repeat=2))
+    engine.profile = msgspec.structs.replace(
+        profile, request=msgspec.structs.replace(profile.request, file=ladder.timings["long_request"], repeat=2)
+    )
     try:
         n = len(ladder.events)
         killer = asyncio.create_task(_kill_worker_during_first_chat(ladder, n))
@@ -179,7 +209,9 @@ async def _kill_worker_during_first_chat(ladder: Ladder, start: int) -> bool:
     """Wait for the first chat request of the run, then SIGKILL its worker (pid from the server log)."""
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline:
-        chats = [e for e in ladder.events[start:] if isinstance(e, ev.HttpRequest) and e.url.endswith("/chat/completions")]
+        chats = [
+            e for e in ladder.events[start:] if isinstance(e, ev.HttpRequest) and e.url.endswith("/chat/completions")
+        ]
         if chats:
             break
         await asyncio.sleep(0.05)

@@ -34,6 +34,7 @@ import asyncio
 import contextlib
 import itertools
 import re
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -101,6 +102,8 @@ class LadderEngine:
         self.scenes: dict[str, Any] = {}
         self._freeze = freeze
         self._runs = itertools.count(1)
+        self._token = secrets.token_hex(3)
+        """Run ids are unique per session: run directories on a host outlive the session."""
         self._probed_live = False
         self.events = events if events is not None else self._subscribe(emit)
 
@@ -256,7 +259,7 @@ class LadderEngine:
     def peek_run_id(self) -> str:
         """The id the next run will get (configs are recorded against it)."""
         if not hasattr(self, "_next_run"):
-            self._next_run = f"r{next(self._runs)}"
+            self._next_run = f"r{next(self._runs)}-{self._token}"
         return self._next_run
 
     def _take_run_id(self, rung: str) -> str:
