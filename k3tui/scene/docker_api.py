@@ -24,7 +24,8 @@ from .probes import probes_for
 
 DEFAULT_SOCKET = "/var/run/docker.sock"
 API_TIMEOUT = 8.0
-PING_TIMEOUT = 3.0
+PING_TIMEOUT = 6.0
+"""The first call also imports the SDK and opens the forward: generous on a loaded machine."""
 
 
 class DockerApi:
