@@ -24,7 +24,7 @@ from __future__ import annotations
 import bisect
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
@@ -33,7 +33,7 @@ import msgspec
 
 from .errors import CorruptLine, NewerSchema, NotARecording, RecordingError
 from .events import FORMAT, KINDS, SCHEMA_VERSION, AnyEvent, Header, KnownEvent, Opaque
-from .recording import INDEX_EVERY, INDEX_SECONDS, chain, unseal
+from .recording import INDEX_BYTES, INDEX_EVERY, INDEX_SECONDS, chain, unseal
 
 _event_decoder = msgspec.json.Decoder(KnownEvent)
 _header_decoder = msgspec.json.Decoder(Header)
@@ -170,16 +170,28 @@ class Recording:
         recording whose clock went backwards gives the same answer as a full scan.
         """
         n, off = self.index().before_time(t)
-        for ev in self.events(start_offset=off, start_line=n + 2):
+        for _, _, ev in self._lines_from(off, n + 2, _at_or_after(t)):
             if ev.t >= t:
                 yield ev
 
     def events_from_number(self, number: int) -> Iterator[AnyEvent]:
         """Events from the ``number`` th (0-based, header excluded: event n is on line n + 2)."""
         n, off = self.index().before_number(number)
-        for line_no, _, ev in self.iter_lines(start_offset=off, start_line=n + 2):
-            if line_no - 2 >= number:
-                yield ev
+        for _, _, ev in self._lines_from(off, n + 2, lambda line_no, _: line_no - 2 >= number):
+            yield ev
+
+    def _lines_from(
+        self, offset: int, line_no: int, wanted: Callable[[int, bytes | None], bool]
+    ) -> Iterator[tuple[int, int, AnyEvent]]:
+        """Like :meth:`iter_lines`, but lines ``wanted`` rejects are skipped without decoding."""
+        with _open_regular(self.path) as fh:
+            fh.seek(offset)
+            for n, off, line, complete in raw_lines(fh, offset, line_no):
+                if not wanted(n, line):
+                    continue
+                ev = self._line(line, n, complete, False)
+                if ev is not None:
+                    yield n, off, ev
 
 
 def raw_lines(fh: IO[bytes], offset: int = 0, line_no: int = 1) -> Iterator[tuple[int, int, bytes | None, bool]]:
@@ -394,7 +406,7 @@ def _what_broke(n: int) -> str:
 
 @dataclass
 class Index:
-    """Byte offsets of every ``INDEX_EVERY`` th event and at least every few seconds.
+    """Byte offsets every ``INDEX_EVERY`` events, ``INDEX_BYTES`` bytes or few seconds of session.
 
     ``max_before[i]`` is the largest event time *before* point ``i`` (``-inf`` for the
     first), so seeking by time stays exact even if event times are not monotonic.
@@ -471,7 +483,8 @@ class Index:
                 t = _time_of(line)
                 if t is None:
                     continue
-                if i > n and (i - self.numbers[-1] >= INDEX_EVERY or t - last_index_t >= INDEX_SECONDS):
+                due = i - self.numbers[-1] >= INDEX_EVERY or o - self.offsets[-1] >= INDEX_BYTES
+                if i > n and (due or t - last_index_t >= INDEX_SECONDS):
                     self.numbers.append(i)
                     self.offsets.append(o)
                     self.times.append(t)
@@ -489,6 +502,16 @@ class Index:
                     fh.write(b"%d %d %r %r\n" % (n, o, t, m))
         except OSError:
             pass  # a read-only directory: the index lives in memory only
+
+
+def _at_or_after(t: float) -> Callable[[int, bytes | None], bool]:
+    """A cheap line filter for seeking by time: decode only lines that may qualify."""
+
+    def wanted(_: int, line: bytes | None) -> bool:
+        found = _time_of(line)
+        return found is None or found >= t
+
+    return wanted
 
 
 def _time_of(line: bytes | None) -> float | None:

@@ -30,8 +30,8 @@ Why it is shaped this way:
   open descriptor: the recorder writes them back to the same path and carries on.
 
 Beside the file the recorder keeps ``FILE.idx``: event number, byte offset, time and the
-largest time seen before that event, every ``INDEX_EVERY`` th event and at least every
-``INDEX_SECONDS``, so a reader can seek into a 1 GB recording in milliseconds.
+largest time seen before that event, every ``INDEX_EVERY`` events, ``INDEX_BYTES`` bytes or
+``INDEX_SECONDS`` of session time, whichever comes first, so a reader can seek into a 1 GB recording in milliseconds.
 """
 
 from __future__ import annotations
@@ -68,6 +68,7 @@ RESCUE_DIR: str | None = None
 STAT_INTERVAL = 1.0
 """How often the writer checks that its file still exists (deleted → restored)."""
 INDEX_EVERY = 2000
+INDEX_BYTES = 256 * 1024
 INDEX_SECONDS = 5.0
 MAX_HELD_BYTES = 256 * 1024 * 1024
 """Events held in memory while the disk refuses writes, before the oldest are dropped."""
@@ -572,6 +573,8 @@ class _WriterState:
         self.n = -1  # the header is event -1
         self.max_t = float("-inf")
         self.last_index_t = float("-inf")
+        self.last_index_n = 0
+        self.last_index_offset = 0
         self.index_lines: list[bytes] = []
         self.dropped = 0
         self.last_try = 0.0
@@ -604,8 +607,13 @@ class _WriterState:
 
     def _index(self, t: float, offset: int) -> None:
         self.n += 1
-        if self.n % INDEX_EVERY == 0 or t - self.last_index_t >= INDEX_SECONDS:
-            self.last_index_t = t
+        if (
+            self.n == 0
+            or self.n - self.last_index_n >= INDEX_EVERY
+            or offset - self.last_index_offset >= INDEX_BYTES
+            or t - self.last_index_t >= INDEX_SECONDS
+        ):
+            self.last_index_t, self.last_index_n, self.last_index_offset = t, self.n, offset
             self.index_lines.append(b"%d %d %r %r\n" % (self.n, offset, t, self.max_t))
         if t > self.max_t:
             self.max_t = t
