@@ -70,5 +70,6 @@ def test_advice_comes_from_the_decision_table() -> None:
     device = advice_for("device")
     assert "libcuda" in device and "driver" in device
     assert advice_for("none")
+    assert advice_for("no-such-layer") == ""
     for stage in ("container", "config", "weights", "engine", "api", "runtime"):
         assert advice_for(stage) and advice_for(stage) != device

@@ -32,6 +32,8 @@ def decide(rules: Rules, text: str, stack: list[str], stage_idx: int) -> str:
 
 
 def advice_text(rules: Rules, stage: str) -> str:
-    """What a failed layer means, then ``Next:`` the one step to take there."""
-    meaning, nxt = rules.advice.get(stage, ("", ""))
+    """What a failed layer means, then ``Next:`` the one step to take there ("" for no such layer)."""
+    if stage not in rules.advice:
+        return ""
+    meaning, nxt = rules.advice[stage]
     return f"{meaning} Next: {nxt}".strip()
