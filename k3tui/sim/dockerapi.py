@@ -33,7 +33,7 @@ async def serve(path: str, root: Path) -> asyncio.AbstractServer:
         try:
             while await _one_request(reader, writer, root):
                 pass
-        except (ConnectionError, asyncio.IncompleteReadError):
+        except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
             pass
         finally:
             writer.close()

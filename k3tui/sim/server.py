@@ -85,10 +85,15 @@ class SimHost:
         """The simulated Engine API socket (what ``/var/run/docker.sock`` forwards reach)."""
         return str(self.root / "docker.sock")
 
+    @property
+    def target(self) -> str:
+        """``user@127.0.0.1:port`` of this host."""
+        return f"{self.username}@127.0.0.1:{self.port}"
+
     def connect_kwargs(self) -> dict[str, Any]:
         """Arguments for ``k3tui.remote.ssh.connect(**sim.connect_kwargs())``: strict known_hosts, our key."""
         return {
-            "target": f"{self.username}@127.0.0.1:{self.port}",
+            "target": self.target,
             "identity": [self.client_key_path],
             "known_hosts": self.known_hosts_path,
             "alias": self.host_alias,

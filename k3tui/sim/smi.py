@@ -48,7 +48,8 @@ def gpu_view(host: dict[str, Any], procs: list[dict[str, Any]]) -> list[dict[str
             mem_total=total,
             mem_reserved=reserved,
             mem_used=used,
-            mem_free=total - reserved - used,
+            # each figure is rounded from bytes on its own: the real capture shows total - reserved - used + 1
+            mem_free=total - reserved - used + 1,
             util=int(host.get("util_busy", 0)) if on else 0,
             procs=on,
         )
@@ -68,7 +69,7 @@ def plain(host: dict[str, Any], procs: list[dict[str, Any]], now: float | None =
     lines = [
         f"{smi_timestamp(now)}       ",
         _WIDE,
-        f"| NVIDIA-SMI {drv:<22}Driver Version: {drv:<15}CUDA Version: {cuda:<9}|",
+        f"| NVIDIA-SMI {drv:<23}Driver Version: {drv:<15}CUDA Version: {cuda:<9}|",
         _SEP,
         "| GPU  Name                 Persistence-M | Bus-Id          Disp.A | Volatile Uncorr. ECC |",
         "| Fan  Temp   Perf          Pwr:Usage/Cap |           Memory-Usage | GPU-Util  Compute M. |",
