@@ -53,46 +53,56 @@ _AFTER_NAME = re.compile(r"(\"?\s*[=:]\s*)(?!<redacted>)(\"[^\"]*\"|'[^']*'|[^\s
 _AFTER_FLAG = re.compile(r"(=|\s+)(?!<redacted>)(?!-)(\"[^\"]*\"|'[^']*'|[^\s\"']+)")
 _ARGV_FLAG = re.compile(r"--?[A-Za-z][\w-]*$")
 # Words a secret name contains (lower case): where to look before asking SECRET_NAME.
-_NAME_WORDS = (
-    "token",
-    "secret",
-    "pass",
-    "credential",
-    "cookie",
-    "signature",
-    "auth",
-    "key",
-    "pwd",
-    "session",
-    "bearer",
-)
+_NAME_WORDS = ("token", "secret", "pass", "credential", "cookie", "signature", "auth", "key", "pwd", "session")
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+_WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+_SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-")
 _EMPTY_VALUES = frozenset({"null", "None", "true", "false", '""', "''"})
 
-# Key shapes, each behind a cheap substring gate: Python's re scans every position for
-# every alternative, so a gate (C-speed ``in``) is what keeps ordinary log text cheap.
-_SHAPES: list[tuple[tuple[str, ...], bool, str, str]] = [
-    # (gates, gate on lower-cased text?, pattern, replacement); lower-cased gates are
-    # (a word of _NAME_WORDS already found, a longer substring that must also be there)
+
+class _Shape:
+    """A secret shape found from its needle: C-speed ``find`` for the needle, then one
+    anchored ``match`` per hit. (Python's re would otherwise try every alternative at every
+    position of every log chunk, which made redaction the recorder's whole cost.)"""
+
+    def __init__(self, needles: tuple[str, ...], pattern: str, on_low: bool = False, word_start: bool = True) -> None:
+        self.needles = needles
+        self.rx = re.compile(pattern)
+        self.on_low = on_low
+        self.word_start = word_start
+
+    def spans(self, s: str, low: str, out: list[tuple[int, int]]) -> None:
+        hay = low if self.on_low else s
+        for needle in self.needles:
+            i = hay.find(needle)
+            while i >= 0:
+                if not (self.word_start and i > 0 and s[i - 1] in _WORD_CHARS):
+                    m = self.rx.match(s, i)
+                    if m is not None:
+                        g = 1 if self.rx.groups else 0
+                        out.append((m.start(g), m.end(g)))
+                i = hay.find(needle, i + 1)
+
+
+_SHAPES = [
     # Authorization / Proxy-Authorization headers: keep the scheme name, drop the rest.
-    (
-        ("auth", "authorization"),
-        True,
-        r"(?i)((?:proxy-)?authorization\"?\s*[:=]\s*\"?(?:(?:bearer|basic|token|digest|negotiate)\s+)?)"
-        r"(?!<redacted>)[^\s\"',}]+",
-        r"\1" + MASK,
+    _Shape(
+        ("authorization",),
+        r"(?i)authorization\"?\s*[:=]\s*\"?(?:(?:bearer|basic|token|digest|negotiate)\s+)?(?!<redacted>)([^\s\"',}]+)",
+        on_low=True,
+        word_start=False,
     ),
-    (("bearer", "bearer"), True, r"(?i)(\bbearer\s+)(?!<redacted>)[A-Za-z0-9._~+/=-]{8,}", r"\1" + MASK),
-    (("sk-",), False, r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,}", MASK),
-    (("hf_",), False, r"\bhf_[A-Za-z0-9]{20,}", MASK),
-    (("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), False, r"\bgh[pousr]_[A-Za-z0-9]{30,}", MASK),
-    (("glpat-",), False, r"\bglpat-[A-Za-z0-9_-]{20,}", MASK),
-    (("xox",), False, r"\bxox[abposr]-[A-Za-z0-9-]{10,}", MASK),
-    (("AKIA", "ASIA"), False, r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b", MASK),
-    (("eyJ",), False, r"\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}", MASK),  # JWT
-    # user:password@host in URLs.
-    (("://",), False, r"([a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]+:)(?!<redacted>)[^@\s/]+(@)", r"\1" + MASK + r"\2"),
+    _Shape(("bearer",), r"(?i)bearer\s+(?!<redacted>)([A-Za-z0-9._~+/=-]{8,})", on_low=True),
+    _Shape(("sk-",), r"sk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,}"),
+    _Shape(("hf_",), r"hf_[A-Za-z0-9]{20,}"),
+    _Shape(("gh",), r"gh[pousr]_[A-Za-z0-9]{30,}"),
+    _Shape(("glpat-",), r"glpat-[A-Za-z0-9_-]{20,}"),
+    _Shape(("xox",), r"xox[abposr]-[A-Za-z0-9-]{10,}"),
+    _Shape(("AKIA", "ASIA"), r"(?:AKIA|ASIA)[A-Z0-9]{16}\b"),
+    _Shape(("eyJ",), r"eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"),  # JWT
 ]
+# user:password@host in URLs (matched from the scheme's start, found by its "://").
+_URL_CREDS = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]+:(?!<redacted>)([^@\s/]+)@")
 _PEM = re.compile(r"-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----(?:.|\n)*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)")
 _PEM_TAIL = re.compile(r"\A(?:.|\n)*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)")
 _PEM_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----")
@@ -114,7 +124,7 @@ class Redactor:
     """
 
     def __init__(self, extra_patterns: Iterable[str] = (), extra_names: Iterable[str] = ()) -> None:
-        self._shapes = [(gates, low, re.compile(p), r) for gates, low, p, r in _SHAPES]
+        self._name_cache: dict[str, bool] = {}
         self._extra = [re.compile(p) for p in extra_patterns]
         self._names = [re.compile(n, re.I) for n in extra_names]
         self._known: set[str] = set()
@@ -153,6 +163,14 @@ class Redactor:
             return True
         return bool(SECRET_NAME.search(name)) and not NOT_SECRET_NAME.search(name)
 
+    def _secret_name_cached(self, name: str) -> bool:
+        hit = self._name_cache.get(name)
+        if hit is None:
+            if len(self._name_cache) > 50_000:
+                self._name_cache.clear()
+            hit = self._name_cache[name] = self.is_secret_name(name)
+        return hit
+
     def learn(self, value: str) -> None:
         """Remember a secret value so its literal occurrences are masked everywhere."""
         value = value.strip().strip("\"'")
@@ -170,31 +188,38 @@ class Redactor:
         if self._known_re is not None and any(k in s for k in self._known):
             s = self._known_re.sub(MASK, s)
         low = s.lower()
-        words = [w for w in _NAME_WORDS if w in low]
-        if "key" in words and "private key" in low:
+        if "private key" in low:
             s = _PEM.sub(_PEM_MASK, s)
-        for gates, on_low, rx, repl in self._shapes:
-            if on_low:
-                hit = gates[0] in words and gates[1] in low
-            else:
-                hit = any(g in s for g in gates)
-            if hit:
-                s = rx.sub(repl, s)
-        if words:
-            s = self._names_in_text(s, words)
-        return self._extras(s)
+            low = s.lower()
+        spans: list[tuple[int, int]] = []
+        for shape in _SHAPES:
+            shape.spans(s, low, spans)
+        if "://" in s:
+            self._url_spans(s, spans)
+        self._name_spans(s, low, spans)
+        return self._extras(_mask(s, spans) if spans else s)
 
     def _extras(self, s: str) -> str:
         for rx in self._extra:
             s = rx.sub(MASK, s)
         return s
 
-    def _names_in_text(self, s: str, words: list[str]) -> str:
-        """Mask the value after every secret-looking ``name=value``, ``name: value`` or ``--flag value``."""
-        low = s.lower()
-        spans: dict[int, int] = {}
+    @staticmethod
+    def _url_spans(s: str, out: list[tuple[int, int]]) -> None:
+        i = s.find("://")
+        while i >= 0:
+            j = i
+            while j > 0 and s[j - 1] in _SCHEME_CHARS:
+                j -= 1
+            m = _URL_CREDS.match(s, j)
+            if m is not None:
+                out.append((m.start(1), m.end(1)))
+            i = s.find("://", i + 3)
+
+    def _name_spans(self, s: str, low: str, out: list[tuple[int, int]]) -> None:
+        """Values after every secret-looking ``name=value``, ``name: value`` or ``--flag value``."""
         seen: set[int] = set()
-        for word in words:
+        for word in _NAME_WORDS:
             i = low.find(word)
             while i >= 0:
                 start, end = _name_around(s, i, i + len(word))
@@ -202,30 +227,20 @@ class Redactor:
                     seen.add(start)
                     hit = self._value_after(s, start, end)
                     if hit is not None:
-                        spans[hit[0]] = hit[1]
+                        out.append(hit)
                 i = low.find(word, end)
-        if not spans:
-            return s
-        out, pos = [], 0
-        for a in sorted(spans):
-            if a < pos:
-                continue
-            out += [s[pos:a], MASK]
-            pos = spans[a]
-        out.append(s[pos:])
-        return "".join(out)
 
     def _value_after(self, s: str, start: int, end: int) -> tuple[int, int] | None:
         """The span of the secret value that follows the name s[start:end], if it is secret."""
         name = s[start:end]
         bare = name.lstrip("-")
-        if not bare or not (bare[0].isalpha() or bare[0] == "_"):
+        if not bare or not (bare[0].isalpha() or bare[0] == "_") or not self._secret_name_cached(bare):
             return None
         if name.startswith("-") and len(name) - len(bare) <= 2:
             m = _AFTER_FLAG.match(s, end) or _AFTER_NAME.match(s, end)
         else:
             m = _AFTER_NAME.match(s, end)
-        if m is None or m.group(2) in _EMPTY_VALUES or not self.is_secret_name(bare):
+        if m is None or m.group(2) in _EMPTY_VALUES:
             return None
         self.learn(m.group(2))
         return m.start(2), m.end(2)
@@ -329,7 +344,7 @@ class Redactor:
                 self._pem_open.discard(key)
             s = MASK + s[m.end() :]
         out = self.text(s)
-        begins = [m.end() for m in _PEM_BEGIN.finditer(s)]
+        begins = [m.end() for m in _PEM_BEGIN.finditer(s)] if "PRIVATE KEY" in s else []
         if begins and "-----END" not in s[begins[-1] :]:
             self._pem_open.add(key)
         return out
@@ -343,3 +358,19 @@ def _name_around(s: str, i: int, j: int) -> tuple[int, int]:
     while j < n and s[j] in _NAME_CHARS:
         j += 1
     return i, j
+
+
+def _mask(s: str, spans: list[tuple[int, int]]) -> str:
+    """Replace the (possibly overlapping) spans of s with MASK, each merged run once."""
+    spans.sort()
+    out, pos = [], 0
+    run_start, run_end = spans[0]
+    for a, b in spans[1:]:
+        if a <= run_end:
+            run_end = max(run_end, b)
+            continue
+        out += [s[pos:run_start], MASK]
+        pos = run_end
+        run_start, run_end = a, b
+    out += [s[pos:run_start], MASK, s[run_end:]]
+    return "".join(out)
