@@ -179,3 +179,23 @@ def test_check_local_records_verdicts(tmp_path: Path) -> None:
 def test_scene_round_trips_through_json() -> None:
     s = scene_from_dict(h200())
     assert isinstance(s, Scene) and scene_from_dict(json.loads(json.dumps(s.to_dict()))) == s
+
+
+def test_libcuda_predicted_from_the_container_linker_when_no_process_runs(shared: Path) -> None:
+    from k3tui.scene.parsers import parse_ldconfig
+
+    compat = [{"lib": "libcuda.so.1", "arch": "libc6,x86-64", "path": "/usr/local/cuda/compat/libcuda.so.1"}]
+    host_first = parse_ldconfig((shared / "fixtures" / "hosts" / "h200-r580" / "ldconfig_cuda.txt").read_text())
+    d = gb300()
+    d["libcuda"] = None
+    d["env"]["LD_LIBRARY_PATH"] = "/usr/local/cuda/lib64"
+    d["libraries"]["container_ldconfig"] = compat + host_first
+    verdict, evidence = verdicts(d)["libcuda"]
+    assert verdict == "FAIL" and "/usr/local/cuda/compat/libcuda.so.1" in evidence and "predicted" in evidence
+    # the runtime's LD_LIBRARY_PATH puts the host driver's directory first: no shadowing
+    d["env"]["LD_LIBRARY_PATH"] = "/usr/local/nvidia/lib64:/usr/local/nvidia/lib"
+    assert verdicts(d)["libcuda"][0] == "UNKNOWN"
+    # a real container linker cache (H200, driver 580): the host driver's libcuda, nothing to flag
+    d["libraries"]["container_ldconfig"] = host_first
+    d["env"].pop("LD_LIBRARY_PATH")
+    assert verdicts(d)["libcuda"][0] == "UNKNOWN"

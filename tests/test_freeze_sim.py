@@ -10,7 +10,8 @@ from k3tui.profile import load_profile
 from k3tui.remote.ssh import connect
 from k3tui.scene.checks import check_baseline, exit_status
 from k3tui.scene.freeze import freeze
-from k3tui.sim.scenario import scenarios
+from k3tui.scene.diff import odd_nodes
+from k3tui.sim.scenario import host_list, load_raw, scenarios
 from k3tui.sim.server import SimHost
 
 
@@ -57,3 +58,29 @@ async def test_every_scenario_freezes_without_a_failed_probe(info) -> None:  # n
     verdicts = {v.check: v.verdict for v in check_baseline(s, load_profile("kimi-k3"))}
     for check, verdict in EXPECT.get(info.name, {}).items():
         assert verdicts[check] == verdict, (check, verdicts)
+
+
+MULTI = [i for i in scenarios() if len(host_list(load_raw(i.name))) > 1]
+# host-table keys a scenario may plant per node → the odd-node-out fact that must name it
+PLANTED = {"driver": "driver.driver_version", "gpu_count": "gpus.count", "kernel": "host.kernel", "arch": "host.arch"}
+
+
+async def _freeze_node(scenario: str, node: int):  # noqa: ANN202 - a Scene
+    async with SimHost(scenario=scenario, node=node) as sim:
+        kw = sim.connect_kwargs()
+        async with connect(kw.pop("target"), **kw) as host:
+            return await freeze(host)
+
+
+@pytest.mark.parametrize("info", MULTI, ids=lambda i: i.name)
+async def test_multi_node_scenario_names_the_planted_difference(info) -> None:  # noqa: ANN001
+    tables = host_list(load_raw(info.name))
+    scenes = [await _freeze_node(info.name, n) for n in range(len(tables))]
+    assert len({s.alias for s in scenes}) == len(scenes)
+    findings = {f.fact: f for f in odd_nodes(scenes)}
+    planted = [k for k in PLANTED if len({repr(t.get(k)) for t in tables}) > 1]
+    for key in planted:
+        assert PLANTED[key] in findings, (key, sorted(findings))
+    verdicts = {v.check: v.verdict for v in check_baseline(scenes, load_profile("kimi-k3"))}
+    if "driver" in planted:
+        assert verdicts["nodes-driver"] == "FAIL"

@@ -195,6 +195,15 @@ def check_libcuda(s: Scene, p: Profile) -> Result:
     ]
     lc = s.libcuda
     if lc is None:
+        predicted = predicted_libcuda(s)
+        if predicted and "compat" in predicted:
+            seen = (
+                " and the server log shows Error 803" if "803" in str((s.first_exception or {}).get("line", "")) else ""
+            )
+            return FAIL, (
+                f"the container's linker resolves libcuda.so.1 to {predicted} ahead of the host driver {drv} "
+                f"(predicted from ldconfig -p and LD_LIBRARY_PATH; no serving process to confirm){seen}: Error 803 risk"
+            )
         risk = f"; {', '.join(compat_conf)} can shadow the host driver (Error 803 risk)" if compat_conf else ""
         return UNKNOWN, "no serving process found, so the loaded libcuda is unknown" + risk
     if lc.get("compat") or (drv and lc.get("version") and lc["version"] != drv):
@@ -205,6 +214,22 @@ def check_libcuda(s: Scene, p: Profile) -> Result:
     if not lc.get("version") or not drv:
         return UNKNOWN, f"server loaded {lc['path']}; version {lc.get('version')} vs driver {drv} cannot be compared"
     return PASS, f"server loaded {lc['path']} = host driver {drv}"
+
+
+def predicted_libcuda(s: Scene) -> str | None:
+    """Which ``libcuda.so.1`` a process started in the container would load, from its linker facts.
+
+    LD_LIBRARY_PATH directories come first (a directory the linker cache lists a
+    ``libcuda.so.1`` in), then the cache's first ``libcuda.so.1`` entry. None when unknown.
+    """
+    entries = [e for e in (s.libraries.get("container_ldconfig") or []) if e.get("lib") == "libcuda.so.1"]
+    if not entries:
+        return None
+    by_dir = {e["path"].rsplit("/", 1)[0]: e["path"] for e in entries}
+    for d in (s.env.get("LD_LIBRARY_PATH") or "").split(":"):
+        if d.rstrip("/") in by_dir:
+            return by_dir[d.rstrip("/")]
+    return entries[0]["path"]
 
 
 def check_nodes_agree(scenes: list[Scene], what: str, get: Callable[[Scene], object]) -> Result:
