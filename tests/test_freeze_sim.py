@@ -9,8 +9,8 @@ import pytest
 from k3tui.profile import load_profile
 from k3tui.remote.ssh import connect
 from k3tui.scene.checks import check_baseline, exit_status
-from k3tui.scene.freeze import freeze
 from k3tui.scene.diff import odd_nodes
+from k3tui.scene.freeze import freeze
 from k3tui.sim.scenario import host_list, load_raw, scenarios
 from k3tui.sim.server import SimHost
 
