@@ -84,3 +84,7 @@ async def test_multi_node_scenario_names_the_planted_difference(info) -> None:  
     verdicts = {v.check: v.verdict for v in check_baseline(scenes, load_profile("kimi-k3"))}
     if "driver" in planted:
         assert verdicts["nodes-driver"] == "FAIL"
+    if not planted and info.expected_stage == "none":
+        # a healthy multi-node deployment: the nodes agree, the GPUs add up to the profile's 8
+        assert list(findings) == [] and verdicts["gpus"] == "PASS" and verdicts["nodes-image"] == "PASS"
+        assert {k for k, v in verdicts.items() if v != "PASS"} <= {"libcuda"}
