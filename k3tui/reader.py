@@ -450,17 +450,14 @@ class Index:
 
     @classmethod
     def _load(cls, side: Path, rec: Recording, size: int) -> Index | None:
-        nums: list[int] = []
-        offs: list[int] = []
-        times: list[float] = []
-        maxb: list[float] = []
         with open(side, "rb") as fh:
-            for line in fh:
-                a, b, c, d = line.split()
-                nums.append(int(a))
-                offs.append(int(b))
-                times.append(float(c))
-                maxb.append(float(d))
+            cols = fh.read().split()
+        if len(cols) % 4:
+            return None
+        nums = list(map(int, cols[0::4]))
+        offs = list(map(int, cols[1::4]))
+        times = list(map(float, cols[2::4]))
+        maxb = list(map(float, cols[3::4]))
         if not nums or nums[0] != 0 or offs[0] != rec.header_size or offs[-1] >= size:
             return None
         if any(x >= y for x, y in zip(nums, nums[1:], strict=False)) or any(
