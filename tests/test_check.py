@@ -88,7 +88,8 @@ COUPLED = {"driver": {"libcuda"}, "image-cuda": {"versions"}, "gpus": {"containe
             lambda d: d["libcuda"].update(path="/usr/local/cuda/compat/libcuda.so.575.57.08", version="575.57.08", compat=True),
             "libcuda", "FAIL", "Error 803",
         ),
-        (lambda d: d.update(libcuda=None), "libcuda", "UNKNOWN", "no serving process"),
+        (lambda d: d.update(libcuda=None), "libcuda", "UNKNOWN", "has no libcuda mapped"),
+        (lambda d: d.update(libcuda=None, process=None), "libcuda", "UNKNOWN", "no serving process"),
         (
             lambda d: (d["env"].update(LD_LIBRARY_PATH="/usr/local/cuda/compat:/usr/local/nvidia/lib64"), d["env_origin"].update(LD_LIBRARY_PATH="runtime")),
             "injected-env", "FAIL", "LD_LIBRARY_PATH adds /usr/local/cuda/compat [runtime]",

@@ -205,7 +205,12 @@ def check_libcuda(s: Scene, p: Profile) -> Result:
                 f"(predicted from ldconfig -p and LD_LIBRARY_PATH; no serving process to confirm){seen}: Error 803 risk"
             )
         risk = f"; {', '.join(compat_conf)} can shadow the host driver (Error 803 risk)" if compat_conf else ""
-        return UNKNOWN, "no serving process found, so the loaded libcuda is unknown" + risk
+        why = (
+            f"the serving process (pid {s.process.get('pid')}) has no libcuda mapped"
+            if s.process
+            else "no serving process found, so the loaded libcuda is unknown"
+        )
+        return UNKNOWN, why + risk
     if lc.get("compat") or (drv and lc.get("version") and lc["version"] != drv):
         return (
             FAIL,

@@ -27,7 +27,9 @@ def scene_lines(s: Scene) -> list[str]:
     out.append(
         f"libcuda   {lc['path']} (version {lc.get('version') or '?'})"
         if lc
-        else "libcuda   not known (no serving process found, or its maps unreadable)"
+        else f"libcuda   none mapped by pid {s.process.get('pid')} (CUDA not initialised yet, or maps unreadable)"
+        if s.process
+        else "libcuda   not known (no serving process found)"
     )
     injected = {k: v for k, v in s.env.items() if k.startswith(("LD_", "CUDA_", "NCCL_"))}
     for k, val in injected.items():
@@ -38,11 +40,11 @@ def scene_lines(s: Scene) -> list[str]:
         out.append(f"exception {s.first_exception.get('line')}  ({s.log_source})")
     out += [f"NOTE      {n}" for n in s.notes]
     failed = [p for p in s.probes if not p.ok]
-    ok = len(s.probes) - len(failed)
-    out.append(
-        f"probes    {ok}/{len(s.probes)} ok"
-        + (": failed " + ", ".join(f"{p.name} ({p.error[:60]})" for p in failed) if failed else "")
-    )
+    out.append(f"probes    {len(s.probes) - len(failed)}/{len(s.probes)} ok")
+    by_error: dict[str, list[str]] = {}
+    for p in failed:
+        by_error.setdefault(p.error[:100], []).append(p.name)
+    out += [f"  failed  {', '.join(names)}: {err}" for err, names in by_error.items()]
     return out
 
 
