@@ -321,3 +321,18 @@ def test_freeze_cli_json_to_stdout_and_bad_target() -> None:
         timeout=60,
     )
     assert r.returncode == 2 and r.stderr.strip().count("\n") == 0 and "connection refused" in r.stderr
+
+
+async def test_xid_lines_become_xid_events_on_the_right_gpu() -> None:
+    from k3tui.events import XidEvent
+
+    cap = h200_capture()
+    cap["xid"]["stdout"] = (
+        "# source: dmesg\n"
+        "[ 9120.441] NVRM: Xid (PCI:0000:00:06): 79, pid=417, name=python3, GPU has fallen off the bus.\n"
+    )
+    events: list = []
+    s = await freeze(CapturedHost(cap, alias="h200"), pid=H200_PID, emit=events.append)
+    assert s.xids[0]["xid"] == 79 and s.xids[0]["pid"] == H200_PID
+    (x,) = [e for e in events if isinstance(e, XidEvent)]
+    assert (x.host, x.gpu, x.xid) == ("h200", 0, 79) and "fallen off the bus" in x.text

@@ -21,7 +21,7 @@ import asyncio
 import time
 from typing import Any
 
-from ..events import SceneFrozen
+from ..events import SceneFrozen, XidEvent
 from ..redact import Redactor
 from ..remote.base import Emit, Host, RunHandle, RunResult
 from . import parsers as P
@@ -85,8 +85,19 @@ async def freeze(
         scene.notes.append(f"container {container!r} could not be inspected (see probe docker_inspect)")
     scene = redact_scene(scene, redactor or getattr(host, "redactor", None) or Redactor.from_environment())
     if emit is not None:
+        for x in scene.xids:
+            emit(XidEvent(host=scene.alias, gpu=_gpu_of_pci(scene, x.get("pci", "")), xid=x["xid"], text=x["text"]))
         emit(SceneFrozen(host=scene.alias, scene=scene.to_dict(), reason=reason, run=_run_id(run)))
     return scene
+
+
+def _gpu_of_pci(scene: Scene, pci: str) -> int:
+    """The GPU index whose bus id ends like the Xid line's ``PCI:0000:03:00`` (-1 if none)."""
+    short = pci.lower().split(":", 1)[-1] if pci.count(":") >= 2 else pci.lower()
+    for g in scene.gpus:
+        if g.pci_bus_id and short and short in g.pci_bus_id.lower():
+            return g.index if g.index is not None else -1
+    return -1
 
 
 async def _run_probe(host: Host, probe: Probe, command: str) -> RunResult:
