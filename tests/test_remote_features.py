@@ -180,3 +180,21 @@ def test_cli_connect_run_and_record(sshd, tmp_path):
     assert '"kind":"host_connected"' in text and '"kind":"command_exited"' in text
     verify = subprocess.run([sys.executable, "-m", "k3tui.cli", "verify", str(rec)], capture_output=True, text=True)
     assert verify.returncode == 0, verify.stdout + verify.stderr
+
+
+async def test_forward_comes_back_on_the_same_port_after_a_drop(sshd):
+    from k3tui.events import HostReconnected
+
+    server = await _echo_server()
+    port = server.sockets[0].getsockname()[1]
+    events = []
+    async with server, connect(sshd.target, emit=events.append, **sshd.connect_kwargs()) as host:
+        local = await host.forward_port(port)
+        assert await _ask(await asyncio.open_connection("127.0.0.1", local), b"1") == b"echo:1"
+        sshd.kill_sessions()
+        # No command runs: the host notices the drop and reconnects by itself.
+        for _ in range(100):
+            if any(isinstance(e, HostReconnected) for e in events):
+                break
+            await asyncio.sleep(0.05)
+        assert await _ask(await asyncio.open_connection("127.0.0.1", local), b"2") == b"echo:2"

@@ -168,6 +168,7 @@ class SshHost(BaseHost):
         self._listeners: dict[int | str, asyncssh.SSHListener] = {}
         self._fwd_seq = 0
         self._sock_dir: str | None = None
+        self._watcher: asyncio.Task[None] | None = None
 
     @property
     def _where(self) -> str:
@@ -216,6 +217,15 @@ class SshHost(BaseHost):
     def _on_connection_lost(self, client: _Client, exc: Exception | None) -> None:
         if not self._closing and client is self._client:
             self._lost = str(exc) if exc else "connection closed by the host"
+            if self._port_forwards or self._path_forwards:
+                # Forwards have no command to notice the loss: reconnect now, in the background.
+                self._watcher = asyncio.get_running_loop().create_task(self._recover_quietly(self._lost))
+
+    async def _recover_quietly(self, reason: str) -> None:
+        try:
+            await self._recover(reason)
+        except Exception:  # noqa: BLE001 - the next use of the host raises it again, where it is handled
+            pass
 
     def _options(self) -> dict[str, Any]:
         t = self.resolved.target
@@ -442,6 +452,8 @@ class SshHost(BaseHost):
         if self._closing:
             return
         self._closing = True
+        if self._watcher is not None and not self._watcher.done():
+            self._watcher.cancel()
         for listener in self._listeners.values():
             listener.close()
         self._listeners = {}
