@@ -203,8 +203,10 @@ def raw_lines(fh: IO[bytes], offset: int = 0, line_no: int = 1) -> Iterator[tupl
     parts: list[bytes] = []
     pending = 0  # bytes of the current partial line
     too_long = False
+    size = min(64 * 1024, CHUNK)  # a seek usually needs a few lines: start small, then grow
     while True:
-        chunk = fh.read(CHUNK)
+        chunk = fh.read(size)
+        size = min(size * 2, CHUNK)
         if not chunk:
             break
         start = 0
@@ -460,9 +462,7 @@ class Index:
         maxb = list(map(float, cols[3::4]))
         if not nums or nums[0] != 0 or offs[0] != rec.header_size or offs[-1] >= size:
             return None
-        if any(x >= y for x, y in zip(nums, nums[1:], strict=False)) or any(
-            x >= y for x, y in zip(offs, offs[1:], strict=False)
-        ):
+        if not (_strictly_increasing(nums) and _strictly_increasing(offs)):
             return None
         if not _point_matches(rec.path, offs[-1], times[-1]):
             return None
@@ -499,6 +499,10 @@ class Index:
                     fh.write(b"%d %d %r %r\n" % (n, o, t, m))
         except OSError:
             pass  # a read-only directory: the index lives in memory only
+
+
+def _strictly_increasing(xs: list[int]) -> bool:
+    return xs == sorted(xs) and len(set(xs)) == len(xs)
 
 
 def _at_or_after(t: float) -> Callable[[int, bytes | None], bool]:
