@@ -329,7 +329,12 @@ def _memory_check(engine: LadderEngine, memory: list[float | None]) -> None:
     rising = all(s > GROWTH_MIB for s in steps[1:])
     shown = " → ".join(f"{m:.0f}" for m in [memory[0], *after])
     verdict = "FAIL" if rising else "PASS"
-    what = "still RISING after every request" if rising else "flat after the first request"
+    if rising:
+        what = "still RISING after every request"
+    elif after[-1] < after[0] - GROWTH_MIB:
+        what = "fell: the server released its memory (did it die?)"
+    else:
+        what = "flat after the first request"
     _check(
         engine,
         "request",
