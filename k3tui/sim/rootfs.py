@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ..assets import asset
-from .scenario import host_list
+from .scenario import _merge, host_list
 
 REPO_PARENT = str(Path(__file__).resolve().parents[2])
 """The directory holding the ``k3tui`` package (put on sys.path of the fake tools)."""
@@ -117,8 +117,10 @@ def build(root: Path, scenario: dict[str, Any], node: int = 0) -> dict[str, Any]
         "node": node,
         "host": hosts[node],
         "hosts": hosts,
-        "container": scenario.get("container", {}),
-        "vllm": scenario.get("vllm", {}),
+        # a [[hosts]] entry may carry its own [container]/[vllm] keys (multinode-*: one node's
+        # image digest, env or log differs); they merge over the scenario's, key by key
+        "container": _merge(scenario.get("container", {}), hosts[node].get("container", {})),
+        "vllm": _merge(scenario.get("vllm", {}), hosts[node].get("vllm", {})),
         "root": str(root),
     }
     for d in ("home", "state/procs", "state/ports", "bin"):
