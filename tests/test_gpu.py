@@ -94,3 +94,36 @@ async def test_sampler_on_a_host_without_nvidia_smi_says_why_and_samples_nothing
         assert await sampler.sample_once() is None
         assert sampler.source == "" and "nvidia-smi" in sampler.why_not
         assert not await sampler.start()
+
+
+async def test_on_the_simulated_gb300_host_nvml_is_tried_then_nvidia_smi_samples_all_eight_gpus():
+    """The sampler and pynvml.py travel over SSH stdin and run with the host's python3 -S;
+    the simulated host has no libnvidia-ml, so the sampler says why and falls back."""
+    import asyncio
+
+    from k3tui.remote.ssh import connect
+    from k3tui.sim import SimHost
+
+    events: list = []
+    async with SimHost(scenario="healthy") as sim:
+        host = await connect(emit=events.append, **sim.connect_kwargs())
+        try:
+            sampler = GpuSampler(host, events.append, interval_ms=100)
+            one = await sampler.sample_once()
+            assert sampler.source == "nvidia-smi" and "NVML" in sampler.why_not
+            assert one is not None and [g.index for g in one.gpus] == list(range(8))
+            assert one.gpus[0].total_mib == 284208.0 and one.source == "nvidia-smi"
+            shipped = await host.run('ls "$HOME"/.k3tui/gpu-*/')
+            assert "nvml_sampler.py" in shipped.stdout and "pynvml.py" in shipped.stdout
+            assert await sampler.start()
+            deadline = asyncio.get_running_loop().time() + 10
+            while (
+                len([e for e in events if isinstance(e, ev.GpuSample)]) < 4
+                and asyncio.get_running_loop().time() < deadline
+            ):
+                await asyncio.sleep(0.1)
+            await sampler.stop()
+        finally:
+            await host.close()
+    samples = [e for e in events if isinstance(e, ev.GpuSample)]
+    assert len(samples) >= 4 and all(len(s.gpus) == 8 for s in samples)

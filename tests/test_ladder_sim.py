@@ -202,3 +202,20 @@ async def test_two_tray_nvl72_deployment_freezes_and_checks_both_nodes():
     gpus = _of(events, ev.CheckVerdict, rung="baseline", check="gpus")[0]
     assert gpus.verdict == "PASS", gpus.evidence
     assert result.verdict == "PASS", result.summary
+
+
+async def test_debug_toggles_are_single_changes_and_trace_function_needs_confirmation():
+    from k3tui.errors import UsageError
+
+    async def body(engine, events):
+        with pytest.raises(UsageError, match="very slow"):
+            engine.toggle("vllm-trace-function")
+        assert engine.toggle("nccl-debug") == [{"key": "env:NCCL_DEBUG", "old": None, "new": "TRACE"}]
+        return await engine.run_rung("minimal")
+
+    result, events = await _ladder("healthy", body)
+    assert result.verdict == "PASS"
+    warnings = [n for n in _of(events, ev.Notice) if n.level == "warning" and "VLLM_TRACE_FUNCTION" in n.message]
+    assert warnings, "the slow-start warning is recorded even when the operator declines"
+    assert not any(e.config.get("env", {}).get("VLLM_TRACE_FUNCTION") for e in _of(events, ev.RunConfigSet))
+    assert "-e NCCL_DEBUG=TRACE" in _of(events, ev.RunStarted)[0].command

@@ -139,7 +139,12 @@ async def _run(args: argparse.Namespace, profile: Any, changes: dict[str, Any], 
 
     events: list[Any] = []
     base = rec.emit if rec is not None else None
-    emit = _printer(lambda e: (events.append(e), base(e) if base else e)[1])
+
+    def keep(e: Any) -> Any:
+        events.append(e)
+        return base(e) if base else e
+
+    emit = _printer(keep)
     async with open_hosts(args, emit) as (hosts, errors):
         for alias, why in errors.items():
             print(f"k3tui: {alias}: {why}", file=sys.stderr)

@@ -85,7 +85,7 @@ def drivers(events: Sequence[Any]) -> Item:
 
 def image_cuda_model(events: Sequence[Any]) -> Item:
     title = "Image tag, CUDA build and model path confirmed"
-    cfgs = _where(events, lambda e: isinstance(e, ev.RunConfigSet) and e.config.get("model_path"))
+    cfgs = _where(events, lambda e: isinstance(e, ev.RunConfigSet) and bool(e.config.get("model_path")))
     scenes = _scenes(events)
     if not cfgs or not scenes:
         return _item("image-cuda-model", title, events, [], "needs a frozen scene and a run config with the model path")
@@ -181,7 +181,7 @@ def features(events: Sequence[Any]) -> Item:
 
 def one_variable(events: Sequence[Any]) -> Item:
     title = "One variable per change, both logs kept"
-    changes = _where(events, lambda e: isinstance(e, ev.RunConfigSet) and e.diff)[
+    changes = _where(events, lambda e: isinstance(e, ev.RunConfigSet) and bool(e.diff))[
         1:
     ]  # the first config is the start, not a change
     if not changes:

@@ -116,7 +116,12 @@ class LadderEngine:
             owner.subscribe(seen.append)
         else:
             inner = self.emit
-            self.emit = lambda e: (seen.append(e), inner(e))[1]
+
+            def keep(e: Any) -> Any:
+                seen.append(e)
+                return inner(e)
+
+            self.emit = keep
             self.ledger.emit = self.emit
             for s in getattr(self, "samplers", {}).values():
                 s.emit = self.emit

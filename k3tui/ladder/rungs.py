@@ -213,7 +213,7 @@ async def single_request(engine: LadderEngine) -> Outcome:
     memory = [await _sample(engine)]
     chats: list[Chat] = []
     for i in range(1, engine.request_repeat + 1):
-        chat = await server.client.chat(body, timeout=engine.profile.request.timeout_s)
+        chat = await server.api.chat(body, timeout=engine.profile.request.timeout_s)
         chats.append(chat)
         memory.append(await _sample(engine))
         _check(engine, rung, f"request-{i}", "PASS" if chat.ok else "FAIL", _chat_evidence(chat), f"Fixed request #{i}")
@@ -368,12 +368,11 @@ def _apply_feature(engine: LadderEngine, feature: Any, value: str | None = None)
 async def _pair(server: Server, engine: LadderEngine) -> tuple[list[Chat], list[float | None], list[float | None], str]:
     """Send the same-prefix request pair; hits and queries deltas after each request."""
     reqs = load_request("prefix-cache.json")["requests"]
-    assert server.client is not None
-    _, before = await server.client.metrics()
+    _, before = await server.api.metrics()
     chats, hits, queries = [], [], []
     for body in reqs:
-        chats.append(await server.client.chat(_body(engine, body), timeout=engine.profile.request.timeout_s))
-        _, after = await server.client.metrics()
+        chats.append(await server.api.chat(_body(engine, body), timeout=engine.profile.request.timeout_s))
+        _, after = await server.api.metrics()
         hits.append(metric_delta(before, after, "vllm:prefix_cache_hits"))
         queries.append(metric_delta(before, after, "vllm:prefix_cache_queries"))
         before = after
@@ -448,7 +447,7 @@ async def stepped_feature(engine: LadderEngine, feature: Any) -> Outcome:
         _apply_feature(engine, feature, value)
         server = await engine.ensure_server(rung)
         if server.ready:
-            chat = await server.client.chat(body, timeout=engine.profile.request.timeout_s)
+            chat = await server.api.chat(body, timeout=engine.profile.request.timeout_s)
             if chat.ok:
                 _check(
                     engine,
@@ -486,7 +485,7 @@ async def concurrency(engine: LadderEngine, feature: Any) -> Outcome:
         if not server.ready:
             return await _startup(engine, server, rung)
         chats = await asyncio.gather(
-            *(server.client.chat(body, timeout=engine.profile.request.timeout_s) for _ in range(n))
+            *(server.api.chat(body, timeout=engine.profile.request.timeout_s) for _ in range(n))
         )
         ok, texts = sum(c.ok for c in chats), {c.text for c in chats if c.ok}
         good = ok == n and len(texts) == 1

@@ -14,11 +14,12 @@ import asyncio
 import contextlib
 import shlex
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
 from .. import events as ev
+from ..errors import UsageError
 from ..http import VllmClient
 from .config import RunConfig, launch_argv, launch_env
 
@@ -50,7 +51,7 @@ class Server:
     config: RunConfig
     port: int
     emit: Emit
-    on_exception: Callable[[Server, ev.ExceptionFound], Awaitable[None]] | None = None
+    on_exception: Callable[[Server, ev.ExceptionFound], Coroutine[Any, Any, None]] | None = None
     handle: Any = None
     classifier: Any = None
     client: VllmClient | None = None
@@ -69,6 +70,13 @@ class Server:
     @property
     def alive(self) -> bool:
         return self.handle is not None and not self.ended.is_set()
+
+    @property
+    def api(self) -> VllmClient:
+        """The HTTP client of a server that has been waited for (UsageError before that)."""
+        if self.client is None:
+            raise UsageError(f"run {self.run_id} has no API client yet: wait for it to be ready first")
+        return self.client
 
     @property
     def ready(self) -> bool:

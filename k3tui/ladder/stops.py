@@ -73,7 +73,7 @@ def _image_driver(events: Sequence[Any]) -> StopCheck:
     for what, pos in (("driver", 2), ("image", 3)):
         by_host: dict[str, tuple[int, str]] = {}
         for f in sorted(facts):
-            value = f[pos]
+            value = str(f[pos])
             if not value:
                 continue
             first = by_host.setdefault(f[1], (f[0], value))
