@@ -62,7 +62,7 @@ async def freeze_captured(n: int) -> float:
     data = json.loads(CAPTURE.read_text())
     hosts = [CapturedHost(data, alias=f"node{i}") for i in range(n)]
     t = time.monotonic()
-    await asyncio.gather(*(freeze(h, pid=417) for h in hosts))
+    await asyncio.gather(*(freeze(h, pid=416) for h in hosts))
     return time.monotonic() - t
 
 

@@ -24,7 +24,7 @@ from k3tui.scene.freeze import freeze
 from k3tui.scene.probes import command_for, probe_commands, probes_for
 
 DATA = Path(__file__).parent / "data" / "h200-r580-local"
-H200_PID = 417  # the CUDA process that held the GPU while the capture ran
+H200_PID = 416  # the CUDA process that held the GPU while the capture ran
 SECRET = "hf_PlantedSecretValue0123456789abcdef"
 
 
@@ -41,7 +41,7 @@ async def test_freeze_real_h200_capture_gives_driver_gpus_and_loaded_libcuda() -
     (g,) = s.gpus
     assert (g.name, g.uuid, g.compute_cap, g.memory_total_mib) == (
         "NVIDIA H200",
-        "GPU-90e4d41b-b79d-8031-ddcf-8f547c84d682",
+        "GPU-b137310c-8d33-f3ca-5054-657d73073863",
         "9.0",
         143771.0,
     )
@@ -103,7 +103,7 @@ async def test_failing_probes_never_abort_the_freeze(monkeypatch: pytest.MonkeyP
     assert not rec["hostname"].ok and "timed out" in rec["hostname"].error
     assert not rec["smi_xml"].ok and "not understood" in rec["smi_xml"].error
     # the other sources still fill the scene
-    assert s.gpus[0].uuid.startswith("GPU-90e4") and s.host.driver_version == "580.159.04" and s.host.kernel is None
+    assert s.gpus[0].uuid.startswith("GPU-b137") and s.host.driver_version == "580.159.04" and s.host.kernel is None
     assert s.libcuda["version"] == "580.159.04"
 
 
@@ -329,10 +329,34 @@ async def test_xid_lines_become_xid_events_on_the_right_gpu() -> None:
     cap = h200_capture()
     cap["xid"]["stdout"] = (
         "# source: dmesg\n"
-        "[ 9120.441] NVRM: Xid (PCI:0000:00:06): 79, pid=417, name=python3, GPU has fallen off the bus.\n"
+        "[ 9120.441] NVRM: Xid (PCI:0000:00:06): 79, pid=416, name=python3, GPU has fallen off the bus.\n"
     )
     events: list = []
     s = await freeze(CapturedHost(cap, alias="h200"), pid=H200_PID, emit=events.append)
     assert s.xids[0]["xid"] == 79 and s.xids[0]["pid"] == H200_PID
     (x,) = [e for e in events if isinstance(e, XidEvent)]
     assert (x.host, x.gpu, x.xid) == ("h200", 0, 79) and "fallen off the bus" in x.text
+
+
+async def test_nvml_gives_the_same_facts_when_nvidia_smi_fails() -> None:
+    cap = h200_capture()
+    for name in ("smi_xml", "smi_query", "smi_apps", "smi_list", "smi_topo"):
+        cap[name] = {**cap[name], "stdout": "", "stderr": "sh: nvidia-smi: not found\n", "status": 127}
+    s = await freeze(CapturedHost(cap), pid=H200_PID)
+    (g,) = s.gpus
+    assert (g.name, g.uuid, g.compute_cap, g.pci_bus_id) == (
+        "NVIDIA H200",
+        "GPU-b137310c-8d33-f3ca-5054-657d73073863",
+        "9.0",
+        "00000000:00:06.0",
+    )
+    assert round(g.memory_total_mib) == 143771
+    assert s.host.driver_version == "580.159.04" and s.host.cuda_driver_version == "13.0"
+    assert {p.name for p in s.probes if p.ok} >= {"nvml"}
+
+
+async def test_nvml_and_nvidia_smi_disagreeing_is_noted() -> None:
+    cap = h200_capture()
+    cap["nvml"] = {**cap["nvml"], "stdout": cap["nvml"]["stdout"].replace("driver 580.159.04", "driver 580.95.05")}
+    s = await freeze(CapturedHost(cap), pid=H200_PID)
+    assert any("NVML (580.95.05)" in n for n in s.notes)

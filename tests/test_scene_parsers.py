@@ -280,7 +280,7 @@ def test_parsers_on_what_a_real_h200_printed_to_the_probes() -> None:
         {
             "gpu_index": 0,
             "gpu_uuid": x["gpus"][0]["uuid"],
-            "pid": 417,
+            "pid": 416,
             "type": "C",
             "name": "python3",
             "used_memory_mib": 1634.0,
@@ -294,7 +294,7 @@ def test_parsers_on_what_a_real_h200_printed_to_the_probes() -> None:
         0,
     )
     (app,) = P.apps_from_query(P.parse_csv_query(out["smi_apps"], QUERY_APPS_FIELDS))
-    assert app == {"gpu_uuid": g["uuid"], "pid": 417, "name": "python3", "used_memory_mib": 1634.0}
+    assert app == {"gpu_uuid": g["uuid"], "pid": 416, "name": "python3", "used_memory_mib": 1634.0}
     libs = P.parse_maps(out["proc_maps"])
     assert {x["path"].rsplit("/", 1)[1] for x in libs} == {
         "libcudart.so.13",
@@ -302,7 +302,7 @@ def test_parsers_on_what_a_real_h200_printed_to_the_probes() -> None:
         "libcuda.so.580.159.04",
         "libnvidia-ml.so.580.159.04",
     }
-    assert P.libcuda_from_maps(libs)["pids"] == [417]
+    assert P.libcuda_from_maps(libs)["pids"] == [416]
     v = P.parse_versions_json(out["proc_versions"])
     assert (v["python"], v["torch"], v["torch_cuda"], v["nccl"], v["vllm"]) == (
         "3.12.3",
@@ -320,3 +320,6 @@ def test_parsers_on_what_a_real_h200_printed_to_the_probes() -> None:
     assert P.parse_xid(out["xid"]) == {"source": "dmesg", "events": []}
     assert P.parse_topo(out["smi_topo"])["gpus"] == ["GPU0"]
     assert [r["pid"] for r in P.parse_pgrep(out["pgrep"])] == []
+    n = P.parse_pynvml(out["nvml"])
+    assert n["driver_version"] == "580.159.04" and n["cuda_driver_version"] == "13.0"
+    assert [(x["uuid"], x["compute_cap"], x["pci_bus_id"]) for x in n["gpus"]] == [(g["uuid"], "9.0", g["pci_bus_id"])]

@@ -81,6 +81,13 @@ def _host(outs: Outputs, s: Scene) -> None:
         kernel_module=proc.get("module"),
         cuda_driver_version=xml.get("cuda_driver_version"),
     )
+    nvml = outs.get("nvml", P.parse_pynvml) or {}
+    if s.host.driver_version is None:
+        s.host.driver_version = nvml.get("driver_version")
+    if s.host.cuda_driver_version is None:
+        s.host.cuda_driver_version = nvml.get("cuda_driver_version")
+    if smi_driver and nvml.get("driver_version") and smi_driver != nvml["driver_version"]:
+        s.notes.append(f"nvidia-smi ({smi_driver}) and NVML ({nvml['driver_version']}) report different drivers")
     if smi_driver and proc.get("driver_version") and smi_driver != proc["driver_version"]:
         s.notes.append(
             f"nvidia-smi ({smi_driver}) and /proc/driver/nvidia/version ({proc['driver_version']}) disagree: "
@@ -100,7 +107,7 @@ def _gpus(outs: Outputs, s: Scene) -> None:
     by_uuid = {r["uuid"]: r for r in rows if r.get("uuid")}
     gpus = xml["gpus"] if xml else rows
     if not gpus:
-        gpus = outs.get("smi_list", P.parse_smi_list) or []
+        gpus = (outs.get("nvml", P.parse_pynvml) or {}).get("gpus") or outs.get("smi_list", P.parse_smi_list) or []
     for g in gpus:
         q = by_uuid.get(g.get("uuid"), {})
         merged = {

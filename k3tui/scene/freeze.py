@@ -28,7 +28,7 @@ from . import parsers as P
 from .assemble import Outputs, assemble
 from .docker_api import DEFAULT_SOCKET, DockerApi, container_probes
 from .model import Scene, scene_from_dict
-from .probes import PROBES, Probe, command_for, probes_for
+from .probes import PROBES, Probe, command_for, probes_for, stdin_for
 
 LOG_TAIL_BYTES = 4 * 1024 * 1024
 
@@ -104,7 +104,9 @@ async def _run_probe(host: Host, probe: Probe, command: str) -> RunResult:
     """Run one probe; never raises (a transport exception becomes the probe's error)."""
     t = time.monotonic()
     try:
-        return await asyncio.wait_for(host.run(command, timeout=probe.timeout, purpose=probe.name), probe.timeout + 2.0)
+        stdin = stdin_for(probe)
+        run = host.run(command, timeout=probe.timeout, purpose=probe.name, **({"stdin": stdin} if stdin else {}))
+        return await asyncio.wait_for(run, probe.timeout + 2.0)
     except TimeoutError:
         return RunResult(
             command, timed_out=True, error=f"timed out after {probe.timeout:g}s", duration=time.monotonic() - t

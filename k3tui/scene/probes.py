@@ -95,6 +95,8 @@ class Probe:
     phase: str = "host"
     """``host`` (always runs), ``container`` (needs a container), ``process`` (needs a pid)."""
     why: str = ""
+    stdin: str = ""
+    """Name of a payload sent on the command's stdin (see :func:`stdin_for`), "" for none."""
 
 
 PROBES: tuple[Probe, ...] = (
@@ -131,6 +133,13 @@ PROBES: tuple[Probe, ...] = (
     Probe("host_ld_so_conf", _LD_SO_CONF, 3, why="linker configuration on the host"),
     Probe("host_env", _ENV, 3, why="environment of a login on the host (LD_LIBRARY_PATH, CUDA_*, NCCL_*)"),
     Probe("host_versions", _PY + shlex.quote(VERSIONS_SCRIPT), 10, why="python/torch/vllm on the host"),
+    Probe(
+        "nvml",
+        'P=$(command -v python3) || { echo "no python3 on the host" >&2; exit 127; }; exec "$P" -S -',
+        10,
+        why="the same GPU facts through NVML (nvidia-ml-py's pynvml.py + a short script, on stdin)",
+        stdin="nvml",
+    ),
     Probe(
         "docker_ps",
         "docker ps --no-trunc --format '{{json .}}'",
@@ -221,6 +230,42 @@ PROBES: tuple[Probe, ...] = (
 )
 
 BY_NAME: dict[str, Probe] = {p.name: p for p in PROBES}
+
+# Printed in the form of the NVML capture in ../shared/fixtures/hosts/h200-r580/pynvml.txt.
+NVML_SCRIPT = r"""
+def _s(v):
+    return v.decode() if isinstance(v, bytes) else v
+try:
+    nvmlInit()
+except NVMLError as exc:
+    sys.stderr.write("NVML unavailable: %s\n" % exc)
+    sys.exit(3)
+print("driver %s nvml %s cuda_driver %d" % (_s(nvmlSystemGetDriverVersion()), _s(nvmlSystemGetNVMLVersion()), nvmlSystemGetCudaDriverVersion()))
+procs = []
+for i in range(nvmlDeviceGetCount()):
+    h = nvmlDeviceGetHandleByIndex(i)
+    m = nvmlDeviceGetMemoryInfo(h)
+    print(i, _s(nvmlDeviceGetName(h)), _s(nvmlDeviceGetUUID(h)), m.total, m.used, m.free, nvmlDeviceGetCudaComputeCapability(h), _s(nvmlDeviceGetPciInfo(h).busId))
+    try:
+        procs += [(i, p.pid, p.usedGpuMemory) for p in nvmlDeviceGetComputeRunningProcesses(h)]
+    except NVMLError:
+        pass
+print("procs", procs)
+nvmlShutdown()
+"""
+
+
+def stdin_for(probe: Probe) -> str | None:
+    """The payload a probe sends on stdin (pynvml.py + the NVML script), or None."""
+    if probe.stdin != "nvml":
+        return None
+    try:
+        import pynvml
+    except ImportError:
+        return "import sys\nsys.stderr.write('nvidia-ml-py is not installed where k3tui runs\\n')\nsys.exit(3)\n"
+    from pathlib import Path
+
+    return Path(pynvml.__file__).read_text(encoding="utf-8") + "\n" + NVML_SCRIPT
 
 
 def command_for(probe: Probe, *, container: str | None = None, pid: int | None = None) -> str:

@@ -83,11 +83,13 @@ async def open_hosts(args: argparse.Namespace, emit: Emit | None) -> AsyncIterat
 
 
 def reject_inventory(args: argparse.Namespace) -> None:
-    """Inventory files (issue 9) are not read yet: say so instead of ignoring the option."""
-    if getattr(args, "inventory", None) or getattr(args, "group", None):
-        from ..errors import UsageError
+    """``--group`` needs ``--inventory``; without an inventory a TARGET is needed (issue 9)."""
+    from ..errors import UsageError
 
-        raise UsageError("--inventory/--group are not read yet: name the hosts as a,b")
+    if getattr(args, "group", None) and not getattr(args, "inventory", None):
+        raise UsageError("--group names a group of an inventory: add --inventory FILE")
+    if not getattr(args, "inventory", None) and not args.target:
+        raise UsageError("no target: name the host(s) as a,b or give --inventory FILE --group NAME")
 
 
 def _one_line(exc: BaseException) -> str:
@@ -96,6 +98,10 @@ def _one_line(exc: BaseException) -> str:
 
 async def freeze_target(args: argparse.Namespace, emit: Emit | None, reason: str = "operator") -> FreezeOutcome:
     """Freeze every host of the target concurrently."""
+    if getattr(args, "inventory", None) or "," in (args.target or ""):
+        from ..fleet.cli import freeze_group  # issue 9: bounded concurrency, per-host deadlines, progress
+
+        return await freeze_group(args, emit, reason)
     out = FreezeOutcome()
     async with open_hosts(args, emit) as (hosts, errors):
         out.unreachable = errors
