@@ -219,3 +219,14 @@ async def test_debug_toggles_are_single_changes_and_trace_function_needs_confirm
     assert warnings, "the slow-start warning is recorded even when the operator declines"
     assert not any(e.config.get("env", {}).get("VLLM_TRACE_FUNCTION") for e in _of(events, ev.RunConfigSet))
     assert "-e NCCL_DEBUG=TRACE" in _of(events, ev.RunStarted)[0].command
+
+
+async def test_two_trays_that_differ_fail_the_baseline_and_name_the_odd_node():
+    async def body(engine, events):
+        return await engine.run_rung("baseline")
+
+    result, events = await _ladder("multinode-odd-node", body, nodes=2)
+    assert result.verdict == "FAIL"
+    failed = [e for e in _of(events, ev.CheckVerdict, rung="baseline") if e.verdict == "FAIL"]
+    assert any("575" in e.evidence for e in failed), [e.evidence for e in failed]
+    assert len({s.host for s in _of(events, ev.SceneFrozen, reason="baseline")}) == 2
