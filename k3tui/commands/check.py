@@ -20,7 +20,7 @@ HELP = "check the compatibility baseline against a profile"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    add_target_options(p)
+    add_target_options(p, nargs="?")
     from ..scene.session import add_scene_target_options
 
     add_scene_target_options(p)
@@ -30,7 +30,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="JSON",
         action="append",
         default=[],
-        help="check a saved scene (freeze --json) instead of freezing TARGET ('-' as TARGET)",
+        help="check a saved scene (freeze --json, or a .k3rec's last scene) instead of freezing TARGET ('-' as TARGET)",
     )
     add_record_option(p)
 
@@ -63,17 +63,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _load_scene(path: str):  # noqa: ANN202 - a Scene
-    import msgspec
+    """A saved scene: ``freeze --json`` output, or the last scene of a ``.k3rec`` session."""
+    from .diff import load_scene_file
 
-    from ..errors import UsageError
-
-    with open(path, "rb") as fh:
-        try:
-            data = msgspec.json.decode(fh.read())
-        except msgspec.DecodeError as exc:
-            raise UsageError(f"{path}: not a scene JSON file ({exc})") from None
-    if isinstance(data, list):
-        raise UsageError(f"{path}: holds {len(data)} scenes; pass one --scene per file")
-    if not isinstance(data, dict) or "host" not in data:
-        raise UsageError(f"{path}: not a scene (no 'host' key)")
-    return scene_from_dict(data)
+    return load_scene_file(path)

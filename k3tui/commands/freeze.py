@@ -21,7 +21,7 @@ HELP = "freeze the failure scene of a host"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    add_target_options(p)
+    add_target_options(p, nargs="?")
     add_scene_target_options(p)
     p.add_argument("--json", metavar="PATH", help="write the scene as JSON ('-' for stdout)")
     add_record_option(p)
@@ -42,9 +42,13 @@ def run(args: argparse.Namespace) -> int:
             with open(args.json, "wb") as fh:
                 fh.write(blob + b"\n")
     if args.json != "-":
-        for s in outcome.scenes:
+        for s in outcome.scenes if len(outcome.scenes) <= 8 else []:  # a fleet: the table below, scenes in --json
             print("\n".join(scene_lines(s)))
         if len(outcome.scenes) > 1:
             print(f"== {len(outcome.scenes)} nodes compared")
             print("\n".join(odd_lines(odd_nodes(outcome.scenes))))
+        if hasattr(outcome, "nodes"):  # a group or an --inventory (k3tui.fleet, issue 9)
+            from ..fleet.cli import report
+
+            print("\n".join(report(outcome)))
     return 1 if outcome.unreachable else 0

@@ -64,6 +64,8 @@ class FleetOutcome(FreezeOutcome):
 
     nodes: list[NodeResult] = field(default_factory=list)
     wall: float = 0.0
+    verdict: Any = None
+    """The deployment-level classification (:func:`k3tui.fleet.cli.deployment_verdict` fills it)."""
 
     @property
     def head(self) -> str:

@@ -86,6 +86,9 @@ class DeploymentVerdict:
     t: float | None
     per_node: list[NodeVerdict] = field(default_factory=list)
     skews: dict[str, float | None] = field(default_factory=dict)
+    merged: list[TimedLine] = field(default_factory=list, repr=False)
+    index: int | None = None
+    """Where the root line sits in ``merged`` (0-based)."""
 
     @property
     def line(self) -> str:
@@ -177,14 +180,28 @@ def classify_deployment(nodes: Sequence[NodeLog]) -> DeploymentVerdict:
     for tl in merged:
         c.feed_line(f"{service(tl.alias)} | {tl.text}")
     res = c.finish()
-    node = t = None
+    node = t = index = None
     if res.first_exception is not None:
         svc = res.first_exception.line.partition(" | ")[0]
         node = names.get(svc)
-        tl = merged[res.first_exception.line_number - 1] if res.first_exception.line_number <= len(merged) else None
-        t = tl.t if tl is not None and tl.t != float("inf") else None
+        if 0 < res.first_exception.line_number <= len(merged):
+            index = res.first_exception.line_number - 1
+            t = merged[index].t if merged[index].t != float("inf") else None
     per = [_node_verdict(n) for n in nodes]
-    return DeploymentVerdict(node, res, t, per, {n.alias: n.clock_skew for n in nodes})
+    return DeploymentVerdict(node, res, t, per, {n.alias: n.clock_skew for n in nodes}, merged, index)
+
+
+def first_errors_after(v: DeploymentVerdict) -> list[TimedLine]:
+    """Each other node's first ERROR line after the deployment's root: what it reported as a consequence."""
+    from ..classify.lines import parse
+
+    if v.index is None:
+        return []
+    out: dict[str, TimedLine] = {}
+    for x in v.merged[v.index + 1 :]:
+        if x.alias != v.node and x.alias not in out and "ERROR" in x.text and parse(x.text).level == "ERROR":
+            out[x.alias] = x
+    return list(out.values())
 
 
 def _node_verdict(node: NodeLog) -> NodeVerdict:
@@ -224,13 +241,10 @@ def _offset(secs: float | None) -> str:
     return f"{'+' if s >= 0 else '-'}{abs(s) // 3600:02d}:{abs(s) % 3600 // 60:02d}"
 
 
-def window(merged: Sequence[TimedLine], t: float | None, before: int = 8, after: int = 8) -> Iterator[str]:
-    """Merged lines around time ``t`` (the deployment's root), each tagged by node."""
+def window(merged: Sequence[TimedLine], idx: int, before: int = 6, after: int = 3) -> Iterator[str]:
+    """Merged lines around index ``idx`` (the deployment's root), each tagged by node."""
     if not merged:
         return
-    idx = 0
-    if t is not None:
-        idx = next((i for i, x in enumerate(merged) if x.t >= t), len(merged) - 1)
     width = max(len(x.alias) for x in merged)
-    for x in merged[max(0, idx - before) : idx + after]:
+    for x in merged[max(0, idx - before) : idx + after + 1]:
         yield f"{clock(x.t)} {x.alias:{width}} | {x.text[:200]}"

@@ -23,6 +23,10 @@ from .freeze import freeze
 from .model import Scene
 
 
+MAX_CONCURRENT_FREEZES = 32
+"""Hosts frozen at once in a group (each runs ~20 probes on its own connection)."""
+
+
 @dataclass
 class FreezeOutcome:
     scenes: list[Scene] = field(default_factory=list)
@@ -106,12 +110,13 @@ async def freeze_target(args: argparse.Namespace, emit: Emit | None, reason: str
     async with open_hosts(args, emit) as (hosts, errors):
         out.unreachable = errors
         sock = args.docker_socket or None
-        scenes = await asyncio.gather(
-            *(
-                freeze(h, container=args.container, pid=args.pid, emit=emit, reason=reason, docker_socket=sock)
-                for h in hosts
-            )
-        )
+        bound = asyncio.Semaphore(MAX_CONCURRENT_FREEZES)
+
+        async def one(h: Any) -> Scene:
+            async with bound:
+                return await freeze(h, container=args.container, pid=args.pid, emit=emit, reason=reason, docker_socket=sock)
+
+        scenes = await asyncio.gather(*(one(h) for h in hosts))
         out.scenes = list(scenes)
     return out
 

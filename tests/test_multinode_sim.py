@@ -1,0 +1,121 @@
+"""The simulated host as several nodes of one deployment (issue 9).
+
+Each node is its own SimHost (its own SSH port, host key, client key and known_hosts),
+reached through an inventory file that names them, so per-host SSH options are exercised.
+Planted differences (``multinode-odd-node``) must be named by the comparison; a root
+exception planted on the WORKER (``multinode-worker-nccl``) must be named as the
+deployment's first failure even though the head only reports the consequence.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from contextlib import AsyncExitStack
+from pathlib import Path
+
+from k3tui.events import HostConnected, Notice, SceneFrozen
+from k3tui.fleet.cli import deployment_verdict, report
+from k3tui.fleet.compare import differences, sentences
+from k3tui.fleet.freeze import freeze_fleet
+from k3tui.fleet.inventory import load_inventory
+from k3tui.profile import load_profile
+from k3tui.reader import read_all
+from k3tui.scene.checks import check_baseline
+from k3tui.sim import SimHost
+
+
+def write_inventory(path: Path, group: str, sims: list[SimHost], names: list[str], roles: list[str]) -> Path:
+    """An inventory naming each simulated node with its own port, key and known_hosts."""
+    lines = [f"[groups.{group}]", 'description = "simulated nodes"', 'profile = "kimi-k3"']
+    for sim, name, role in zip(sims, names, roles, strict=True):
+        lines += [
+            f"[[groups.{group}.hosts]]",
+            f'name = "{name}"',
+            'address = "127.0.0.1"',
+            f"port = {sim.port}",
+            f'user = "{sim.username}"',
+            f'identity = "{sim.client_key_path}"',
+            f'known_hosts = "{sim.known_hosts_path}"',
+            f'role = "{role}"',
+        ]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+async def _start(stack: AsyncExitStack, scenario: str, n: int) -> list[SimHost]:
+    sims = [SimHost(scenario=scenario, node=i) for i in range(n)]
+    for s in sims:
+        await stack.enter_async_context(s)
+    return sims
+
+
+async def test_the_comparison_names_every_planted_difference_of_the_odd_node(tmp_path: Path) -> None:
+    async with AsyncExitStack() as stack:
+        sims = await _start(stack, "multinode-odd-node", 2)
+        inv = write_inventory(tmp_path / "inv.toml", "k3", sims, ["tray-a", "tray-b"], ["head", "worker"])
+        events: list = []
+        out = await freeze_fleet(load_inventory(inv).select("k3"), emit=events.append)
+    assert out.unreachable == {} and [s.alias for s in out.scenes] == ["tray-a", "tray-b"]
+    found = {d.fact: d for d in differences(out.scenes, head=out.head)}
+    for fact in ("driver.driver_version", "image.repo_digests", "container.env.LD_LIBRARY_PATH"):
+        assert found[fact].odd == ["tray-b"], (fact, found[fact])
+    said = "\n".join(sentences(list(found.values())))
+    assert "node tray-b runs driver 575.57.08 while tray-a runs driver 580.95.05" in said
+    assert "/opt/site/cuda-12.9/lib64" in said
+    verdicts = {v.check: v for v in check_baseline(out.scenes, load_profile("kimi-k3"))}
+    assert verdicts["nodes-driver"].verdict == "FAIL" and "575.57.08" in verdicts["nodes-driver"].evidence
+    assert verdicts["nodes-image"].verdict == "FAIL"
+    assert verdicts["gpus"].verdict == "PASS" and "8 × NVIDIA GB300 across 2 nodes" in verdicts["gpus"].evidence
+    # one stream, every event tagged by its host, clock skew measured on each
+    skews = {e.host: e.clock_skew for e in events if isinstance(e, HostConnected)}
+    assert set(skews) == {"tray-a", "tray-b"} and all(abs(s) < 2.0 for s in skews.values())
+    assert sorted(e.host for e in events if isinstance(e, SceneFrozen)) == ["tray-a", "tray-b"]
+
+
+async def test_a_root_exception_on_the_worker_is_named_as_the_deployments_first_failure(tmp_path: Path) -> None:
+    # node 0 of the scenario is the worker tray (NCCL fails there), node 1 the head (consequences only)
+    async with AsyncExitStack() as stack:
+        sims = await _start(stack, "multinode-worker-nccl", 2)
+        inv = write_inventory(tmp_path / "inv.toml", "k3", [sims[1], sims[0]], ["head-01", "worker-02"], ["head", "worker"])
+        out = await freeze_fleet(load_inventory(inv).select("k3"))
+    assert out.head == "head-01"
+    head_scene = next(s for s in out.scenes if s.alias == "head-01")
+    assert head_scene.first_exception is None, "the head's own log holds only consequences"
+    v = deployment_verdict(out)
+    assert v.node == "worker-02"
+    assert "RuntimeError: NCCL error: unhandled system error" in v.line
+    assert v.result.failed_stage == "engine"
+    per = {nv.alias: nv for nv in v.per_node}
+    assert per["head-01"].result.first_exception is None and per["worker-02"].t is not None
+    text = "\n".join(report(out))
+    assert "node worker-02 at" in text and "no root exception of its own" in text
+    # the head's consequence sits later than the worker's root on the merged timeline
+    assert "Engine core initialization failed" not in v.line
+    # the difference that explains it is named: the worker's container has a 64 MiB /dev/shm, no --ipc=host
+    found = {d.fact: d for d in differences(out.scenes, head=out.head)}
+    assert found["container.shm_size"].values["worker-02"] == 67108864
+    assert found["container.ipc_mode"].values["worker-02"] == "private"
+
+
+async def test_freeze_cli_with_an_inventory_of_simulated_nodes(tmp_path: Path) -> None:
+    async with AsyncExitStack() as stack:
+        sims = await _start(stack, "multinode-worker-nccl", 2)
+        inv = write_inventory(tmp_path / "inv.toml", "k3", [sims[1], sims[0]], ["head-01", "worker-02"], ["head", "worker"])
+        rec = tmp_path / "fleet.k3rec"
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "k3tui.cli", "freeze", "--inventory", str(inv), "--group", "k3",
+            "--json", str(tmp_path / "scenes.json"), "--record", str(rec),
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        stdout, stderr = await asyncio.wait_for(proc.communicate(), 120)
+    out, err = stdout.decode(), stderr.decode()
+    assert proc.returncode == 0, err
+    assert "k3tui: [1/2]" in err and "k3tui: [2/2]" in err, err
+    assert "== fleet: 2 hosts, 2 frozen, 0 unreachable" in out
+    assert "container.shm_size" in out and "node worker-02 at" in out
+    assert [s["alias"] for s in json.loads((tmp_path / "scenes.json").read_text())] == ["head-01", "worker-02"]
+    _, events = read_all(rec)
+    named = [e for e in events if isinstance(e, Notice) and "first root exception" in e.message]
+    assert named and named[0].host == "worker-02"
