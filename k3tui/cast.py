@@ -27,8 +27,8 @@ Why it is shaped this way:
 - **Markers** (``m`` events) at every rung, stage change, exception, freeze and note —
   the kinds in :data:`k3tui.events.MARKER_KINDS` — plus a visible banner line in the
   output, so ``asciinema cat`` shows where the markers are too.
-- Secrets were already removed by the recorder; the export passes its own
-  :class:`~k3tui.redact.Redactor` in again (defence in depth).
+- Secrets were already removed by the recorder; the export redacts every event again with
+  its own :class:`~k3tui.redact.Redactor` before it reaches this writer (defence in depth).
 """
 
 from __future__ import annotations
@@ -52,6 +52,10 @@ _DIM = "\x1b[2m"
 _BOLD_RED = "\x1b[1;31m"
 _BOLD_CYAN = "\x1b[1;36m"
 _RESET = "\x1b[0m"
+
+
+def _same(text: str) -> str:
+    return text
 
 
 def header_of(h: ev.Header, width: int = WIDTH, height: int = HEIGHT) -> dict[str, Any]:
@@ -90,12 +94,14 @@ class CastWriter:
     Args:
         fh: a text file opened for writing (UTF-8).
         header: the session header (for size, time and title).
-        redactor: applied to every text before it is written.
+        redactor: applied to every text before it is written; ``None`` when the caller
+            feeds events its own redactor has just produced (the export), so the same
+            text is not redacted twice.
     """
 
     def __init__(self, fh: IO[str], header: ev.Header, redactor: Redactor | None = None) -> None:
         self._fh = fh
-        self._redactor = redactor or Redactor()
+        self._redact = redactor.text if redactor is not None else _same
         self._last = 0.0
         self.events = 0
         self.markers = 0
@@ -112,12 +118,12 @@ class CastWriter:
         """An ``o`` event (the text is redacted and neutralised here)."""
         if not text:
             return
-        self._line([self._time(t), "o", terminal_text(self._redactor.text(text))])
+        self._line([self._time(t), "o", terminal_text(self._redact(text))])
         self.events += 1
 
     def marker(self, t: float, label: str) -> None:
         """An ``m`` event with a one-line label."""
-        self._line([self._time(t), "m", _clean(self._redactor.text(label))[:200]])
+        self._line([self._time(t), "m", _clean(self._redact(label))[:200]])
         self.markers += 1
 
     def add(self, e: ev.AnyEvent) -> None:
@@ -134,7 +140,7 @@ class CastWriter:
             self._banner(e.t, colour, f"── {label} ──")
 
     def _banner(self, t: float, colour: str, text: str) -> None:
-        safe = _clean(self._redactor.text(text))
+        safe = _clean(self._redact(text))
         self._line([self._time(t), "o", f"\r\n{colour}{safe}{_RESET}\r\n"])
         self.events += 1
 

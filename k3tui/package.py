@@ -189,9 +189,9 @@ def _refuse_package_input(src: Path) -> None:
 
 def _write_cast_only(rec: Recording, header: ev.Header, red: Redactor, tmp: Path) -> None:
     with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
-        cast = CastWriter(fh, header, red)
+        cast = CastWriter(fh, header)
         for e in rec.events():
-            cast.add(red.event(e))
+            cast.add(red.event(e))  # redacted here, once
 
 
 def _write_package(rec: Recording, name: str, header: ev.Header, red: Redactor, tmp: Path, root: Path) -> None:
@@ -223,7 +223,7 @@ def _stream(rec: Recording, red: Redactor, c: report.Collector, root: Path) -> N
     logs: dict[str, IO[bytes]] = {}
     (root / "logs").mkdir()
     with open(root / CAST, "w", encoding="utf-8", newline="\n") as cast_fh, open(root / "resealed.k3rec", "wb") as sealed:
-        cast = CastWriter(cast_fh, c.header, red)
+        cast = CastWriter(cast_fh, c.header)  # events arrive redacted
         line, prev = seal(b"", _header_encoder.encode(c.header))
         sealed.write(line)
         for e in rec.events():
@@ -235,7 +235,7 @@ def _stream(rec: Recording, red: Redactor, c: report.Collector, root: Path) -> N
             c.add(r)
             cast.add(r)
             if isinstance(r, ev.Output) and r.id in c.state.runs:
-                _append_log(c, logs, root, r, red)
+                _append_log(c, logs, root, r)
         for fh in logs.values():
             fh.close()
 
@@ -244,7 +244,7 @@ _header_encoder = msgspec.json.Encoder()
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 
 
-def _append_log(c: report.Collector, logs: dict[str, IO[bytes]], root: Path, e: ev.Output, red: Redactor) -> None:
+def _append_log(c: report.Collector, logs: dict[str, IO[bytes]], root: Path, e: ev.Output) -> None:
     info = c.logs.get(e.id)
     if info is None:
         base = _SAFE_NAME.sub("_", f"{e.host}-{e.id}" if e.host else e.id).strip("._") or "run"
@@ -253,7 +253,7 @@ def _append_log(c: report.Collector, logs: dict[str, IO[bytes]], root: Path, e: 
             name = name.removesuffix(".log") + "_.log"
         info = c.logs[e.id] = report.LogFile(name)
         logs[e.id] = open(root / name, "wb")  # noqa: SIM115 - closed at the end of the stream
-    data = red.text(e.text).encode("utf-8", "replace")
+    data = e.text.encode("utf-8", "replace")  # already redacted by this export
     logs[e.id].write(data)
     info.bytes += len(data)
     info.lines += e.text.count("\n")

@@ -252,26 +252,64 @@ def request_json(c: Collector) -> str | None:
         return req.body if req.body.endswith("\n") else req.body + "\n"
 
 
+@dataclass
+class Failure:
+    """The session's root failure, from a ladder run or from the log found at freeze time."""
+
+    source: str
+    run: str
+    host: str
+    stage: str
+    line: str
+    line_number: int
+    stack: list[str]
+    process: str
+    signature: str
+    advice: str = ""
+    oom_root_cause: bool | None = None
+
+
+def root_failure(c: Collector) -> Failure | None:
+    """The first root exception of a run, else the one a frozen scene found in the server log."""
+    x = c.state.first_exception
+    if x is not None:
+        cls = _classified(c, x.run)
+        return Failure(
+            f"run {x.run}", x.run, x.host or c.header.host, x.stage, x.line, x.line_number, list(x.stack),
+            x.process or "", x.signature or (cls.signature if cls else ""), cls.advice if cls else "", x.oom_root_cause,
+        )
+    for s in c.state.scenes:
+        fe = s.scene.get("first_exception") if isinstance(s.scene, dict) else None
+        if isinstance(fe, dict) and fe.get("line"):
+            where = s.scene.get("log_source") or "the server log"
+            return Failure(
+                f"{where} at freeze (t={s.t:.1f}s)", s.run, s.host or c.header.host, str(fe.get("stage") or "unknown"),
+                str(fe["line"]), int(fe.get("line_number") or 0), [str(x) for x in fe.get("stack") or []],
+                str(fe.get("process") or ""), str(fe.get("signature") or ""), str(fe.get("advice") or ""),
+                fe.get("oom_root_cause") if isinstance(fe.get("oom_root_cause"), bool) else None,
+            )
+    return None
+
+
 def first_error_txt(c: Collector) -> str:
     """``first-error.txt``: the first root exception with its full stack."""
-    x = c.state.first_exception
-    if x is None:
+    f = root_failure(c)
+    if f is None:
         return "No root exception was found in this session.\n" + _classified_lines(c)
-    cls = _classified(c, x.run)
     # "name value" columns, no colon: "signature: X" reads as a secret assignment to the redactor.
     head = [
-        f"run         {x.run}",
-        f"host        {x.host or c.header.host or '-'}",
-        f"stage       {x.stage}",
-        f"process     {x.process or '-'}",
-        f"log line    {x.line_number}",
-        f"signature   {x.signature or (cls.signature if cls else '') or '-'}",
-        f"oom root    {x.oom_root_cause}",
-        f"error       {x.line}",
+        f"found in    {f.source}",
+        f"host        {f.host or '-'}",
+        f"stage       {f.stage}",
+        f"process     {f.process or '-'}",
+        f"log line    {f.line_number}",
+        f"signature   {f.signature or '-'}",
+        f"oom root    {f.oom_root_cause}",
+        f"error       {f.line}",
     ]
-    if cls and cls.advice:
-        head.append(f"next        {cls.advice}")
-    stack = "\n".join(x.stack) if x.stack else x.line
+    if f.advice:
+        head.append(f"next        {f.advice}")
+    stack = "\n".join(f.stack) if f.stack else f.line
     return neutralise("\n".join(head) + "\n\n" + stack.rstrip("\n") + "\n")
 
 
@@ -518,7 +556,7 @@ def report_md(c: Collector, files: list[str]) -> str:
 def _intro(c: Collector) -> str:
     h = c.header
     sim = "\n\n> **SIMULATED host**: this session ran against k3tui's embedded simulator, not a real GPU host.\n" if (h.simulated or c.state.simulated) else ""
-    x = c.state.first_exception
+    x = root_failure(c)
     verdict = f"first failure at stage **{md(x.stage)}**: `{_code(x.line)}`" if x else "no root exception recorded"
     lines = [
         f"# Repro package — session {md(h.session_id)}",
@@ -580,18 +618,20 @@ def _request_section(c: Collector) -> str:
 
 
 def _failure_section(c: Collector) -> str:
-    x = c.state.first_exception
-    if x is None:
+    f = root_failure(c)
+    if f is None:
         return "No root exception was found." + ("\n\n" + fenced(_classified_lines(c)) if _classified_lines(c) else "")
-    cls = _classified(c, x.run)
     lines = [
-        f"- first failing stage: **{md(x.stage)}** (run {md(x.run)}, host {md(x.host or c.header.host or '-')}, process {md(x.process or '-')}, log line {x.line_number})",
-        f"- root exception `{_code(x.line)}`",
-        f"- signature `{_code(x.signature or (cls.signature if cls else '') or '-')}`",
+        f"- first failing stage: **{md(f.stage)}** (found in {md(f.source)}, host {md(f.host or '-')}, "
+        f"process {md(f.process or '-')}, log line {f.line_number})",
+        f"- root exception `{_code(f.line)}`",
+        f"- signature `{_code(f.signature or '-')}`",
     ]
-    if cls and cls.advice:
-        lines.append(f"- what to try next at this layer: {md(cls.advice)}")
-    return "\n".join(lines) + "\n\nStack (also in `first-error.txt`):\n\n" + fenced("\n".join(x.stack) or x.line, "text")
+    if f.advice:
+        lines.append(f"- what to try next at this layer: {md(f.advice)}")
+    if c.state.first_exception is None:
+        lines.append("- no ladder run reproduced it in this session (see the rungs and stop conditions below)")
+    return "\n".join(lines) + "\n\nStack (also in `first-error.txt`):\n\n" + fenced("\n".join(f.stack) or f.line, "text")
 
 
 def _runs_section(c: Collector) -> str:

@@ -224,7 +224,7 @@ def test_report_names_stage_exception_and_tables(package: Path, shared: Path) ->
 def test_first_error_has_the_whole_root_stack(package: Path, shared: Path) -> None:
     text = members(package)["first-error.txt"].decode()
     stack, _ = root_stack(log_lines(shared, FAIL_LOG), label(shared, FAIL_LOG)["first_exception"])
-    assert "stage       weights" in text
+    assert "stage       weights" in text and "found in    run r1" in text
     assert "signature   weights|ModuleNotFoundError|No module named <str>" in text
     for line in stack:
         assert line in text
