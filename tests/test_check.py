@@ -159,7 +159,7 @@ def test_check_cli_on_saved_scenes_exit_codes(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
     r = k3("check", "-", "--scene", str(bad))
-    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "not a scene JSON" in r.stderr
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "neither a scene JSON nor a session file" in r.stderr
 
 
 def test_check_local_records_verdicts(tmp_path: Path) -> None:

@@ -13,7 +13,6 @@ import sys
 
 from ..profile import load_profile
 from ..scene.checks import check_baseline, exit_status
-from ..scene.model import scene_from_dict
 from ._common import add_record_option, add_target_options
 
 HELP = "check the compatibility baseline against a profile"

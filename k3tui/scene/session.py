@@ -22,7 +22,6 @@ from ..remote.base import Emit
 from .freeze import freeze
 from .model import Scene
 
-
 MAX_CONCURRENT_FREEZES = 32
 """Hosts frozen at once in a group (each runs ~20 probes on its own connection)."""
 
@@ -114,7 +113,9 @@ async def freeze_target(args: argparse.Namespace, emit: Emit | None, reason: str
 
         async def one(h: Any) -> Scene:
             async with bound:
-                return await freeze(h, container=args.container, pid=args.pid, emit=emit, reason=reason, docker_socket=sock)
+                return await freeze(
+                    h, container=args.container, pid=args.pid, emit=emit, reason=reason, docker_socket=sock
+                )
 
         scenes = await asyncio.gather(*(one(h) for h in hosts))
         out.scenes = list(scenes)
