@@ -340,6 +340,18 @@ class Change:
     repeats: int
     drift: bool
     decision: str
+    config: dict[str, Any] = field(default_factory=dict)
+    start: bool = False
+    """The first config of the session: where the ladder starts, not a change."""
+
+    @property
+    def changed(self) -> list[dict[str, Any]]:
+        """The variables this row changed (none for the starting config)."""
+        return [] if self.start else self.diff
+
+    @property
+    def what(self) -> str:
+        return "(starting config)" if self.start else diff_text(self.diff)
 
 
 def _config_key(config: dict[str, Any]) -> str:
@@ -371,7 +383,7 @@ def changes(c: Collector) -> list[Change]:
     decisions = c.of(ev.Decision)
     rows: list[Change] = []
     prev_t = -1.0
-    for e, run in c.configs():
+    for i, (e, run) in enumerate(c.configs()):
         result, sig = run_result(c, run)
         key = _config_key(e.config)
         sigs = [run_result(c, r)[1] for r, k in config_of.items() if k == key and _finished(c, r)]
@@ -389,6 +401,8 @@ def changes(c: Collector) -> list[Change]:
                 repeats=len(sigs),
                 drift=len(set(sigs)) > 1,
                 decision="; ".join(f"{d.action}: {d.reason}" for d in why),
+                config=dict(e.config),
+                start=i == 0,
             )
         )
     return rows
@@ -401,14 +415,14 @@ def _finished(c: Collector, run: str) -> bool:
 
 def diff_text(diff: list[dict[str, Any]]) -> str:
     if not diff:
-        return "(no change: first run or repeat)"
+        return "(no change)"
     return "; ".join(f"{d.get('key')}: {d.get('old')!r} → {d.get('new')!r}" for d in diff)
 
 
 def changes_csv(rows: list[Change]) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["run", "t", "rung", "variables_changed", "diff", "result", "reproduced", "repeats", "drift", "signature", "decision"])
+    w.writerow(["run", "t", "rung", "variables_changed", "diff", "result", "reproduced", "repeats", "drift", "signature", "decision", "config"])
     for r in rows:
         w.writerow(
             [
@@ -417,14 +431,15 @@ def changes_csv(rows: list[Change]) -> str:
                     r.run,
                     f"{r.t:.3f}",
                     r.rung,
-                    len(r.diff),
-                    diff_text(r.diff),
+                    len(r.changed),
+                    r.what,
                     r.result,
                     r.reproduced,
                     r.repeats,
                     "DRIFT" if r.drift else "",
                     r.signature,
                     r.decision,
+                    json.dumps(r.config, sort_keys=True, default=str),
                 )
             ]
         )
@@ -579,6 +594,11 @@ def _code(s: str) -> str:
     return neutralise(s).replace("`", "'").replace("\n", " ")[:300]
 
 
+def _span(s: str) -> str:
+    """A code span that is safe in a table cell too (GFM splits cells on ``|`` even inside code)."""
+    return "`" + _code(s).replace("|", "\\|") + "`"
+
+
 def _fingerprint_section(c: Collector) -> str:
     if not c.state.scenes:
         return "No scene was frozen in this session."
@@ -625,7 +645,7 @@ def _failure_section(c: Collector) -> str:
         f"- first failing stage: **{md(f.stage)}** (found in {md(f.source)}, host {md(f.host or '-')}, "
         f"process {md(f.process or '-')}, log line {f.line_number})",
         f"- root exception `{_code(f.line)}`",
-        f"- signature `{_code(f.signature or '-')}`",
+        f"- signature {_span(f.signature or '-')}",
     ]
     if f.advice:
         lines.append(f"- what to try next at this layer: {md(f.advice)}")
@@ -640,7 +660,7 @@ def _runs_section(c: Collector) -> str:
         r = c.state.runs[rid]
         result, sig = run_result(c, r.run)
         log = c.logs.get(r.run)
-        rows.append([md(r.run), md(r.rung or "-"), md(r.host or "-"), md(r.stage or "-"), md(result), f"`{_code(sig or '-')}`",
+        rows.append([md(r.run), md(r.rung or "-"), md(r.host or "-"), md(r.stage or "-"), md(result), _span(sig or "-"),
                      md(f"{log.name} ({log.lines} lines)") if log else "no output recorded"])
     return _table(["run", "rung", "host", "last stage", "result", "signature", "log"], rows) if rows else ""
 
@@ -656,9 +676,9 @@ def _rungs_section(c: Collector) -> str:
 def _changes_section(c: Collector) -> str:
     rows = []
     for ch in changes(c):
-        warn = " **MORE THAN ONE VARIABLE**" if len(ch.diff) > 1 else ""
+        warn = " **MORE THAN ONE VARIABLE**" if len(ch.changed) > 1 else ""
         rep = f"{ch.reproduced}/{ch.repeats}" + (" **DRIFT**" if ch.drift else "")
-        rows.append([md(ch.run or "-"), md(diff_text(ch.diff)) + warn, md(ch.result), rep, f"`{_code(ch.signature or '-')}`", md(ch.decision)])
+        rows.append([md(ch.run or "-"), md(ch.what) + warn, md(ch.result), rep, _span(ch.signature or "-"), md(ch.decision)])
     if not rows:
         return ""
     note = "k/K: runs with this exact config whose failure signature matches this run's (also in `changes.csv`)."

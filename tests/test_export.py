@@ -217,7 +217,25 @@ def test_report_names_stage_exception_and_tables(package: Path, shared: Path) ->
     assert "580.159.04" in rep and "8 × NVIDIA GB300" in rep and "vllm/vllm-openai:kimi-k3" in rep
     assert "LD\\_LIBRARY\\_PATH injected" in rep  # the FAIL baseline verdict with its evidence
     assert "2/2" in rep  # r1 and r2 share a config and a signature
-    assert rep.count("`weights|ModuleNotFoundError|No module named <str>`") >= 4  # failure, runs, changes
+    assert rep.count("`weights\\|ModuleNotFoundError\\|No module named <str>`") >= 4  # failure, runs, changes
+    _assert_tables_well_formed(rep)
+
+
+def _assert_tables_well_formed(rep: str) -> None:
+    """Every row of every Markdown table has its header's number of cells (GFM splits on unescaped |)."""
+    import re
+
+    tables: list[list[int]] = []
+    prev = False
+    for line in rep.splitlines():
+        is_row = line.startswith("|")
+        if is_row:
+            cells = len(re.split(r"(?<!\\)\|", line)) - 2
+            (tables[-1] if prev else tables.append([]) or tables[-1]).append(cells)
+        prev = is_row
+    assert len(tables) >= 8
+    for t in tables:
+        assert len(set(t)) == 1, t
     assert "isolate the loader" in rep  # the decision
 
 
