@@ -274,7 +274,7 @@ class LadderEngine:
 
     async def launch(self, rung: str) -> Server:
         """Stop the current server, start one with the current config, wait for /health."""
-        await self._probe_live_inference()
+        await self.probe_live_inference()
         await self.stop_server(reason=f"restart for rung {rung}")
         cfg = self.config
         server = Server(self.head, self._take_run_id(rung), cfg, self.port, self.emit, on_exception=self._on_exception)
@@ -327,7 +327,7 @@ class LadderEngine:
         await asyncio.gather(*(one(h) for h in self.hosts))
         return self.scenes
 
-    async def _probe_live_inference(self) -> None:
+    async def probe_live_inference(self) -> None:
         """Before the first launch: is anything else serving on these hosts? (a stop condition)."""
         if self._probed_live:
             return

@@ -51,7 +51,8 @@ def verdict(name: str, outcomes: list[Outcome]) -> RungResult:
         clean = f" ({K}/{K} attempts clean)" if K > 1 else ""
         return RungResult(name, "PASS", outcomes[-1].summary + clean, 0, K, outcomes)
     first = next(o for o in outcomes if not o.ok)
-    return RungResult(name, "FAIL", f"reproduced {k}/{K}: {first.summary}", k, K, outcomes)
+    summary = f"reproduced {k}/{K}: {first.summary}" if K > 1 else first.summary
+    return RungResult(name, "FAIL", summary, k, K, outcomes)
 
 
 async def run(engine: LadderEngine, name: str, attempt: int, repeat: int) -> Outcome:
@@ -83,6 +84,7 @@ async def baseline(engine: LadderEngine) -> Outcome:
     """Freeze every host and check the scenes against the profile (the freeze issue's checks)."""
     from ..scene.checks import check_baseline
 
+    await engine.probe_live_inference()
     scenes = await engine.freeze_all(reason="baseline")
     if not scenes:
         return Outcome(False, "no scene could be frozen", error=True)

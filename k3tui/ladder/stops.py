@@ -84,11 +84,12 @@ def _image_driver(events: Sequence[Any]) -> StopCheck:
                     f"{what} changed on {f[1] or 'the host'}: {first[1]} (event #{first[0]}) then {value} (event #{f[0]})",
                     [first[0], f[0]],
                 )
-    seen = sorted({f[2] for f in facts if f[2]}) or ["no driver"]
+    seen = sorted({f[2] for f in facts if f[2]})
+    drivers = f"driver {', '.join(seen)}" if seen else "no NVIDIA driver seen"
     return StopCheck(
         "image-driver",
         "PASS",
-        f"{len(facts)} observation(s), driver {', '.join(seen)} throughout",
+        f"{len(facts)} observation(s), {drivers} throughout",
         [f[0] for f in facts][:10],
     )
 
