@@ -141,8 +141,9 @@ async def _run(args: argparse.Namespace, profile: Any, changes: dict[str, Any], 
     base = rec.emit if rec is not None else None
 
     def keep(e: Any) -> Any:
-        events.append(e)
-        return base(e) if base else e
+        recorded = base(e) if base else e  # redacted and time-stamped, as on disk
+        events.append(recorded)
+        return recorded
 
     emit = _printer(keep)
     async with open_hosts(args, emit) as (hosts, errors):
