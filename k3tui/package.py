@@ -59,7 +59,7 @@ from typing import IO
 import msgspec
 
 from . import events as ev
-from . import report
+from . import report, report_md
 from .cast import CastWriter
 from .errors import PackageError, RecordingError
 from .reader import Recording, open_recording, verify
@@ -123,7 +123,6 @@ class ExportRedactor(Redactor):
         return _TOKEN_LEFT_BEHIND.sub(r"\1" + MASK, out) if "<redacted>" in out else out
 
 
-
 def export_session(
     session_path: str | os.PathLike[str],
     out_path: str | os.PathLike[str] | None = None,
@@ -150,7 +149,11 @@ def export_session(
     src = Path(session_path)
     _refuse_package_input(src)
     open_recording(src)  # a clear error before any work
-    out = Path(out_path) if out_path else src.with_name(src.name.removesuffix(".k3rec") + (".cast" if cast_only else ".repro.tar.gz"))
+    out = (
+        Path(out_path)
+        if out_path
+        else src.with_name(src.name.removesuffix(".k3rec") + (".cast" if cast_only else ".repro.tar.gz"))
+    )
     if out.exists() and not force:
         raise PackageError(f"{out} already exists: choose another name with -o, or pass --force to replace it")
     red = redactor or ExportRedactor.from_environment()
@@ -222,7 +225,10 @@ def _stream(rec: Recording, red: Redactor, c: report.Collector, root: Path) -> N
     """Pass 2: redact, fold, write the cast, the per-run logs and a re-sealed session copy."""
     logs: dict[str, IO[bytes]] = {}
     (root / "logs").mkdir()
-    with open(root / CAST, "w", encoding="utf-8", newline="\n") as cast_fh, open(root / "resealed.k3rec", "wb") as sealed:
+    with (
+        open(root / CAST, "w", encoding="utf-8", newline="\n") as cast_fh,
+        open(root / "resealed.k3rec", "wb") as sealed,
+    ):
         cast = CastWriter(cast_fh, c.header)  # events arrive redacted
         line, prev = seal(b"", _header_encoder.encode(c.header))
         sealed.write(line)
@@ -268,8 +274,12 @@ def _write_texts(c: report.Collector, red: Redactor, root: Path) -> None:
         "changes.csv": report.changes_csv(report.changes(c)),
         "checklist.md": report.checklist_md(c),
     }
-    names = sorted([n for n, t in texts.items() if t is not None] + ["REPORT.md", SESSION, CAST] + [i.name for i in c.logs.values()])
-    texts["REPORT.md"] = report.report_md(c, [*names, MANIFEST])
+    names = sorted(
+        [n for n, t in texts.items() if t is not None]
+        + ["REPORT.md", SESSION, CAST]
+        + [i.name for i in c.logs.values()]
+    )
+    texts["REPORT.md"] = report_md.report_md(c, [*names, MANIFEST])
     for name, text in texts.items():
         if text is not None:
             (root / name).write_text(_redact_file(name, text, red), encoding="utf-8", errors="replace")
@@ -286,7 +296,9 @@ def _redact_file(name: str, text: str, red: Redactor) -> str:
             pass
     if name.endswith(".csv"):
         buf = io.StringIO()
-        csv.writer(buf, lineterminator="\n").writerows([[red.text(c) for c in row] for row in csv.reader(io.StringIO(text))])
+        csv.writer(buf, lineterminator="\n").writerows(
+            [[red.text(c) for c in row] for row in csv.reader(io.StringIO(text))]
+        )
         return buf.getvalue()
     return red.text(text)
 
@@ -323,7 +335,7 @@ def _sha256(path: Path) -> str:
 class _Counted(io.RawIOBase):
     """A read-only stream that refuses to yield more than ``cap`` bytes (the bomb fuse)."""
 
-    def __init__(self, inner: IO[bytes], cap: int, what: str) -> None:
+    def __init__(self, inner: IO[bytes] | gzip.GzipFile, cap: int, what: str) -> None:
         self._inner, self._cap, self._what, self.count = inner, cap, what, 0
 
     def readable(self) -> bool:
@@ -349,7 +361,13 @@ def _size(n: float) -> str:
     return f"{n} GiB"  # pragma: no cover
 
 
-_EXTENSION_TYPES = (tarfile.GNUTYPE_LONGNAME, tarfile.GNUTYPE_LONGLINK, tarfile.XHDTYPE, tarfile.XGLTYPE, tarfile.SOLARIS_XHDTYPE)
+_EXTENSION_TYPES = (
+    tarfile.GNUTYPE_LONGNAME,
+    tarfile.GNUTYPE_LONGLINK,
+    tarfile.XHDTYPE,
+    tarfile.XGLTYPE,
+    tarfile.SOLARIS_XHDTYPE,
+)
 
 
 class _GuardedInfo(tarfile.TarInfo):
@@ -373,7 +391,9 @@ def _safe_name(m: tarfile.TarInfo, limits: Limits, what: str) -> str:
     """The member's name, normalised, or UnsafeMember saying why it is refused."""
     name = m.name
     if not name or len(name) > limits.max_name or _BAD_CHARS.search(name):
-        raise UnsafeMember(f"{what}: member {name[:80]!r} has an empty, overlong or unsafe name (control characters, backslashes): refused")
+        raise UnsafeMember(
+            f"{what}: member {name[:80]!r} has an empty, overlong or unsafe name (control characters, backslashes): refused"
+        )
     if name.startswith("/") or re.match(r"^[A-Za-z]:", name):
         raise UnsafeMember(f"{what}: member {name!r} has an absolute path: refused (nothing was extracted)")
     parts = [p for p in PurePosixPath(name).parts if p != "."]
@@ -386,16 +406,24 @@ def _safe_name(m: tarfile.TarInfo, limits: Limits, what: str) -> str:
 
 def _check_type(m: tarfile.TarInfo, name: str, what: str) -> None:
     kind = (
-        "a symbolic link" if m.issym() else
-        "a hard link" if m.islnk() else
-        "a device" if m.ischr() or m.isblk() else
-        "a FIFO" if m.isfifo() else
-        "a sparse file" if m.issparse() else
-        None if m.isreg() or m.isdir() else
-        f"an unsupported member type {m.type!r}"
+        "a symbolic link"
+        if m.issym()
+        else "a hard link"
+        if m.islnk()
+        else "a device"
+        if m.ischr() or m.isblk()
+        else "a FIFO"
+        if m.isfifo()
+        else "a sparse file"
+        if m.issparse()
+        else None
+        if m.isreg() or m.isdir()
+        else f"an unsupported member type {m.type!r}"
     )
     if kind:
-        raise UnsafeMember(f"{what}: member {name!r} is {kind}: refused — a package holds only plain files (nothing was extracted)")
+        raise UnsafeMember(
+            f"{what}: member {name!r} is {kind}: refused — a package holds only plain files (nothing was extracted)"
+        )
 
 
 def _members(path: Path, limits: Limits, dest: Path) -> Iterator[tuple[tarfile.TarInfo, str, tarfile.TarFile]]:
@@ -411,7 +439,9 @@ def _members(path: Path, limits: Limits, dest: Path) -> Iterator[tuple[tarfile.T
         if raw.read(2) != _GZIP_MAGIC:
             raise PackageError(f"{path} is not a repro package (not gzip-compressed)")
         raw.seek(0)
-        stream = io.BufferedReader(_Counted(gzip.GzipFile(fileobj=raw, mode="rb"), limits.max_stream_bytes, what), _CHUNK)
+        stream = io.BufferedReader(
+            _Counted(gzip.GzipFile(fileobj=raw, mode="rb"), limits.max_stream_bytes, what), _CHUNK
+        )
         info = type("_Info", (_GuardedInfo,), {"header_cap": limits.max_header_bytes})
         yield from _walk(tarfile.open(fileobj=stream, mode="r|", tarinfo=info), limits, dest, what)
     except UnsafeMember as exc:
@@ -424,7 +454,9 @@ def _members(path: Path, limits: Limits, dest: Path) -> Iterator[tuple[tarfile.T
         raw.close()
 
 
-def _walk(tar: tarfile.TarFile, limits: Limits, dest: Path, what: str) -> Iterator[tuple[tarfile.TarInfo, str, tarfile.TarFile]]:
+def _walk(
+    tar: tarfile.TarFile, limits: Limits, dest: Path, what: str
+) -> Iterator[tuple[tarfile.TarInfo, str, tarfile.TarFile]]:
     seen: set[str] = set()
     total = 0
     for n, m in enumerate(tar, start=1):
@@ -433,10 +465,14 @@ def _walk(tar: tarfile.TarFile, limits: Limits, dest: Path, what: str) -> Iterat
         name = _safe_name(m, limits, what)
         _check_type(m, name, what)
         if m.size > limits.max_member_bytes:
-            raise UnsafeMember(f"{what}: member {name!r} is {_size(m.size)}, over the cap of {_size(limits.max_member_bytes)}: refused")
+            raise UnsafeMember(
+                f"{what}: member {name!r} is {_size(m.size)}, over the cap of {_size(limits.max_member_bytes)}: refused"
+            )
         total += m.size
         if total > limits.max_total_bytes:
-            raise UnsafeMember(f"{what}: members add up to more than {_size(limits.max_total_bytes)} (the cap): refused")
+            raise UnsafeMember(
+                f"{what}: members add up to more than {_size(limits.max_total_bytes)} (the cap): refused"
+            )
         if name in seen:
             raise UnsafeMember(f"{what}: member {name!r} appears twice: refused")
         seen.add(name)
@@ -469,7 +505,9 @@ def _extract(path: Path, limits: Limits, staging: Path) -> None:
                 raise UnsafeMember(f"{path.name}: member {name!r} has no data")
             _copy_member(src, target, m.size, name, path.name)
         except (FileExistsError, NotADirectoryError) as exc:
-            raise UnsafeMember(f"{path.name}: member {name!r} collides with another member ({exc.strerror}): refused") from None
+            raise UnsafeMember(
+                f"{path.name}: member {name!r} collides with another member ({exc.strerror}): refused"
+            ) from None
 
 
 def _copy_member(src: IO[bytes], target: Path, size: int, name: str, what: str) -> None:

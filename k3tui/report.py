@@ -5,6 +5,8 @@ text: ``REPORT.md`` (the story), ``checklist.md``, ``changes.csv``, ``first-erro
 ``launch.sh``, ``request.json``, ``fingerprint.json``. Every one of them is derived from the
 recorded events (the same stream replay folds), never from a live host, so a package
 exported today from last night's recording says exactly what happened last night.
+This module holds the facts and the small files; :mod:`k3tui.report_md` renders
+``REPORT.md`` from the same facts.
 
 Why it is shaped this way:
 
@@ -32,8 +34,6 @@ import io
 import json
 import re
 import shlex
-import time
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -173,16 +173,6 @@ def _is_number(s: str) -> bool:
     return True
 
 
-def _utc(ts: float) -> str:
-    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(ts)) if ts else "unknown"
-
-
-def _table(head: list[str], rows: Iterable[list[str]]) -> str:
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    lines += ["| " + " | ".join(r) + " |" for r in rows]
-    return "\n".join(lines)
-
-
 # --- the pieces ---------------------------------------------------------------------------
 
 
@@ -275,17 +265,33 @@ def root_failure(c: Collector) -> Failure | None:
     if x is not None:
         cls = _classified(c, x.run)
         return Failure(
-            f"run {x.run}", x.run, x.host or c.header.host, x.stage, x.line, x.line_number, list(x.stack),
-            x.process or "", x.signature or (cls.signature if cls else ""), cls.advice if cls else "", x.oom_root_cause,
+            f"run {x.run}",
+            x.run,
+            x.host or c.header.host,
+            x.stage,
+            x.line,
+            x.line_number,
+            list(x.stack),
+            x.process or "",
+            x.signature or (cls.signature if cls else ""),
+            cls.advice if cls else "",
+            x.oom_root_cause,
         )
     for s in c.state.scenes:
         fe = s.scene.get("first_exception") if isinstance(s.scene, dict) else None
         if isinstance(fe, dict) and fe.get("line"):
             where = s.scene.get("log_source") or "the server log"
             return Failure(
-                f"{where} at freeze (t={s.t:.1f}s)", s.run, s.host or c.header.host, str(fe.get("stage") or "unknown"),
-                str(fe["line"]), int(fe.get("line_number") or 0), [str(x) for x in fe.get("stack") or []],
-                str(fe.get("process") or ""), str(fe.get("signature") or ""), str(fe.get("advice") or ""),
+                f"{where} at freeze (t={s.t:.1f}s)",
+                s.run,
+                s.host or c.header.host,
+                str(fe.get("stage") or "unknown"),
+                str(fe["line"]),
+                int(fe.get("line_number") or 0),
+                [str(x) for x in fe.get("stack") or []],
+                str(fe.get("process") or ""),
+                str(fe.get("signature") or ""),
+                str(fe.get("advice") or ""),
                 fe.get("oom_root_cause") if isinstance(fe.get("oom_root_cause"), bool) else None,
             )
     return None
@@ -295,7 +301,7 @@ def first_error_txt(c: Collector) -> str:
     """``first-error.txt``: the first root exception with its full stack."""
     f = root_failure(c)
     if f is None:
-        return "No root exception was found in this session.\n" + _classified_lines(c)
+        return "No root exception was found in this session.\n" + classified_lines(c)
     # "name value" columns, no colon: "signature: X" reads as a secret assignment to the redactor.
     head = [
         f"found in    {f.source}",
@@ -318,7 +324,7 @@ def _classified(c: Collector, run: str) -> ev.RunClassified | None:
     return r.classified if r else None
 
 
-def _classified_lines(c: Collector) -> str:
+def classified_lines(c: Collector) -> str:
     out = [f"run {r.run}: failed stage {r.classified.failed_stage}" for r in c.state.runs.values() if r.classified]
     return neutralise("\n".join(out) + "\n") if out else ""
 
@@ -368,7 +374,9 @@ def run_result(c: Collector, run: str) -> tuple[str, str]:
         if k.failed_stage in ("none", ""):
             return "ok (no failure)", k.signature or "none"
         what = k.exception or (r.exception.line if r.exception else "")
-        return f"FAILED at {k.failed_stage}: {what}".strip(), k.signature or (r.exception.signature if r.exception else "")
+        return f"FAILED at {k.failed_stage}: {what}".strip(), k.signature or (
+            r.exception.signature if r.exception else ""
+        )
     if r.exception is not None:
         return f"FAILED at {r.exception.stage}: {r.exception.line}", r.exception.signature
     if r.ended is not None:
@@ -422,7 +430,22 @@ def diff_text(diff: list[dict[str, Any]]) -> str:
 def changes_csv(rows: list[Change]) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["run", "t", "rung", "variables_changed", "diff", "result", "reproduced", "repeats", "drift", "signature", "decision", "config"])
+    w.writerow(
+        [
+            "run",
+            "t",
+            "rung",
+            "variables_changed",
+            "diff",
+            "result",
+            "reproduced",
+            "repeats",
+            "drift",
+            "signature",
+            "decision",
+            "config",
+        ]
+    )
     for r in rows:
         w.writerow(
             [
@@ -460,267 +483,15 @@ def checklist_md(c: Collector) -> str:
         out.append("The ladder recorded no checklist items in this session.")
     for v in items:
         box = "x" if v.verdict == "PASS" else " "
-        out.append(f"- [{box}] **{md(v.title or v.check)}** ({md(v.verdict)}) — {md(v.evidence) or 'no evidence recorded'}")
+        out.append(
+            f"- [{box}] **{md(v.title or v.check)}** ({md(v.verdict)}) — {md(v.evidence) or 'no evidence recorded'}"
+        )
     return "\n".join(out) + "\n"
 
 
-def _verdict_table(items: list[ev.CheckVerdict]) -> str:
-    rows = [[md(v.title or v.check), f"**{md(v.verdict)}**", md(v.evidence)] for v in items]
-    return _table(["check", "verdict", "evidence"], rows)
-
-
-# --- fingerprint -------------------------------------------------------------------------
-
-_FACTS = [
-    ("hostname", "host.hostname"),
-    ("OS", "host.os"),
-    ("kernel", "host.kernel"),
-    ("NVIDIA driver", "host.driver_version"),
-    ("CUDA driver", "host.cuda_driver_version"),
-    ("container", "container.name"),
-    ("image", "container.image"),
-    ("image id", "container.image_id"),
-    ("repo digests", "container.repo_digests"),
-    ("Python", "versions.python"),
-    ("PyTorch", "versions.torch"),
-    ("PyTorch CUDA", "versions.torch_cuda"),
-    ("vLLM", "versions.vllm"),
-    ("NCCL", "versions.nccl"),
-    ("loaded libcuda", "libcuda.path"),
-    ("libcuda version", "libcuda.version"),
-]
-
-
-def _get(obj: Any, dotted: str) -> Any:
-    for part in dotted.split("."):
-        if not isinstance(obj, dict):
-            return None
-        obj = obj.get(part)
-    return obj
-
-
-def _show(v: Any) -> str:
-    if v is None or v == "" or v == []:
-        return "unknown"
-    if isinstance(v, (list, dict)):
-        return json.dumps(v, ensure_ascii=False, default=str)
-    return str(v)
-
-
-def fingerprint_md(scene: dict[str, Any]) -> str:
-    rows = [[k, md(_show(_get(scene, path)))] for k, path in _FACTS]
-    gpus = scene.get("gpus") if isinstance(scene.get("gpus"), list) else []
-    rows.insert(5, ["GPUs", md(_gpu_summary(gpus))])
-    out = [_table(["fact", "value"], rows)]
-    if gpus:
-        head = ["index", "name", "UUID", "memory used/total MiB"]
-        grows = [
-            [md(_show(g.get("index"))), md(_show(g.get("name"))), md(_show(g.get("uuid"))),
-             md(f"{_show(g.get('memory_used_mib'))}/{_show(g.get('memory_total_mib'))}")]
-            for g in gpus if isinstance(g, dict)
-        ]
-        out += ["", _table(head, grows)]
-    env = scene.get("env")
-    if isinstance(env, dict) and env:
-        out += ["", "Environment (secrets masked):", "", _table(["variable", "value"], [[md(k), md(v)] for k, v in sorted(env.items())])]
-    probes = [p for p in scene.get("probes") or [] if isinstance(p, dict) and not p.get("ok", True)]
-    if probes:
-        out += ["", "Probes that failed (their facts are unknown): " + ", ".join(md(f"{p.get('name')}: {p.get('error')}") for p in probes)]
-    return "\n".join(out)
-
-
-def _gpu_summary(gpus: list[Any]) -> str:
-    names = sorted({str(g.get("name")) for g in gpus if isinstance(g, dict)})
-    return f"{len(gpus)} × {', '.join(names)}" if gpus else "unknown"
+# --- fingerprint ---------------------------------------------------------------------------
 
 
 def fingerprint_json(c: Collector) -> str:
     scene = c.state.scene or {}
     return json.dumps(scene, indent=2, ensure_ascii=False, default=str, sort_keys=False) + "\n"
-
-
-# --- REPORT.md ---------------------------------------------------------------------------
-
-
-def report_md(c: Collector, files: list[str]) -> str:
-    """``REPORT.md``: the whole story for a human, section by section."""
-    sections = [
-        _intro(c),
-        ("Environment fingerprint", _fingerprint_section(c)),
-        ("Compatibility verdicts (baseline)", _checks_section(c, "baseline")),
-        ("Minimal launch command", _launch_section(c)),
-        ("Fixed request", _request_section(c)),
-        ("First failure", _failure_section(c)),
-        ("Runs", _runs_section(c)),
-        ("Ladder rungs", _rungs_section(c)),
-        ("Single-variable changes", _changes_section(c)),
-        ("Other checks", _other_checks_section(c)),
-        ("Deliverable checklist", checklist_md(c).split("\n", 2)[2].strip()),
-        ("Stop conditions", _checks_section(c, "stop")),
-        ("Operator notes and decisions", _notes_section(c)),
-        ("GPU memory", _gpu_section(c)),
-        ("Timeline", _timeline_section(c)),
-        ("Files in this package", _files_section(files)),
-    ]
-    out = [sections[0]]
-    for i, (title, body) in enumerate(sections[1:], start=1):
-        out.append(f"## {i}. {title}\n\n{body.strip() or '_Nothing recorded._'}")
-    return "\n\n".join(out) + "\n"
-
-
-def _intro(c: Collector) -> str:
-    h = c.header
-    sim = "\n\n> **SIMULATED host**: this session ran against k3tui's embedded simulator, not a real GPU host.\n" if (h.simulated or c.state.simulated) else ""
-    x = root_failure(c)
-    verdict = f"first failure at stage **{md(x.stage)}**: `{_code(x.line)}`" if x else "no root exception recorded"
-    lines = [
-        f"# Repro package — session {md(h.session_id)}",
-        "",
-        f"- host: {md(h.host or '-')} · profile: {md(h.profile or '-')} · started {_utc(h.started)} · duration {c.state.t:.1f}s",
-        f"- recorded by k3tui {md(h.k3tui_version or '?')}; {c.state.events} events; {len(c.state.runs)} runs; {verdict}",
-        f"- session chain at export: {md(c.chain or 'not checked')}",
-    ]
-    if c.problems:
-        lines.append(f"- **damaged lines skipped**: {md('; '.join(c.problems[:5]))}")
-    if c.re_redacted:
-        lines.append(
-            f"- **{c.re_redacted} events held secrets the recorder missed**: they were masked at export and "
-            f"`{c.session_name}` was re-sealed (its chain starts afresh; the original file was not copied)."
-        )
-    return "\n".join(lines) + sim
-
-
-def _code(s: str) -> str:
-    return neutralise(s).replace("`", "'").replace("\n", " ")[:300]
-
-
-def _span(s: str) -> str:
-    """A code span that is safe in a table cell too (GFM splits cells on ``|`` even inside code)."""
-    return "`" + _code(s).replace("|", "\\|") + "`"
-
-
-def _fingerprint_section(c: Collector) -> str:
-    if not c.state.scenes:
-        return "No scene was frozen in this session."
-    latest: dict[str, ev.SceneFrozen] = {}
-    for s in c.state.scenes:
-        latest[s.host] = s
-    parts = []
-    for host, s in latest.items():
-        title = f"Scene of {md(host or c.header.host or 'the host')} frozen at t={s.t:.1f}s ({md(s.reason or '-')})"
-        parts.append(f"{title}; `fingerprint.json` holds the last scene in full.\n\n{fingerprint_md(s.scene)}")
-    return "\n\n".join(parts)
-
-
-def _checks_section(c: Collector, rung: str) -> str:
-    items = checks_of(c, rung)
-    return _verdict_table(items) if items else ""
-
-
-def _launch_section(c: Collector) -> str:
-    run = minimal_run(c)
-    if run is None:
-        return "No server was started in this session."
-    env = run_env(c, run)
-    env_txt = "\n".join(f"{k}={v}" for k, v in sorted(env.items()))
-    body = f"Run `{_code(run.run)}` (rung {md(run.rung or '-')}), as run — also in `launch.sh`:\n\n"
-    return body + fenced((env_txt + "\n" if env_txt else "") + run.command, "sh")
-
-
-def _request_section(c: Collector) -> str:
-    req = fixed_request(c)
-    if req is None:
-        return "No completion request was sent in this session (so there is no `request.json`)."
-    resp = c.state.responses.get(req.id)
-    got = f"answered {resp.status} in {resp.duration * 1000:.0f} ms {md(resp.error)}" if resp else "no response recorded"
-    n = sum(1 for r in c.of(ev.HttpRequest) if r.url == req.url and r.body == req.body)
-    return f"`{req.method} {_code(req.url)}` sent {n}× (first {got}); in `request.json`:\n\n" + fenced(request_json(c) or "", "json")
-
-
-def _failure_section(c: Collector) -> str:
-    f = root_failure(c)
-    if f is None:
-        return "No root exception was found." + ("\n\n" + fenced(_classified_lines(c)) if _classified_lines(c) else "")
-    lines = [
-        f"- first failing stage: **{md(f.stage)}** (found in {md(f.source)}, host {md(f.host or '-')}, "
-        f"process {md(f.process or '-')}, log line {f.line_number})",
-        f"- root exception `{_code(f.line)}`",
-        f"- signature {_span(f.signature or '-')}",
-    ]
-    if f.advice:
-        lines.append(f"- what to try next at this layer: {md(f.advice)}")
-    if c.state.first_exception is None:
-        lines.append("- no ladder run reproduced it in this session (see the rungs and stop conditions below)")
-    return "\n".join(lines) + "\n\nStack (also in `first-error.txt`):\n\n" + fenced("\n".join(f.stack) or f.line, "text")
-
-
-def _runs_section(c: Collector) -> str:
-    rows = []
-    for rid in c.run_started():
-        r = c.state.runs[rid]
-        result, sig = run_result(c, r.run)
-        log = c.logs.get(r.run)
-        rows.append([md(r.run), md(r.rung or "-"), md(r.host or "-"), md(r.stage or "-"), md(result), _span(sig or "-"),
-                     md(f"{log.name} ({log.lines} lines)") if log else "no output recorded"])
-    return _table(["run", "rung", "host", "last stage", "result", "signature", "log"], rows) if rows else ""
-
-
-def _rungs_section(c: Collector) -> str:
-    rows = []
-    for r in c.state.rungs.values():
-        rep = f"{r.reproduced}/{r.repeats}" if r.repeats else "-"
-        rows.append([md(r.name), md(r.verdict or r.state), str(r.attempts), rep, md(r.summary)])
-    return _table(["rung", "verdict", "attempts", "reproduced k/K", "summary"], rows) if rows else ""
-
-
-def _changes_section(c: Collector) -> str:
-    rows = []
-    for ch in changes(c):
-        warn = " **MORE THAN ONE VARIABLE**" if len(ch.changed) > 1 else ""
-        rep = f"{ch.reproduced}/{ch.repeats}" + (" **DRIFT**" if ch.drift else "")
-        rows.append([md(ch.run or "-"), md(ch.what) + warn, md(ch.result), rep, _span(ch.signature or "-"), md(ch.decision)])
-    if not rows:
-        return ""
-    note = "k/K: runs with this exact config whose failure signature matches this run's (also in `changes.csv`)."
-    return _table(["run", "change", "result", "reproduced k/K", "signature", "decision"], rows) + "\n\n" + note
-
-
-def _other_checks_section(c: Collector) -> str:
-    rungs = sorted({r for r, _ in c.state.checks} - {"baseline", "checklist", "stop"})
-    parts = [f"**{md(r)}**\n\n{_verdict_table(checks_of(c, r))}" for r in rungs]
-    return "\n\n".join(parts)
-
-
-def _notes_section(c: Collector) -> str:
-    items: list[ev.AnyEvent] = [*c.state.notes, *c.state.decisions, *c.state.markers]
-    items.sort(key=lambda e: e.t)
-    lines = [f"- t={e.t:.1f}s {md(ev.summary(e, 400))}" for e in items]
-    return "\n".join(lines)
-
-
-def _gpu_section(c: Collector) -> str:
-    seen: dict[tuple[str, int], list[float]] = {}
-    for s in c.of(ev.GpuSample):
-        for g in s.gpus:
-            seen.setdefault((s.host, g.index), []).append(g.used_mib)
-    rows = [[md(h or "-"), str(i), f"{v[0]:.0f}", f"{max(v):.0f}", f"{v[-1]:.0f}", str(len(v))] for (h, i), v in sorted(seen.items())]
-    return _table(["host", "GPU", "first MiB", "max MiB", "last MiB", "samples"], rows) if rows else ""
-
-
-def _timeline_section(c: Collector) -> str:
-    items = [e for e in c.facts if ev.kind_of(e) in TIMELINE_KINDS]
-    rows = [[f"{e.t:.3f}", md(e.host or "-"), md(ev.kind_of(e)), md(ev.summary(e, 200))] for e in items[:TIMELINE_MAX]]
-    more = f"\n\n… and {len(items) - TIMELINE_MAX} more: see `k3tui cat session.k3rec`." if len(items) > TIMELINE_MAX else ""
-    return (_table(["t (s)", "host", "kind", "what"], rows) + more) if rows else ""
-
-
-def _files_section(files: list[str]) -> str:
-    lines = [f"- `{f}`" for f in files]
-    lines += [
-        "",
-        "Check the package with `k3tui verify PACKAGE` (manifest and the session's digest chain) or, without k3tui, "
-        "`sha256sum -c MANIFEST.sha256` inside the extracted folder. The manifest detects damage and edits made "
-        "without updating it; it is not a signature. Replay with `k3tui replay session.k3rec`; play the log with "
-        "`asciinema play session.cast`.",
-    ]
-    return "\n".join(lines)

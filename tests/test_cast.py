@@ -60,8 +60,15 @@ def test_markers_at_every_rung_stage_exception_freeze_and_note(cast: Path, hosti
     assert len(marks) == len(expected) >= 15
     assert [m[0] for m in marks] == [x.t for x in expected]  # at the times they happened
     labels = "\n".join(m[2] for m in marks)
-    for want in ("rung minimal", "rung single-request", "stage weights", "FIRST EXCEPTION at weights",
-                 "scene frozen (first-exception)", "note: fastsafetensors missing", "marker: handing over"):
+    for want in (
+        "rung minimal",
+        "rung single-request",
+        "stage weights",
+        "FIRST EXCEPTION at weights",
+        "scene frozen (first-exception)",
+        "note: fastsafetensors missing",
+        "marker: handing over",
+    ):
         assert want in labels
 
 
@@ -90,8 +97,12 @@ def test_hostile_sequences_never_reach_the_viewer(cast: Path, hostile_session: P
 
 
 def test_asciinema_play_runs_it(cast: Path) -> None:
-    r = subprocess.run([str(ASCIINEMA), "play", "-s", "1000", "-i", "0.001", str(cast)],
-                       capture_output=True, stdin=subprocess.DEVNULL, timeout=60)
+    r = subprocess.run(
+        [str(ASCIINEMA), "play", "-s", "1000", "-i", "0.001", str(cast)],
+        capture_output=True,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+    )
     assert r.returncode == 0, r.stderr
     assert b"FIRST EXCEPTION at weights" in r.stdout
 
@@ -114,8 +125,12 @@ def test_times_never_go_backwards(tmp_path: Path) -> None:
 
 def test_cli_cast_only(hostile_session: Path, tmp_path: Path) -> None:
     out = tmp_path / "x.cast"
-    r = subprocess.run([sys.executable, "-m", "k3tui.cli", "export", str(hostile_session), "--cast-only", "-o", str(out)],
-                       capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-m", "k3tui.cli", "export", str(hostile_session), "--cast-only", "-o", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 0, r.stderr
     assert "asciicast v2" in r.stdout
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.k3rec", "x.cast"]

@@ -68,26 +68,52 @@ def root_stack(lines: list[str], first_exception: str) -> tuple[list[str], int]:
 
 
 SCENE = {
-    "host": {"hostname": "gb300-01", "os": "Ubuntu 24.04.2 LTS", "kernel": "6.8.0-1021-nvidia",
-             "driver_version": "580.159.04", "cuda_driver_version": "13.0"},
-    "gpus": [{"index": i, "name": "NVIDIA GB300", "uuid": f"GPU-0000000{i}-aaaa-bbbb-cccc-ddddeeeeffff",
-              "pci_bus_id": f"00000000:0{i}:00.0", "memory_total_mib": 284208, "memory_used_mib": 0,
-              "compute_cap": "10.3"} for i in range(8)],
-    "container": {"name": "k3", "image": "vllm/vllm-openai:kimi-k3", "image_id": "sha256:" + "ab" * 32,
-                  "repo_digests": ["vllm/vllm-openai@sha256:" + "cd" * 32],
-                  "env": ["HF_TOKEN=" + SECRETS["hf"], "LD_LIBRARY_PATH=/usr/local/nvidia/lib64"]},
+    "host": {
+        "hostname": "gb300-01",
+        "os": "Ubuntu 24.04.2 LTS",
+        "kernel": "6.8.0-1021-nvidia",
+        "driver_version": "580.159.04",
+        "cuda_driver_version": "13.0",
+    },
+    "gpus": [
+        {
+            "index": i,
+            "name": "NVIDIA GB300",
+            "uuid": f"GPU-0000000{i}-aaaa-bbbb-cccc-ddddeeeeffff",
+            "pci_bus_id": f"00000000:0{i}:00.0",
+            "memory_total_mib": 284208,
+            "memory_used_mib": 0,
+            "compute_cap": "10.3",
+        }
+        for i in range(8)
+    ],
+    "container": {
+        "name": "k3",
+        "image": "vllm/vllm-openai:kimi-k3",
+        "image_id": "sha256:" + "ab" * 32,
+        "repo_digests": ["vllm/vllm-openai@sha256:" + "cd" * 32],
+        "env": ["HF_TOKEN=" + SECRETS["hf"], "LD_LIBRARY_PATH=/usr/local/nvidia/lib64"],
+    },
     "versions": {"python": "3.12.3", "torch": "2.9.0", "torch_cuda": "13.0", "vllm": "0.27.1", "nccl": "2.27.7"},
     "libcuda": {"path": "/usr/lib/x86_64-linux-gnu/libcuda.so.580.159.04", "version": "580.159.04"},
     "env": {"NCCL_DEBUG": "INFO", "DB_PASSWORD": SECRETS["dbpass"], "CUDA_VISIBLE_DEVICES": "0,1,2,3,4,5,6,7"},
     "first_exception": None,
-    "probes": [{"name": "nvidia-smi", "ok": True, "error": "", "seconds": 0.4},
-               {"name": "xid", "ok": False, "error": "dmesg: permission denied", "seconds": 0.1}],
+    "probes": [
+        {"name": "nvidia-smi", "ok": True, "error": "", "seconds": 0.4},
+        {"name": "xid", "ok": False, "error": "dmesg: permission denied", "seconds": 0.1},
+    ],
 }
 
-MINIMAL = ("vllm serve moonshotai/Kimi-K3 --tensor-parallel-size 8 --trust-remote-code "
-           "--load-format fastsafetensors --no-enable-prefix-caching --host 0.0.0.0 --port 8000")
-REQUEST = {"model": "moonshotai/Kimi-K3", "messages": [{"role": "user", "content": "Reply only: baseline-ok"}],
-           "max_tokens": 16, "temperature": 0}
+MINIMAL = (
+    "vllm serve moonshotai/Kimi-K3 --tensor-parallel-size 8 --trust-remote-code "
+    "--load-format fastsafetensors --no-enable-prefix-caching --host 0.0.0.0 --port 8000"
+)
+REQUEST = {
+    "model": "moonshotai/Kimi-K3",
+    "messages": [{"role": "user", "content": "Reply only: baseline-ok"}],
+    "max_tokens": 16,
+    "temperature": 0,
+}
 
 
 class _Clock:
@@ -99,12 +125,24 @@ class _Clock:
         return round(self.t, 6)
 
 
-def _run(rec: Recorder, clk: _Clock, shared: Path, run: str, log: str, config: dict, diff: list, rung: str,
-         env: dict, command: str) -> None:
+def _run(
+    rec: Recorder,
+    clk: _Clock,
+    shared: Path,
+    run: str,
+    log: str,
+    config: dict,
+    diff: list,
+    rung: str,
+    env: dict,
+    command: str,
+) -> None:
     lab = label(shared, log)
     lines = log_lines(shared, log)
     rec.emit(ev.RunConfigSet(t=clk(), run=run, config=config, diff=diff))
-    rec.emit(ev.RunStarted(t=clk(), run=run, command=command, env=env, run_dir=f"/var/tmp/k3tui/{run}", pid=31201, rung=rung))
+    rec.emit(
+        ev.RunStarted(t=clk(), run=run, command=command, env=env, run_dir=f"/var/tmp/k3tui/{run}", pid=31201, rung=rung)
+    )
     rec.emit(ev.StageReached(t=clk(), run=run, stage="container", line=1))
     for i in range(0, len(lines), 20):
         rec.emit(ev.Output(t=clk(0.01), id=run, text="".join(lines[i : i + 20])))
@@ -115,11 +153,29 @@ def _run(rec: Recorder, clk: _Clock, shared: Path, run: str, log: str, config: d
     stack, n = root_stack(lines, lab["first_exception"])
     sig = f"{lab['stage']}|ModuleNotFoundError|No module named <str>"
     rec.emit(ev.StageReached(t=clk(), run=run, stage=lab["stage"], line=n - 5))
-    rec.emit(ev.ExceptionFound(t=clk(), run=run, stage=lab["stage"], line=stack[-1], line_number=n, stack=stack,
-                               process="Worker pid=31264", signature=sig))
+    rec.emit(
+        ev.ExceptionFound(
+            t=clk(),
+            run=run,
+            stage=lab["stage"],
+            line=stack[-1],
+            line_number=n,
+            stack=stack,
+            process="Worker pid=31264",
+            signature=sig,
+        )
+    )
     rec.emit(ev.SceneFrozen(t=clk(), scene=dict(SCENE, first_exception=stack[-1]), reason="first-exception", run=run))
-    rec.emit(ev.RunClassified(t=clk(), run=run, failed_stage=lab["stage"], signature=sig,
-                              exception=lab["first_exception"], advice="install fastsafetensors in the image or use --load-format safetensors"))
+    rec.emit(
+        ev.RunClassified(
+            t=clk(),
+            run=run,
+            failed_stage=lab["stage"],
+            signature=sig,
+            exception=lab["first_exception"],
+            advice="install fastsafetensors in the image or use --load-format safetensors",
+        )
+    )
     rec.emit(ev.RunEnded(t=clk(), run=run, status=1, reason="exited"))
 
 
@@ -128,35 +184,105 @@ def make_session(path: Path, shared: Path, redactor: Redactor | None = None, hos
     clk = _Clock()
     header = ev.Header(host="gb300-01", profile="kimi-k3", title="K3 load-format failure")
     with Recorder(path, header, redactor=redactor or Redactor(), index=False) as rec:
-        rec.emit(ev.HostConnected(t=clk(), host="gb300-01", address="10.0.0.7", user="oncall", fingerprint="SHA256:abc"))
-        rec.emit(ev.CommandSent(t=clk(), id="c1", command="nvidia-smi -q -x", env={"DB_PASSWORD": SECRETS["dbpass"]}, purpose="probe"))
+        rec.emit(
+            ev.HostConnected(t=clk(), host="gb300-01", address="10.0.0.7", user="oncall", fingerprint="SHA256:abc")
+        )
+        rec.emit(
+            ev.CommandSent(
+                t=clk(), id="c1", command="nvidia-smi -q -x", env={"DB_PASSWORD": SECRETS["dbpass"]}, purpose="probe"
+            )
+        )
         rec.emit(ev.SceneFrozen(t=clk(), scene=SCENE, reason="operator"))
-        for check, verdict, evidence in [("driver", "PASS", "580.159.04 >= 580"), ("gpus", "PASS", "8 x NVIDIA GB300"),
-                                         ("image", "PASS", "vllm/vllm-openai:kimi-k3, torch cuda 13.0"),
-                                         ("ld-library-path", "FAIL", "LD_LIBRARY_PATH injected by the runtime: /opt/hpcx/lib")]:
-            rec.emit(ev.CheckVerdict(t=clk(), rung="baseline", check=check, verdict=verdict, evidence=evidence, title=f"baseline {check}"))
-        config = {"image": "vllm/vllm-openai:kimi-k3", "tensor_parallel_size": 8, "load_format": "fastsafetensors",
-                  "env": {"HF_TOKEN": SECRETS["hf"], "NCCL_DEBUG": "INFO"}}
+        for check, verdict, evidence in [
+            ("driver", "PASS", "580.159.04 >= 580"),
+            ("gpus", "PASS", "8 x NVIDIA GB300"),
+            ("image", "PASS", "vllm/vllm-openai:kimi-k3, torch cuda 13.0"),
+            ("ld-library-path", "FAIL", "LD_LIBRARY_PATH injected by the runtime: /opt/hpcx/lib"),
+        ]:
+            rec.emit(
+                ev.CheckVerdict(
+                    t=clk(), rung="baseline", check=check, verdict=verdict, evidence=evidence, title=f"baseline {check}"
+                )
+            )
+        config = {
+            "image": "vllm/vllm-openai:kimi-k3",
+            "tensor_parallel_size": 8,
+            "load_format": "fastsafetensors",
+            "env": {"HF_TOKEN": SECRETS["hf"], "NCCL_DEBUG": "INFO"},
+        }
         env = {"HF_TOKEN": SECRETS["hf"], "NCCL_DEBUG": "INFO", "VLLM_ENGINE_READY_TIMEOUT_S": "3600"}
         command = MINIMAL + f" --api-key {SECRETS['cli']}"
         rec.emit(ev.RungEntered(t=clk(), rung="minimal"))
         _run(rec, clk, shared, "r1", FAIL_LOG, config, [], "minimal", env, command)
         _run(rec, clk, shared, "r2", FAIL_LOG, config, [], "minimal", env, command)
-        rec.emit(ev.RungLeft(t=clk(), rung="minimal", verdict="FAIL", summary="weights: ModuleNotFoundError", reproduced=2, repeats=2))
+        rec.emit(
+            ev.RungLeft(
+                t=clk(), rung="minimal", verdict="FAIL", summary="weights: ModuleNotFoundError", reproduced=2, repeats=2
+            )
+        )
         rec.emit(ev.Note(t=clk(), text=f"fastsafetensors missing from the image? password={SECRETS['urlpass']}"))
         rec.emit(ev.Decision(t=clk(), action="change load-format", reason="isolate the loader; one variable"))
         fixed = dict(config, load_format="safetensors")
-        _run(rec, clk, shared, "r3", OK_LOG, fixed, [{"key": "load_format", "old": "fastsafetensors", "new": "safetensors"}],
-             "minimal", env, command.replace("fastsafetensors", "safetensors"))
+        _run(
+            rec,
+            clk,
+            shared,
+            "r3",
+            OK_LOG,
+            fixed,
+            [{"key": "load_format", "old": "fastsafetensors", "new": "safetensors"}],
+            "minimal",
+            env,
+            command.replace("fastsafetensors", "safetensors"),
+        )
         rec.emit(ev.RungEntered(t=clk(), rung="single-request"))
         for i in range(2):
-            rec.emit(ev.HttpRequest(t=clk(), id=f"q{i}", method="POST", url="http://127.0.0.1:8000/v1/chat/completions", body=json.dumps(REQUEST)))
-            rec.emit(ev.HttpResponse(t=clk(), id=f"q{i}", status=200, body='{"choices":[{"message":{"content":"baseline-ok"}}]}', duration=0.21))
-            rec.emit(ev.GpuSample(t=clk(), gpus=[ev.GpuMem(index=g, used_mib=1000.0 + 10 * i, total_mib=284208) for g in range(2)], source="nvml"))
-        rec.emit(ev.RungLeft(t=clk(), rung="single-request", verdict="PASS", summary="2/2 completed", reproduced=0, repeats=2))
+            rec.emit(
+                ev.HttpRequest(
+                    t=clk(),
+                    id=f"q{i}",
+                    method="POST",
+                    url="http://127.0.0.1:8000/v1/chat/completions",
+                    body=json.dumps(REQUEST),
+                )
+            )
+            rec.emit(
+                ev.HttpResponse(
+                    t=clk(),
+                    id=f"q{i}",
+                    status=200,
+                    body='{"choices":[{"message":{"content":"baseline-ok"}}]}',
+                    duration=0.21,
+                )
+            )
+            rec.emit(
+                ev.GpuSample(
+                    t=clk(),
+                    gpus=[ev.GpuMem(index=g, used_mib=1000.0 + 10 * i, total_mib=284208) for g in range(2)],
+                    source="nvml",
+                )
+            )
+        rec.emit(
+            ev.RungLeft(
+                t=clk(), rung="single-request", verdict="PASS", summary="2/2 completed", reproduced=0, repeats=2
+            )
+        )
         for item, verdict in [("first-stack", "PASS"), ("isolated-node", "UNKNOWN")]:
-            rec.emit(ev.CheckVerdict(t=clk(), rung="checklist", check=item, verdict=verdict, evidence=f"evidence for {item}", title=item))
-        rec.emit(ev.CheckVerdict(t=clk(), rung="stop", check="gpus-exclusive", verdict="PASS", evidence="no other processes", title="GPUs exclusive"))
+            rec.emit(
+                ev.CheckVerdict(
+                    t=clk(), rung="checklist", check=item, verdict=verdict, evidence=f"evidence for {item}", title=item
+                )
+            )
+        rec.emit(
+            ev.CheckVerdict(
+                t=clk(),
+                rung="stop",
+                check="gpus-exclusive",
+                verdict="PASS",
+                evidence="no other processes",
+                title="GPUs exclusive",
+            )
+        )
         leaks = [
             f"curl -H 'Authorization: Bearer {SECRETS['bearer']}' http://127.0.0.1:8000/v1/models\n",
             f"export OPENAI_API_KEY={SECRETS['openai']} GH={SECRETS['gh']} AWS={SECRETS['aws']}\n",
@@ -191,8 +317,21 @@ def members(pkg: Path) -> dict[str, bytes]:
 
 def test_package_holds_every_file(package: Path, session: Path) -> None:
     files = members(package)
-    expected = {"REPORT.md", "fingerprint.json", "launch.sh", "request.json", "first-error.txt", "changes.csv",
-                "checklist.md", "session.k3rec", "session.cast", MANIFEST, "logs/r1.log", "logs/r2.log", "logs/r3.log"}
+    expected = {
+        "REPORT.md",
+        "fingerprint.json",
+        "launch.sh",
+        "request.json",
+        "first-error.txt",
+        "changes.csv",
+        "checklist.md",
+        "session.k3rec",
+        "session.cast",
+        MANIFEST,
+        "logs/r1.log",
+        "logs/r2.log",
+        "logs/r3.log",
+    }
     assert expected <= set(files), sorted(files)
     assert files["session.k3rec"] == session.read_bytes()  # a sound recording is copied byte for byte
     manifest = dict(reversed(ln.split("  ", 1)) for ln in files[MANIFEST].decode().splitlines())
@@ -210,9 +349,18 @@ def test_report_names_stage_exception_and_tables(package: Path, shared: Path) ->
     assert "first failing stage: **weights**" in rep
     assert lab["first_exception"].replace("'", "'") in files["first-error.txt"].decode()
     assert "No module named" in rep and "fastsafetensors" in rep
-    for section in ("Environment fingerprint", "Compatibility verdicts", "Minimal launch command", "Fixed request",
-                    "First failure", "Single-variable changes", "Deliverable checklist", "Stop conditions",
-                    "Operator notes and decisions", "Timeline"):
+    for section in (
+        "Environment fingerprint",
+        "Compatibility verdicts",
+        "Minimal launch command",
+        "Fixed request",
+        "First failure",
+        "Single-variable changes",
+        "Deliverable checklist",
+        "Stop conditions",
+        "Operator notes and decisions",
+        "Timeline",
+    ):
         assert section in rep
     assert "580.159.04" in rep and "8 × NVIDIA GB300" in rep and "vllm/vllm-openai:kimi-k3" in rep
     assert "LD\\_LIBRARY\\_PATH injected" in rep  # the FAIL baseline verdict with its evidence
@@ -265,7 +413,9 @@ def test_request_changes_checklist_and_logs(package: Path, shared: Path) -> None
     assert json.loads(files["request.json"]) == REQUEST
     rows = list(csv.DictReader(io.StringIO(files["changes.csv"].decode())))
     assert [r["run"] for r in rows] == ["r1", "r2", "r3"]
-    assert rows[0]["reproduced"] == "2" and rows[0]["repeats"] == "2" and rows[0]["result"].startswith("FAILED at weights")
+    assert (
+        rows[0]["reproduced"] == "2" and rows[0]["repeats"] == "2" and rows[0]["result"].startswith("FAILED at weights")
+    )
     assert rows[0]["signature"] == "weights|ModuleNotFoundError|No module named <str>"
     assert rows[2]["variables_changed"] == "1" and "load_format: 'fastsafetensors' → 'safetensors'" in rows[2]["diff"]
     assert rows[2]["result"] == "ok (no failure)" and rows[2]["reproduced"] == "1"
@@ -280,9 +430,11 @@ def test_verify_ok_then_tamper_names_the_file(package: Path, tmp_path: Path) -> 
     ok, msg = verify_package(package)
     assert ok, msg
     assert "package intact" in msg and "chain verified" in msg
-    for victim, edit in [("REPORT.md", lambda b: b.replace(b"weights", b"engine", 1)),
-                         ("logs/r2.log", lambda b: b[:-10]),
-                         ("changes.csv", lambda b: b + b"r9,forged\n")]:
+    for victim, edit in [
+        ("REPORT.md", lambda b: b.replace(b"weights", b"engine", 1)),
+        ("logs/r2.log", lambda b: b[:-10]),
+        ("changes.csv", lambda b: b + b"r9,forged\n"),
+    ]:
         bad = _repack(package, tmp_path / f"bad-{victim.replace('/', '_')}.tar.gz", {victim: edit})
         ok, msg = verify_package(bad)
         assert not ok and f"{victim} was ALTERED" in msg, msg
@@ -320,7 +472,9 @@ def _repack(pkg: Path, out: Path, edits: dict, add: dict | None = None, fix_mani
             files[name] = fn(files[name])
     files.update(add or {})
     if fix_manifest:
-        files[MANIFEST] = "".join(f"{hashlib.sha256(b).hexdigest()}  {n}\n" for n, b in sorted(files.items()) if n != MANIFEST).encode()
+        files[MANIFEST] = "".join(
+            f"{hashlib.sha256(b).hexdigest()}  {n}\n" for n, b in sorted(files.items()) if n != MANIFEST
+        ).encode()
     with tarfile.open(out, "w:gz") as tar:
         for name, data in files.items():
             info = tarfile.TarInfo(f"{top}/{name}")
@@ -396,19 +550,39 @@ def test_ladder_conventions_config_ids_and_repeats(tmp_path: Path, shared: Path)
             run = f"r{i}-minimal"
             rec.emit(ev.RunStarted(t=i * 10.0, run=run, command=MINIMAL, rung="minimal"))
             rec.emit(ev.Output(t=i * 10.0 + 1, id=run, stream="log", text="".join(lines)))
-            rec.emit(ev.ExceptionFound(t=i * 10.0 + 2, run=run, stage=sig.split("|")[0], line=stack[-1], stack=stack, signature=sig))
+            rec.emit(
+                ev.ExceptionFound(
+                    t=i * 10.0 + 2, run=run, stage=sig.split("|")[0], line=stack[-1], stack=stack, signature=sig
+                )
+            )
             rec.emit(ev.RunClassified(t=i * 10.0 + 3, run=run, failed_stage=sig.split("|")[0], signature=sig))
             rec.emit(ev.RunEnded(t=i * 10.0 + 4, run=run, status=1, reason="exited"))
-        rec.emit(ev.Decision(t=40.0, action="override one-variable rule: load_format, max_model_len", reason="the loader and the length are tied"))
-        rec.emit(ev.RunConfigSet(t=41.0, run="r4", config=dict(cfg, load_format="safetensors", max_model_len=4096),
-                                 diff=[{"key": "load_format", "old": "fastsafetensors", "new": "safetensors"},
-                                       {"key": "max_model_len", "old": None, "new": 4096}]))
+        rec.emit(
+            ev.Decision(
+                t=40.0,
+                action="override one-variable rule: load_format, max_model_len",
+                reason="the loader and the length are tied",
+            )
+        )
+        rec.emit(
+            ev.RunConfigSet(
+                t=41.0,
+                run="r4",
+                config=dict(cfg, load_format="safetensors", max_model_len=4096),
+                diff=[
+                    {"key": "load_format", "old": "fastsafetensors", "new": "safetensors"},
+                    {"key": "max_model_len", "old": None, "new": 4096},
+                ],
+            )
+        )
         rec.emit(ev.RunStarted(t=42.0, run="r4-minimal", command=MINIMAL, rung="minimal"))
         rec.emit(ev.RunClassified(t=43.0, run="r4-minimal", failed_stage="none", signature="none"))
     files = members(export_session(path))
     rows = list(csv.DictReader(io.StringIO(files["changes.csv"].decode())))
     assert [(r["run"], r["reproduced"], r["repeats"], r["drift"]) for r in rows] == [
-        ("r1-minimal", "2", "3", "DRIFT"), ("r4-minimal", "1", "1", "")]
+        ("r1-minimal", "2", "3", "DRIFT"),
+        ("r4-minimal", "1", "1", ""),
+    ]
     assert rows[1]["variables_changed"] == "2" and "the loader and the length" in rows[1]["decision"]
     rep = files["REPORT.md"].decode()
     assert "MORE THAN ONE VARIABLE" in rep and "**DRIFT**" in rep
@@ -441,7 +615,7 @@ def test_export_while_still_recording(tmp_path: Path, shared: Path) -> None:
         for line in log_lines(shared, FAIL_LOG)[:100]:
             rec.emit(ev.Output(id="r1-minimal", stream="log", text=line))
         deadline = time.monotonic() + 20  # the recorder flushes at least every 200 ms; the CPU may be busy
-        while len(read_all(path)[1]) < 101 and time.monotonic() < deadline:
+        while _events_on_disk(path) < 101 and time.monotonic() < deadline:
             time.sleep(0.1)
         pkg = export_session(path)
         for line in log_lines(shared, FAIL_LOG)[100:]:
@@ -452,3 +626,10 @@ def test_export_while_still_recording(tmp_path: Path, shared: Path) -> None:
     assert ok, msg
     log = members(pkg)["logs/r1-minimal.log"].decode()
     assert log == "".join(log_lines(shared, FAIL_LOG)[:100])
+
+
+def _events_on_disk(path: Path) -> int:
+    try:
+        return len(read_all(path)[1])
+    except RecordingError:  # the header may not be flushed yet
+        return 0

@@ -54,7 +54,9 @@ def test_demo_session_exports_with_its_stage_and_exception(name: str, tmp_path: 
     record = tmp_path / f"{name}.k3rec"
     r = _cli("demo", "--headless", "--scenario", name, "--record", str(record))
     if not record.exists():
-        pytest.fail(f"demo --headless --scenario {name} wrote no recording (exit {r.returncode}): {r.stderr.strip()[-300:]}")
+        pytest.fail(
+            f"demo --headless --scenario {name} wrote no recording (exit {r.returncode}): {r.stderr.strip()[-300:]}"
+        )
     pkg = export_session(record)
     ok, msg = verify_package(pkg)
     assert ok, msg

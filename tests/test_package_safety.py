@@ -54,11 +54,26 @@ def _cases(tmp: Path) -> dict[str, tuple[list, str]]:
         "traversal": (_good() + [(_info("k3repro-x/../../escaped.txt"), b"pwned")], "climbs out with '..'"),
         "dotdot-top": (_good() + [(_info("../escaped.txt"), b"pwned")], "climbs out with '..'"),
         "absolute": (_good() + [(_info(str(tmp / "abs-victim.txt")), b"pwned")], "absolute path"),
-        "symlink": (_good() + [(_info("k3repro-x/link", tarfile.SYMTYPE, linkname="/etc"), None),
-                                (_info("k3repro-x/link/passwd"), b"pwned")], "is a symbolic link"),
-        "hardlink": (_good() + [(_info("k3repro-x/hard", tarfile.LNKTYPE, linkname="/etc/passwd"), None)], "is a hard link"),
-        "chardev": (_good() + [(_info("k3repro-x/null", tarfile.CHRTYPE, devmajor=1, devminor=3), None)], "is a device"),
-        "blockdev": (_good() + [(_info("k3repro-x/sda", tarfile.BLKTYPE, devmajor=8, devminor=0), None)], "is a device"),
+        "symlink": (
+            _good()
+            + [
+                (_info("k3repro-x/link", tarfile.SYMTYPE, linkname="/etc"), None),
+                (_info("k3repro-x/link/passwd"), b"pwned"),
+            ],
+            "is a symbolic link",
+        ),
+        "hardlink": (
+            _good() + [(_info("k3repro-x/hard", tarfile.LNKTYPE, linkname="/etc/passwd"), None)],
+            "is a hard link",
+        ),
+        "chardev": (
+            _good() + [(_info("k3repro-x/null", tarfile.CHRTYPE, devmajor=1, devminor=3), None)],
+            "is a device",
+        ),
+        "blockdev": (
+            _good() + [(_info("k3repro-x/sda", tarfile.BLKTYPE, devmajor=8, devminor=0), None)],
+            "is a device",
+        ),
         "fifo": (_good() + [(_info("k3repro-x/pipe", tarfile.FIFOTYPE), None)], "is a FIFO"),
         "duplicate": (_good() + _good(), "appears twice"),
         "control-char": ([(_info("k3repro-x/RE\x1b]0;x\x07PORT.md"), b"x")], "unsafe name"),
@@ -138,7 +153,9 @@ def test_too_many_members(tmp_path: Path) -> None:
     assert list((tmp_path / "t").iterdir()) == []
 
 
-@pytest.mark.parametrize("content", [b"", b"plain text, not gzip", gzip.compress(b"gzip but not tar" * 100), b"\x1f\x8bbroken"])
+@pytest.mark.parametrize(
+    "content", [b"", b"plain text, not gzip", gzip.compress(b"gzip but not tar" * 100), b"\x1f\x8bbroken"]
+)
 def test_garbage_is_one_clear_error(tmp_path: Path, content: bytes) -> None:
     arc = tmp_path / "garbage.tar.gz"
     arc.write_bytes(content)

@@ -15,7 +15,9 @@ HELP = "export a session as a repro package (or just a .cast)"
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("session", help="the .k3rec session file to export")
-    p.add_argument("-o", "--output", metavar="PATH", help="output file (default: SESSION.repro.tar.gz, or SESSION.cast)")
+    p.add_argument(
+        "-o", "--output", metavar="PATH", help="output file (default: SESSION.repro.tar.gz, or SESSION.cast)"
+    )
     p.add_argument("--cast-only", action="store_true", help="write only the asciicast v2 file (.cast)")
     p.add_argument("--force", action="store_true", help="replace the output file if it exists")
 
