@@ -633,3 +633,13 @@ def _events_on_disk(path: Path) -> int:
         return len(read_all(path)[1])
     except RecordingError:  # the header may not be flushed yet
         return 0
+
+
+def test_tampered_session_exports_but_says_so(session: Path, tmp_path: Path) -> None:
+    lines = session.read_bytes().split(b"\n")
+    lines[7] = lines[7].replace(b'"t":', b'"t": ', 1)
+    session.write_bytes(b"\n".join(lines))
+    out = tmp_path / "t.tar.gz"
+    r = _cli("export", str(session), "-o", str(out))
+    assert r.returncode == 1 and "TAMPERED at line 8" in r.stdout, r.stdout + r.stderr
+    assert "TAMPERED at line 8" in members(out)["REPORT.md"].decode()
