@@ -38,7 +38,6 @@ from .replay.replay_screen import ReplayScreen
 from .session.session_screen import SessionScreen
 
 
-
 class K3App(App):
     """k3tui: freeze, then ladder."""
 

@@ -26,7 +26,8 @@ STAGE_CODE = {"container": "C", "config": "F", "device": "D", "weights": "W", "e
 CORE_RUNGS = ("baseline", "minimal", "request")
 DEFAULT_RUNGS = ("prefix-caching", "context-length", "concurrency")
 
-_ERRORISH = re.compile(r"\bERROR\b|Traceback \(most recent call last\)|\b\w*(?:Error|Exception)\b:|\bCRITICAL\b|\bFATAL\b")
+_ERRORISH = re.compile(r"\bERROR\b|Traceback \(most recent call last\)|(?:Error|Exception):|\bCRITICAL\b|\bFATAL\b")
+"""Lines shown as errors. No leading ``\\w*``: a search finds the suffix anywhere, without backtracking."""
 
 
 @dataclass(slots=True)
@@ -62,14 +63,7 @@ class LogFeed:
     def lines(self, e: ev.AnyEvent) -> list[LogLine]:  # noqa: C901 - one flat dispatch
         match e:
             case ev.Output():
-                code = STAGE_CODE.get(self.stage.get(e.id, ""), " ")
-                out = []
-                for raw in e.text.splitlines() or [""]:
-                    line = neutralise(raw)
-                    self.progress.feed(line)
-                    kind = self._kind(e.id, line, e.stream)
-                    out.append(LogLine(kind, f"{code}│{line}"))
-                return out
+                return self._output(e)
             case ev.StageReached():
                 self.stage[e.run] = e.stage
                 return [LogLine("stage", f"▶│━━ stage {neutralise(e.stage)} ━━ run {neutralise(e.run)}, log line {e.line}")]
@@ -94,6 +88,19 @@ class LogFeed:
                 return [LogLine(kind, f"·│{neutralise(ev.summary(e, 300))}")]
         return []
 
+    def _output(self, e: ev.Output) -> list[LogLine]:
+        # whole-chunk checks first: most chunks have no control characters, no progress bar
+        # and nothing that looks like an error, and then each line costs one object
+        text = neutralise(e.text)
+        raw = text.splitlines() or [""]
+        code = STAGE_CODE.get(self.stage.get(e.id, ""), " ") + "│"
+        if "shards" in text or "CUDA graph" in text:
+            for line in raw:
+                self.progress.feed(line)
+        if e.id not in self._in_tb and e.stream != "stderr" and not _maybe_error(text):
+            return [LogLine("out", code + line) for line in raw]
+        return [LogLine(self._kind(e.id, line, e.stream), code + line) for line in raw]
+
     def _kind(self, src: str, line: str, stream: str) -> str:
         if src in self._in_tb:
             if line[:1] in (" ", "\t"):
@@ -103,9 +110,14 @@ class LogFeed:
         if line.startswith("Traceback (most recent call last)"):
             self._in_tb.add(src)
             return "err"
-        if (stream == "stderr" and line.strip()) or _ERRORISH.search(line):
+        if (stream == "stderr" and line.strip()) or (_maybe_error(line) and _ERRORISH.search(line)):
             return "err"
         return "out"
+
+
+def _maybe_error(text: str) -> bool:
+    """Cheap prefilter of :data:`_ERRORISH` (substring tests run at C speed; the regex does not)."""
+    return "ERROR" in text or "rror" in text or "Exception" in text or "Traceback" in text or "CRITICAL" in text or "FATAL" in text
 
 
 # --- progress of long stages, read from the log -------------------------------------------

@@ -5,13 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from rich.text import Text
-from textual.widgets import Static
 
 from k3tui.state import SessionState
 from k3tui.textsafe import neutralise
 
+from ..common.panel import Panel
 
-class ChangePanel(Static):
+
+class ChangePanel(Panel):
     """``gpu_memory_utilization  0.9 → 0.95``; more than one variable is flagged loudly."""
 
     def show(self, state: SessionState, preview: list[dict[str, Any]] | None = None) -> None:
@@ -25,7 +26,7 @@ class ChangePanel(Static):
             diff = last.diff
         else:
             t.append("no run config yet", style="bright_black")
-            self.update(t)
+            self.show_text(t)
             return
         if not diff:
             t.append("no change", style="bright_black")
@@ -35,4 +36,4 @@ class ChangePanel(Static):
             t.append(f"{neutralise(repr(d.get('new')))}\n", style="cyan")
         if len(diff) > 1:
             t.append(f"⚠ {len(diff)} variables change at once: one at a time, or give a reason", style="bold black on yellow")
-        self.update(t.rstrip() or t)
+        self.show_text(t)

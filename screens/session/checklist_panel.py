@@ -5,18 +5,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rich.text import Text
-from textual.widgets import Static
 
 from k3tui.events import AnyEvent
 from k3tui.state import SessionState
 from k3tui.textsafe import neutralise
 
+from ..common.panel import Panel
 from ..viewmodel import checklist, stop_conditions
 
 _MARK = {"done": ("☑ ", "green", "white"), "missing": ("☐ ", "bright_black", "bright_black"), "n/a": ("– ", "bright_black", "bright_black")}
 
 
-class ChecklistPanel(Static):
+class ChecklistPanel(Panel):
     """``☑ First stack archived`` / ``☐ …``; then any stop condition that tripped, in red."""
 
     def show(self, state: SessionState, events: Sequence[AnyEvent] = ()) -> None:
@@ -39,4 +39,4 @@ class ChecklistPanel(Static):
                 t.append(f": {neutralise(evidence)}", style="red")
         if tripped:
             t.append("\n→ move to an isolated node", style="bold black on red")
-        self.update(t)
+        self.show_text(t)

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from rich.text import Text
-from textual.widgets import Static
 
 from k3tui.state import SessionState
 from k3tui.textsafe import neutralise
+
+from ..common.panel import Panel
 
 
 def advice_for(stage: str, state: SessionState) -> str:
@@ -25,7 +26,7 @@ def advice_for(stage: str, state: SessionState) -> str:
     return f"reproduce at the {stage} layer with the minimal launch before changing anything else"
 
 
-class FreezeBanner(Static):
+class FreezeBanner(Panel):
     """Stage, root exception, what was frozen, and what to try next at that layer."""
 
     def show(self, state: SessionState) -> bool:
@@ -50,7 +51,7 @@ class FreezeBanner(Static):
             t.append(f"frozen at {frozen[0].t:.1f}s ({neutralise(frozen[0].reason)}): {neutralise(keys)}")
         else:
             t.append("freezing…", style="yellow")
-        self.update(t)
+        self.show_text(t)
         self.display = True
         return True
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from rich.text import Text
-from textual.widgets import Static
 
 from k3tui.state import SessionState
 from k3tui.textsafe import neutralise
+
+from ..common.panel import Panel
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
 WIDTH = 20
@@ -18,7 +19,7 @@ def sparkline(values: list[float], top: float, width: int = WIDTH) -> str:
     return "".join(BLOCKS[min(8, max(0, round(v / top * 8)))] for v in vals).rjust(width)
 
 
-class GpuPanel(Static):
+class GpuPanel(Panel):
     """``0 ▁▂▃▅▇  142/284G`` — one row per GPU (per host when there are several)."""
 
     def show(self, state: SessionState) -> None:
@@ -36,4 +37,4 @@ class GpuPanel(Static):
             frac = used / total if total else 0.0
             t.append(sparkline(list(hist), total), style="red" if frac > 0.95 else "yellow" if frac > 0.8 else "green")
             t.append(f" {used / 1024:.0f}/{total / 1024:.0f}G" if total else f" {used / 1024:.0f}G")
-        self.update(t)
+        self.show_text(t)

@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 from rich.text import Text
-from textual.widgets import Static
 
 from k3tui.state import SessionState
 from k3tui.textsafe import neutralise
 
+from ..common.panel import Panel
 from ..viewmodel import rung_names
 
 _VERDICT = {"PASS": "bold green", "FAIL": "bold red", "UNKNOWN": "yellow", "STOP": "bold red", "DRIFT": "bold yellow"}
 
 
-class LadderPanel(Static):
+class LadderPanel(Panel):
     """One line per rung: ``✔ baseline PASS``, ``▶ minimal running (attempt 2)``."""
 
     def show(self, state: SessionState, profile: str = "") -> None:
@@ -37,4 +37,4 @@ class LadderPanel(Static):
                 t.append(f" {r.reproduced or 0}/{r.repeats}", style="bold")
             if r.summary:
                 t.append(f" {neutralise(r.summary)}", style="bright_black")
-        self.update(t)
+        self.show_text(t)

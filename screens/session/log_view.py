@@ -18,7 +18,7 @@ from rich.text import Text
 from textual.strip import Strip
 from textual.widgets import Log
 
-from ..viewmodel import _ERRORISH, LogLine
+from ..viewmodel import _ERRORISH, LogLine, _maybe_error
 
 WINDOW = 20_000
 
@@ -38,6 +38,7 @@ _LINE_STYLE = {
     "◆": "bold magenta",
     "$": "green",
     "·": "bright_black",
+    "⋯": "bold yellow",
 }
 _MATCH = Style(color="black", bgcolor="yellow", bold=True)
 _CURRENT = Style(bgcolor="grey30")
@@ -56,7 +57,7 @@ class _Highlighter(Highlighter):
             text.stylize(_LINE_STYLE[mark])
         else:
             text.stylize(_STAGE_STYLE.get(mark, "bright_black"), 0, 1)
-            if _ERRORISH.search(plain):
+            if _maybe_error(plain) and _ERRORISH.search(plain):
                 text.stylize("bold red", 2)
         text.stylize("bright_black", 1, 2)
         rx = self.view.query_rx
@@ -81,6 +82,7 @@ class LogView(Log):
         self.query_rx: re.Pattern[str] | None = None
         self.current: int | None = None
         """Index (in the shown lines) of the current search hit."""
+        self._k3_rich_style: Style | None = None
 
     # --- feeding -----------------------------------------------------------------------
 
@@ -176,6 +178,8 @@ class LogView(Log):
         return None
 
     def _keep(self, ln: LogLine) -> bool:
+        if ln.kind == "gap":
+            return True
         if self.mode == "errors":
             return ln.kind in ("err", "exc", "stage")
         if self.mode == "match":
@@ -193,6 +197,19 @@ class LogView(Log):
     def _repaint(self) -> None:
         self._render_line_cache.clear()
         self.refresh()
+
+    @property
+    def rich_style(self) -> Style:
+        # Log asks for it once per rendered line and Textual walks the ancestors each time;
+        # it changes only when styles do (notify_style_update)
+        cached = self._k3_rich_style
+        if cached is None:
+            cached = self._k3_rich_style = super().rich_style
+        return cached
+
+    def notify_style_update(self) -> None:
+        self._k3_rich_style = None
+        super().notify_style_update()
 
     def render_line(self, y: int) -> Strip:
         strip = super().render_line(y)

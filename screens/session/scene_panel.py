@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 from rich.text import Text
-from textual.widgets import Static
 
 from k3tui.state import SessionState
 from k3tui.textsafe import neutralise
 
+from ..common.panel import Panel
 from ..viewmodel import scene_rows
 
 _STATUS = {"ok": "white", "unknown": "yellow", "error": "bold red"}
 
 
-class ScenePanel(Static):
+class ScenePanel(Panel):
     """``driver  580.82.07`` rows; ``unknown`` in yellow; a failed probe in red with its error."""
 
     def show(self, state: SessionState) -> None:
@@ -29,4 +29,4 @@ class ScenePanel(Static):
         for host in state.hosts.values():
             if host.simulated:
                 t.append(f"\n{neutralise(host.alias)} is a SIMULATED host", style="bold black on yellow")
-        self.update(t)
+        self.show_text(t)

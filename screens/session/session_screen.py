@@ -64,7 +64,8 @@ class SessionScreen(SessionBase):
                 raise RuntimeError("no driver and no driver factory: nothing to connect to")
             self.driver = await self.driver_factory()
         view = self.query_one(SessionView)
-        view.state = self.driver.state.snapshot()
+        view.state = self.driver.state  # the driver folds it; the view only reads it
+        view.fold = False
         view.profile = str(getattr(self.driver, "profile_name", "") or "")
         self.driver.subscribe(view.receive)
         self._show_identity()

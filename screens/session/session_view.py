@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
+from itertools import islice
 from typing import Any
 
 from rich.text import Text
@@ -40,7 +41,9 @@ from .stage_panel import StagePanel
 FLUSH_EVERY = 0.05
 PANEL_EVERY = 0.25
 BATCH = 1000
-MAX_EVENTS = 5000
+"""Lines written to the log per tick (measured: 1,000-line batches keep stalls well under 100 ms)."""
+BUDGET = 0.015
+"""Seconds of event handling per tick before the rest waits for the next tick."""
 
 
 class SessionView(Vertical):
@@ -61,11 +64,20 @@ class SessionView(Vertical):
         self.clock: Callable[[], float] | None = None
         """Session time to show timers at; default: live (last event time + wall time since)."""
         self._inbox: deque[AnyEvent] = deque()
-        self._lines: deque[LogLine] = deque(maxlen=window)
+        self._lines_in = 0
+        """Output lines received (written only by the receiving thread)."""
+        self._lines_done = 0
+        """Output lines taken from the inbox (written only by the UI thread)."""
+        self.skipped_lines = 0
+        """Lines this view did not show because of a flood (each gap is marked in the log)."""
+        self._gap = 0
+        self._dirty_all = True
+        self._lines: deque[LogLine] = deque()
         self._dirty = True
         self._banner_shown = False
         self._last_event_wall = time.monotonic()
         self.events_applied = 0
+        self._status_text = ""
         self.profile = ""
         """Profile name (for the ladder's feature rungs)."""
         self.significant: list[AnyEvent] = []
@@ -100,12 +112,15 @@ class SessionView(Vertical):
     # --- input ----------------------------------------------------------------------
 
     def receive(self, event: AnyEvent) -> None:
-        """Queue one event (safe from any thread)."""
+        """Queue one event (safe from any thread: one producer thread at a time for output)."""
+        if type(event) is Output:
+            self._lines_in += event.text.count("\n") or 1
         self._inbox.append(event)
 
     def push(self, events: Iterable[AnyEvent]) -> None:
         """Queue events (replay playback: the engine already folded them)."""
-        self._inbox.extend(events)
+        for e in events:
+            self.receive(e)
 
     def load(self, state: SessionState, recent: list[AnyEvent], significant: list[AnyEvent] | None = None) -> None:
         """Show ``state`` after a seek, with the log rebuilt from the ``recent`` events before it."""
@@ -113,6 +128,8 @@ class SessionView(Vertical):
         self.significant = list(significant or [])
         self._inbox.clear()
         self._lines.clear()
+        self._gap = 0
+        self._lines_done = self._lines_in
         self.feed.reset(state, recent[0].t if recent else None)
         lines: list[LogLine] = []
         for e in recent:
@@ -124,24 +141,51 @@ class SessionView(Vertical):
     # --- applying -------------------------------------------------------------------------
 
     def flush(self) -> None:
-        """Apply queued events and write at most one batch of lines (runs every 50 ms)."""
-        inbox, lines = self._inbox, self._lines
+        """Apply queued events and write at most one batch of lines (runs every 50 ms).
+
+        Under a flood the view coalesces: output already pushed out of the window by newer
+        queued lines is folded but never formatted, and when more than two batches wait,
+        only the newest batch is written. Either way one marked line says how many lines
+        this view skipped (the recording keeps every one), so the view is never behind by
+        more than a tick and never silently incomplete.
+        """
+        inbox, lines, feed, window = self._inbox, self._lines, self.feed, self.window
+        deadline = time.perf_counter() + BUDGET
         n = 0
-        while inbox and n < MAX_EVENTS:
+        significant = False
+        while inbox:
             e = inbox.popleft()
+            n += 1
             if self.fold:
                 reduce(self.state, e)
-            if not isinstance(e, (Output, GpuSample)):
+            if type(e) is Output:
+                k = e.text.count("\n") or 1
+                self._lines_done += k
+                if self._lines_in - self._lines_done >= window:
+                    self._gap += k
+                    continue
+            elif type(e) is not GpuSample:
                 self.significant.append(e)
-            lines.extend(self.feed.lines(e))
-            n += 1
+                significant = True
+            lines.extend(feed.lines(e))
+            if time.perf_counter() > deadline:
+                break
         if n:
             self.events_applied += n
             self._dirty = True
+            self._dirty_all = self._dirty_all or significant
             self._last_event_wall = time.monotonic()
+        if len(lines) > 2 * BATCH:
+            drop = len(lines) - BATCH
+            self._gap += drop
+            self._lines = lines = deque(islice(lines, drop, None))
         if lines:
-            take = min(BATCH, len(lines))
-            self.log_view.append([lines.popleft() for _ in range(take)])
+            batch = [lines.popleft() for _ in range(min(BATCH, len(lines)))]
+            if self._gap:
+                self.skipped_lines += self._gap
+                batch.insert(0, LogLine("gap", f"⋯│{self._gap:,} lines not shown here (log flood) — every line is in the recording"))
+                self._gap = 0
+            self.log_view.append(batch)
         if self.state.first_exception is not None and not self._banner_shown:
             self.render_panels()
 
@@ -165,17 +209,20 @@ class SessionView(Vertical):
             log.scroll_end(animate=False, immediate=True)
         run = self.state.runs.get(self.state.current_run)
         if self._dirty or (run is not None and run.ended is None):
-            self.render_panels()
+            self.render_panels(everything=False)
 
-    def render_panels(self) -> None:
+    def render_panels(self, everything: bool = True) -> None:
+        """Re-render the panels from state (only the cheap, fast-changing ones unless ``everything``)."""
         s = self.state
         self._dirty = False
-        self.query_one(LadderPanel).show(s, self.profile)
         self.query_one(StagePanel).show(s, self.now(), self.feed.progress)
-        self.query_one(ScenePanel).show(s)
         self.query_one(GpuPanel).show(s)
-        self.query_one(ChangePanel).show(s, self.preview)
-        self.query_one(ChecklistPanel).show(s, self.significant)
+        if everything or self._dirty_all:
+            self._dirty_all = False
+            self.query_one(LadderPanel).show(s, self.profile)
+            self.query_one(ScenePanel).show(s)
+            self.query_one(ChangePanel).show(s, self.preview)
+            self.query_one(ChecklistPanel).show(s, self.significant)
         self._render_log_status()
         shown = self.query_one(FreezeBanner).show(s)
         if shown and not self._banner_shown:
@@ -189,7 +236,10 @@ class SessionView(Vertical):
         follow = "● following" if log.auto_scroll else "‖ paused"
         mode = {"all": "all lines", "errors": "errors only", "match": "matching only"}[log.mode]
         q = f"  /{log.query_text}" if log.query_text else ""
-        self.query_one("#logstatus", Static).update(Text(f"{follow}  {mode}{q}  {log.line_count:,} shown · {log.kept:,} kept"))
+        text = f"{follow}  {mode}{q}  {log.line_count:,} shown · {log.kept:,} kept"
+        if text != self._status_text:
+            self._status_text = text
+            self.query_one("#logstatus", Static).update(Text(text), layout=False)
 
 
 def _titled(widget: Static, title: str) -> Static:

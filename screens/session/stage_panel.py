@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from rich.text import Text
-from textual.widgets import Static
 
 from k3tui.state import SessionState
 from k3tui.textsafe import neutralise
 
+from ..common.panel import Panel
 from ..viewmodel import ProgressTracker, fmt_duration, stage_times
 
 BAR = 16
@@ -19,7 +19,7 @@ def bar(done: int, total: int, width: int = BAR) -> str:
     return "█" * full + "░" * (width - full)
 
 
-class StagePanel(Static):
+class StagePanel(Panel):
     """``▶ weights 03:12 (prev 02:58)`` per stage, then ``shards ███░░ 27/64``."""
 
     def show(self, state: SessionState, now: float, progress: ProgressTracker) -> None:
@@ -27,7 +27,7 @@ class StagePanel(Static):
         run = state.runs.get(state.current_run)
         if run is None:
             t.append("no run yet", style="bright_black")
-            self.update(t)
+            self.show_text(t)
             return
         t.append(f"run {neutralise(run.run)}", style="bold")
         if run.ended is not None:
@@ -46,4 +46,4 @@ class StagePanel(Static):
             t.append(f"\n{name}\n", style="bold")
             t.append(bar(done, total), style="green" if done >= total else "yellow")
             t.append(f" {done}/{total}")
-        self.update(t)
+        self.show_text(t)
