@@ -16,7 +16,7 @@ from typing import IO, Any
 from ..errors import HostError, UsageError
 from ..events import Notice
 from ..remote.base import Emit
-from .compare import differences, sentences, table
+from .compare import differences, sentences, table, unknown_facts, unknown_lines
 from .freeze import CONCURRENCY, HOST_TIMEOUT, FleetOutcome, NodeResult, freeze_fleet
 from .inventory import Node, load_inventory, nodes_from_group_spec
 from .timeline import NodeLog, classify_deployment, clock, first_errors_after, skew_lines, window
@@ -129,6 +129,7 @@ def report(out: FleetOutcome) -> list[str]:
     lines.append("== odd node out")
     lines += table(diffs, aliases)
     lines += [f"  {s}" for s in sentences(diffs)]
+    lines += [f"  {s}" for s in unknown_lines(unknown_facts(out.scenes))]
     logs = node_logs(out)
     if not logs:
         return lines

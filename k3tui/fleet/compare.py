@@ -90,16 +90,38 @@ def differences(scenes: Sequence[Scene], head: str | None = None) -> list[Differ
     out = []
     for fact in sorted({k for f in per.values() for k in f}):
         values = {a: f.get(fact) for a, f in per.items()}
-        counts = Counter(repr(v) for v in values.values())
+        known = {a: v for a, v in values.items() if v is not None}
+        counts = Counter(repr(v) for v in known.values())
         if len(counts) <= 1:
-            continue
+            continue  # agreeing, or unknown on some nodes only: see unknown_facts()
         (top, n), *rest = counts.most_common()
         majority = not rest or n > rest[0][1]
-        ref_repr = top if majority else repr(values[ref_node])
-        odd = [a for a, v in values.items() if repr(v) != ref_repr]
+        ref_repr = top if majority or ref_node not in known else repr(known[ref_node])
+        odd = [a for a, v in known.items() if repr(v) != ref_repr]
         reference = "the others" if majority and len(per) > 2 else next(a for a, v in values.items() if repr(v) == ref_repr)
         out.append(Difference(fact, values, reference, odd, majority))
     return out
+
+
+def unknown_facts(scenes: Sequence[Scene]) -> dict[str, list[str]]:
+    """Facts known on some nodes but not on others (a probe failed or timed out there): fact → those nodes."""
+    per = {s.alias or f"node{i}": fleet_facts(s) for i, s in enumerate(scenes)}
+    out: dict[str, list[str]] = {}
+    for fact in sorted({k for f in per.values() for k in f}):
+        missing = [a for a, f in per.items() if f.get(fact) is None]
+        if missing and len(missing) < len(per):
+            out[fact] = missing
+    return out
+
+
+def unknown_lines(unknown: dict[str, list[str]], limit: int = 6) -> list[str]:
+    """A short account of facts a comparison could not use on some nodes."""
+    if not unknown:
+        return []
+    nodes = sorted({a for v in unknown.values() for a in v})
+    facts = ", ".join(list(unknown)[:limit]) + (f" (+{len(unknown) - limit} more)" if len(unknown) > limit else "")
+    shown = ", ".join(nodes[:8]) + (f" (+{len(nodes) - 8} more)" if len(nodes) > 8 else "")
+    return [f"UNKNOWN on {len(nodes)} node(s) ({shown}), not compared there: {facts} — see their failed probes"]
 
 
 def _fmt(v: Any, width: int = 60) -> str:
@@ -118,7 +140,7 @@ def sentences(diffs: Sequence[Difference]) -> list[str]:
     for d in diffs:
         label = LABELS.get(d.fact) or _env_label(d.fact)
         verb = VERBS.get(d.fact, f"has {label}")
-        ref_val = _fmt(next(v for a, v in d.values.items() if a not in d.odd))
+        ref_val = _fmt(next(v for a, v in d.values.items() if a not in d.odd and v is not None))
         odd = ", ".join(d.odd)
         node = "node" if len(d.odd) == 1 else "nodes"
         ref_verb = verb if d.reference != "the others" else _plural(verb)
@@ -152,7 +174,7 @@ def table(diffs: Sequence[Difference], aliases: Sequence[str], width: int = 28, 
     if len(aliases) > max_columns:
         rows = [f"{'fact':32} {'most nodes':{width}} odd nodes"]
         for d in diffs:
-            common = _fmt(next((v for a, v in d.values.items() if a not in d.odd), None), width)
+            common = _fmt(next((v for a, v in d.values.items() if a not in d.odd and v is not None), None), width)
             odd = ", ".join(f"{a}={_fmt(d.values[a], 24)}" for a in d.odd[:6])
             more = f" (+{len(d.odd) - 6} more)" if len(d.odd) > 6 else ""
             rows.append(f"{d.fact[:32]:32} {common:{width}} {odd}{more}")

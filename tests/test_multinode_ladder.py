@@ -1,0 +1,64 @@
+"""Multi-node launch in the ladder against two simulated trays (issue 9).
+
+The head and the worker each get a detached run with vLLM's multi-node options; the
+scenario's root failure (NCCL) happens on the WORKER while the head only reports the
+consequence: the rung names the worker, and every node's scene is frozen.
+"""
+
+from __future__ import annotations
+
+from contextlib import AsyncExitStack
+
+from k3tui import events as ev
+from k3tui.fleet.launch import MultiNodeLadder, node_config
+from k3tui.ladder.config import from_profile, launch_argv
+from k3tui.profile import load_profile
+from k3tui.remote.ssh import connect
+from k3tui.sim import SimHost
+
+
+def _of(events, kind, **match):  # noqa: ANN001, ANN202
+    return [e for e in events if isinstance(e, kind) and all(getattr(e, k) == v for k, v in match.items())]
+
+
+def test_node_flags_head_and_headless_workers() -> None:
+    cfg = from_profile(load_profile("kimi-k3"))
+    head = " ".join(launch_argv(node_config(cfg, 2, 0, "10.0.0.11"), "r1"))
+    worker = " ".join(launch_argv(node_config(cfg, 2, 1, "10.0.0.11"), "r1-n1"))
+    assert "--nnodes 2 --node-rank 0 --master-addr 10.0.0.11 --master-port 29501" in head and "--headless" not in head
+    assert "--nnodes 2 --node-rank 1 --master-addr 10.0.0.11 --master-port 29501 --headless" in worker
+
+
+async def test_a_worker_failure_fails_the_rung_names_the_worker_and_freezes_every_node() -> None:
+    events: list = []
+    async with AsyncExitStack() as stack:
+        worker_sim = await stack.enter_async_context(SimHost("multinode-worker-nccl", node=0, speed=8))
+        head_sim = await stack.enter_async_context(SimHost("multinode-worker-nccl", node=1, speed=8))
+        hosts = []
+        for sim, alias in ((head_sim, "head-01"), (worker_sim, "worker-02")):
+            kw = sim.connect_kwargs() | {"alias": alias}
+            host = await connect(emit=events.append, **kw)
+            stack.push_async_callback(host.close)
+            hosts.append(host)
+        engine = MultiNodeLadder(hosts, load_profile("kimi-k3"), events.append, events=events)
+        try:
+            result = await engine.run_rung("minimal")
+        finally:
+            await engine.close()
+    started = {e.host: e for e in _of(events, ev.RunStarted)}
+    assert set(started) == {"head-01", "worker-02"}, "one detached run per node"
+    assert "--node-rank 1" in started["worker-02"].command and "--headless" in started["worker-02"].command
+    assert "--node-rank 0" in started["head-01"].command and "--headless" not in started["head-01"].command
+    assert result.verdict == "FAIL", result.summary
+    assert "failed on node worker-02 at stage engine" in result.summary and "NCCL error" in result.summary
+    found = _of(events, ev.ExceptionFound)
+    assert found and found[0].host == "worker-02" and "NCCL error" in found[0].line
+    assert not _of(events, ev.ExceptionFound, host="head-01"), "the head only reports consequences"
+    frozen = _of(events, ev.SceneFrozen, reason="first-exception")
+    assert sorted(e.host for e in frozen) == ["head-01", "worker-02"], "a failure on any node freezes every node"
+    assert next(e for e in frozen if e.host == "worker-02").run == found[0].run
+    configs = _of(events, ev.RunConfigSet)
+    assert len(configs) == 1 and "nnodes" not in str(configs[0].config), "node flags are topology, not a changed variable"
+    assert _of(events, ev.Notice, host="worker-02") and any(
+        "first root exception of the deployment on worker worker-02" in e.message for e in _of(events, ev.Notice)
+    )
