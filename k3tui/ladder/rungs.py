@@ -153,6 +153,8 @@ async def _startup(engine: LadderEngine, server: Server, rung: str) -> Outcome:
             if status is not None
             else f"no /health 200 within {engine.ready_timeout:g} s"
         )
+        if server.last_lines:
+            why += f"; last log line: {server.last_lines[-1][-200:]}"
         out = Outcome(
             False,
             f"start-up failed: {why}",

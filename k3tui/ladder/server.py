@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import shlex
 import time
+from collections import deque
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
@@ -64,6 +65,8 @@ class Server:
     classified: ev.RunClassified | None = None
     stopped_by_us: bool = False
     ended: asyncio.Event = field(default_factory=asyncio.Event)
+    last_lines: deque[str] = field(default_factory=lambda: deque(maxlen=3))
+    """The last log lines (why a run that exits before /health answers did so)."""
     _tail: asyncio.Task[None] | None = None
     _followups: list[asyncio.Task[Any]] = field(default_factory=list)
 
@@ -110,6 +113,8 @@ class Server:
         try:
             async for line in self.host.tail(self.handle):
                 self.classifier.feed(line + "\n")
+                if line.strip():
+                    self.last_lines.append(line)
         except Exception as exc:  # noqa: BLE001 - reported, and the run counts as ended
             self.emit(
                 ev.Notice(host=self.host.alias, level="warning", message=f"lost the log of run {self.run_id}: {exc}")
