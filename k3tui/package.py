@@ -223,7 +223,7 @@ def _chain_message(path: Path, name: str) -> str:
 
 def _stream(rec: Recording, red: Redactor, c: report.Collector, root: Path) -> None:
     """Pass 2: redact, fold, write the cast, the per-run logs and a re-sealed session copy."""
-    logs: dict[str, IO[bytes]] = {}
+    logs: dict[tuple[str, str], IO[bytes]] = {}
     (root / "logs").mkdir()
     with (
         open(root / CAST, "w", encoding="utf-8", newline="\n") as cast_fh,
@@ -250,17 +250,18 @@ _header_encoder = msgspec.json.Encoder()
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 
 
-def _append_log(c: report.Collector, logs: dict[str, IO[bytes]], root: Path, e: ev.Output) -> None:
-    info = c.logs.get(e.id)
+def _append_log(c: report.Collector, logs: dict[tuple[str, str], IO[bytes]], root: Path, e: ev.Output) -> None:
+    key = (e.host, e.id)  # one log per host and run: the same run id may run on every node
+    info = c.logs.get(key)
     if info is None:
         base = _SAFE_NAME.sub("_", f"{e.host}-{e.id}" if e.host else e.id).strip("._") or "run"
         name = f"logs/{base}.log"
         while any(i.name == name for i in c.logs.values()):
             name = name.removesuffix(".log") + "_.log"
-        info = c.logs[e.id] = report.LogFile(name)
-        logs[e.id] = open(root / name, "wb")  # noqa: SIM115 - closed at the end of the stream
+        info = c.logs[key] = report.LogFile(name)
+        logs[key] = open(root / name, "wb")  # noqa: SIM115 - closed at the end of the stream
     data = e.text.encode("utf-8", "replace")  # already redacted by this export
-    logs[e.id].write(data)
+    logs[key].write(data)
     info.bytes += len(data)
     info.lines += e.text.count("\n")
 

@@ -78,7 +78,8 @@ class Collector:
     session_name: str = "session.k3rec"
     state: SessionState = field(default_factory=SessionState)
     facts: list[ev.AnyEvent] = field(default_factory=list)
-    logs: dict[str, LogFile] = field(default_factory=dict)
+    logs: dict[tuple[str, str], LogFile] = field(default_factory=dict)
+    """(host, run id) → its archived server log."""
     chain: str = ""
     """The result of verifying the session's digest chain at export."""
     problems: list[str] = field(default_factory=list)

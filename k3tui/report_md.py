@@ -263,7 +263,7 @@ def _runs_section(c: Collector) -> str:
     for rid in c.run_started():
         r = c.state.runs[rid]
         result, sig = run_result(c, r.run)
-        log = c.logs.get(r.run)
+        logs = [f"{i.name} ({i.lines} lines)" for (_, rid), i in c.logs.items() if rid == r.run]
         rows.append(
             [
                 md(r.run),
@@ -272,7 +272,7 @@ def _runs_section(c: Collector) -> str:
                 md(r.stage or "-"),
                 md(result),
                 _span(sig or "-"),
-                md(f"{log.name} ({log.lines} lines)") if log else "no output recorded",
+                md(", ".join(logs)) if logs else "no output recorded",
             ]
         )
     return _table(["run", "rung", "host", "last stage", "result", "signature", "log"], rows) if rows else ""

@@ -643,3 +643,24 @@ def test_tampered_session_exports_but_says_so(session: Path, tmp_path: Path) -> 
     r = _cli("export", str(session), "-o", str(out))
     assert r.returncode == 1 and "TAMPERED at line 8" in r.stdout, r.stdout + r.stderr
     assert "TAMPERED at line 8" in members(out)["REPORT.md"].decode()
+
+
+def test_two_trays_one_run_id_two_logs_two_scenes(tmp_path: Path, shared: Path) -> None:
+    """An NVL72 deployment is two 4-GPU trays: the same run id on each, logged and fingerprinted per host."""
+    path = tmp_path / "nvl72.k3rec"
+    ok_lines = log_lines(shared, OK_LOG)
+    with Recorder(path, ev.Header(host="tray01,tray02"), redactor=Redactor(), index=False) as rec:
+        for host in ("tray01", "tray02"):
+            scene = dict(SCENE, host=dict(SCENE["host"], hostname=host), gpus=SCENE["gpus"][:4])
+            rec.emit(ev.SceneFrozen(t=1.0, host=host, scene=scene, reason="operator"))
+        for host in ("tray01", "tray02"):
+            rec.emit(ev.RunStarted(t=2.0, host=host, run="r1-minimal", command=MINIMAL, rung="minimal"))
+        for i, line in enumerate(ok_lines):
+            host = ("tray01", "tray02")[i % 2]
+            rec.emit(ev.Output(t=3.0 + i * 0.001, host=host, id="r1-minimal", stream="log", text=f"[{host}] {line}"))
+    files = members(export_session(path))
+    for host in ("tray01", "tray02"):
+        log = files[f"logs/{host}-r1-minimal.log"].decode()
+        assert log.count(f"[{host}] ") == log.count("\n") > 40 and "[tray0" not in log.replace(f"[{host}] ", "")
+    rep = files["REPORT.md"].decode()
+    assert "Scene of tray01" in rep and "Scene of tray02" in rep and rep.count("4 × NVIDIA GB300") == 2
