@@ -17,7 +17,9 @@ without k3tui; :func:`verify_package` checks it *and* the session's digest chain
 secret-named keys), the second re-redacts every event with that knowledge (defence in
 depth: a recorder bug or an older recorder must not leak through the package) and
 streams output into the per-run logs and the cast while folding the facts for the
-report. Every text file is passed through the redactor once more as it is written. The
+report. The files built from those facts (report, checklist, CSV, JSON, launch.sh) go
+through the redactor once more as they are written — format-aware, so JSON and CSV
+quoting survive; logs and the cast are written from the events pass 2 just redacted. The
 session file is copied byte for byte unless the export's redactor had to change an
 event; then it is re-sealed from the redacted events and the report says so. The archive
 is written to a temporary name and renamed into place, so a failed export leaves nothing.
@@ -477,11 +479,19 @@ def _walk(
         if name in seen:
             raise UnsafeMember(f"{what}: member {name!r} appears twice: refused")
         seen.add(name)
-        try:
-            tarfile.data_filter(m, str(dest))
-        except tarfile.FilterError as exc:
-            raise UnsafeMember(f"{what}: member {name!r} refused by the data filter: {exc}") from None
+        _data_filter(m, name, dest, what)
         yield m, name, tar
+
+
+def _data_filter(m: tarfile.TarInfo, name: str, dest: Path, what: str) -> None:
+    """tarfile's own ``data`` filter (Python 3.11.4+), as a second opinion on every member."""
+    check = getattr(tarfile, "data_filter", None)
+    if check is None:  # pragma: no cover - older 3.11 patch releases: our own checks stand alone
+        return
+    try:
+        check(m, str(dest))
+    except tarfile.FilterError as exc:
+        raise UnsafeMember(f"{what}: member {name!r} refused by the data filter: {exc}") from None
 
 
 def _scan(path: Path, limits: Limits, dest: Path) -> int:
