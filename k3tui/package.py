@@ -7,12 +7,13 @@ treat the archive as hostile until proven otherwise.
 Layout (one top folder, ``k3repro-<session id>/``)::
 
     REPORT.md  fingerprint.json  launch.sh  request.json  first-error.txt
-    changes.csv  checklist.md  logs/<run>.log  session.k3rec  session.cast  MANIFEST.sha256
+    changes.csv  checklist.md  logs/<host>-<run>.log  session.k3rec  session.cast  MANIFEST.sha256
 
 ``MANIFEST.sha256`` is in ``sha256sum`` format, so ``sha256sum -c`` checks a package
 without k3tui; :func:`verify_package` checks it *and* the session's digest chain.
 
-**Export** reads the session twice: a first pass teaches a fresh
+**Export** copies the session first (a live recording keeps growing; the package is one
+consistent snapshot) and reads that copy twice: a first pass teaches a fresh
 :class:`~k3tui.redact.Redactor` every secret value the stream reveals (env maps,
 secret-named keys), the second re-redacts every event with that knowledge (defence in
 depth: a recorder bug or an older recorder must not leak through the package) and
@@ -29,8 +30,9 @@ is written to a temporary name and renamed into place, so a failed export leaves
 1. a scan pass reads the whole archive *without writing a byte*: every member must be a
    regular file or a directory with a relative, ``..``-free, printable name; links,
    devices, FIFOs and sparse files are refused; member count, each member's size and the
-   total are capped; the decompressed stream is *counted* as it is read (headers are not
-   trusted), so a decompression bomb stops at the cap, not at a full disk;
+   total are capped; a long-name or PAX record over 1 MiB is refused before tarfile reads
+   it into memory; the decompressed stream is *counted* as it is read (headers are not
+   trusted), so a decompression bomb stops at the cap, not at a full disk or full memory;
 2. an extract pass repeats every check (the file could change between passes), also runs
    tarfile's own ``data`` filter, and writes each regular file itself with
    ``O_CREAT|O_EXCL|O_NOFOLLOW`` and mode 0644 into a fresh private staging folder inside
