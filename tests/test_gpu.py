@@ -126,4 +126,4 @@ async def test_on_the_simulated_gb300_host_nvml_is_tried_then_nvidia_smi_samples
         finally:
             await host.close()
     samples = [e for e in events if isinstance(e, ev.GpuSample)]
-    assert len(samples) >= 4 and all(len(s.gpus) == 8 for s in samples)
+    assert len(samples) >= 4 and all(len(s.gpus) == 8 and s.host == "gb300-sim" for s in samples)

@@ -59,10 +59,18 @@ def procs(i, h):
     return [[i, p.pid, proc_name(p.pid), round((p.usedGpuMemory or 0) / MIB, 1)] for p in found]
 
 
+def memory(h):
+    """Memory as nvidia-smi reports it: v2 excludes the driver's reserved memory (v1 counts it as used)."""
+    try:
+        return pynvml.nvmlDeviceGetMemoryInfo(h, version=pynvml.nvmlMemory_v2)
+    except (pynvml.NVMLError, AttributeError):
+        return pynvml.nvmlDeviceGetMemoryInfo(h)
+
+
 def sample(handles):
     gpus, ps = [], []
     for i, h in enumerate(handles):
-        m = pynvml.nvmlDeviceGetMemoryInfo(h)
+        m = memory(h)
         gpus.append([i, round(m.used / MIB, 1), round(m.total / MIB, 1), util(h)])
         ps.extend(procs(i, h))
     return {"t": round(time.time(), 3), "g": gpus, "p": ps}

@@ -117,6 +117,7 @@ class GpuSampler:
         return self._record(samples[-1]) if samples else None
 
     def _record(self, sample: GpuSample) -> GpuSample:
+        sample.host = sample.host or self.host.alias
         self.latest = sample
         self.emit(sample)
         return sample
@@ -145,12 +146,17 @@ class GpuSampler:
                         if isinstance(got, GpuSample):
                             self._record(got)
                         elif isinstance(got, XidEvent):
+                            got.host = self.host.alias
                             self.emit(got)
                 else:
                     for sample in ticks.feed(lines):
                         self._record(sample)
         except Exception as exc:  # noqa: BLE001 - a sampler failure must not stop the ladder
-            self.emit(Notice(level="warning", message=f"GPU sampler on {self.host.alias} stopped: {exc}"))
+            self.emit(
+                Notice(
+                    host=self.host.alias, level="warning", message=f"GPU sampler on {self.host.alias} stopped: {exc}"
+                )
+            )
 
     async def stop(self) -> None:
         """Stop the background stream (the remote sampler dies with its channel)."""
