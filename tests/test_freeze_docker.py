@@ -73,7 +73,7 @@ async def test_freeze_container_over_real_sshd_through_the_engine_api(sshd, dock
         s = await freeze(host, container=container.name, docker_socket=dockerd.socket, emit=rec.emit)
     rec.close()
     api = next(p for p in s.probes if p.name == "docker_api")
-    assert api.ok, f"the Engine API must answer through the forwarded socket: {api.error}"
+    assert api.ok, f"the Engine API must answer through the forwarded socket: {api.error} {sshd.log()[-3000:]}"
     print(f"freeze of a real container over real sshd: {s.seconds:.3f}s")
     assert s.seconds < 3.0, f"freeze took {s.seconds}s"
     _assert_scene(s, container)

@@ -29,6 +29,7 @@ class Outputs:
     def __init__(self, results: dict[str, RunResult]) -> None:
         self.results = results
         self.parse_errors: dict[str, str] = {}
+        self._parsed: dict[tuple[str, Any], Any] = {}
 
     def ok(self, name: str) -> bool:
         r = self.results.get(name)
@@ -38,11 +39,14 @@ class Outputs:
         """The parsed output of a probe that succeeded, or None."""
         if not self.ok(name):
             return None
-        try:
-            return parser(self.results[name].stdout)
-        except (P.ParseError, ValueError, KeyError, IndexError, TypeError) as exc:
-            self.parse_errors[name] = f"output not understood: {exc}"
-            return None
+        key = (name, parser)
+        if key not in self._parsed:
+            try:
+                self._parsed[key] = parser(self.results[name].stdout)
+            except (P.ParseError, ValueError, KeyError, IndexError, TypeError) as exc:
+                self.parse_errors[name] = f"output not understood: {exc}"
+                self._parsed[key] = None
+        return self._parsed[key]
 
 
 def assemble(outs: Outputs, *, alias: str = "", pid: int | None = None) -> Scene:

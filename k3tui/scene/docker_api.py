@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import time
 from typing import Any
 
@@ -44,6 +45,8 @@ class DockerApi:
             import docker
 
             local = await host.forward_unix(socket_path)
+            if not os.path.exists(local):
+                raise FileNotFoundError(f"no socket at {local}")
 
             def open_client() -> tuple[Any, dict]:
                 # The constructor already talks to the engine: never on the event loop, which
@@ -51,7 +54,13 @@ class DockerApi:
                 c = docker.APIClient(base_url=f"unix://{local}", timeout=API_TIMEOUT)
                 return c, c.version()
 
-            client, version = await asyncio.wait_for(asyncio.to_thread(open_client), PING_TIMEOUT)
+            try:
+                client, version = await asyncio.wait_for(asyncio.to_thread(open_client), PING_TIMEOUT)
+            except docker.errors.DockerException:
+                # A forward channel refused while the probes hold the connection's other
+                # channels closes at once (seen under load): one more try before the CLI.
+                await asyncio.sleep(0.3)
+                client, version = await asyncio.wait_for(asyncio.to_thread(open_client), PING_TIMEOUT)
         except Exception as exc:  # noqa: BLE001 - any failure means: use the CLI instead
             return None, RunResult(
                 cmd, error=f"Docker API unreachable at {socket_path}: {_short(exc)}", duration=time.monotonic() - t

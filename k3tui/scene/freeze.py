@@ -278,15 +278,20 @@ def classify_first_exception(log_text: str) -> dict[str, Any] | None:
 
 
 def redact_scene(scene: Scene, redactor: Redactor) -> Scene:
-    """Mask secrets: env maps first (their values are learnt), then every string again.
+    """Mask secrets: the env maps are learnt first, so a secret's literal value is also
+    masked wherever else it appears (a command line, a log line), then one walk masks all.
 
     ``env_origin`` is kept out of the walk: its keys are variable names (``HF_TOKEN``) but
     its values are words (``runtime``) that must not be learnt as secrets.
     """
     data = scene.to_dict()
     origin = data.pop("env_origin")
-    first = redactor.obj(data)
-    out = redactor.obj(first)
+    container = data.get("container") or {}
+    redactor.env(data.get("env") or {})
+    redactor.env((data.get("process") or {}).get("env") or {})
+    redactor.env_list(container.get("env") or [])
+    redactor.env_list(container.get("image_env") or [])
+    out = redactor.obj(data)
     out["env_origin"] = origin
     return scene_from_dict(out)
 

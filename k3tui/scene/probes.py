@@ -23,6 +23,7 @@ fact could not be read (no nvidia-smi, no docker, permission denied, timeout).
 
 from __future__ import annotations
 
+import functools
 import shlex
 from dataclasses import dataclass
 
@@ -257,8 +258,11 @@ nvmlShutdown()
 
 def stdin_for(probe: Probe) -> str | None:
     """The payload a probe sends on stdin (pynvml.py + the NVML script), or None."""
-    if probe.stdin != "nvml":
-        return None
+    return _nvml_payload() if probe.stdin == "nvml" else None
+
+
+@functools.cache
+def _nvml_payload() -> str:
     try:
         import pynvml
     except ImportError:
