@@ -34,9 +34,6 @@ Why it is shaped this way:
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Iterable
-from pathlib import Path
 from typing import IO, Any
 
 from . import events as ev
@@ -115,7 +112,7 @@ class CastWriter:
         return self._last
 
     def output(self, t: float, text: str) -> None:
-        """An ``o`` event (the text is redacted and neutralised here)."""
+        """An ``o`` event (neutralised here; redacted too when the writer has a redactor)."""
         if not text:
             return
         self._line([self._time(t), "o", terminal_text(self._redact(text))])
@@ -143,14 +140,3 @@ class CastWriter:
         safe = _clean(self._redact(text))
         self._line([self._time(t), "o", f"\r\n{colour}{safe}{_RESET}\r\n"])
         self.events += 1
-
-
-def write_cast(
-    path: str | os.PathLike[str], header: ev.Header, events: Iterable[ev.AnyEvent], redactor: Redactor | None = None
-) -> CastWriter:
-    """Write a whole ``.cast`` file from a header and an event stream."""
-    with open(Path(path), "w", encoding="utf-8", newline="\n") as fh:
-        w = CastWriter(fh, header, redactor)
-        for e in events:
-            w.add(e)
-    return w

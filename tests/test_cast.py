@@ -136,3 +136,18 @@ def test_cli_cast_only(hostile_session: Path, tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.k3rec", "x.cast"]
     header, _ = _lines(out)
     assert header["version"] == 2
+
+
+def test_writer_with_its_own_redactor_masks_raw_events() -> None:
+    """Fed raw events (not the export's), the writer redacts them itself."""
+    import io as _io
+
+    from k3tui.cast import CastWriter
+
+    buf = _io.StringIO()
+    w = CastWriter(buf, ev.Header(session_id="s1", host="h"), Redactor())
+    w.add(ev.Output(t=1.0, id="c", text="export HF_TOKEN=hf_abcdefghijklmnopqrstuvwx\n"))
+    w.add(ev.Note(t=2.0, text="token is hf_abcdefghijklmnopqrstuvwx"))
+    out = buf.getvalue()
+    assert "hf_abcdefghijklmnopqrstuvwx" not in out and out.count("<redacted>") >= 2
+    assert w.events == 2 and w.markers == 1
