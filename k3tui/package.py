@@ -313,8 +313,9 @@ def _top_name(header: ev.Header) -> str:
 
 
 def _write_tar(root: Path, out: Path, top: str, mtime: float) -> None:
+    """A reproducible archive: fixed times, no owners, no local file name in the gzip header."""
     files = sorted(p for p in root.rglob("*") if p.is_file())
-    with open(out, "xb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=int(mtime)) as gz:
+    with open(out, "xb") as raw, gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=int(mtime)) as gz:
         with tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar:
             for p in files:
                 rel = p.relative_to(root).as_posix()

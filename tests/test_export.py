@@ -664,3 +664,17 @@ def test_two_trays_one_run_id_two_logs_two_scenes(tmp_path: Path, shared: Path) 
         assert log.count(f"[{host}] ") == log.count("\n") > 40 and "[tray0" not in log.replace(f"[{host}] ", "")
     rep = files["REPORT.md"].decode()
     assert "Scene of tray01" in rep and "Scene of tray02" in rep and rep.count("4 × NVIDIA GB300") == 2
+
+
+def test_sha256sum_checks_the_package_without_k3tui(package: Path, tmp_path: Path) -> None:
+    session = open_package(package, tmp_path / "opened")
+    r = subprocess.run(["sha256sum", "-c", MANIFEST], cwd=session.parent, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.count(": OK") == len((session.parent / MANIFEST).read_text().splitlines()) >= 12
+
+
+def test_same_session_same_package_bytes(session: Path, tmp_path: Path) -> None:
+    """Nothing in a package depends on when or where it was exported: two exports are identical."""
+    a = export_session(session, tmp_path / "a.tar.gz")
+    b = export_session(session, tmp_path / "b.tar.gz")
+    assert a.read_bytes() == b.read_bytes()
