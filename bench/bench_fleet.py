@@ -28,8 +28,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import time
@@ -39,7 +41,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from k3tui.fleet.compare import differences  # noqa: E402
+from k3tui.fleet.compare import differences, unknown_facts  # noqa: E402
 from k3tui.fleet.freeze import freeze_fleet  # noqa: E402
 from k3tui.fleet.inventory import load_inventory  # noqa: E402
 
@@ -65,6 +67,64 @@ async def serve(n: int, inventory: str) -> None:
     await asyncio.gather(*(s.stop() for s in sims), return_exceptions=True)
 
 
+CAPTURE = REPO / "tests" / "data" / "h200-r580-local" / "probes.json"
+
+
+async def serve_captured(n: int, inventory: str) -> None:
+    """Server side, light: N asyncssh servers (own host key each) answering every probe from a real
+    H200 capture (no subprocess), the last one with driver 575 planted. Measures k3tui + SSH, not a simulator."""
+    import asyncssh
+
+    data = json.loads(CAPTURE.read_text())
+    odd = json.loads(CAPTURE.read_text().replace("580.159.04", "575.57.08"))
+    tmp = Path(inventory).with_suffix(".d")
+    tmp.mkdir()
+    client = asyncssh.generate_private_key("ssh-ed25519")
+    client.write_private_key(str(tmp / "id"))
+    auth = asyncssh.import_authorized_keys(client.export_public_key().decode())
+
+    def handler(answers: dict[str, dict]):  # noqa: ANN202
+        by_cmd = {v["command"]: v for v in answers.values()}
+
+        async def process(proc: asyncssh.SSHServerProcess) -> None:
+            cmd = proc.command or ""
+            if cmd.startswith("date +%s"):
+                proc.stdout.write(f"{time.time():.6f}\n")
+                proc.exit(0)
+                return
+            v = by_cmd.get(cmd)
+            if v is None:
+                proc.stderr.write("sh: not captured\n")
+                proc.exit(127)
+                return
+            proc.stdout.write(v["stdout"])
+            proc.stderr.write(v.get("stderr", ""))
+            proc.exit(v.get("status") or 0)
+
+        return process
+
+    lines = ["[groups.bench]"]
+    listeners = []
+    for i in range(n):
+        key = asyncssh.generate_private_key("ssh-ed25519")
+        lst = await asyncssh.listen(
+            "127.0.0.1", 0, server_host_keys=[key], authorized_client_keys=auth, encoding="utf-8",
+            process_factory=handler(odd if i == n - 1 else data),
+        )  # fmt: skip
+        port = lst.sockets[0].getsockname()[1]
+        (tmp / f"kh{i}").write_text(f"[127.0.0.1]:{port} {key.export_public_key().decode().strip()}\n")
+        listeners.append(lst)
+        lines += [
+            "[[groups.bench.hosts]]", f'name = "cap{i:02d}"', 'address = "127.0.0.1"', f"port = {port}",
+            f'identity = "{tmp / "id"}"', f'known_hosts = "{tmp / f"kh{i}"}"',
+        ]  # fmt: skip
+    Path(inventory).write_text("\n".join(lines) + "\n")
+    print("ready", flush=True)
+    await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
+    for lst in listeners:
+        lst.close()
+
+
 def rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
@@ -87,20 +147,37 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, nargs="+", default=[16])
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--serve", metavar="INVENTORY", help=argparse.SUPPRESS)
+    ap.add_argument("--kind", choices=["sim", "captured"], help=argparse.SUPPRESS)
+    ap.add_argument("--only", choices=["sim", "captured"], help="run one of the two figures")
     a = ap.parse_args()
     if a.serve:
-        asyncio.run(serve(a.nodes, a.serve))
+        asyncio.run((serve if a.kind == "sim" else serve_captured)(a.nodes, a.serve))
         return
+    for kind in ("captured", "sim"):
+        if a.only in (None, kind):
+            bench(a, kind)
+
+
+def bench(a: argparse.Namespace, kind: str) -> None:
+    what = {
+        "sim": "simulated GB300 nodes (SimHost: fake tools are real processes)",
+        "captured": "nodes over real SSH answering from a real H200 capture (no subprocess: k3tui + SSH only)",
+    }[kind]
+    print(f"=== {a.nodes} {what}")
 
     inv_path = f"/tmp/k3tui-bench-fleet-{time.time_ns()}.toml"
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    children0 = r0.ru_utime + r0.ru_stime
     t = time.monotonic()
     server = subprocess.Popen(
-        [sys.executable, __file__, "--nodes", str(a.nodes), "--serve", inv_path],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        [sys.executable, __file__, "--nodes", str(a.nodes), "--serve", inv_path, "--kind", kind],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
     )  # fmt: skip
     try:
-        assert server.stdout is not None and server.stdout.readline().strip() == "ready", "simulated nodes did not start"
-        print(f"{a.nodes} simulated nodes started in {time.monotonic() - t:.1f} s (separate process)")
+        assert server.stdout is not None and server.stdout.readline().strip() == "ready", (
+            "simulated nodes did not start"
+        )
+        print(f"{a.nodes} nodes started in {time.monotonic() - t:.1f} s (separate process)")
         nodes = load_inventory(inv_path).select("bench")
         rss0 = rss_mib()
         one = min(asyncio.run(fleet(nodes[:1], 1))[0] for _ in range(a.rounds))
@@ -115,14 +192,25 @@ def main() -> None:
                 f"{', '.join(f'{r[0]:.2f}' for r in runs)}); {len(out.scenes)} frozen, {len(out.unreachable)} unreachable; "
                 f"slowest node {slow:.2f} s; {one * a.nodes / best:.1f}x faster than one by one"
             )
+            rest = {
+                "sim": "the simulated hosts' fake tools (a python process per probe)",
+                "captured": "the one-process Python SSH server answering all 64 nodes",
+            }[kind]
             print(
-                f"  client (k3tui) CPU {out.client_cpu:.1f} s of that {best:.1f} s wall; the rest is the {a.nodes} simulated "
-                f"hosts' fake tools (a python process per probe) sharing this machine's {os.cpu_count()} cores"
+                f"  client (k3tui) CPU {out.client_cpu:.1f} s of that {best:.1f} s wall; the rest is {rest}, "
+                f"sharing this machine's {os.cpu_count()} cores with the client"
             )
             odd = {d.fact: d.odd for d in differences(out.scenes, head=out.head)}
             last = nodes[-1].alias
-            named = [f for f in ("driver.driver_version", "image.repo_digests", "container.env.LD_LIBRARY_PATH") if odd.get(f) == [last]]
-            print(f"  odd node out: {last} named for {', '.join(named) or 'NOTHING (wrong!)'} ({len(odd)} differing facts)")
+            planted = ("driver.driver_version",) + (
+                ("image.repo_digests", "container.env.LD_LIBRARY_PATH") if kind == "sim" else ()
+            )
+            named = [f for f in planted if odd.get(f) == [last]]
+            unknown = unknown_facts(out.scenes)
+            print(
+                f"  odd node out: {last} named for {', '.join(named) or 'NOTHING (wrong!)'} of {len(planted)} planted; "
+                f"{len(odd)} differing facts; {len(unknown)} facts unknown on some node (probe failed or timed out)"
+            )
         rss2 = rss_mib()
         tracemalloc.start()
         asyncio.run(fleet(nodes, a.concurrency[0]))
@@ -137,6 +225,9 @@ def main() -> None:
             server.stdin.close()
         server.wait(timeout=60)
         Path(inv_path).unlink(missing_ok=True)
+        shutil.rmtree(Path(inv_path).with_suffix(".d"), ignore_errors=True)
+        r = resource.getrusage(resource.RUSAGE_CHILDREN)
+        print(f"  (server process CPU, all rounds, start-up included: {r.ru_utime + r.ru_stime - children0:.1f} s)")
 
 
 if __name__ == "__main__":

@@ -27,9 +27,8 @@ OOM = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 8.00 GiB. G
 def _logs(worker_skew: float | None) -> list[NodeLog]:
     # The worker's clock runs 30 s ahead: its NCCL failure, printed at 10:00:33 by ITS clock,
     # really happened at 10:00:03 — before the head's OOM at 10:00:10 (a consequence).
-    head = (
-        "(APIServer pid=1) INFO 11-30 10:00:00 [api_utils.py:347] non-default args: {}\n"
-        + _traceback("Worker_TP1", "10:00:10", OOM)
+    head = "(APIServer pid=1) INFO 11-30 10:00:00 [api_utils.py:347] non-default args: {}\n" + _traceback(
+        "Worker_TP1", "10:00:10", OOM
     )
     worker = (
         "gb300-tray02:61:61 [1] NCCL INFO NCCL version 2.28.9+cuda13.0\n"
@@ -82,7 +81,12 @@ def test_stamps_docker_utc_local_with_offset_journald_and_carried_lines() -> Non
     jan = NodeLog("n", "", ref_time=calendar.timegm((2027, 1, 2, 0, 0, 0)))
     assert stamp("INFO 12-31 23:59:00 [x.py:1] late", jan) == calendar.timegm((2026, 12, 31, 23, 59, 0))
     lines = timed_lines(
-        NodeLog("n", "no stamp yet\nINFO 11-30 10:00:00 [x.py:1] a\n  carried\nINFO 11-30 10:00:02 [x.py:1] b\n", ref_time=REF, clock_skew=2.0)
+        NodeLog(
+            "n",
+            "no stamp yet\nINFO 11-30 10:00:00 [x.py:1] a\n  carried\nINFO 11-30 10:00:02 [x.py:1] b\n",
+            ref_time=REF,
+            clock_skew=2.0,
+        )
     )
     t0 = calendar.timegm((2026, 11, 30, 9, 59, 58))
     assert [(x.t - t0, x.stamped) for x in lines] == [(0, False), (0, True), (0, False), (2, True)]

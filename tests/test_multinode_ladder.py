@@ -58,7 +58,39 @@ async def test_a_worker_failure_fails_the_rung_names_the_worker_and_freezes_ever
     assert sorted(e.host for e in frozen) == ["head-01", "worker-02"], "a failure on any node freezes every node"
     assert next(e for e in frozen if e.host == "worker-02").run == found[0].run
     configs = _of(events, ev.RunConfigSet)
-    assert len(configs) == 1 and "nnodes" not in str(configs[0].config), "node flags are topology, not a changed variable"
+    assert len(configs) == 1 and "nnodes" not in str(configs[0].config), (
+        "node flags are topology, not a changed variable"
+    )
     assert _of(events, ev.Notice, host="worker-02") and any(
         "first root exception of the deployment on worker worker-02" in e.message for e in _of(events, ev.Notice)
     )
+
+
+async def test_ladder_cli_with_an_inventory_launches_the_deployment_multinode(tmp_path) -> None:  # noqa: ANN001
+    import asyncio
+    import sys
+
+    from k3tui.reader import read_all
+
+    from .test_multinode_sim import write_inventory
+
+    async with AsyncExitStack() as stack:
+        worker_sim = await stack.enter_async_context(SimHost("multinode-worker-nccl", node=0, speed=8))
+        head_sim = await stack.enter_async_context(SimHost("multinode-worker-nccl", node=1, speed=8))
+        # the inventory lists the worker first: the head is whoever has role = "head"
+        inv = write_inventory(
+            tmp_path / "inv.toml", "k3", [worker_sim, head_sim], ["tray02", "tray01"], ["worker", "head"]
+        )
+        rec = tmp_path / "ladder.k3rec"
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "k3tui.cli", "ladder", "--inventory", str(inv), "--group", "k3", "--multinode",
+            "--rung", "minimal", "--record", str(rec),
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        stdout, stderr = await asyncio.wait_for(proc.communicate(), 240)
+    out = stdout.decode() + stderr.decode()
+    assert "failed on node tray02 at stage engine" in out, out[-3000:]
+    _, events = read_all(rec)
+    started = {e.host: e.command for e in _of(events, ev.RunStarted)}
+    assert "--node-rank 0" in started["tray01"] and "--headless" in started["tray02"]
+    assert sorted(e.host for e in _of(events, ev.SceneFrozen, reason="first-exception")) == ["tray01", "tray02"]

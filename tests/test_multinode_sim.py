@@ -10,6 +10,7 @@ deployment's first failure even though the head only reports the consequence.
 from __future__ import annotations
 
 import asyncio
+import calendar
 import json
 import sys
 from contextlib import AsyncExitStack
@@ -78,7 +79,9 @@ async def test_a_root_exception_on_the_worker_is_named_as_the_deployments_first_
     # node 0 of the scenario is the worker tray (NCCL fails there), node 1 the head (consequences only)
     async with AsyncExitStack() as stack:
         sims = await _start(stack, "multinode-worker-nccl", 2)
-        inv = write_inventory(tmp_path / "inv.toml", "k3", [sims[1], sims[0]], ["head-01", "worker-02"], ["head", "worker"])
+        inv = write_inventory(
+            tmp_path / "inv.toml", "k3", [sims[1], sims[0]], ["head-01", "worker-02"], ["head", "worker"]
+        )
         out = await freeze_fleet(load_inventory(inv).select("k3"))
     assert out.head == "head-01"
     head_scene = next(s for s in out.scenes if s.alias == "head-01")
@@ -102,7 +105,9 @@ async def test_a_root_exception_on_the_worker_is_named_as_the_deployments_first_
 async def test_freeze_cli_with_an_inventory_of_simulated_nodes(tmp_path: Path) -> None:
     async with AsyncExitStack() as stack:
         sims = await _start(stack, "multinode-worker-nccl", 2)
-        inv = write_inventory(tmp_path / "inv.toml", "k3", [sims[1], sims[0]], ["head-01", "worker-02"], ["head", "worker"])
+        inv = write_inventory(
+            tmp_path / "inv.toml", "k3", [sims[1], sims[0]], ["head-01", "worker-02"], ["head", "worker"]
+        )
         rec = tmp_path / "fleet.k3rec"
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "k3tui.cli", "freeze", "--inventory", str(inv), "--group", "k3",
@@ -119,3 +124,42 @@ async def test_freeze_cli_with_an_inventory_of_simulated_nodes(tmp_path: Path) -
     _, events = read_all(rec)
     named = [e for e in events if isinstance(e, Notice) and "first root exception" in e.message]
     assert named and named[0].host == "worker-02"
+
+
+def _run_clock_ahead(sim: SimHost, seconds: int) -> None:
+    """Plant a clock that runs ``seconds`` ahead on one simulated node: its ``date`` and the
+    stamps its container log carries (what a host with a drifting clock shows)."""
+    import re
+    import time
+
+    (sim.root / "bin" / "date").write_text(
+        f'#!/bin/sh\n# planted by the test: this node\'s clock runs {seconds} s ahead\nexec /bin/date -d "@$(( $(/bin/date +%s) + {seconds} ))" "$@"\n'
+    )
+    (sim.root / "bin" / "date").chmod(0o755)
+    log = sim.root / "ctr" / sim.state["container"]["name"] / "log"
+    year = time.gmtime().tm_year
+
+    def later(m: re.Match[str]) -> str:
+        t = time.strptime(f"{year}-{m.group(0)}", "%Y-%m-%d %H:%M:%S")
+        return time.strftime("%m-%d %H:%M:%S", time.gmtime(calendar.timegm(t) + seconds))
+
+    log.write_text(re.sub(r"\b\d\d-\d\d \d\d:\d\d:\d\d\b", later, log.read_text()))
+
+
+async def test_clock_skew_is_measured_over_ssh_and_corrected_on_the_merged_timeline(tmp_path: Path) -> None:
+    async with AsyncExitStack() as stack:
+        worker, head = await _start(stack, "multinode-worker-nccl", 2)
+        _run_clock_ahead(worker, 40)
+        inv = write_inventory(tmp_path / "inv.toml", "k3", [head, worker], ["head-01", "worker-02"], ["head", "worker"])
+        out = await freeze_fleet(load_inventory(inv).select("k3"))
+    skew = {n.alias: n.clock_skew for n in out.nodes}
+    assert 38.5 < skew["worker-02"] < 41.5 and abs(skew["head-01"]) < 1.5, skew
+    v = deployment_verdict(out)
+    assert v.node == "worker-02"
+    text = "\n".join(report(out))
+    assert "worker-02: clock +" in text and "(corrected)" in text
+    # by the worker's own clock its NCCL failure (log +3 s) comes AFTER the head's consequence
+    # (log +31 s); corrected, it comes 28 s before it, as it happened
+    then = next(line for line in text.splitlines() if line.strip().startswith("then head-01"))
+    delta = float(then.split("(")[1].split("s)")[0])
+    assert 26.0 < delta < 30.0, then

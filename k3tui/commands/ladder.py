@@ -37,7 +37,13 @@ _SHOWN = (
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    add_target_options(p)
+    add_target_options(p, nargs="?")
+    p.add_argument(
+        "--multinode",
+        action="store_true",
+        help="launch the hosts as one vLLM multi-node deployment (head = first host or the inventory's head; "
+        "workers --headless)",
+    )
     p.add_argument(
         "--profile", default="kimi-k3", help="profile name in assets/profiles or a .toml path (default kimi-k3)"
     )
@@ -125,8 +131,9 @@ def _printer(emit: Any) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     from ..profile import load_profile
-    from ..scene.session import recorder_for
+    from ..scene.session import recorder_for, reject_inventory
 
+    reject_inventory(args)
     profile = load_profile(args.profile)
     changes = parse_sets(args.set)
     with recorder_for(args, profile=profile.name) as rec:
@@ -149,6 +156,13 @@ async def _run(args: argparse.Namespace, profile: Any, changes: dict[str, Any], 
     async with open_hosts(args, emit) as (hosts, errors):
         for alias, why in errors.items():
             print(f"k3tui: {alias}: {why}", file=sys.stderr)
+        if args.multinode:  # issue 9: head + headless workers, each a detached run (k3tui.fleet.launch)
+            from ..fleet.launch import MultiNodeLadder as LadderEngine  # noqa: N814
+
+            if errors:
+                from ..errors import HostError
+
+                raise HostError(f"a multi-node launch needs every node; unreachable: {', '.join(errors)}")
         engine = LadderEngine(
             hosts, profile, emit, model_path=args.model_path, port=args.port, program=args.vllm, events=events
         )

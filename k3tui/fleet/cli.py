@@ -30,15 +30,19 @@ def nodes_for(args: argparse.Namespace) -> list[Node]:
             raise UsageError("--group names a group of an inventory: add --inventory FILE")
         return nodes_from_group_spec(args.target)
     inv = load_inventory(inv_path)
-    nodes = inv.select(getattr(args, "group", None)) if (args.group or not args.target) else [
-        n for g in inv.groups.values() for n in g.nodes
-    ]
+    nodes = (
+        inv.select(getattr(args, "group", None))
+        if (args.group or not args.target)
+        else [n for g in inv.groups.values() for n in g.nodes]
+    )
     if args.target:
         wanted = [s.strip() for s in args.target.split(",")]
         by_alias = {n.alias: n for n in nodes}
         missing = [w for w in wanted if w not in by_alias]
         if missing:
-            raise UsageError(f"{', '.join(missing)}: not a host of {inv_path}{' group ' + args.group if args.group else ''}")
+            raise UsageError(
+                f"{', '.join(missing)}: not a host of {inv_path}{' group ' + args.group if args.group else ''}"
+            )
         nodes = [by_alias[w] for w in wanted]
     return nodes
 
@@ -122,7 +126,9 @@ def deployment_verdict(out: FleetOutcome) -> Any:
 def report(out: FleetOutcome) -> list[str]:
     """The fleet's lines after the per-node summaries."""
     aliases = [n.alias for n in out.nodes if n.scene is not None]
-    lines = [f"== fleet: {len(out.nodes)} hosts, {len(out.scenes)} frozen, {len(out.unreachable)} unreachable, {out.wall:.1f}s"]
+    lines = [
+        f"== fleet: {len(out.nodes)} hosts, {len(out.scenes)} frozen, {len(out.unreachable)} unreachable, {out.wall:.1f}s"
+    ]
     for alias, why in out.unreachable.items():
         lines.append(f"  UNREACHABLE {alias}: {why}")
     diffs = differences(out.scenes, head=out.head)
@@ -151,3 +157,26 @@ def report(out: FleetOutcome) -> list[str]:
         delta = f"{x.t - v.t:+.1f}s" if v.t is not None and x.t != float("inf") else "later"
         lines.append(f"  then {x.alias} ({delta}): {x.text[:200]}")
     return lines
+
+
+async def connect_inventory(args: argparse.Namespace, emit: Emit | None) -> tuple[list[Any], list[str]]:
+    """Connect to the inventory's nodes, head first (for the ladder): (hosts or errors, aliases)."""
+    import asyncio
+
+    from ..remote.ssh import connect
+
+    nodes = sorted(nodes_for(args), key=lambda n: not n.is_head)
+    base: dict[str, Any] = {
+        "identity": list(args.identity),
+        "known_hosts": args.known_hosts,
+        "accept_new_host_key": args.accept_new_host_key,
+        "ssh_config": args.ssh_config,
+        "connect_timeout": args.connect_timeout,
+        "emit": emit,
+    }
+
+    async def one(n: Node) -> Any:
+        return await connect(**(base | {k: v for k, v in n.connect_kwargs().items() if v not in (None, [])}))
+
+    results = await asyncio.gather(*(one(n) for n in nodes), return_exceptions=True)
+    return list(results), [n.alias for n in nodes]

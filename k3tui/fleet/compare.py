@@ -98,7 +98,9 @@ def differences(scenes: Sequence[Scene], head: str | None = None) -> list[Differ
         majority = not rest or n > rest[0][1]
         ref_repr = top if majority or ref_node not in known else repr(known[ref_node])
         odd = [a for a, v in known.items() if repr(v) != ref_repr]
-        reference = "the others" if majority and len(per) > 2 else next(a for a, v in values.items() if repr(v) == ref_repr)
+        reference = (
+            "the others" if majority and len(per) > 2 else next(a for a, v in values.items() if repr(v) == ref_repr)
+        )
         out.append(Difference(fact, values, reference, odd, majority))
     return out
 
@@ -154,7 +156,7 @@ def sentences(diffs: Sequence[Difference]) -> list[str]:
 def _env_label(fact: str) -> str:
     for prefix, what in (("env.", "process env"), ("container.env.", "container env")):
         if fact.startswith(prefix):
-            return f"{what} {fact[len(prefix):]}="
+            return f"{what} {fact[len(prefix) :]}="
     return fact
 
 

@@ -133,7 +133,9 @@ class MultiNodeLadder(LadderEngine):
         )  # fmt: skip
         for rank, host in enumerate(self.hosts[1:], 1):
             wcfg = node_config(cfg, n, rank, self.master_addr, self.master_port)
-            head.workers.append(Server(host, f"{run_id}-n{rank}", wcfg, self.port, self.emit, on_exception=self._on_exception))
+            head.workers.append(
+                Server(host, f"{run_id}-n{rank}", wcfg, self.port, self.emit, on_exception=self._on_exception)
+            )
         self.server = head
         for s in self.samplers.values():
             await s.start()

@@ -58,19 +58,24 @@ async def open_hosts(args: argparse.Namespace, emit: Emit | None) -> AsyncIterat
         return
     from ..remote.ssh import connect_group
 
-    results = await connect_group(
-        args.target,
-        return_exceptions=True,
-        identity=args.identity,
-        known_hosts=args.known_hosts,
-        accept_new_host_key=args.accept_new_host_key,
-        ssh_config=args.ssh_config,
-        connect_timeout=args.connect_timeout,
-        emit=emit,
-    )
-    from ..remote.target import parse_group
+    if getattr(args, "inventory", None):  # issue 9: the inventory's hosts, head first, each with its SSH options
+        from ..fleet.cli import connect_inventory
 
-    aliases = [t.alias for t in parse_group(args.target)]
+        results, aliases = await connect_inventory(args, emit)
+    else:
+        results = await connect_group(
+            args.target,
+            return_exceptions=True,
+            identity=args.identity,
+            known_hosts=args.known_hosts,
+            accept_new_host_key=args.accept_new_host_key,
+            ssh_config=args.ssh_config,
+            connect_timeout=args.connect_timeout,
+            emit=emit,
+        )
+        from ..remote.target import parse_group
+
+        aliases = [t.alias for t in parse_group(args.target)]
     hosts = [r for r in results if not isinstance(r, BaseException)]
     errors = {a: _one_line(r) for a, r in zip(aliases, results, strict=False) if isinstance(r, BaseException)}
     if errors and not hosts:
