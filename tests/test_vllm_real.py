@@ -76,6 +76,7 @@ async def ladder(sshd, tiny_model, tmp_path_factory):
         port=_free_port(),
         program=str(vllm_bin()),
         events=events,
+        ready_timeout=480,  # a shared 2-core machine can take minutes to import vLLM
     )
     lad = Ladder(engine, events, {"long_request": str(long_req)})
     try:
