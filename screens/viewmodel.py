@@ -35,7 +35,8 @@ class LogLine:
     """One display line of the log view: gutter + text, and what kind of line it is."""
 
     kind: str
-    """``out``, ``err`` (error-looking output), ``cmd``, ``stage``, ``exc``, ``note``, ``info``."""
+    """``out``, ``err`` (error-looking output), ``cmd``, ``stage``, ``exc``, ``note``, ``info``, ``gap``,
+    or ``probe`` (output of a probe or sampler command, not of a server run: hidden unless asked for)."""
     text: str
 
 
@@ -45,6 +46,8 @@ class LogFeed:
     def __init__(self) -> None:
         self.stage: dict[str, str] = {}
         self.progress = ProgressTracker()
+        self.runs: set[str] = set()
+        """Ids of detached runs (server logs); output of anything else is probe output."""
         self._in_tb: set[str] = set()
         """Output ids inside a bare (unprefixed) traceback: its frames count as error lines."""
 
@@ -53,8 +56,10 @@ class LogFeed:
         self.stage = {}
         self.progress = ProgressTracker()
         self._in_tb = set()
+        self.runs = set()
         if state is None:
             return
+        self.runs = set(state.runs)
         for run_id, run in state.runs.items():
             reached = [s for s in run.stages if at is None or s.t <= at]
             if reached:
@@ -70,11 +75,12 @@ class LogFeed:
             case ev.ExceptionFound():
                 return [LogLine("exc", f"✖│FIRST EXCEPTION at {neutralise(e.stage)}: {neutralise(e.line)}")]
             case ev.RunStarted():
+                self.runs.add(e.run)
                 self.progress = ProgressTracker()
                 self.stage[e.run] = ""
-                return [LogLine("cmd", f"$│run {neutralise(e.run)}: {neutralise(e.command)}")]
+                return [LogLine("cmd", f"$│run {neutralise(e.run)}: {_flat(e.command)}")]
             case ev.CommandSent():
-                return [LogLine("cmd", f"$│{neutralise(e.command)}" + (f"   [{neutralise(e.purpose)}]" if e.purpose else ""))]
+                return [LogLine("probe", f"$│{_flat(e.command)}" + (f"   [{_flat(e.purpose)}]" if e.purpose else ""))]
             case ev.Note() | ev.Marker():
                 return [LogLine("note", f"◆│{neutralise(ev.summary(e, 500))}")]
             case ev.SceneFrozen() | ev.RungEntered() | ev.RungLeft():
@@ -93,6 +99,8 @@ class LogFeed:
         # and nothing that looks like an error, and then each line costs one object
         text = neutralise(e.text)
         raw = text.splitlines() or [""]
+        if e.id not in self.runs:
+            return [LogLine("probe", " │" + line) for line in raw]
         code = STAGE_CODE.get(self.stage.get(e.id, ""), " ") + "│"
         if "shards" in text or "CUDA graph" in text:
             for line in raw:
@@ -113,6 +121,11 @@ class LogFeed:
         if (stream == "stderr" and line.strip()) or (_maybe_error(line) and _ERRORISH.search(line)):
             return "err"
         return "out"
+
+
+def _flat(text: str) -> str:
+    """One display line: newlines of a multi-line command shown as ⏎ (the log view splits on them)."""
+    return neutralise(text).replace("\r", "").replace("\n", " ⏎ ")
 
 
 def _maybe_error(text: str) -> bool:
@@ -270,7 +283,7 @@ def flat_diff(a: Any, b: Any, prefix: str = "") -> list[tuple[str, Any, Any]]:
         return out
     if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
         out = []
-        for i, (x, y) in enumerate(zip(a, b)):
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
             out.extend(flat_diff(x, y, f"{prefix}{i}."))
         return out
     return [] if a == b else [(prefix.rstrip("."), a, b)]

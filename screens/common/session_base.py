@@ -34,6 +34,7 @@ class SessionBase(Screen):
         Binding("o", "filter('match')", "Only matches", show=False),
         Binding("x", "first_exception", "1st exc"),
         Binding("F", "follow", "Follow/pause", show=False),
+        Binding("P", "probes", "Probe output", show=False),
         Binding("E", "export", "Export", show=False),
         Binding("D", "diff", "Diff scenes", show=False),
         Binding("question_mark", "help", "Help"),
@@ -117,6 +118,12 @@ class SessionBase(Screen):
             return
         if not self.view.log_view.jump_to_exception():
             self.notify("the first exception has scrolled out of the log window; it is in the freeze banner", severity="warning")
+        self.view.render_panels()
+
+    def action_probes(self) -> None:
+        log = self.view.log_view
+        log.set_probes(not log.show_probes)
+        self.notify("showing probe and sampler output too" if log.show_probes else "server log only (P shows probe output)")
         self.view.render_panels()
 
     def action_follow(self) -> None:

@@ -47,13 +47,31 @@ class FreezeBanner(Panel):
         frozen = [s for s in state.scenes if s.t >= e.t]
         t.append("\nscene: ", style="bold")
         if frozen:
-            keys = ", ".join(k for k, v in frozen[0].scene.items() if v) or "empty"
-            t.append(f"frozen at {frozen[0].t:.1f}s ({neutralise(frozen[0].reason)}): {neutralise(keys)}")
+            t.append(f"frozen at {frozen[0].t:.1f}s ({neutralise(frozen[0].reason)}): {neutralise(scene_summary(frozen[0].scene))}")
         else:
             t.append("freezing…", style="yellow")
         self.show_text(t)
         self.display = True
         return True
+
+
+def scene_summary(scene: dict) -> str:
+    """``8 GPUs, driver 580.95.05, vllm/vllm-openai:kimi-k3, 29 probes (2 failed)``."""
+    parts = []
+    gpus = scene.get("gpus") or []
+    if gpus:
+        parts.append(f"{len(gpus)} GPUs")
+    driver = (scene.get("host") or {}).get("driver_version")
+    if driver:
+        parts.append(f"driver {driver}")
+    image = (scene.get("container") or {}).get("image")
+    if image:
+        parts.append(str(image))
+    probes = scene.get("probes") or []
+    failed = sum(1 for p in probes if not p.get("ok", True))
+    if probes:
+        parts.append(f"{len(probes)} probes" + (f" ({failed} failed)" if failed else ""))
+    return ", ".join(parts) or "empty"
 
 
 def _clip(text: str, n: int) -> str:

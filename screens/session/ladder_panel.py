@@ -36,5 +36,6 @@ class LadderPanel(Panel):
             if r.repeats:
                 t.append(f" {r.reproduced or 0}/{r.repeats}", style="bold")
             if r.summary:
-                t.append(f" {neutralise(r.summary)}", style="bright_black")
+                summary = neutralise(r.summary)
+                t.append(f" {summary[:57] + '…' if len(summary) > 58 else summary}", style="bright_black")
         self.show_text(t)

@@ -78,6 +78,8 @@ class LogView(Log):
         self._all: deque[LogLine] = deque(maxlen=window)
         self.mode = "all"
         """``all`` lines, only ``errors`` (and markers), or only lines that ``match`` the query."""
+        self.show_probes = False
+        """Also show the output of probe and sampler commands (hidden: the scene panel has it)."""
         self.query_text = ""
         self.query_rx: re.Pattern[str] | None = None
         self.current: int | None = None
@@ -117,6 +119,10 @@ class LogView(Log):
             self._refilter()
         else:
             self._repaint()
+
+    def set_probes(self, show: bool) -> None:
+        self.show_probes = show
+        self._refilter()
 
     def set_filter(self, mode: str) -> None:
         if mode not in self.MODES:
@@ -180,6 +186,8 @@ class LogView(Log):
     def _keep(self, ln: LogLine) -> bool:
         if ln.kind == "gap":
             return True
+        if ln.kind == "probe" and not self.show_probes:
+            return False
         if self.mode == "errors":
             return ln.kind in ("err", "exc", "stage")
         if self.mode == "match":

@@ -235,6 +235,7 @@ class SessionView(Vertical):
         log = self.log_view
         follow = "● following" if log.auto_scroll else "‖ paused"
         mode = {"all": "all lines", "errors": "errors only", "match": "matching only"}[log.mode]
+        mode += " +probes" if log.show_probes else ""
         q = f"  /{log.query_text}" if log.query_text else ""
         text = f"{follow}  {mode}{q}  {log.line_count:,} shown · {log.kept:,} kept"
         if text != self._status_text:

@@ -42,6 +42,9 @@ class StagePanel(Panel):
             t.append(f"{'▶' if st.running else '✖' if failed else '✔'} {st.stage:<9}", style=style)
             t.append(f"{fmt_duration(st.seconds):>6}", style=style)
             t.append(f" {fmt_duration(st.previous):>6}", style="bright_black")
+        exc = run.exception
+        if exc is not None and exc.stage and exc.stage not in {st.stage for st in times}:
+            t.append(f"\n✖ {neutralise(exc.stage):<9}{'failed':>6}", style="bold red")
         for name, (done, total) in progress.bars.items():
             t.append(f"\n{name}\n", style="bold")
             t.append(bar(done, total), style="green" if done >= total else "yellow")
