@@ -18,6 +18,7 @@ reach the scene, its JSON, or the ``SceneFrozen`` event).
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from typing import Any
 
@@ -145,7 +146,7 @@ async def _target_phase(
             tasks.append(
                 _gather(host, [p for p in probes_for("container") if p is not inspect], results, container=container)
             )
-        pid = pid or _pick_pid(results, _container_pid(results))
+        pid = pid or _pick_pid(results, *_container_facts(results))
     if pid:
         # The process's own interpreter answers versions only when there is no container to ask.
         pprobes = [p for p in probes_for("process") if not (container and p.name == "proc_versions")]
@@ -179,34 +180,31 @@ def _pick_container(results: dict[str, RunResult]) -> str | None:
     return hits[0]["name"] if hits else None
 
 
-def _container_pid(results: dict[str, RunResult]) -> int | None:
+def _container_facts(results: dict[str, RunResult]) -> tuple[int | None, str | None]:
+    """(main pid, full id) of the inspected container."""
     r = results.get("docker_inspect")
     if r is None or not r.ok:
-        return None
+        return None, None
     try:
-        import json
-
         data = json.loads(r.stdout)
-        return int((data[0] if isinstance(data, list) else data)["State"]["Pid"]) or None
+        c = data[0] if isinstance(data, list) else data
+        return int(c["State"]["Pid"]) or None, c.get("Id")
     except (ValueError, KeyError, IndexError, TypeError):
-        return None
+        return None, None
 
 
-def _pick_pid(results: dict[str, RunResult], container_pid: int | None) -> int | None:
-    """The serving process: the container's main pid if it is vLLM, else the first vLLM server found."""
+def _pick_pid(results: dict[str, RunResult], container_pid: int | None, container_id: str | None = None) -> int | None:
+    """The serving process: with a container, its own vLLM server (by cgroup) or its main pid;
+    without one, the first vLLM server found that is not a shell wrapper."""
     r = results.get("pgrep")
     found = P.parse_pgrep(r.stdout) if r is not None and r.ok else []
     servers = [
-        f["pid"]
-        for f in found
-        if ("serve" in f["command"] or "entrypoints" in f["command"]) and not _is_wrapper(f["command"])
+        f for f in found if ("serve" in f["command"] or "entrypoints" in f["command"]) and not _is_wrapper(f["command"])
     ]
-    if container_pid and (container_pid in servers or not servers):
-        return container_pid
-    if container_pid:
-        later = [p for p in servers if p > container_pid]
-        return min(later) if later else container_pid
-    return min(servers) if servers else None
+    if container_id or container_pid:
+        inside = [f["pid"] for f in servers if container_id and f["container_id"] == container_id]
+        return min(inside) if inside else container_pid
+    return min(f["pid"] for f in servers) if servers else None
 
 
 _WRAPPERS = {

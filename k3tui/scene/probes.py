@@ -149,9 +149,12 @@ PROBES: tuple[Probe, ...] = (
     ),
     Probe(
         "pgrep",
-        "pgrep -af '[v]llm serve|[v]llm.entrypoints|[V]LLM::' || true",
+        # PID, the container id from its cgroup ("-" if none), then the command line.
+        "for p in $(pgrep -f '[v]llm serve|[v]llm.entrypoints|[V]LLM::'); do "
+        "c=$(grep -o -m1 -E '[0-9a-f]{64}' /proc/$p/cgroup 2>/dev/null); "
+        "printf '%s %s %s\\n' \"$p\" \"${c:--}\" \"$(tr '\\0' ' ' < /proc/$p/cmdline 2>/dev/null)\"; done; exit 0",
         3,
-        why="the serving process, if any",
+        why="the serving process, if any, and the container it runs in",
     ),
     # --- container (docker CLI; the Docker Engine API gives the same inspect JSON) -----
     Probe(

@@ -94,12 +94,17 @@ def parse_cmdline(text: str) -> list[str]:
 
 
 def parse_pgrep(text: str) -> list[dict[str, Any]]:
-    """``pgrep -af`` → [{pid, command}]."""
+    """``pgrep -af`` lines, or the probe's ``PID CONTAINER-ID|- ARGS`` lines → [{pid, container_id, command}]."""
     out = []
     for ln in strip_transcript(text).splitlines():
-        pid, _, cmd = ln.strip().partition(" ")
-        if pid.isdigit():
-            out.append({"pid": int(pid), "command": cmd})
+        pid, _, rest = ln.strip().partition(" ")
+        if not pid.isdigit():
+            continue
+        cid, _, cmd = rest.partition(" ")
+        if cid == "-" or re.fullmatch(r"[0-9a-f]{64}", cid):
+            out.append({"pid": int(pid), "container_id": None if cid == "-" else cid, "command": cmd.strip()})
+        else:
+            out.append({"pid": int(pid), "container_id": None, "command": rest.strip()})
     return out
 
 
