@@ -385,30 +385,54 @@ def run_result(c: Collector, run: str) -> tuple[str, str]:
     return f"no verdict (last stage {r.stage or '-'})", ""
 
 
+def _context(c: Collector) -> list[tuple[list[ev.Decision], str]]:
+    """For each run config in order: the decisions that led to it, and the rung it was set in.
+
+    A decision belongs to the next config when no server run started in between (the
+    ladder records an override or a revert right before the config it causes; a
+    "restart" decision before a run start belongs to that run, not to the next change).
+    """
+    out: list[tuple[list[ev.Decision], str]] = []
+    recent: list[ev.Decision] = []
+    rung = ""
+    for e in c.facts:
+        if isinstance(e, ev.Decision):
+            recent.append(e)
+        elif isinstance(e, ev.RunStarted):
+            recent = []
+        elif isinstance(e, ev.RungEntered):
+            rung = e.rung
+        elif isinstance(e, ev.RungLeft) and e.rung == rung:
+            rung = ""
+        elif isinstance(e, ev.RunConfigSet):
+            out.append((recent, rung))
+            recent = []
+    return out
+
+
 def changes(c: Collector) -> list[Change]:
     """The single-variable change table, one row per run config, with k/K per config."""
     config_of = {run: _config_key(e.config) for run, e in c.config_of().items()}
     started = c.run_started()
-    decisions = c.of(ev.Decision)
     rows: list[Change] = []
-    prev_t = -1.0
-    for i, (e, run) in enumerate(c.configs()):
+    for i, ((e, run), (why, rung)) in enumerate(zip(c.configs(), _context(c), strict=True)):
         result, sig = run_result(c, run)
+        if not run and rung in c.state.rungs:  # e.g. concurrency: a client-side change, no restart
+            view = c.state.rungs[rung]
+            result = f"no new server run; rung {rung}: {view.verdict or view.state}"
         key = _config_key(e.config)
         sigs = [run_result(c, r)[1] for r, k in config_of.items() if k == key and _finished(c, r)]
-        why = [d for d in decisions if prev_t < d.t <= e.t]
-        prev_t = e.t
         rows.append(
             Change(
-                run=run or e.run,
+                run=run,
                 t=e.t,
-                rung=started[run].rung if run in started else "",
+                rung=started[run].rung if run in started else rung,
                 diff=list(e.diff),
                 result=result,
                 signature=sig,
                 reproduced=sum(1 for x in sigs if x == sig) if run else 0,
-                repeats=len(sigs),
-                drift=len(set(sigs)) > 1,
+                repeats=len(sigs) if run else 0,
+                drift=len(set(sigs)) > 1 if run else False,
                 decision="; ".join(f"{d.action}: {d.reason}" for d in why),
                 config=dict(e.config),
                 start=i == 0,

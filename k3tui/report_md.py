@@ -290,7 +290,7 @@ def _changes_section(c: Collector) -> str:
     rows = []
     for ch in changes(c):
         warn = " **MORE THAN ONE VARIABLE**" if len(ch.changed) > 1 else ""
-        rep = f"{ch.reproduced}/{ch.repeats}" + (" **DRIFT**" if ch.drift else "")
+        rep = (f"{ch.reproduced}/{ch.repeats}" if ch.repeats else "-") + (" **DRIFT**" if ch.drift else "")
         rows.append(
             [md(ch.run or "-"), md(ch.what) + warn, md(ch.result), rep, _span(ch.signature or "-"), md(ch.decision)]
         )

@@ -678,3 +678,24 @@ def test_same_session_same_package_bytes(session: Path, tmp_path: Path) -> None:
     a = export_session(session, tmp_path / "a.tar.gz")
     b = export_session(session, tmp_path / "b.tar.gz")
     assert a.read_bytes() == b.read_bytes()
+
+
+def test_client_side_change_without_a_restart(tmp_path: Path) -> None:
+    """Concurrency changes need no new server: the row says so, names its rung, and claims no k/K."""
+    path = tmp_path / "conc.k3rec"
+    with Recorder(path, ev.Header(host="h"), redactor=Redactor(), index=False) as rec:
+        rec.emit(ev.RunConfigSet(t=1.0, run="r1", config={"concurrency": 1}))
+        rec.emit(ev.Decision(t=1.5, action="stop-run", reason="restart for rung minimal"))
+        rec.emit(ev.RunStarted(t=2.0, run="r1-minimal", command=MINIMAL, rung="minimal"))
+        rec.emit(ev.RunClassified(t=3.0, run="r1-minimal", failed_stage="none", signature="none"))
+        rec.emit(ev.RungEntered(t=4.0, rung="concurrency"))
+        rec.emit(
+            ev.RunConfigSet(
+                t=5.0, run="r2", config={"concurrency": 8}, diff=[{"key": "concurrency", "old": 1, "new": 8}]
+            )
+        )
+        rec.emit(ev.RungLeft(t=6.0, rung="concurrency", verdict="PASS"))
+    rows = list(csv.DictReader(io.StringIO(members(export_session(path))["changes.csv"].decode())))
+    assert rows[0]["run"] == "r1-minimal" and rows[0]["decision"] == ""  # the restart belongs to the run, not a change
+    assert rows[1]["run"] == "" and rows[1]["rung"] == "concurrency" and rows[1]["repeats"] == "0"
+    assert rows[1]["result"] == "no new server run; rung concurrency: PASS"
