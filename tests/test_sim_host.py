@@ -16,7 +16,7 @@ import pytest
 
 from k3tui.classify import classify_text
 from k3tui.remote.ssh import connect
-from k3tui.scene.probes import probe_commands
+from k3tui.scene.probes import BY_NAME, probe_commands, stdin_for
 from k3tui.sim import SimHost, scenarios
 
 MINIMAL = "vllm serve moonshotai/Kimi-K3 --tensor-parallel-size 8 --trust-remote-code --load-format fastsafetensors"
@@ -51,7 +51,8 @@ async def test_host_key_is_checked_strictly(tmp_path) -> None:  # noqa: ANN001
 async def test_every_freeze_probe_answers(simhost) -> None:  # noqa: ANN001
     cmds = probe_commands(container="vllm-k3")
     async with asyncssh.connect(**simhost.asyncssh_kwargs()) as c:
-        results = dict(zip(cmds, await asyncio.gather(*(c.run(cmd) for cmd in cmds.values())), strict=True))
+        runs = [c.run(cmd, input=stdin_for(BY_NAME[name]) or "") for name, cmd in cmds.items()]
+        results = dict(zip(cmds, await asyncio.gather(*runs), strict=True))
     failed = {k: (r.exit_status, r.stderr[-300:]) for k, r in results.items() if r.exit_status != 0}
     assert failed == {}
     out = {k: r.stdout for k, r in results.items()}
@@ -68,6 +69,9 @@ async def test_every_freeze_probe_answers(simhost) -> None:  # noqa: ANN001
     assert "cuda-compat" not in out["container_ld_so_conf"] and "00-nvidia.conf" in out["container_ld_so_conf"]
     versions = json.loads(out["container_versions"])
     assert versions["torch"] == "2.11.0+cu130" and versions["torch_cuda"] == "13.0" and versions["vllm"] == "0.27.1"
+    nvml = out["nvml"].splitlines()  # the real pynvml.py, the simulated libnvidia-ml
+    assert nvml[0] == "driver 580.95.05 nvml 13.580.95.05 cuda_driver 13000" and len(nvml) >= 9
+    assert nvml[1].startswith("0 NVIDIA GB300 GPU-") and "(10, 3) 00000000:18:00.0" in nvml[1]
     assert "Error 803" not in out["docker_logs"] and "Application startup complete" in out["docker_logs"]
 
 

@@ -166,6 +166,8 @@ def _tools(root: Path, ctx: str, bindir: Path, overlays: list[Path]) -> None:
     for name in MAPPED:
         _write(bindir / name, _mapped_tool(name, overlays), 0o755)
     _write(bindir / "pgrep", _pgrep(root), 0o755)
+    if ctx == "host":  # the host's python3 (real interpreter, simulated libnvidia-ml for NVML)
+        _write(bindir / "python3", _py_tool(root, ctx, "python3"), 0o755)
 
 
 def _pgrep(root: Path) -> str:

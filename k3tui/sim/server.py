@@ -174,12 +174,14 @@ class SimHost:
         c = self.state.get("container") or {}
         if not c or c.get("state", "running") != "running":
             return
+        owner = os.getpid()
         pid = os.fork()
         if pid == 0:  # child: sleep until told to stop; never returns into the event loop
             try:
                 os.setsid()
                 signal.signal(signal.SIGTERM, signal.SIG_DFL)
-                os.execv("/bin/sleep", ["sleep", "86400"])
+                # idle until the simulating process is gone (no orphan outlives a killed test run)
+                os.execv("/bin/sh", ["sh", "-c", f"while kill -0 {owner} 2>/dev/null; do sleep 1; done", "vllm-k3-init"])
             finally:
                 os._exit(0)
         self._children.add(pid)
@@ -226,6 +228,7 @@ class SimHost:
             K3TUI_SIMULATED="1",
             K3SIM_ROOT=str(self.root),
             K3SIM_SCENARIO=self.scenario,
+            K3SIM_OWNER=str(os.getpid()),
         )
         if self.speed is not None:
             env["K3SIM_SPEED"] = str(self.speed)

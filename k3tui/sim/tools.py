@@ -56,6 +56,12 @@ def gpu_procs(root: str) -> list[dict[str, Any]]:
     return out
 
 
+def owner_alive() -> bool:
+    """Is the process simulating this host still there? (loops end with it: no orphans)"""
+    owner = os.environ.get("K3SIM_OWNER")
+    return not owner or _alive(int(owner))
+
+
 def _out(text: str) -> None:
     sys.stdout.write(text)
     sys.stdout.flush()
@@ -116,7 +122,7 @@ def nvidia_smi(state: dict[str, Any], args: list[str]) -> int:
     render = {"plain": smi.plain, "list": lambda h, p: smi.listing(h), "q": smi.query, "xml": smi.query_xml}[mode]
     while True:
         _out(render(host, gpu_procs(root)))
-        if loop_ms is None:
+        if loop_ms is None or not owner_alive():
             return 0
         time.sleep(loop_ms / 1000)
 
@@ -130,7 +136,7 @@ def _smi_csv(host: dict[str, Any], root: str, fields: list[str] | None, apps: li
             _out(smi.csv_gpus(host, procs, fields, fmt, select, header=first))
         else:
             _out(smi.csv_apps(host, procs, apps or [], fmt if first else fmt | {"noheader"}))
-        if loop_ms is None:
+        if loop_ms is None or not owner_alive():
             return 0
         first = False
         time.sleep(loop_ms / 1000)
@@ -356,7 +362,7 @@ def _container_env(state: dict[str, Any], extra: list[str]) -> dict[str, str]:
     root = Path(state["root"])
     c = state["container"]
     env = {"HOSTNAME": state["host"]["hostname"], "HOME": "/root", "K3TUI_SIMULATED": "1", "K3SIM_ROOT": str(root),
-           "K3SIM_CONTAINER": c["name"]}
+           "K3SIM_CONTAINER": c["name"], "K3SIM_OWNER": os.environ.get("K3SIM_OWNER", "")}
     for kv in containers.env_list(c) + extra:
         k, _, v = kv.partition("=")
         env[k] = v
@@ -493,6 +499,10 @@ def main(argv: list[str]) -> int:
             return docker(state, args)
         if tool == "ldconfig":
             return ldconfig(state, ctx, args)
+        if tool == "python3":
+            from .nvml import run_python
+
+            return run_python(state, gpu_procs(root), args)
         return {"uname": uname, "hostname": hostname, "dmesg": dmesg, "journalctl": journalctl}[tool](state, args)
     except BrokenPipeError:
         return 0

@@ -143,8 +143,11 @@ class Server:
         rec = {"pid": self.pid, "name": "VLLM::Worker", "gpus": list(range(tp)), "gpu_names": names, "used_mib": used_mib,
                "argv": self.argv}
         tmp = self._proc_file().with_suffix(".tmp")
-        tmp.write_text(json.dumps(rec))
-        tmp.replace(self._proc_file())
+        try:
+            tmp.write_text(json.dumps(rec))
+            tmp.replace(self._proc_file())
+        except OSError:  # the simulated host is being torn down
+            self.stop.set()
 
     def publish_proc(self) -> None:
         """/proc/PID/{maps,cmdline} as the simulated host shows them (the scenario's libcuda)."""
@@ -455,6 +458,19 @@ def _handler(srv: Server) -> type[BaseHTTPRequestHandler]:
     return H
 
 
+def _watch_owner(srv: Server) -> None:
+    """Stop when the process simulating this host is gone or its root was removed (no orphans)."""
+    owner = int(os.environ.get("K3SIM_OWNER") or 0)
+    while not srv.stop.wait(0.5):
+        try:
+            if owner:
+                os.kill(owner, 0)
+        except ProcessLookupError:
+            srv.stop.set()
+        if not (srv.root / "state").is_dir():
+            srv.stop.set()
+
+
 def main(argv: list[str], root: str | None = None) -> int:
     if argv[:1] in (["--version"], ["-v"]):
         state = json.loads((Path(root or os.environ["K3SIM_ROOT"]) / "state" / "host.json").read_text())
@@ -464,6 +480,7 @@ def main(argv: list[str], root: str | None = None) -> int:
         print("usage: vllm serve [model_tag] [options]  (k3tui simulated vllm: only `serve` is simulated)", file=sys.stderr)
         return 2
     srv = Server(Path(root or os.environ["K3SIM_ROOT"]), argv[1:])
+    threading.Thread(target=_watch_owner, args=(srv,), daemon=True).start()
     signal.signal(signal.SIGTERM, lambda *_: srv.stop.set())
     signal.signal(signal.SIGINT, lambda *_: srv.stop.set())
     template = choose_template(srv.state["vllm"], argv[1:])
