@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 from typing import Any
 
@@ -66,7 +67,9 @@ async def freeze(
         results[name] = await host_tasks[name]
     if api is not None:
         results["docker_ps"] = await api.ps()
-    container = container or _pick_container(results)
+    picked_note = ""
+    if not container:
+        container, picked_note = _pick_container(results)
     pid = pid or (None if container else _pick_pid(results, None))
     try:
         await _target_phase(host, api, container, pid, results)
@@ -79,6 +82,8 @@ async def freeze(
     pid = pid or _chosen_pid(results)
     scene = assemble(Outputs(results), alias=getattr(host, "alias", ""), pid=pid)
     scene.simulated = bool(getattr(host, "simulated", False))
+    if picked_note:
+        scene.notes.append(picked_note)
     await _first_exception(host, scene, results, log_text, run)
     scene.frozen_at = time.time()
     scene.seconds = round(time.monotonic() - t0, 3)
@@ -167,17 +172,28 @@ def _in_table_order(results: dict[str, RunResult]) -> dict[str, RunResult]:
     return dict(sorted(results.items(), key=lambda kv: order.get(kv[0], -1)))
 
 
-def _pick_container(results: dict[str, RunResult]) -> str | None:
-    """The running container that serves vLLM (by image or command), if exactly findable."""
+def _pick_container(results: dict[str, RunResult]) -> tuple[str | None, str]:
+    """The running container that serves vLLM, and a note when the choice was not unique.
+
+    A container whose command runs ``vllm serve`` (or the OpenAI entrypoint) beats one that
+    only has ``vllm`` in its image name.
+    """
     r = results.get("docker_ps")
     if r is None or not r.ok:
-        return None
+        return None, ""
     try:
         rows = P.parse_docker_ps(r.stdout)
     except P.ParseError:
-        return None
-    hits = [c for c in rows if "vllm" in c["image"].lower() or "vllm" in c["command"].lower()]
-    return hits[0]["name"] if hits else None
+        return None, ""
+    serving = [c for c in rows if re.search(r"vllm.{0,3}serve|vllm\.entrypoints", c["command"].lower())]
+    hits = serving or [c for c in rows if "vllm" in c["image"].lower() or "vllm" in c["command"].lower()]
+    if not hits:
+        return None, ""
+    note = ""
+    if len(hits) > 1:
+        names = ", ".join(c["name"] for c in hits)
+        note = f"{len(hits)} containers look like vLLM servers ({names}); froze {hits[0]['name']}: give --container to choose"
+    return hits[0]["name"], note
 
 
 def _container_facts(results: dict[str, RunResult]) -> tuple[int | None, str | None]:
