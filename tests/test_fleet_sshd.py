@@ -56,7 +56,8 @@ def test_fleet_freeze_cli_reports_the_dead_host_and_freezes_the_rest(nodes, tmp_
     rec = tmp_path / "fleet.k3rec"
     r = subprocess.run(
         [sys.executable, "-m", "k3tui.cli", "freeze", "--inventory", str(inv), "--group", "fleet",
-         "--docker-socket", "", "--record", str(rec), "--connect-timeout", "5"],
+         "--docker-socket", "", "--record", str(rec), "--connect-timeout", "5", "--concurrency", "2",
+         "--host-timeout", "90"],
         capture_output=True, text=True, timeout=180,
     )  # fmt: skip
     assert r.returncode == 1, r.stderr  # one host unreachable: not fatal, but not a clean exit either

@@ -136,3 +136,8 @@ def add_scene_target_options(p: argparse.ArgumentParser) -> None:
         default="/var/run/docker.sock",
         help="the Docker Engine socket on the host, reached through a forward ('' = docker CLI only)",
     )
+    # a group or an --inventory goes through k3tui.fleet (issue 9)
+    p.add_argument("--concurrency", type=int, default=16, help="hosts frozen at once in a group (default 16)")
+    p.add_argument(
+        "--host-timeout", type=float, default=60.0, help="seconds one host of a group may take in all (default 60)"
+    )
