@@ -20,8 +20,12 @@ from k3tui.scene.probes import BY_NAME, probe_commands, stdin_for
 from k3tui.sim import SimHost, scenarios
 
 MINIMAL = "vllm serve moonshotai/Kimi-K3 --tensor-parallel-size 8 --trust-remote-code --load-format fastsafetensors"
-BASELINE = {"model": "moonshotai/Kimi-K3", "messages": [{"role": "user", "content": "Reply with exactly: baseline-ok"}],
-            "max_tokens": 16, "temperature": 0}
+BASELINE = {
+    "model": "moonshotai/Kimi-K3",
+    "messages": [{"role": "user", "content": "Reply with exactly: baseline-ok"}],
+    "max_tokens": 16,
+    "temperature": 0,
+}
 
 
 async def test_starts_fast_and_says_it_is_simulated() -> None:
@@ -93,7 +97,9 @@ async def test_compat_scenario_shadows_libcuda_in_the_container(simhost) -> None
 @pytest.mark.parametrize("simhost", ["driver-r575"], indirect=True)
 async def test_r575_host_reports_the_old_driver(simhost) -> None:  # noqa: ANN001
     async with asyncssh.connect(**simhost.asyncssh_kwargs()) as c:
-        r = await c.run("nvidia-smi | sed -n 3p; nvidia-smi --query-gpu=driver_version --format=csv,noheader | sort -u", check=True)
+        r = await c.run(
+            "nvidia-smi | sed -n 3p; nvidia-smi --query-gpu=driver_version --format=csv,noheader | sort -u", check=True
+        )
     assert "Driver Version: 575.57.08" in r.stdout and "CUDA Version: 12.9" in r.stdout
     assert r.stdout.splitlines()[-1] == "575.57.08"
 
@@ -139,19 +145,30 @@ async def test_healthy_launch_serves_http_and_counts_prefix_cache_hits() -> None
                         pass
                     assert time.monotonic() - t0 < 5.0, "start-up replay took more than 5 s"
                     await asyncio.sleep(0.1)
-                apps = await host.run("nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv,noheader,nounits")
+                apps = await host.run(
+                    "nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv,noheader,nounits"
+                )
                 models = (await http.get("/v1/models")).json()
                 r1 = (await http.post("/v1/chat/completions", json=BASELINE)).json()
                 long = "A shared system prompt about GPU serving. " * 40
                 hits = []
                 for tail in ("first question", "second question"):
-                    req = {"model": "moonshotai/Kimi-K3", "messages": [{"role": "user", "content": long + tail}], "max_tokens": 8}
+                    req = {
+                        "model": "moonshotai/Kimi-K3",
+                        "messages": [{"role": "user", "content": long + tail}],
+                        "max_tokens": 8,
+                    }
                     assert (await http.post("/v1/chat/completions", json=req)).status_code == 200
                     hits.append(_metric((await http.get("/metrics")).text, "vllm:prefix_cache_hits_total"))
                 wrong = await http.post("/v1/chat/completions", json={**BASELINE, "model": "moonshotai/Kimi-K2"})
-            assert apps.stdout.count(", VLLM::Worker_TP") == 8 and len({line.split(",")[0] for line in apps.stdout.splitlines()}) == 1
+            assert (
+                apps.stdout.count(", VLLM::Worker_TP") == 8
+                and len({line.split(",")[0] for line in apps.stdout.splitlines()}) == 1
+            )
             assert models["data"][0]["id"] == "moonshotai/Kimi-K3"
-            assert r1["choices"][0]["message"]["content"] == "baseline-ok" and r1["choices"][0]["finish_reason"] == "stop"
+            assert (
+                r1["choices"][0]["message"]["content"] == "baseline-ok" and r1["choices"][0]["finish_reason"] == "stop"
+            )
             assert hits[0] == 0 and hits[1] > 0
             assert wrong.status_code == 404 and "does not exist" in wrong.json()["error"]["message"]
             status = await host.stop(handle, grace=5)
@@ -180,7 +197,11 @@ async def test_no_prefix_caching_keeps_the_counters_at_zero() -> None:
             await _wait_ready(http)
             long = "The same long prefix again and again. " * 40
             for tail in ("one", "two"):
-                req = {"model": "moonshotai/Kimi-K3", "messages": [{"role": "user", "content": long + tail}], "max_tokens": 8}
+                req = {
+                    "model": "moonshotai/Kimi-K3",
+                    "messages": [{"role": "user", "content": long + tail}],
+                    "max_tokens": 8,
+                }
                 await http.post("/v1/chat/completions", json=req)
             text = (await http.get("/metrics")).text
         await host.stop(handle, grace=5)

@@ -12,14 +12,31 @@ from k3tui.sim.scenario import host_list, load_raw
 from k3tui.sim.vllm import choose_template, parse_args
 
 MINIMAL = "moonshotai/Kimi-K3 --tensor-parallel-size 8 --trust-remote-code --load-format fastsafetensors".split()
-REQUIRED = {"healthy", "driver-r575", "cuda-compat-803", "nccl-init", "oom-profiling", "fastsafetensors-missing", "runtime-worker-dies"}
+REQUIRED = {
+    "healthy",
+    "driver-r575",
+    "cuda-compat-803",
+    "nccl-init",
+    "oom-profiling",
+    "fastsafetensors-missing",
+    "runtime-worker-dies",
+}
 
 
 def test_the_required_scenarios_exist_and_state_their_promise() -> None:
     infos = {s.name: s for s in scenarios()}
     assert REQUIRED <= set(infos)
     for s in infos.values():
-        assert s.title and s.expected_stage in ("none", "container", "config", "device", "weights", "engine", "api", "runtime")
+        assert s.title and s.expected_stage in (
+            "none",
+            "container",
+            "config",
+            "device",
+            "weights",
+            "engine",
+            "api",
+            "runtime",
+        )
         assert bool(s.expected_exception) == (s.expected_stage != "none")
 
 
@@ -50,7 +67,10 @@ def test_tp8_tracebacks_interleave_by_process() -> None:
 def test_fastsafetensors_failure_needs_the_flag() -> None:
     data = load_raw("fastsafetensors-missing")
     assert choose_template(data["vllm"], MINIMAL) == "fastsafetensors-missing.log"
-    assert choose_template(data["vllm"], ["moonshotai/Kimi-K3", "--load-format=fastsafetensors"]) == "fastsafetensors-missing.log"
+    assert (
+        choose_template(data["vllm"], ["moonshotai/Kimi-K3", "--load-format=fastsafetensors"])
+        == "fastsafetensors-missing.log"
+    )
     assert choose_template(data["vllm"], ["moonshotai/Kimi-K3", "--tensor-parallel-size", "8"]) == "healthy.log"
 
 

@@ -18,15 +18,38 @@ H200_UUID = "GPU-3495a0bd-4dbd-86a9-74cc-5906489ee0e9"
 def _h200(power_avg: str, power_inst: str, temp: int) -> dict:
     """The real H200 host's facts (fixtures/hosts/h200-r580), in the simulator's host shape."""
     gpu = {
-        "index": 0, "name": "NVIDIA H200", "arch": "Hopper", "uuid": H200_UUID, "serial": "1653724033839",
-        "pdi": "0x63a8414597c38cfd", "bus_id": "00000000:00:06.0", "pci_domain": "0000", "pci_bus": "00",
-        "pci_device": "06", "minor": 0, "module_id": 3, "board_id": "0x6", "temp": temp, "mem_temp": 37,
-        "power_avg": power_avg, "power_inst": power_inst,
+        "index": 0,
+        "name": "NVIDIA H200",
+        "arch": "Hopper",
+        "uuid": H200_UUID,
+        "serial": "1653724033839",
+        "pdi": "0x63a8414597c38cfd",
+        "bus_id": "00000000:00:06.0",
+        "pci_domain": "0000",
+        "pci_bus": "00",
+        "pci_device": "06",
+        "minor": 0,
+        "module_id": 3,
+        "board_id": "0x6",
+        "temp": temp,
+        "mem_temp": 37,
+        "power_avg": power_avg,
+        "power_inst": power_inst,
     }
     return {
-        "driver": "580.159.04", "cuda": "13.0", "gpus": [gpu], "memory_total_mib": 143771, "memory_reserved_mib": 616,
-        "persistence": "On", "mig": "Disabled", "ecc_uncorr": 0, "power_limit_w": 700.0, "power_min_w": 200.0,
-        "pci_device_id": "233510DE", "c2c": "Disabled", "compute_cap": "9.0",
+        "driver": "580.159.04",
+        "cuda": "13.0",
+        "gpus": [gpu],
+        "memory_total_mib": 143771,
+        "memory_reserved_mib": 616,
+        "persistence": "On",
+        "mig": "Disabled",
+        "ecc_uncorr": 0,
+        "power_limit_w": 700.0,
+        "power_min_w": 200.0,
+        "pci_device_id": "233510DE",
+        "c2c": "Disabled",
+        "compute_cap": "9.0",
     }
 
 
@@ -89,17 +112,25 @@ def test_gb300_xml_has_the_real_structure_for_eight_gpus(shared: Path) -> None:
     real_tags = [e.tag for e in real.find("gpu").iter() if e.tag not in ("processes", "process_info")]
     g0 = ours.find("gpu")
     ours_tags = [e.tag for e in g0.iter() if e.tag not in ("processes", "process_info")]
-    assert [t for t in ours_tags if t not in ("gpu_instance_id", "compute_instance_id", "pid", "type", "process_name", "used_memory")] == real_tags
+    assert [
+        t
+        for t in ours_tags
+        if t not in ("gpu_instance_id", "compute_instance_id", "pid", "type", "process_name", "used_memory")
+    ] == real_tags
     assert g0.findtext("product_name") == "NVIDIA GB300" and g0.findtext("product_architecture") == "Blackwell"
     assert g0.findtext("fb_memory_usage/total") == "284208 MiB" and g0.findtext("fb_memory_usage/used") == "265200 MiB"
     assert g0.findtext("processes/process_info/process_name") == "VLLM::Worker_TP0"
     uuids = [g.findtext("uuid") for g in ours.findall("gpu")]
-    assert len(set(uuids)) == 8 and all(re.fullmatch(r"GPU-[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}", u) for u in uuids)
+    assert len(set(uuids)) == 8 and all(
+        re.fullmatch(r"GPU-[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}", u) for u in uuids
+    )
     assert len({g.get("id") for g in ours.findall("gpu")}) == 8
 
 
 def test_gb300_csv_noheader_nounits() -> None:
-    out = smi.csv_gpus(_gb300(), PROCS, ["index", "name", "memory.total", "memory.used", "compute_cap"], {"csv", "noheader", "nounits"})
+    out = smi.csv_gpus(
+        _gb300(), PROCS, ["index", "name", "memory.total", "memory.used", "compute_cap"], {"csv", "noheader", "nounits"}
+    )
     rows = [r.split(", ") for r in out.splitlines()]
     assert rows[0] == ["0", "NVIDIA GB300", "284208", "265200", "10.3"] and len(rows) == 8
     with_units = smi.csv_gpus(_gb300(), [], ["memory.total", "power.limit"], {"csv"})

@@ -91,7 +91,9 @@ def inspect(state: dict[str, Any]) -> dict[str, Any]:
         "AppArmorProfile": "docker-default",
         "ExecIDs": None,
         "HostConfig": {
-            "Binds": [f"{m['Source']}:{m['Destination']}{':ro' if not m.get('RW', True) else ''}" for m in c.get("mounts", [])],
+            "Binds": [
+                f"{m['Source']}:{m['Destination']}{':ro' if not m.get('RW', True) else ''}" for m in c.get("mounts", [])
+            ],
             "NetworkMode": c.get("network_mode", "host"),
             "PortBindings": {},
             "RestartPolicy": {"Name": "no", "MaximumRetryCount": 0},
@@ -102,7 +104,10 @@ def inspect(state: dict[str, Any]) -> dict[str, Any]:
             "Privileged": False,
             "ShmSize": int(c.get("shm_size", 67108864)),
             "DeviceRequests": _gpu_request(state),
-            "Ulimits": [{"Name": "memlock", "Hard": -1, "Soft": -1}, {"Name": "stack", "Hard": 67108864, "Soft": 67108864}],
+            "Ulimits": [
+                {"Name": "memlock", "Hard": -1, "Soft": -1},
+                {"Name": "stack", "Hard": 67108864, "Soft": 67108864},
+            ],
             "Memory": 0,
             "NanoCpus": 0,
         },
@@ -136,7 +141,12 @@ def inspect(state: dict[str, Any]) -> dict[str, Any]:
             "OnBuild": None,
             "Labels": c.get("labels", {}),
         },
-        "NetworkSettings": {"Bridge": "", "SandboxID": cid[:12], "Ports": {}, "Networks": {"host": {"NetworkID": "k3sim-host"}}},
+        "NetworkSettings": {
+            "Bridge": "",
+            "SandboxID": cid[:12],
+            "Ports": {},
+            "Networks": {"host": {"NetworkID": "k3sim-host"}},
+        },
     }
 
 

@@ -82,9 +82,15 @@ def route(method: str, target: str, state: dict[str, Any]) -> tuple[int, str, by
     if path == "/version":
         return _json(200, _version(state))
     if path == "/info":
-        return _json(200, {"Name": state["host"]["hostname"], "ServerVersion": containers.ENGINE_VERSION,
-                           "Runtimes": {"nvidia": {"path": "nvidia-container-runtime"}, "runc": {"path": "runc"}},
-                           "Labels": ["k3tui.simulated=true"]})
+        return _json(
+            200,
+            {
+                "Name": state["host"]["hostname"],
+                "ServerVersion": containers.ENGINE_VERSION,
+                "Runtimes": {"nvidia": {"path": "nvidia-container-runtime"}, "runc": {"path": "runc"}},
+                "Labels": ["k3tui.simulated=true"],
+            },
+        )
     if path == "/containers/json":
         all_ = query.get("all", ["0"])[0] in ("1", "true", "True")
         running = state.get("container", {}).get("state", "running") == "running"
@@ -115,7 +121,9 @@ def _version(state: dict[str, Any]) -> dict[str, Any]:
         "Os": "linux",
         "Arch": arch,
         "KernelVersion": state["host"]["kernel"],
-        "Components": [{"Name": "Engine", "Version": containers.ENGINE_VERSION, "Details": {"ApiVersion": containers.API_VERSION}}],
+        "Components": [
+            {"Name": "Engine", "Version": containers.ENGINE_VERSION, "Details": {"ApiVersion": containers.API_VERSION}}
+        ],
     }
 
 
@@ -124,7 +132,7 @@ def _logs(state: dict[str, Any], query: dict[str, list[str]]) -> bytes:
     lines = data.splitlines(keepends=True)
     tail = query.get("tail", ["all"])[0]
     if tail != "all":
-        lines = lines[-int(tail):] if int(tail) else []
+        lines = lines[-int(tail) :] if int(tail) else []
     stamps = query.get("timestamps", ["0"])[0] in ("1", "true")
     out = bytearray()
     for line in lines:

@@ -60,7 +60,7 @@ def _py_tool(root: Path, ctx: str, name: str) -> str:
     return (
         "#!/bin/sh\n# k3tui simulated host: a FAKE tool answering from the scenario\n"
         f"exec {shlex.quote(base_python())} -S {shlex.quote(str(Path(__file__).with_name('tool_main.py')))} "
-        f"{shlex.quote(str(root))} {shlex.quote(ctx)} {name} \"$@\"\n"
+        f'{shlex.quote(str(root))} {shlex.quote(ctx)} {name} "$@"\n'
     )
 
 
@@ -69,11 +69,11 @@ def _mapped_tool(name: str, overlays: list[Path]) -> str:
     dirs = " ".join(shlex.quote(str(o)) for o in overlays)
     return (
         "#!/bin/sh\n# k3tui simulated host: paths the scenario defines are read from its files, then the real tool runs\n"
-        "n=$#\nfor a in \"$@\"; do\n  case \"$a\" in\n    /*)\n"
-        "      r=\"$a\"\n      case \"$r\" in /proc/[0-9]*/root/*) r=\"/${r#/proc/*/root/}\";; esac\n"
-        f"      for o in {dirs}; do if [ -e \"$o$r\" ]; then a=\"$o$r\"; break; fi; done;;\n"
-        "  esac\n  set -- \"$@\" \"$a\"\ndone\nshift $n\n"
-        f"exec {shlex.quote(real)} \"$@\"\n"
+        'n=$#\nfor a in "$@"; do\n  case "$a" in\n    /*)\n'
+        '      r="$a"\n      case "$r" in /proc/[0-9]*/root/*) r="/${r#/proc/*/root/}";; esac\n'
+        f'      for o in {dirs}; do if [ -e "$o$r" ]; then a="$o$r"; break; fi; done;;\n'
+        '  esac\n  set -- "$@" "$a"\ndone\nshift $n\n'
+        f'exec {shlex.quote(real)} "$@"\n'
     )
 
 
@@ -137,7 +137,9 @@ def build(root: Path, scenario: dict[str, Any], node: int = 0) -> dict[str, Any]
         _tools(root, f"ctr:{ctr['name']}", c / "bin", [c / "fs", root / "fs"])
         _write(c / "log", _container_log(ctr))
         for name in ("python3", "python"):
-            _write(c / "bin" / name, f"#!/bin/sh\nexec {shlex.quote(str(root / 'venv' / 'bin' / 'python3'))} \"$@\"\n", 0o755)
+            _write(
+                c / "bin" / name, f'#!/bin/sh\nexec {shlex.quote(str(root / "venv" / "bin" / "python3"))} "$@"\n', 0o755
+            )
     _vllm_entry(root, root / "bin")
     if ctr:
         _vllm_entry(root, root / "ctr" / ctr["name"] / "bin")
@@ -153,9 +155,18 @@ def _container_log(ctr: dict[str, Any]) -> str:
 
     argv = list(ctr["entrypoint"][2:]) + list(ctr["cmd"])
     ns = parse_args(argv)
-    v = LogVars(model=ns.model, tp=ns.tensor_parallel_size, api_pid=1, host=ns.host, port=ns.port,
-                version=ctr.get("vllm", "0.27.1"), load_format=ns.load_format, prefix_caching=ns.prefix,
-                args=_non_default(ns), start=time.time() - 3 * 3600)
+    v = LogVars(
+        model=ns.model,
+        tp=ns.tensor_parallel_size,
+        api_pid=1,
+        host=ns.host,
+        port=ns.port,
+        version=ctr.get("vllm", "0.27.1"),
+        load_format=ns.load_format,
+        prefix_caching=ns.prefix,
+        args=_non_default(ns),
+        start=time.time() - 3 * 3600,
+    )
     text, _ = render(choose_template(ctr.get("_vllm", {}), argv), v)
     return text
 
@@ -175,9 +186,9 @@ def _pgrep(root: Path) -> str:
     procs = shlex.quote(str(root / "state" / "procs"))
     return (
         "#!/bin/sh\n# k3tui simulated host: real pgrep, limited to this simulated host's processes\n"
-        "case \" $* \" in *\" -P \"*) exec /usr/bin/pgrep \"$@\";; esac\n"
-        "st=1\n/usr/bin/pgrep \"$@\" | while IFS= read -r line; do p=${line%% *};"
-        f" if [ -e {procs}/\"$p\".json ]; then printf '%s\\n' \"$line\"; fi; done | grep . && st=0\nexit $st\n"
+        'case " $* " in *" -P "*) exec /usr/bin/pgrep "$@";; esac\n'
+        'st=1\n/usr/bin/pgrep "$@" | while IFS= read -r line; do p=${line%% *};'
+        f' if [ -e {procs}/"$p".json ]; then printf \'%s\\n\' "$line"; fi; done | grep . && st=0\nexit $st\n'
     )
 
 
@@ -194,7 +205,10 @@ def _host_fs(fs: Path, host: dict[str, Any]) -> None:
     triplet = "aarch64-linux-gnu" if host["arch"] == "aarch64" else "x86_64-linux-gnu"
     _write(fs / "etc" / "ld.so.conf", "include /etc/ld.so.conf.d/*.conf\n\n")
     _write(fs / "etc" / "ld.so.conf.d" / "libc.conf", "# libc default configuration\n/usr/local/lib\n")
-    _write(fs / "etc" / "ld.so.conf.d" / f"{triplet}.conf", f"# Multiarch support\n/usr/local/lib/{triplet}\n/lib/{triplet}\n/usr/lib/{triplet}\n")
+    _write(
+        fs / "etc" / "ld.so.conf.d" / f"{triplet}.conf",
+        f"# Multiarch support\n/usr/local/lib/{triplet}\n/lib/{triplet}\n/usr/lib/{triplet}\n",
+    )
 
 
 def _container_fs(fs: Path, ctr: dict[str, Any], host: dict[str, Any]) -> None:
@@ -202,7 +216,10 @@ def _container_fs(fs: Path, ctr: dict[str, Any], host: dict[str, Any]) -> None:
     triplet = "aarch64-linux-gnu" if host["arch"] == "aarch64" else "x86_64-linux-gnu"
     _write(fs / "etc" / "ld.so.conf", "include /etc/ld.so.conf.d/*.conf\n\n")
     _write(fs / "etc" / "ld.so.conf.d" / "libc.conf", "# libc default configuration\n/usr/local/lib\n")
-    _write(fs / "etc" / "ld.so.conf.d" / f"{triplet}.conf", f"# Multiarch support\n/usr/local/lib/{triplet}\n/lib/{triplet}\n/usr/lib/{triplet}\n")
+    _write(
+        fs / "etc" / "ld.so.conf.d" / f"{triplet}.conf",
+        f"# Multiarch support\n/usr/local/lib/{triplet}\n/lib/{triplet}\n/usr/lib/{triplet}\n",
+    )
     _write(fs / "etc" / "ld.so.conf.d" / "00-nvidia.conf", "/usr/local/nvidia/lib\n/usr/local/nvidia/lib64\n")
     if ctr.get("compat_conf"):
         _write(fs / "etc" / "ld.so.conf.d" / "cuda-compat.conf", ctr.get("compat_dir", "/usr/local/cuda/compat") + "\n")
@@ -213,7 +230,10 @@ def _venv(venv: Path, ctr: dict[str, Any]) -> None:
     pyver = f"python{sys.version_info.major}.{sys.version_info.minor}"
     site = venv / "lib" / pyver / "site-packages"
     site.mkdir(parents=True, exist_ok=True)
-    _write(venv / "pyvenv.cfg", f"home = {Path(base_python()).parent}\ninclude-system-site-packages = false\nversion = {sys.version.split()[0]}\n")
+    _write(
+        venv / "pyvenv.cfg",
+        f"home = {Path(base_python()).parent}\ninclude-system-site-packages = false\nversion = {sys.version.split()[0]}\n",
+    )
     (venv / "bin").mkdir(exist_ok=True)
     (venv / "bin" / "python3").symlink_to(base_python())
     # the fake vllm imports k3tui from here
@@ -226,7 +246,10 @@ def _venv(venv: Path, ctr: dict[str, Any]) -> None:
     }
     for name, version in pkgs.items():
         dist = site / f"{name.replace('-', '_')}-{version}.dist-info"
-        _write(dist / "METADATA", f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\nSummary: k3tui SIMULATED package metadata (no code)\n")
+        _write(
+            dist / "METADATA",
+            f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\nSummary: k3tui SIMULATED package metadata (no code)\n",
+        )
     _write(
         site / "torch" / "version.py",
         f"# k3tui simulated image: version facts only\n__version__ = {pkgs['torch']!r}\n"

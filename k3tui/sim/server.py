@@ -26,6 +26,7 @@ import shutil
 import signal
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +51,9 @@ class SimHost:
         info: the scenario's :class:`~k3tui.sim.scenario.ScenarioInfo`.
     """
 
-    def __init__(self, scenario: str = "healthy", *, node: int = 0, speed: float | None = None, keep_root: bool = False) -> None:
+    def __init__(
+        self, scenario: str = "healthy", *, node: int = 0, speed: float | None = None, keep_root: bool = False
+    ) -> None:
         self.scenario = scenario
         self.node = node
         self.data = load_raw(scenario)
@@ -120,7 +123,9 @@ class SimHost:
 
     async def start(self) -> None:
         """Build the root, generate keys, listen on 127.0.0.1:0, serve the Docker API."""
+        _sweep_stale_roots()
         self.root = Path(tempfile.mkdtemp(prefix="k3sim-"))
+        (self.root / "owner").write_text(str(os.getpid()))
         self.state = rootfs.build(self.root, self.data, self.node)
         self._start_container_placeholder()
         host_key = asyncssh.generate_private_key("ssh-ed25519")
@@ -181,7 +186,9 @@ class SimHost:
                 os.setsid()
                 signal.signal(signal.SIGTERM, signal.SIG_DFL)
                 # idle until the simulating process is gone (no orphan outlives a killed test run)
-                os.execv("/bin/sh", ["sh", "-c", f"while kill -0 {owner} 2>/dev/null; do sleep 1; done", "vllm-k3-init"])
+                os.execv(
+                    "/bin/sh", ["sh", "-c", f"while kill -0 {owner} 2>/dev/null; do sleep 1; done", "vllm-k3-init"]
+                )
             finally:
                 os._exit(0)
         self._children.add(pid)
@@ -266,9 +273,15 @@ class _Session:
         env["PATH"] = self.sim.session_env()["PATH"]
         try:
             proc = await asyncio.create_subprocess_exec(
-                "/bin/bash", "-c", self.paths.command(cmd),
-                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-                env=env, cwd=env["HOME"], start_new_session=True,
+                "/bin/bash",
+                "-c",
+                self.paths.command(cmd),
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env=env,
+                cwd=env["HOME"],
+                start_new_session=True,
             )
         except OSError as exc:
             self.process.stderr.write(f"k3tui simulated host: cannot start bash: {exc}\n".encode())
@@ -288,7 +301,7 @@ class _Session:
         except (OSError, asyncssh.Error):
             pass
 
-    async def _wait(self, proc: asyncio.subprocess.Process, pumps: list[asyncio.Future[Any]]) -> int:
+    async def _wait(self, proc: asyncio.subprocess.Process, pumps: Sequence[asyncio.Future[Any]]) -> int:
         """The command's status; if the client goes away first, end the command's process group."""
         closed = asyncio.ensure_future(self.process.channel.wait_closed())
         done_wait = asyncio.ensure_future(proc.wait())
@@ -345,6 +358,24 @@ def _hold_partial(data: bytes, overlays: list[str]) -> tuple[bytes, bytes]:
             if data.endswith(ob[:k]):
                 return data[:-k], data[-k:]
     return data, b""
+
+
+def _sweep_stale_roots(max_age: float = 1800.0) -> None:
+    """Remove roots left by simulated hosts whose process was killed before it could clean up."""
+    for d in Path(tempfile.gettempdir()).glob("k3sim-*"):
+        try:
+            owner = int((d / "owner").read_text())
+            os.kill(owner, 0)
+            continue  # its simulator is alive
+        except ProcessLookupError:
+            pass
+        except (OSError, ValueError):  # no owner file: only when clearly abandoned
+            try:
+                if time.time() - d.stat().st_mtime < max_age:
+                    continue
+            except OSError:
+                continue
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def _killpg(pid: int) -> None:

@@ -159,15 +159,33 @@ def _slots(host: dict[str, Any], g: dict[str, Any], procs_text: str) -> dict[str
 
 def query(host: dict[str, Any], procs: list[dict[str, Any]], now: float | None = None) -> str:
     """``nvidia-smi -q``."""
-    head = fill(_tpl("nvidia-smi-q.head.txt"), {"timestamp": smi_timestamp(now), "driver": host["driver"], "cuda": host["cuda"], "attached": len(host["gpus"])})
+    head = fill(
+        _tpl("nvidia-smi-q.head.txt"),
+        {
+            "timestamp": smi_timestamp(now),
+            "driver": host["driver"],
+            "cuda": host["cuda"],
+            "attached": len(host["gpus"]),
+        },
+    )
     gpu_tpl = _tpl("nvidia-smi-q.gpu.txt")
-    body = "\n".join(fill(gpu_tpl, _slots(host, g, _q_procs(g["procs"]))).rstrip("\n") + "\n" for g in gpu_view(host, procs))
+    body = "\n".join(
+        fill(gpu_tpl, _slots(host, g, _q_procs(g["procs"]))).rstrip("\n") + "\n" for g in gpu_view(host, procs)
+    )
     return head + body + "\n"
 
 
 def query_xml(host: dict[str, Any], procs: list[dict[str, Any]], now: float | None = None) -> str:
     """``nvidia-smi -q -x``."""
-    head = fill(_tpl("nvidia-smi-q.head.xml"), {"timestamp": smi_timestamp(now), "driver": host["driver"], "cuda": host["cuda"], "attached": len(host["gpus"])})
+    head = fill(
+        _tpl("nvidia-smi-q.head.xml"),
+        {
+            "timestamp": smi_timestamp(now),
+            "driver": host["driver"],
+            "cuda": host["cuda"],
+            "attached": len(host["gpus"]),
+        },
+    )
     gpu_tpl = _tpl("nvidia-smi-q.gpu.xml")
     body = "".join(fill(gpu_tpl, _slots(host, g, _x_procs(g["procs"]))) for g in gpu_view(host, procs))
     return head + body + _tpl("nvidia-smi-q.foot.xml")
@@ -212,7 +230,10 @@ _GPU_FIELDS: dict[str, tuple[str, Any]] = {
     "ecc.errors.uncorrected.volatile.total": ("", lambda h, g, t: h["ecc_uncorr"]),
     "ecc.errors.corrected.aggregate.total": ("", lambda h, g, t: 0),
     "ecc.errors.uncorrected.aggregate.total": ("", lambda h, g, t: h["ecc_uncorr"]),
-    "timestamp": ("", lambda h, g, t: time.strftime("%Y/%m/%d %H:%M:%S", time.localtime(t)) + f".{int(t * 1000) % 1000:03d}"),
+    "timestamp": (
+        "",
+        lambda h, g, t: time.strftime("%Y/%m/%d %H:%M:%S", time.localtime(t)) + f".{int(t * 1000) % 1000:03d}",
+    ),
 }
 
 _APP_FIELDS: dict[str, tuple[str, str, Any]] = {
@@ -239,8 +260,15 @@ def _fmt(fmt: set[str], unit: str, value: Any) -> str:
     return f"{value} {unit}" if unit and "nounits" not in fmt else str(value)
 
 
-def csv_gpus(host: dict[str, Any], procs: list[dict[str, Any]], fields: list[str], fmt: set[str],
-             select: list[int] | None = None, now: float | None = None, header: bool = True) -> str:
+def csv_gpus(
+    host: dict[str, Any],
+    procs: list[dict[str, Any]],
+    fields: list[str],
+    fmt: set[str],
+    select: list[int] | None = None,
+    now: float | None = None,
+    header: bool = True,
+) -> str:
     """``--query-gpu=FIELDS --format=csv[,noheader][,nounits]``."""
     for f in fields:
         if f not in _GPU_FIELDS:
@@ -248,7 +276,9 @@ def csv_gpus(host: dict[str, Any], procs: list[dict[str, Any]], fields: list[str
     t = time.time() if now is None else now
     lines = []
     if header and "noheader" not in fmt:
-        lines.append(", ".join(f"{f} [{_GPU_FIELDS[f][0]}]" if _GPU_FIELDS[f][0] and "nounits" not in fmt else f for f in fields))
+        lines.append(
+            ", ".join(f"{f} [{_GPU_FIELDS[f][0]}]" if _GPU_FIELDS[f][0] and "nounits" not in fmt else f for f in fields)
+        )
     for g in gpu_view(host, procs):
         if select is not None and g["index"] not in select:
             continue
@@ -263,7 +293,14 @@ def csv_apps(host: dict[str, Any], procs: list[dict[str, Any]], fields: list[str
             raise BadField(f)
     lines = []
     if "noheader" not in fmt:
-        lines.append(", ".join(f"{_APP_FIELDS[f][0]} [{_APP_FIELDS[f][1]}]" if _APP_FIELDS[f][1] and "nounits" not in fmt else _APP_FIELDS[f][0] for f in fields))
+        lines.append(
+            ", ".join(
+                f"{_APP_FIELDS[f][0]} [{_APP_FIELDS[f][1]}]"
+                if _APP_FIELDS[f][1] and "nounits" not in fmt
+                else _APP_FIELDS[f][0]
+                for f in fields
+            )
+        )
     for g in gpu_view(host, procs):
         for p in g["procs"]:
             lines.append(", ".join(_fmt(fmt, _APP_FIELDS[f][1], _APP_FIELDS[f][2](g, p)) for f in fields))

@@ -52,7 +52,14 @@ def gpu_procs(root: str) -> list[dict[str, Any]]:
             continue
         if _alive(int(p["pid"])) and p.get("gpus") and int(p.get("used_mib", 0)) > 0:
             for i in p["gpus"]:
-                out.append({"pid": p["pid"], "name": p.get("gpu_names", {}).get(str(i), p["name"]), "gpus": [i], "used_mib": p["used_mib"]})
+                out.append(
+                    {
+                        "pid": p["pid"],
+                        "name": p.get("gpu_names", {}).get(str(i), p["name"]),
+                        "gpus": [i],
+                        "used_mib": p["used_mib"],
+                    }
+                )
     return out
 
 
@@ -85,10 +92,20 @@ def nvidia_smi(state: dict[str, Any], args: list[str]) -> int:
     i = 0
     while i < len(args):
         a = args[i]
-        val = None
+        val = ""
         if "=" in a and a.startswith("--"):
             a, val = a.split("=", 1)
-        elif a in ("--query-gpu", "--query-compute-apps", "--format", "-i", "--id", "-lms", "-l", "--loop", "--loop-ms") and i + 1 < len(args):
+        elif a in (
+            "--query-gpu",
+            "--query-compute-apps",
+            "--format",
+            "-i",
+            "--id",
+            "-lms",
+            "-l",
+            "--loop",
+            "--loop-ms",
+        ) and i + 1 < len(args):
             val = args[i + 1]
             i += 1
         if a == "--query-gpu":
@@ -97,11 +114,11 @@ def nvidia_smi(state: dict[str, Any], args: list[str]) -> int:
             apps = val.split(",")
         elif a == "--format":
             fmt = set(val.split(","))
-        elif a in ("-i", "--id"):
+        elif a in ("-i", "--id") and val.replace(",", "").isdigit():
             select = [int(x) for x in val.split(",")]
-        elif a in ("-lms", "--loop-ms"):
+        elif a in ("-lms", "--loop-ms") and val.isdigit():
             loop_ms = int(val)
-        elif a in ("-l", "--loop"):
+        elif a in ("-l", "--loop") and val.isdigit():
             loop_ms = int(val) * 1000
         elif a == "-L" or a == "--list-gpus":
             mode = "list"
@@ -110,7 +127,7 @@ def nvidia_smi(state: dict[str, Any], args: list[str]) -> int:
         elif a in ("-x", "--xml-format"):
             mode = "xml"
         else:
-            _err(f"Invalid combination of input arguments. Please run 'nvidia-smi -h' for help.\n\n")
+            _err("Invalid combination of input arguments. Please run 'nvidia-smi -h' for help.\n\n")
             return 2
         i += 1
     try:
@@ -127,8 +144,15 @@ def nvidia_smi(state: dict[str, Any], args: list[str]) -> int:
         time.sleep(loop_ms / 1000)
 
 
-def _smi_csv(host: dict[str, Any], root: str, fields: list[str] | None, apps: list[str] | None, fmt: set[str],
-             select: list[int] | None, loop_ms: int | None) -> int:
+def _smi_csv(
+    host: dict[str, Any],
+    root: str,
+    fields: list[str] | None,
+    apps: list[str] | None,
+    fmt: set[str],
+    select: list[int] | None,
+    loop_ms: int | None,
+) -> int:
     first = True
     while True:
         procs = gpu_procs(root)
@@ -170,8 +194,14 @@ def _topo(host: dict[str, Any]) -> str:
 def uname(state: dict[str, Any], args: list[str]) -> int:
     h = state["host"]
     parts = {
-        "s": "Linux", "n": h["hostname"], "r": h["kernel"], "v": h["kernel_version"],
-        "m": h["arch"], "p": h["arch"], "i": h["arch"], "o": "GNU/Linux",
+        "s": "Linux",
+        "n": h["hostname"],
+        "r": h["kernel"],
+        "v": h["kernel_version"],
+        "m": h["arch"],
+        "p": h["arch"],
+        "i": h["arch"],
+        "o": "GNU/Linux",
     }
     flags = "".join(a.lstrip("-") for a in args) or "s"
     if "a" in flags or "all" in args or "--all" in args:
@@ -221,7 +251,11 @@ def ldconfig(state: dict[str, Any], ctx: str, args: list[str]) -> int:
         _err("ldconfig: Can't create temporary cache file /etc/ld.so.cache~: Read-only file system\n")
         return 1
     c = state.get("container") or {}
-    name = c.get("ldconfig", "ldconfig-container.txt") if ctx.startswith("ctr:") else state["host"].get("ldconfig", "ldconfig-host.txt")
+    name = (
+        c.get("ldconfig", "ldconfig-container.txt")
+        if ctx.startswith("ctr:")
+        else state["host"].get("ldconfig", "ldconfig-host.txt")
+    )
     text = asset("scenarios", "host", name).read_text()
     entries = [line for line in text.splitlines() if line.startswith("\t")]
     if ctx.startswith("ctr:") and c.get("compat_conf"):
@@ -234,9 +268,38 @@ def ldconfig(state: dict[str, Any], ctx: str, args: list[str]) -> int:
 # --- docker ---------------------------------------------------------------------------
 
 _RUN_VALUE_OPTS = {
-    "--gpus", "--name", "-e", "--env", "-v", "--volume", "--ipc", "--shm-size", "--network", "--net", "-p", "--publish",
-    "--ulimit", "--runtime", "--entrypoint", "--restart", "-w", "--workdir", "--label", "-l", "--device", "--cpus",
-    "--memory", "-m", "--pids-limit", "--user", "-u", "--platform", "--hostname", "-h", "--env-file", "--mount",
+    "--gpus",
+    "--name",
+    "-e",
+    "--env",
+    "-v",
+    "--volume",
+    "--ipc",
+    "--shm-size",
+    "--network",
+    "--net",
+    "-p",
+    "--publish",
+    "--ulimit",
+    "--runtime",
+    "--entrypoint",
+    "--restart",
+    "-w",
+    "--workdir",
+    "--label",
+    "-l",
+    "--device",
+    "--cpus",
+    "--memory",
+    "-m",
+    "--pids-limit",
+    "--user",
+    "-u",
+    "--platform",
+    "--hostname",
+    "-h",
+    "--env-file",
+    "--mount",
 }
 
 
@@ -250,8 +313,14 @@ def docker(state: dict[str, Any], args: list[str]) -> int:
     if cmd == "image" and rest[:1] == ["inspect"]:
         return _docker_image_inspect(state, rest[1:])
     handler = {
-        "ps": _docker_ps, "inspect": _docker_inspect, "logs": _docker_logs, "exec": _docker_exec,
-        "run": _docker_run, "version": _docker_version, "images": _docker_images, "info": _docker_info,
+        "ps": _docker_ps,
+        "inspect": _docker_inspect,
+        "logs": _docker_logs,
+        "exec": _docker_exec,
+        "run": _docker_run,
+        "version": _docker_version,
+        "images": _docker_images,
+        "info": _docker_info,
     }.get(cmd)
     if handler is None:
         _err(f"docker: '{cmd}' is not a docker command.\nSee 'docker --help'\n")
@@ -280,17 +349,25 @@ def _docker_ps(state: dict[str, Any], args: list[str]) -> int:
     fmt = None
     if "--format" in args:
         fmt = args[args.index("--format") + 1]
-    rows = [containers.ps_row(state)] if containers.exists(state) and (state["container"].get("state", "running") == "running" or "-a" in args) else []
+    rows = (
+        [containers.ps_row(state)]
+        if containers.exists(state) and (state["container"].get("state", "running") == "running" or "-a" in args)
+        else []
+    )
     if "-q" in args or "--quiet" in args:
         _out("".join(r["ID"][:12] + "\n" for r in rows))
         return 0
     if fmt:
         _out("".join(_go_template(fmt, r) + "\n" for r in rows))
         return 0
-    _out("CONTAINER ID   IMAGE                      COMMAND                  CREATED      STATUS      PORTS     NAMES\n")
+    _out(
+        "CONTAINER ID   IMAGE                      COMMAND                  CREATED      STATUS      PORTS     NAMES\n"
+    )
     for r in rows:
         cmd = r["Command"][:22] + '…"' if len(r["Command"]) > 24 else r["Command"]
-        _out(f"{r['ID'][:12]}   {r['Image']:<26} {cmd:<24} {r['RunningFor']:<12} {r['Status']:<11}           {r['Names']}\n")
+        _out(
+            f"{r['ID'][:12]}   {r['Image']:<26} {cmd:<24} {r['RunningFor']:<12} {r['Status']:<11}           {r['Names']}\n"
+        )
     return 0
 
 
@@ -343,7 +420,11 @@ def _docker_image_inspect(state: dict[str, Any], args: list[str]) -> int:
 
 
 def _docker_logs(state: dict[str, Any], args: list[str]) -> int:
-    refs = [a for i, a in enumerate(args) if not a.startswith("-") and (i == 0 or args[i - 1] not in ("--tail", "-n", "--since"))]
+    refs = [
+        a
+        for i, a in enumerate(args)
+        if not a.startswith("-") and (i == 0 or args[i - 1] not in ("--tail", "-n", "--since"))
+    ]
     if not refs or not containers.matches(state, refs[0]):
         _err(f"Error response from daemon: No such container: {refs[0] if refs else ''}\n")
         return 1
@@ -352,7 +433,7 @@ def _docker_logs(state: dict[str, Any], args: list[str]) -> int:
         if flag in args:
             n = args[args.index(flag) + 1]
             if n != "all":
-                data = b"".join(data.splitlines(keepends=True)[-int(n):])
+                data = b"".join(data.splitlines(keepends=True)[-int(n) :])
     sys.stdout.buffer.write(data)
     sys.stdout.flush()
     return 0
@@ -361,8 +442,14 @@ def _docker_logs(state: dict[str, Any], args: list[str]) -> int:
 def _container_env(state: dict[str, Any], extra: list[str]) -> dict[str, str]:
     root = Path(state["root"])
     c = state["container"]
-    env = {"HOSTNAME": state["host"]["hostname"], "HOME": "/root", "K3TUI_SIMULATED": "1", "K3SIM_ROOT": str(root),
-           "K3SIM_CONTAINER": c["name"], "K3SIM_OWNER": os.environ.get("K3SIM_OWNER", "")}
+    env = {
+        "HOSTNAME": state["host"]["hostname"],
+        "HOME": "/root",
+        "K3TUI_SIMULATED": "1",
+        "K3SIM_ROOT": str(root),
+        "K3SIM_CONTAINER": c["name"],
+        "K3SIM_OWNER": os.environ.get("K3SIM_OWNER", ""),
+    }
     for kv in containers.env_list(c) + extra:
         k, _, v = kv.partition("=")
         env[k] = v
@@ -382,11 +469,19 @@ def _run_in_container(state: dict[str, Any], argv: list[str], extra_env: list[st
     host_fs = str(root / "fs")
     argv = [pm.command(a.replace(host_fs, "")) for a in argv]
     try:
-        proc = subprocess.Popen(argv, stdin=sys.stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                env=_container_env(state, extra_env), cwd=str(root / "home"))
+        proc = subprocess.Popen(
+            argv,
+            stdin=sys.stdin,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=_container_env(state, extra_env),
+            cwd=str(root / "home"),
+        )
     except FileNotFoundError:
-        _err(f'OCI runtime exec failed: exec failed: unable to start container process: exec: "{argv[0]}": '
-             "executable file not found in $PATH: unknown\n")
+        _err(
+            f'OCI runtime exec failed: exec failed: unable to start container process: exec: "{argv[0]}": '
+            "executable file not found in $PATH: unknown\n"
+        )
         return 127
     signal.signal(signal.SIGTERM, lambda *_: proc.send_signal(signal.SIGTERM))
     t = threading.Thread(target=_pump, args=(proc.stderr, sys.stderr.buffer, pm), daemon=True)
@@ -451,26 +546,34 @@ def _docker_run(state: dict[str, Any], args: list[str]) -> int:
         return 125
     image, cmd = args[i], args[i + 1 :]
     if not containers.image_matches(state, image):
-        _err(f"Unable to find image '{image}' locally\ndocker: Error response from daemon: pull access denied for "
-             f"{image.split(':')[0]}, repository does not exist or may require 'docker login'.\n")
+        _err(
+            f"Unable to find image '{image}' locally\ndocker: Error response from daemon: pull access denied for "
+            f"{image.split(':')[0]}, repository does not exist or may require 'docker login'.\n"
+        )
         return 125
     if detach:
-        _err("k3tui simulated host: `docker run -d` is not simulated; run it in the foreground as a detached k3tui run\n")
+        _err(
+            "k3tui simulated host: `docker run -d` is not simulated; run it in the foreground as a detached k3tui run\n"
+        )
         return 125
     argv = ([entry] if entry else list(state["container"]["entrypoint"])) + cmd
     return _run_in_container(state, argv, env)
 
 
 def _docker_version(state: dict[str, Any], args: list[str]) -> int:
-    _out(f"Client:\n Version:           {containers.ENGINE_VERSION}\n API version:       {containers.API_VERSION}\n\n"
-         f"Server: Docker Engine - Community (k3tui simulated)\n Engine:\n  Version:          {containers.ENGINE_VERSION}\n"
-         f"  API version:      {containers.API_VERSION} (minimum version 1.24)\n")
+    _out(
+        f"Client:\n Version:           {containers.ENGINE_VERSION}\n API version:       {containers.API_VERSION}\n\n"
+        f"Server: Docker Engine - Community (k3tui simulated)\n Engine:\n  Version:          {containers.ENGINE_VERSION}\n"
+        f"  API version:      {containers.API_VERSION} (minimum version 1.24)\n"
+    )
     return 0
 
 
 def _docker_info(state: dict[str, Any], args: list[str]) -> int:
-    _out(f"Server Version: {containers.ENGINE_VERSION}\nRuntimes: io.containerd.runc.v2 nvidia runc\nDefault Runtime: runc\n"
-         f"Name: {state['host']['hostname']}\nLabels:\n  k3tui.simulated=true\n")
+    _out(
+        f"Server Version: {containers.ENGINE_VERSION}\nRuntimes: io.containerd.runc.v2 nvidia runc\nDefault Runtime: runc\n"
+        f"Name: {state['host']['hostname']}\nLabels:\n  k3tui.simulated=true\n"
+    )
     return 0
 
 

@@ -120,11 +120,18 @@ class Server:
         self.blocks: set[str] = set()
         self.status = 0
         self.vars = LogVars(
-            model=self.ns.model, served=self.served, tp=self.ns.tensor_parallel_size, api_pid=self.pid,
-            host=self.ns.host, port=self.ns.port, version=self.state["container"].get("vllm", "0.27.1"),
+            model=self.ns.model,
+            served=self.served,
+            tp=self.ns.tensor_parallel_size,
+            api_pid=self.pid,
+            host=self.ns.host,
+            port=self.ns.port,
+            version=self.state["container"].get("vllm", "0.27.1"),
             max_model_len=self.ns.max_model_len or int(self.state["vllm"].get("max_model_len", 1048576)),
-            load_format=self.ns.load_format, prefix_caching=self.ns.prefix,
-            cuda_driver_int=int(self.state["host"].get("cuda_driver_int", 13000)), args=_non_default(self.ns),
+            load_format=self.ns.load_format,
+            prefix_caching=self.ns.prefix,
+            cuda_driver_int=int(self.state["host"].get("cuda_driver_int", 13000)),
+            args=_non_default(self.ns),
         )
 
     # --- output and bookkeeping ----------------------------------------------------------
@@ -140,8 +147,14 @@ class Server:
     def register(self, used_mib: int) -> None:
         tp = self.ns.tensor_parallel_size
         names = {str(i): (f"VLLM::Worker_TP{i}" if tp > 1 else "VLLM::Worker") for i in range(tp)}
-        rec = {"pid": self.pid, "name": "VLLM::Worker", "gpus": list(range(tp)), "gpu_names": names, "used_mib": used_mib,
-               "argv": self.argv}
+        rec = {
+            "pid": self.pid,
+            "name": "VLLM::Worker",
+            "gpus": list(range(tp)),
+            "gpu_names": names,
+            "used_mib": used_mib,
+            "argv": self.argv,
+        }
         tmp = self._proc_file().with_suffix(".tmp")
         try:
             tmp.write_text(json.dumps(rec))
@@ -155,7 +168,11 @@ class Server:
         d.mkdir(parents=True, exist_ok=True)
         c = self.state["container"]
         in_ctr = bool(os.environ.get("K3SIM_CONTAINER"))
-        libcuda = c.get("process_libcuda") if in_ctr or c.get("process_libcuda_everywhere", True) else self.state["host"]["host_libcuda"]
+        libcuda = (
+            c.get("process_libcuda")
+            if in_ctr or c.get("process_libcuda_everywhere", True)
+            else self.state["host"]["host_libcuda"]
+        )
         libcuda = libcuda or self.state["host"]["host_libcuda"]
         drv = self.state["host"]["driver"]
         triplet = "aarch64-linux-gnu" if self.state["host"]["arch"] == "aarch64" else "x86_64-linux-gnu"
@@ -169,9 +186,15 @@ class Server:
         lines, addr = [], 0x7F3A10000000
         for n, lib in enumerate(libs):
             for perm, off in (("r--p", 0), ("r-xp", 0x200000), ("rw-p", 0x1800000)):
-                lines.append(f"{addr:012x}-{addr + 0x200000:012x} {perm} {off:08x} 103:02 {2883584 + n * 17} {' ' * 26}{lib}")
+                lines.append(
+                    f"{addr:012x}-{addr + 0x200000:012x} {perm} {off:08x} 103:02 {2883584 + n * 17} {' ' * 26}{lib}"
+                )
                 addr += 0x200000
         (d / "maps").write_text("\n".join(lines) + "\n")
+        if in_ctr:  # a process in the container: its cgroup names the container (what a freeze matches)
+            from .containers import container_id
+
+            (d / "cgroup").write_text(f"0::/system.slice/docker-{container_id(self.state)}.scope\n")
         cmd = [str(self.root / "venv" / "bin" / "python3"), "/usr/local/bin/vllm", "serve", *self.argv]
         (d / "cmdline").write_bytes(b"\0".join(a.encode() for a in cmd) + b"\0")
         for lib in libs:
@@ -180,8 +203,13 @@ class Server:
             f.touch()
 
     def cleanup(self) -> None:
-        for p in (self._proc_file(), self.root / "fs" / "proc" / str(self.pid) / "maps",
-                  self.root / "fs" / "proc" / str(self.pid) / "cmdline", self._port_file()):
+        for p in (
+            self._proc_file(),
+            self.root / "fs" / "proc" / str(self.pid) / "maps",
+            self.root / "fs" / "proc" / str(self.pid) / "cmdline",
+            self.root / "fs" / "proc" / str(self.pid) / "cgroup",
+            self._port_file(),
+        ):
             try:
                 p.unlink()
             except OSError:
@@ -202,7 +230,9 @@ class Server:
             try:
                 other = json.loads(pf.read_text())
                 os.kill(int(other["pid"]), 0)
-                self.say(f"ERROR:    [Errno 98] error while attempting to bind on address ('{self.ns.host}', {self.ns.port}): address already in use")
+                self.say(
+                    f"ERROR:    [Errno 98] error while attempting to bind on address ('{self.ns.host}', {self.ns.port}): address already in use"
+                )
                 return False
             except (OSError, ValueError, KeyError):
                 pass
@@ -283,19 +313,33 @@ class Server:
         uptime = 86400 + time.time() % 1000
         wpid = self.vars.pids()["wpid3"]
         with open(self.root / "state" / "dmesg", "a") as f:
-            f.write(f"[{uptime:12.6f}] oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0-1,global_oom,task=VLLM::Worker_TP,pid={wpid},uid=0\n")
-            f.write(f"[{uptime:12.6f}] Out of memory: Killed process {wpid} (VLLM::Worker_TP) total-vm:412338812kB, anon-rss:201326592kB, file-rss:1048576kB, shmem-rss:33554432kB, UID:0 pgtables:402144kB oom_score_adj:0\n")
+            f.write(
+                f"[{uptime:12.6f}] oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0-1,global_oom,task=VLLM::Worker_TP,pid={wpid},uid=0\n"
+            )
+            f.write(
+                f"[{uptime:12.6f}] Out of memory: Killed process {wpid} (VLLM::Worker_TP) total-vm:412338812kB, anon-rss:201326592kB, file-rss:1048576kB, shmem-rss:33554432kB, UID:0 pgtables:402144kB oom_score_adj:0\n"
+            )
 
     # --- requests ------------------------------------------------------------------------
 
     def complete(self, body: dict[str, Any], chat: bool) -> tuple[int, dict[str, Any]]:
         if body.get("model") not in (None, self.served):
-            return 404, _error(f"The model `{body.get('model')}` does not exist. Valid aliases: {self.served}.", "NotFoundError", 404, "model")
+            return 404, _error(
+                f"The model `{body.get('model')}` does not exist. Valid aliases: {self.served}.",
+                "NotFoundError",
+                404,
+                "model",
+            )
         text = _prompt_text(body, chat)
         tokens = [text[i : i + 3] for i in range(0, len(text), 3)] or [""]
         max_tokens = int(body.get("max_tokens") or body.get("max_completion_tokens") or 16)
         if max_tokens > self.vars.max_model_len:
-            return 400, _error(f"max_tokens={max_tokens} cannot be greater than max_model_len={self.vars.max_model_len}. Please request fewer output tokens. (parameter=max_tokens, value={max_tokens})", "BadRequestError", 400, "max_tokens")
+            return 400, _error(
+                f"max_tokens={max_tokens} cannot be greater than max_model_len={self.vars.max_model_len}. Please request fewer output tokens. (parameter=max_tokens, value={max_tokens})",
+                "BadRequestError",
+                400,
+                "max_tokens",
+            )
         cached = self._prefix_cache(tokens)
         if "baseline-ok" in text:
             content, finish, n_out = "baseline-ok", "stop", 4
@@ -305,11 +349,20 @@ class Server:
             content, finish = " ".join(words[:n_out]), ("length" if n_out == max_tokens else "stop")
         self._count(len(tokens), cached, n_out, finish)
         rid = hashlib.sha256(f"{time.time()}{text}".encode()).hexdigest()[:16]
-        usage = {"prompt_tokens": len(tokens), "total_tokens": len(tokens) + n_out, "completion_tokens": n_out,
-                 "prompt_tokens_details": None}
+        usage = {
+            "prompt_tokens": len(tokens),
+            "total_tokens": len(tokens) + n_out,
+            "completion_tokens": n_out,
+            "prompt_tokens_details": None,
+        }
         base = json.loads(asset("scenarios", "http", "chat.json").read_text())
-        base.update(id=("chatcmpl-" if chat else "cmpl-") + rid, created=int(time.time()), model=self.served, usage=usage,
-                    system_fingerprint=f"vllm-{self.vars.version}-k3sim")
+        base.update(
+            id=("chatcmpl-" if chat else "cmpl-") + rid,
+            created=int(time.time()),
+            model=self.served,
+            usage=usage,
+            system_fingerprint=f"vllm-{self.vars.version}-k3sim",
+        )
         choice = base["choices"][0]
         choice["finish_reason"] = finish
         if chat:
@@ -340,10 +393,15 @@ class Server:
             if self.ns.prefix:
                 c["vllm:prefix_cache_queries_total"] = c.get("vllm:prefix_cache_queries_total", 0) + n_in
                 c["vllm:prefix_cache_hits_total"] = c.get("vllm:prefix_cache_hits_total", 0) + cached
-            for key, add in (("vllm:prompt_tokens_total", n_in), ("vllm:generation_tokens_total", n_out),
-                             ("vllm:prompt_tokens_cached_total", cached), (f"success:{finish}", 1),
-                             ("source:local_cache_hit", cached), ("source:local_compute", n_in - cached),
-                             ("cached_source:device", cached)):
+            for key, add in (
+                ("vllm:prompt_tokens_total", n_in),
+                ("vllm:generation_tokens_total", n_out),
+                ("vllm:prompt_tokens_cached_total", cached),
+                (f"success:{finish}", 1),
+                ("source:local_cache_hit", cached),
+                ("source:local_compute", n_in - cached),
+                ("cached_source:device", cached),
+            ):
                 c[key] = c.get(key, 0) + add
 
     def metrics(self) -> str:
@@ -354,7 +412,9 @@ class Server:
                 value = self._metric_value(key, value)
                 line = f"{key} {value}"
             line = line.replace('enable_prefix_caching="True"', f'enable_prefix_caching="{self.ns.prefix}"')
-            line = line.replace('block_size="128"', f'block_size="{BLOCK}"').replace('model_name="moonshotai/Kimi-K3"', f'model_name="{self.served}"')
+            line = line.replace('block_size="128"', f'block_size="{BLOCK}"').replace(
+                'model_name="moonshotai/Kimi-K3"', f'model_name="{self.served}"'
+            )
             out.append(line)
         return "\n".join(out) + "\n"
 
@@ -364,8 +424,11 @@ class Server:
         if name in c:
             return f"{float(c[name])}"
         for kind, label in (("success", "finished_reason"), ("source", "source"), ("cached_source", "source")):
-            wanted = {"success": "vllm:request_success_total", "source": "vllm:prompt_tokens_by_source_total",
-                      "cached_source": "vllm:prompt_tokens_cached_by_source_total"}[kind]
+            wanted = {
+                "success": "vllm:request_success_total",
+                "source": "vllm:prompt_tokens_by_source_total",
+                "cached_source": "vllm:prompt_tokens_cached_by_source_total",
+            }[kind]
             if name == wanted:
                 for k, v in c.items():
                     if k.startswith(kind + ":") and f'{label}="{k.split(":", 1)[1]}"' in labels:
@@ -405,8 +468,16 @@ def _handler(srv: Server) -> type[BaseHTTPRequestHandler]:
             self.send_header("content-length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
-            phrase = {200: "OK", 400: "Bad Request", 404: "Not Found", 500: "Internal Server Error", 503: "Service Unavailable"}[code]
-            srv.say(f'INFO:     {self.client_address[0]}:{self.client_address[1]} - "{self.command} {self.path} HTTP/1.1" {code} {phrase}')
+            phrase = {
+                200: "OK",
+                400: "Bad Request",
+                404: "Not Found",
+                500: "Internal Server Error",
+                503: "Service Unavailable",
+            }[code]
+            srv.say(
+                f'INFO:     {self.client_address[0]}:{self.client_address[1]} - "{self.command} {self.path} HTTP/1.1" {code} {phrase}'
+            )
 
         def _json(self, code: int, obj: Any) -> None:
             self._send(code, json.dumps(obj, separators=(",", ":")).encode())
@@ -419,7 +490,9 @@ def _handler(srv: Server) -> type[BaseHTTPRequestHandler]:
                 self._send(503, b"", "text/plain")
             elif path == "/v1/models":
                 m = json.loads(asset("scenarios", "http", "models.json").read_text())
-                m["data"][0].update(id=srv.served, root=srv.ns.model, max_model_len=srv.vars.max_model_len, created=int(time.time()))
+                m["data"][0].update(
+                    id=srv.served, root=srv.ns.model, max_model_len=srv.vars.max_model_len, created=int(time.time())
+                )
                 self._json(200, m)
             elif path == "/version":
                 self._json(200, {"version": srv.vars.version})
@@ -439,18 +512,35 @@ def _handler(srv: Server) -> type[BaseHTTPRequestHandler]:
             if path == "/tokenize":
                 text = body.get("prompt") or _prompt_text(body, True)
                 toks = list(range(len(text[::3])))
-                self._json(200, {"count": len(toks), "max_model_len": srv.vars.max_model_len, "tokens": toks, "token_strs": None})
+                self._json(
+                    200,
+                    {"count": len(toks), "max_model_len": srv.vars.max_model_len, "tokens": toks, "token_strs": None},
+                )
                 return
             if path not in ("/v1/chat/completions", "/v1/completions"):
                 self._json(404, {"detail": "Not Found"})
                 return
             if srv.dead or not srv.ready:
-                self._json(500, _error("EngineCore encountered an issue. See stack trace (above) for the root cause.", "InternalServerError", 500))
+                self._json(
+                    500,
+                    _error(
+                        "EngineCore encountered an issue. See stack trace (above) for the root cause.",
+                        "InternalServerError",
+                        500,
+                    ),
+                )
                 return
             if srv.waiting and not srv.request_seen.is_set():
                 srv.request_seen.set()
                 srv.failed.wait(30)
-                self._json(500, _error("EngineCore encountered an issue. See stack trace (above) for the root cause.", "InternalServerError", 500))
+                self._json(
+                    500,
+                    _error(
+                        "EngineCore encountered an issue. See stack trace (above) for the root cause.",
+                        "InternalServerError",
+                        500,
+                    ),
+                )
                 return
             code, obj = srv.complete(body, path.endswith("chat/completions"))
             self._json(code, obj)
@@ -477,7 +567,10 @@ def main(argv: list[str], root: str | None = None) -> int:
         print(state["container"].get("vllm", "0.27.1"))
         return 0
     if argv[:1] != ["serve"]:
-        print("usage: vllm serve [model_tag] [options]  (k3tui simulated vllm: only `serve` is simulated)", file=sys.stderr)
+        print(
+            "usage: vllm serve [model_tag] [options]  (k3tui simulated vllm: only `serve` is simulated)",
+            file=sys.stderr,
+        )
         return 2
     srv = Server(Path(root or os.environ["K3SIM_ROOT"]), argv[1:])
     threading.Thread(target=_watch_owner, args=(srv,), daemon=True).start()
