@@ -117,10 +117,14 @@ async def test_proxy_jump(sshd, tmp_path):
         f"  UserKnownHostsFile {sshd.known_hosts}\n"
     )
     cfg = _config(tmp_path, sshd, extra)
-    before = len(sshd.session_pids())
     async with connect("gb300-b", ssh_config=cfg, known_hosts=str(sshd.known_hosts)) as host:
-        assert (await host.run("echo via-jump")).stdout == "via-jump\n"
-        assert len(sshd.session_pids()) == before + 2  # the jump connection and the tunnelled one
+        res = await host.run("echo $SSH_CONNECTION")
+        client_port = res.stdout.split()[1]
+        # The target saw a connection from the jump host's sshd, not from a socket of ours.
+        ours = subprocess.run(["ss", "-tnpH"], capture_output=True, text=True).stdout
+        mine = [ln for ln in ours.splitlines() if f"pid={os.getpid()}," in ln]
+        assert mine and not any(f"127.0.0.1:{client_port} " in ln.split()[2] + " " for ln in mine)
+        assert any(f"127.0.0.1:{client_port} " in ln and "sshd" in ln for ln in ours.splitlines())
 
 
 async def test_group_of_two_servers(sshd, sshd_factory, tmp_path):

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
-from k3tui.events import CommandExited, CommandSent, HostConnected, Output
+from k3tui.events import CommandExited, CommandSent, HostConnected, HostDisconnected, Output
 from k3tui.remote.ssh import connect
 
 
@@ -40,12 +42,16 @@ async def test_run_timeout_does_not_raise(sshd):
 
 
 async def test_many_concurrent_channels_one_connection(sshd):
-    import asyncio
-
-    async with connect(sshd.target, **sshd.connect_kwargs()) as host:
-        results = await asyncio.gather(*(host.run(f"echo {i}; sleep 0.1") for i in range(25)))
-        assert [r.stdout for r in results] == [f"{i}\n" for i in range(25)]
-        assert len(sshd.session_pids()) == 1
+    """More commands at once than sshd's MaxSessions: all run, on one connection, none is lost."""
+    events = []
+    async with connect(sshd.target, emit=events.append, **sshd.connect_kwargs()) as host:
+        for _round in range(3):
+            results = await asyncio.gather(*(host.run(f"echo {i} $SSH_CONNECTION; sleep 0.1") for i in range(25)))
+            assert [r for r in results if not r.ok] == []
+            assert [r.stdout.split()[0] for r in results] == [str(i) for i in range(25)]
+            # Every command came over the same TCP connection (same client port).
+            assert len({r.stdout.split()[2] for r in results}) == 1
+    assert not [e for e in events if isinstance(e, HostDisconnected)][:-1]  # only the final close
 
 
 @pytest.mark.parametrize("lines", [1, 10_000])
@@ -65,3 +71,18 @@ async def test_binary_and_partial_last_line(sshd):
     async with connect(sshd.target, **sshd.connect_kwargs()) as host:
         res = await host.run("printf 'a\\xc3\\xa9b\\nno newline'")
     assert res.stdout == "aéb\nno newline"
+
+
+async def test_stream_dropped_mid_way_raises_connection_lost(sshd):
+    from k3tui.errors import ConnectionLost
+
+    async with connect(sshd.target, **sshd.connect_kwargs()) as host:
+        batches = 0
+        with pytest.raises(ConnectionLost, match="connection lost while running"):
+            async with asyncio.timeout(20):
+                async for _batch in host.stream("while true; do echo tick; sleep 0.01; done"):
+                    batches += 1
+                    if batches == 1:
+                        assert sshd.kill_sessions()
+        # The host itself recovers on the next command.
+        assert (await host.run("echo back")).stdout == "back\n"

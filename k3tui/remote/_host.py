@@ -18,7 +18,7 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any, Protocol
 
-from ..errors import HostError
+from ..errors import ConnectionLost, HostError
 from ..events import CommandExited, CommandSent, Decision, Output, RunEnded, RunStarted
 from ..redact import Redactor
 from . import detached
@@ -108,6 +108,8 @@ class BaseHost:
                     self._pump(proc.read_err, "stderr", cid, err, record),
                 )
                 result.status = await proc.wait()
+                if result.status is None:
+                    result.error = "the command ended without an exit status (channel or connection closed)"
         except TimeoutError:
             result.timed_out = True
             result.error = f"timed out after {timeout:g}s"
@@ -148,11 +150,19 @@ class BaseHost:
         """Run a command and yield its stdout as batches of whole lines, recorded as it goes.
 
         stderr is recorded but not yielded. The exit status is recorded in ``CommandExited``.
+
+        Raises:
+            ConnectionLost: the connection dropped mid-stream (a stream is not resumable;
+                use a detached run and :meth:`tail` for that).
         """
         cid = self._new_id()
         self.emit(CommandSent(id=cid, command=command, purpose=purpose))
         t0 = time.monotonic()
-        proc = await self._spawn(command, stdin.encode() if stdin is not None else None)
+        try:
+            proc = await self._spawn(command, stdin.encode() if stdin is not None else None)
+        except Exception as exc:
+            self.emit(CommandExited(id=cid, duration=time.monotonic() - t0, signal="failed"))
+            raise self._as_host_error(exc, command) from exc
         err: list[str] = []
         err_task = asyncio.create_task(self._pump(proc.read_err, "stderr", cid, err, True))
         status: int | None = None
@@ -167,12 +177,19 @@ class BaseHost:
                 yield [rest]
             await err_task
             status = await proc.wait()
+        except Exception as exc:
+            raise self._as_host_error(exc, command) from exc
         finally:
             err_task.cancel()
             if status is None:
                 proc.kill()
             await proc.close()
             self.emit(CommandExited(id=cid, status=status, duration=time.monotonic() - t0))
+
+    def _as_host_error(self, exc: BaseException, command: str) -> BaseException:
+        if isinstance(exc, HostError) or not self._is_lost(exc):
+            return exc
+        return ConnectionLost(f"{self.alias}: connection lost while running {command!r}: {exc or type(exc).__name__}")
 
     # --- detached runs -------------------------------------------------------------
 

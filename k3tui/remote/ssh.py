@@ -40,6 +40,7 @@ from .base import Emit
 from .target import DEFAULT_KNOWN_HOSTS, Resolved, Target, config_paths, parse_group, parse_target, resolve
 
 MAX_CHANNELS = 8
+OPEN_RETRIES = 6
 CLOSE_WAIT = 2.0
 """Seconds to wait for the server to confirm a channel closed before moving on."""
 PREFERRED_CIPHER = "aes128-gcm@openssh.com"
@@ -377,12 +378,7 @@ class SshHost(BaseHost):
     async def _spawn(self, command: str, stdin: bytes | None) -> _SshProc:
         await self._channels.acquire()
         try:
-            try:
-                proc = await (await self._ensure()).create_process(command, encoding=None)
-            except _LOST as exc:
-                # The channel never opened, so the command never ran: reconnecting and retrying is safe.
-                await self._recover(self._lost or f"{type(exc).__name__}: {exc}")
-                proc = await (await self._ensure()).create_process(command, encoding=None)
+            proc = await self._open_session(command)
         except BaseException:
             self._channels.release()
             raise
@@ -390,6 +386,26 @@ class SshHost(BaseHost):
             proc.stdin.write(stdin)
         proc.stdin.write_eof()
         return _SshProc(proc, self._channels.release)
+
+    async def _open_session(self, command: str) -> asyncssh.SSHClientProcess[bytes]:
+        """Open a session channel running ``command``; the command never ran if this raises.
+
+        A refused channel on a live connection (the server's ``MaxSessions``, counting
+        channels still closing) is retried after a short pause; a dead connection is
+        re-established first. Either way the command has not run yet, so retrying is safe.
+        """
+        for attempt in range(OPEN_RETRIES):
+            conn = await self._ensure()
+            try:
+                return await conn.create_process(command, encoding=None)
+            except _LOST as exc:
+                if self._lost is None and not conn.is_closed():
+                    if attempt + 1 < OPEN_RETRIES:
+                        await asyncio.sleep(0.05 * 2**attempt)
+                        continue
+                    raise HostError(f"{self.alias}: the server refuses new channels: {exc}") from exc
+                await self._recover(self._lost or f"{type(exc).__name__}: {exc}")
+        raise HostError(f"{self.alias}: could not open a channel for {command!r}")
 
     async def put(self, local: str | os.PathLike[str], remote: str) -> None:
         """Copy a local file to the host over SFTP."""

@@ -16,8 +16,8 @@ Using it::
 ``key_path`` (client private key), ``known_hosts`` (a file holding exactly this server's
 key), ``host_key_pub``, ``connect_kwargs()`` (``identity``/``known_hosts`` for
 :func:`k3tui.remote.ssh.connect`), ``ssh_argv()`` (an OpenSSH client command line),
-``session_pids()`` and ``kill_sessions()`` (SIGKILL the sshd children serving the
-current connections: a dropped link, the listener stays up), ``restart()``, ``log()``.
+``connection_count()``, ``session_pids()`` and ``kill_sessions()`` (SIGKILL every sshd
+process serving the current connections: a dropped link; the listener stays up), ``restart()``, ``log()``.
 
 The server runs as user ``k3test`` (created if missing; groups ``tty`` and ``docker``,
 so it reaches the Docker socket of the ``dockerd`` fixture) through ``setpriv``, with
@@ -50,6 +50,15 @@ def _missing(reason: str) -> None:
     if os.environ.get("CI", "").lower() == "true":
         pytest.fail(f"real sshd unavailable under CI: {reason}")
     pytest.skip(f"REAL SSHD UNAVAILABLE — {reason} (run .ci/install --test as root)")
+
+
+def proc_state(pid: int) -> str:
+    """The state letter of a process (``Z`` for a zombie), ``?`` if it is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return "?"
+    return stat[stat.rindex(")") + 2 :].split()[0]
 
 
 def free_port() -> int:
@@ -145,10 +154,35 @@ class SshServer:
         return (self.dir / "sshd.log").read_text(errors="replace")
 
     def session_pids(self) -> list[int]:
-        """PIDs of the sshd children serving connections right now."""
+        """PIDs of the sshd processes serving connections right now (``[priv]`` and ``user@notty``).
+
+        Each connection has a per-connection sshd and, below it, the process that holds the
+        socket and serves the channels: killing only the first leaves the link up.
+        """
         assert self.proc is not None
-        out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(self.proc.pid)], capture_output=True, text=True)
-        return [int(p) for p in out.stdout.split()]
+        parent: dict[int, int] = {}
+        comm: dict[int, str] = {}
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    stat = (entry / "stat").read_text()
+                except OSError:
+                    continue
+                name, rest = stat[stat.index("(") + 1 : stat.rindex(")")], stat[stat.rindex(")") + 2 :].split()
+                parent[int(entry.name)], comm[int(entry.name)] = int(rest[1]), name
+        found, frontier = [], [self.proc.pid]
+        while frontier:
+            pid = frontier.pop()
+            kids = [c for c, pp in parent.items() if pp == pid and comm.get(c) == "sshd" and proc_state(c) != "Z"]
+            found += kids
+            frontier += kids
+        return sorted(found)
+
+    def connection_count(self) -> int:
+        """How many client connections the server holds (one per-connection sshd each)."""
+        assert self.proc is not None
+        out = subprocess.run(["ps", "-o", "pid=,stat=", "--ppid", str(self.proc.pid)], capture_output=True, text=True)
+        return sum(1 for line in out.stdout.splitlines() if not line.split()[1].startswith("Z"))
 
     def kill_sessions(self) -> list[int]:
         """SIGKILL every sshd child serving a connection (the listener stays up)."""
