@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 import xml.etree.ElementTree as ET
 
@@ -276,3 +277,35 @@ async def test_two_trays_of_an_nvl72_scenario(simhost_factory) -> None:  # noqa:
             outs.append((await c.run("hostname; uname -m; nvidia-smi -L | wc -l", check=True)).stdout.split())
     assert outs == [["gb300-sim-tray01", "aarch64", "4"], ["gb300-sim-tray02", "aarch64", "4"]]
     assert a.host_alias != b.host_alias
+
+
+async def test_smi_loop_streams_until_the_channel_closes(simhost) -> None:  # noqa: ANN001
+    cmd = "nvidia-smi --query-gpu=timestamp,index,memory.used,memory.total --format=csv,noheader,nounits -lms 100"
+    async with asyncssh.connect(**simhost.asyncssh_kwargs()) as c:
+        proc = await c.create_process(cmd)
+        lines: list[str] = []
+        t0 = time.monotonic()
+        while len(lines) < 24 and time.monotonic() - t0 < 10:
+            lines.append((await proc.stdout.readline()).rstrip("\n"))
+        looking = f"/usr/bin/pgrep -af 'tool_main[.]py {simhost.root} host nvidia-smi' || true"
+        running = await c.run(looking)
+        proc.close()
+        await proc.wait_closed()
+        await asyncio.sleep(0.3)
+        left = await c.run(looking)
+    assert len(lines) == 24 and [line.split(", ")[1] for line in lines[:8]] == [str(i) for i in range(8)]
+    assert re.fullmatch(r"\d{4}/\d\d/\d\d \d\d:\d\d:\d\d\.\d{3}, 0, 0, 284208", lines[0])
+    assert "-lms 100" in running.stdout and left.stdout == ""  # the loop ended with its channel
+
+
+async def test_docker_run_of_the_official_image_runs_vllm_serve_in_the_container() -> None:
+    async with SimHost("fastsafetensors-missing", speed=4) as sim, connect(**sim.connect_kwargs()) as host:
+        ok = await host.start_detached(
+            "docker run --rm --gpus all --ipc=host -e HF_TOKEN=hf_x vllm/vllm-openai:kimi-k3 moonshotai/Kimi-K3 "
+            "--tensor-parallel-size 8 --trust-remote-code --load-format fastsafetensors",
+            run_id="docker-run",
+        )
+        lines, status = await _run_to_end(host, ok)
+        missing = await host.run("docker run --rm vllm/vllm-openai:cu129-nightly --help")
+    assert status == 1 and classify_text("\n".join(lines) + "\n").failed_stage == "weights"
+    assert missing.status == 125 and "pull access denied" in missing.stderr

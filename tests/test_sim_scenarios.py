@@ -89,3 +89,14 @@ def test_gpu_facts_are_distinct_per_gpu_and_per_host() -> None:
     buses = [g["bus_id"] for g in single[0]["gpus"]]
     assert len(set(uuids)) == len(uuids) == 16 and len(set(buses)) == 8
     assert {h["arch"] for h in trays} == {"aarch64"} and single[0]["arch"] == "x86_64"
+
+
+@pytest.mark.parametrize("info", scenarios(), ids=lambda i: i.name)
+def test_container_log_is_the_deployments_own_failure(info) -> None:  # noqa: ANN001
+    """``docker logs`` of the scenario's container holds its last start-up, failing as promised."""
+    from k3tui.sim.rootfs import _container_log
+
+    data = load_raw(info.name)
+    ctr = dict(data["container"], _vllm=data["vllm"])
+    result = classify_text(_container_log(ctr))
+    assert result.failed_stage == info.expected_stage
