@@ -116,3 +116,15 @@ def test_check_with_an_inventory_compares_the_nodes(nodes, tmp_path: Path) -> No
     assert "baseline of node0, node1, node2 against profile kimi-k3" in r.stdout, r.stdout + r.stderr
     assert "nodes-driver" in r.stdout and "gpus" in r.stdout
     assert r.returncode in (1, 2)  # loopback nodes have no GB300: never a PASS
+
+
+def test_connect_with_an_inventory_runs_on_every_node(nodes, tmp_path: Path) -> None:  # noqa: ANN001
+    inv = _inventory(tmp_path / "inv.toml", nodes)
+    r = subprocess.run(
+        [sys.executable, "-m", "k3tui.cli", "connect", "--inventory", str(inv), "--group", "fleet", "--run", "echo hi"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    for i, s in enumerate(nodes):
+        assert f"connected: node{i} 127.0.0.1:{s.port}" in r.stdout and f"[node{i}] hi" in r.stdout
+    assert "clock-skew=unknown" not in r.stdout

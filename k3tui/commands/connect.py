@@ -17,7 +17,6 @@ import asyncio
 import sys
 from typing import Any
 
-from ..errors import UsageError
 from ..textsafe import neutralise
 from ._common import add_record_option, add_target_options
 
@@ -25,18 +24,23 @@ HELP = "connect to a host (or a group) and open a live session"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    add_target_options(p)
+    add_target_options(p, nargs="?")
     add_record_option(p)
     p.add_argument("--run", metavar="CMD", help="run CMD on every host and print its output and exit status")
     p.add_argument("--timeout", type=float, default=60.0, help="seconds CMD may run (default 60)")
 
 
 def run(args: argparse.Namespace) -> int:
-    if getattr(args, "inventory", None):
-        raise UsageError("connect does not read --inventory yet: name the hosts as a,b")
     from ..remote.target import parse_group
+    from ..scene.session import reject_inventory
 
-    targets = parse_group(args.target)
+    reject_inventory(args)
+    if getattr(args, "inventory", None):  # issue 9: the inventory's hosts, each with its own SSH options
+        from ..fleet.cli import nodes_for
+
+        targets = [n.target for n in nodes_for(args)]
+    else:
+        targets = parse_group(args.target)
     recorder = _recorder(args, [t.alias for t in targets])
     try:
         return asyncio.run(_session(args, targets, recorder.emit if recorder else None))
@@ -61,6 +65,15 @@ async def _session(args: argparse.Namespace, targets: list[Any], emit: Any) -> i
         from ..remote.local import LocalHost
 
         hosts: list[Any] = [await LocalHost(emit=emit).__aenter__()]
+    elif getattr(args, "inventory", None):
+        from ..fleet.cli import connect_inventory
+
+        results, _ = await connect_inventory(args, emit)
+        hosts = [r for r in results if not isinstance(r, BaseException)]
+        failed = [r for r in results if isinstance(r, BaseException)]
+        if failed:
+            await asyncio.gather(*(h.close() for h in hosts))
+            raise failed[0]
     else:
         hosts = await connect_group(
             targets,
