@@ -16,6 +16,7 @@ from typing import IO, Any
 from ..errors import HostError, UsageError
 from ..events import Notice
 from ..remote.base import Emit
+from ..scene.session import FreezeOutcome
 from .compare import differences, sentences, table, unknown_facts, unknown_lines
 from .freeze import CONCURRENCY, HOST_TIMEOUT, FleetOutcome, NodeResult, freeze_fleet
 from .inventory import Node, load_inventory, nodes_from_group_spec
@@ -123,8 +124,10 @@ def deployment_verdict(out: FleetOutcome) -> Any:
     return out.verdict or None
 
 
-def report(out: FleetOutcome) -> list[str]:
-    """The fleet's lines after the per-node summaries."""
+def report(out: FreezeOutcome) -> list[str]:
+    """The fleet's lines after the per-node summaries (none for a single host's outcome)."""
+    if not isinstance(out, FleetOutcome):
+        return []
     aliases = [n.alias for n in out.nodes if n.scene is not None]
     lines = [
         f"== fleet: {len(out.nodes)} hosts, {len(out.scenes)} frozen, {len(out.unreachable)} unreachable, {out.wall:.1f}s"
