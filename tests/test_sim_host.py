@@ -309,3 +309,13 @@ async def test_docker_run_of_the_official_image_runs_vllm_serve_in_the_container
         missing = await host.run("docker run --rm vllm/vllm-openai:cu129-nightly --help")
     assert status == 1 and classify_text("\n".join(lines) + "\n").failed_stage == "weights"
     assert missing.status == 125 and "pull access denied" in missing.stderr
+
+
+async def test_sftp_relative_paths_land_in_the_session_home(simhost) -> None:  # noqa: ANN001
+    async with asyncssh.connect(**simhost.asyncssh_kwargs()) as c:
+        async with c.start_sftp_client() as sftp:
+            await sftp.makedirs(".k3tui/tools", exist_ok=True)
+            async with sftp.open(".k3tui/tools/hello.py", "w") as f:
+                await f.write("print('hello from the simulated host')\n")
+        r = await c.run("python3 -S .k3tui/tools/hello.py; echo $HOME", check=True)
+    assert r.stdout.splitlines() == ["hello from the simulated host", str(simhost.root / "home")]
