@@ -21,7 +21,7 @@ from k3tui.fleet.cli import deployment_verdict, report
 from k3tui.fleet.compare import differences, sentences
 from k3tui.fleet.freeze import freeze_fleet
 from k3tui.fleet.inventory import load_inventory
-from k3tui.fleet.replay import deployment_from_events
+from k3tui.fleet.replay import deployment_from_events, scenes_from_events
 from k3tui.profile import load_profile
 from k3tui.reader import read_all
 from k3tui.scene.checks import check_baseline
@@ -129,6 +129,8 @@ async def test_freeze_cli_with_an_inventory_of_simulated_nodes(tmp_path: Path) -
     replayed = deployment_from_events(events)
     assert replayed is not None and replayed.node == "worker-02" and "NCCL error" in replayed.line
     assert set(replayed.skews) == {"head-01", "worker-02"} and None not in replayed.skews.values()
+    scenes = scenes_from_events(events)
+    assert [s.alias for s in scenes] and {d.fact for d in differences(scenes)} >= {"container.shm_size"}
 
 
 def _run_clock_ahead(sim: SimHost, seconds: int) -> None:

@@ -49,3 +49,14 @@ def deployment_from_events(events: Iterable[Any]) -> DeploymentVerdict | None:
     """The deployment-level classification of a recorded fleet freeze (None: no fleet log recorded)."""
     logs = node_logs_from_events(events)
     return classify_deployment(logs) if logs else None
+
+
+def scenes_from_events(events: Iterable[Any]) -> list[Any]:
+    """The latest frozen scene of each host, in the order the hosts first froze (for a per-node column)."""
+    from ..scene.model import scene_from_dict
+
+    latest: dict[str, Any] = {}
+    for e in events:
+        if isinstance(e, SceneFrozen) and e.scene:
+            latest[e.host or e.scene.get("alias", "")] = e.scene
+    return [scene_from_dict(s) for s in latest.values()]
