@@ -34,6 +34,7 @@ def gb300(n: int = 8, alias: str = "gb300-01") -> dict:
     d["container"] = {
         "name": "vllm-k3", "image": "vllm/vllm-openai:kimi-k3", "image_id": "sha256:" + "6" * 64,
         "repo_digests": ["vllm/vllm-openai@sha256:" + "9" * 64], "command": ["vllm", "serve"], "env": [],
+        "architecture": "amd64",
     }  # fmt: skip
     d["container_gpus"] = [{"index": g["index"], "name": g["name"], "uuid": g["uuid"]} for g in d["gpus"]]
     d["versions"].update(vllm="0.27.1", torch="2.11.0+cu130")
@@ -80,6 +81,8 @@ COUPLED = {"driver": {"libcuda"}, "image-cuda": {"versions"}, "gpus": {"containe
         (lambda d: d["container"].update(image="vllm/vllm-openai:latest"), "image", "FAIL", "not the official"),
         (lambda d: d["versions"].update(torch_cuda="12.9", torch="2.8.0+cu129"), "image-cuda", "FAIL", "CUDA 12"),
         (lambda d: d["versions"].update(vllm="0.26.3"), "versions", "FAIL", "vllm 0.26.3 < 0.27"),
+        (lambda d: d["host"].update(arch="aarch64"), "image-arch", "FAIL", "image is built for amd64, the host is aarch64"),
+        (lambda d: d["container"].pop("architecture"), "image-arch", "UNKNOWN", "architecture not known"),
         (lambda d: d["container_gpus"].pop(), "container-gpus", "FAIL", "not visible"),
         (lambda d: d.update(container_gpus=None), "container-gpus", "UNKNOWN", "nvidia-smi -L inside"),
         (lambda d: d["gpus"].pop(), "gpus", "FAIL", "7 × NVIDIA GB300"),

@@ -122,6 +122,29 @@ def _norm_image(ref: str) -> str:
     return ref if ":" in ref.rsplit("/", 1)[-1] else ref + ":latest"
 
 
+_ARCH = {
+    "x86_64": "amd64",
+    "amd64": "amd64",
+    "aarch64": "arm64",
+    "arm64": "arm64",
+    "ppc64le": "ppc64le",
+    "s390x": "s390x",
+}
+
+
+def check_image_arch(s: Scene, p: Profile) -> Result:
+    """A GB300 NVL72 tray is aarch64 (Grace): an amd64 image there dies with 'exec format error'."""
+    host = _ARCH.get(s.host.arch or "")
+    image = _ARCH.get(str((s.container or {}).get("architecture") or ""))
+    if s.container is None:
+        return UNKNOWN, "no serving container found"
+    if host is None or image is None:
+        return UNKNOWN, f"architecture not known (host {s.host.arch}, image {(s.container or {}).get('architecture')})"
+    if host != image:
+        return FAIL, f"image is built for {image}, the host is {s.host.arch} ({host}): it cannot run there"
+    return PASS, f"image {image} on a {s.host.arch} host"
+
+
 def image_cuda_major(s: Scene) -> tuple[int | None, str]:
     """The CUDA major version the serving stack was built for, and where that came from."""
     tc = vtuple(s.versions.get("torch_cuda"))
@@ -258,6 +281,7 @@ TITLES = {
     "container-gpus": "container sees the host's GPUs",
     "image": "official image tag",
     "image-cuda": "image CUDA build",
+    "image-arch": "image built for the host's architecture",
     "versions": "CUDA / PyTorch / vLLM versions",
     "injected-env": "no injected library paths / NCCL_ / CUDA_",
     "libcuda": "loaded libcuda matches the host driver",
@@ -278,6 +302,7 @@ def check_baseline(scene: Scene | Sequence[Scene], profile: Profile) -> list[Che
     if p.image.reference:
         results["container-gpus"] = _per_node(scenes, lambda s: check_container_gpus(s, p))
         results["image"] = _per_node(scenes, lambda s: check_image(s, p))
+        results["image-arch"] = _per_node(scenes, lambda s: check_image_arch(s, p))
     if p.image.cuda_major:
         results["image-cuda"] = _per_node(scenes, lambda s: check_image_cuda(s, p))
     results["versions"] = _per_node(scenes, lambda s: check_versions(s, p))
