@@ -21,6 +21,8 @@ known_hosts = "/etc/k3/known_hosts"
 description = "two NVL72 trays"
 profile = "kimi-k3"
 port = 2222
+master_addr = "192.168.50.12"
+master_port = 29600
 
 [[groups.k3-a.hosts]]
 name = "tray01"
@@ -54,7 +56,7 @@ def test_options_fall_from_host_to_group_to_defaults_and_roles_are_kept(tmp_path
     assert (t1.target.host, t1.target.user, t1.target.port) == ("10.1.0.11", "ops", 2222)
     assert (t2.target.user, t2.target.port, t2.identity) == ("root", 22, ("/keys/a", "/keys/b"))
     assert t1.identity == (str(Path("~/.ssh/k3").expanduser()),) and t1.known_hosts == "/etc/k3/known_hosts"
-    assert a.profile == "kimi-k3"
+    assert a.profile == "kimi-k3" and (a.master_addr, a.master_port) == ("192.168.50.12", 29600)
     # without any role the first host is the head; a host's alias is its name, address defaults to it
     (srv,) = inv.select("k3-b")
     assert srv.role == "head" and srv.target.host == "srv01" and srv.alias == "srv01"

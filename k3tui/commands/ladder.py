@@ -156,14 +156,17 @@ async def _run(args: argparse.Namespace, profile: Any, changes: dict[str, Any], 
     async with open_hosts(args, emit) as (hosts, errors):
         for alias, why in errors.items():
             print(f"k3tui: {alias}: {why}", file=sys.stderr)
+        make: Any = LadderEngine
         if args.multinode:  # issue 9: head + headless workers, each a detached run (k3tui.fleet.launch)
-            from ..fleet.launch import MultiNodeLadder as LadderEngine  # noqa: N814
+            from ..fleet.cli import multinode_engine_for
+
+            make = multinode_engine_for(args)  # with the inventory's master address/port
 
             if errors:
                 from ..errors import HostError
 
                 raise HostError(f"a multi-node launch needs every node; unreachable: {', '.join(errors)}")
-        engine = LadderEngine(
+        engine = make(
             hosts, profile, emit, model_path=args.model_path, port=args.port, program=args.vllm, events=events
         )
         try:

@@ -183,3 +183,20 @@ async def connect_inventory(args: argparse.Namespace, emit: Emit | None) -> tupl
 
     results = await asyncio.gather(*(one(n) for n in nodes), return_exceptions=True)
     return list(results), [n.alias for n in nodes]
+
+
+def multinode_engine_for(args: argparse.Namespace) -> Any:
+    """``MultiNodeLadder`` with the inventory group's ``master_addr``/``master_port`` (when it names them)."""
+    import functools
+
+    from .launch import MultiNodeLadder
+
+    kw: dict[str, Any] = {}
+    group = getattr(args, "group", None)
+    if getattr(args, "inventory", None) and group and "," not in group:
+        g = load_inventory(args.inventory).group(group)
+        if g.master_addr:
+            kw["master_addr"] = g.master_addr
+        if g.master_port:
+            kw["master_port"] = g.master_port
+    return functools.partial(MultiNodeLadder, **kw)

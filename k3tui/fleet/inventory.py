@@ -14,6 +14,8 @@ them is the **head** node (where the API server starts, ``--node-rank 0``) and w
     [groups.k3-a]
     description = "Kimi K3 on two NVL72 trays"
     profile = "kimi-k3"             # optional: the profile `check`/`ladder` use
+    master_addr = "192.168.50.11"   # optional: the head on the cluster network (ladder --multinode)
+    master_port = 29501             # optional
     user = "root"                   # optional: overrides [defaults] for this group
 
     [[groups.k3-a.hosts]]
@@ -79,6 +81,10 @@ class HostEntry(SshOptions, kw_only=True):
 class GroupEntry(SshOptions, kw_only=True):
     description: str = ""
     profile: str | None = None
+    master_addr: str | None = None
+    """The head's address on the cluster network, for ``--master-addr`` (default: the head's SSH address)."""
+    master_port: int | None = None
+    """The head's port for the other nodes (``--master-port``)."""
     hosts: list[HostEntry] = []
 
 
@@ -119,6 +125,8 @@ class Group:
     nodes: tuple[Node, ...]
     description: str = ""
     profile: str | None = None
+    master_addr: str | None = None
+    master_port: int | None = None
 
     @property
     def head(self) -> Node:
@@ -223,7 +231,9 @@ def _group(name: str, g: GroupEntry, defaults: SshOptions, where: str) -> Group:
         seen.add(h.name)
         role = h.role or ("head" if not heads and i == 0 else "worker")
         nodes.append(_node(name, h, g, defaults, role, at))
-    return Group(name, tuple(nodes), g.description, g.profile)
+    if g.master_port is not None and not 0 < g.master_port < 65536:
+        raise InventoryError(f"{at}: master_port {g.master_port} out of range")
+    return Group(name, tuple(nodes), g.description, g.profile, g.master_addr, g.master_port)
 
 
 def _pick(attr: str, *levels: SshOptions) -> object:
