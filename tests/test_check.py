@@ -87,6 +87,7 @@ COUPLED = {"driver": {"libcuda"}, "image-cuda": {"versions"}, "gpus": {"containe
         (lambda d: d.update(container_gpus=None), "container-gpus", "UNKNOWN", "nvidia-smi -L inside"),
         (lambda d: d["gpus"].pop(), "gpus", "FAIL", "7 × NVIDIA GB300"),
         (lambda d: d.update(gpus=[]), "gpus", "UNKNOWN", "no GPU list"),
+        (lambda d: d["gpus"][3].update(compute_cap="9.0"), "gpus", "FAIL", "compute capability ≥ 10.3 (seen 10.3, 9.0)"),
         (
             lambda d: d["libcuda"].update(path="/usr/local/cuda/compat/libcuda.so.575.57.08", version="575.57.08", compat=True),
             "libcuda", "FAIL", "Error 803",

@@ -78,7 +78,11 @@ def check_gpus(scenes: list[Scene], p: Profile) -> Result:
     seen = ", ".join(f"{names.count(n)} × {n}" for n in sorted(set(names)))
     where = f" across {len(scenes)} nodes" if len(scenes) > 1 else ""
     need = f"profile needs ≥ {p.gpus.min_count} × {p.gpus.model or 'any GPU'}"
-    if wrong or count < p.gpus.min_count:
+    caps = sorted({g.compute_cap for s in scenes for g in s.gpus if g.compute_cap})
+    low = [c for c in caps if p.gpus.min_compute_cap and at_least(c, p.gpus.min_compute_cap) is False]
+    if low:
+        need += f" with compute capability ≥ {p.gpus.min_compute_cap} (seen {', '.join(caps)})"
+    if wrong or low or count < p.gpus.min_count:
         return FAIL, f"{seen}{where}; {need}"
     return PASS, f"{seen}{where}; {need}"
 
