@@ -28,6 +28,8 @@ from .lines import LineSplitter, split
 CHUNK = 64 * 1024
 TAIL_POLL = 0.5
 """Seconds of silence on a tail before asking the host whether the run has ended."""
+MAX_TAIL_FAILURES = 20
+"""Consecutive broken tails (without a line in between) before giving up."""
 
 
 class Proc(Protocol):
@@ -246,21 +248,25 @@ class BaseHost:
         line delivered: every line exactly once. ``handle.offset`` follows along.
         """
         handle.offset = offset
-        idle_restarts = 0
+        idle_restarts = failures = 0
         while True:
             got_data = False
             try:
                 async for text, final in self._follow(handle):
-                    got_data = True
+                    got_data, failures = True, 0
                     if record:
                         self.emit(Output(id=handle.run_id, stream="log", text=text))
                     yield [text] if final else split(text)
                 if await self._finish_if_ended(handle):
                     return
             except Exception as exc:
+                failures += 1
                 if not self._is_lost(exc):
                     raise
+                if failures > MAX_TAIL_FAILURES:
+                    raise ConnectionLost(f"{self.alias}: cannot keep following run {handle.run_id}: {exc}") from exc
                 await self._recover(f"{type(exc).__name__}: {exc}".rstrip(": "))
+                await asyncio.sleep(0.1 * failures)
                 continue
             idle_restarts = 0 if got_data else idle_restarts + 1
             if idle_restarts > 5:
