@@ -81,6 +81,12 @@ async def test_ladder_cli_with_an_inventory_launches_the_deployment_multinode(tm
         inv = write_inventory(
             tmp_path / "inv.toml", "k3", [worker_sim, head_sim], ["tray02", "tray01"], ["worker", "head"]
         )
+        # the head's address on the cluster network comes from the inventory group
+        inv.write_text(
+            inv.read_text().replace(
+                'profile = "kimi-k3"', 'profile = "kimi-k3"\nmaster_addr = "10.9.8.7"\nmaster_port = 29777'
+            )
+        )
         rec = tmp_path / "ladder.k3rec"
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "k3tui.cli", "ladder", "--inventory", str(inv), "--group", "k3", "--multinode",
@@ -93,4 +99,5 @@ async def test_ladder_cli_with_an_inventory_launches_the_deployment_multinode(tm
     _, events = read_all(rec)
     started = {e.host: e.command for e in _of(events, ev.RunStarted)}
     assert "--node-rank 0" in started["tray01"] and "--headless" in started["tray02"]
+    assert all("--master-addr 10.9.8.7 --master-port 29777" in c for c in started.values()), started
     assert sorted(e.host for e in _of(events, ev.SceneFrozen, reason="first-exception")) == ["tray01", "tray02"]
