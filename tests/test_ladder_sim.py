@@ -230,3 +230,18 @@ async def test_two_trays_that_differ_fail_the_baseline_and_name_the_odd_node():
     failed = [e for e in _of(events, ev.CheckVerdict, rung="baseline") if e.verdict == "FAIL"]
     assert any("575" in e.evidence for e in failed), [e.evidence for e in failed]
     assert len({s.host for s in _of(events, ev.SceneFrozen, reason="baseline")}) == 2
+
+
+async def test_run_all_on_an_old_driver_still_isolates_the_failing_stage_with_the_minimal_launch():
+    async def body(engine, events):
+        return await engine.run_all()
+
+    results, events = await _ladder("driver-r575", body)
+    assert [(r.rung, r.verdict) for r in results] == [("baseline", "FAIL"), ("minimal", "FAIL")]
+    assert "stage device" in results[1].summary
+    notes = [n.message for n in _of(events, ev.Notice) if n.level == "warning"]
+    assert any("running the minimal launch anyway" in m for m in notes) and any(
+        "ladder stopped at rung minimal" in m for m in notes
+    )
+    checklist = {e.check: e.verdict for e in _of(events, ev.CheckVerdict, rung="checklist")}
+    assert checklist["stage-isolated"] == "PASS" and checklist["first-stack"] == "PASS"

@@ -135,20 +135,35 @@ class LadderEngine:
         return [*CORE_RUNGS, *(f.name for f in self.profile.features)]
 
     async def run_all(self, repeat: int = 1) -> list[RungResult]:
-        """Climb the whole ladder; stop at the first rung that is not stable (not PASS)."""
+        """Climb the whole ladder; stop at the first rung that is not stable (not PASS).
+
+        A failed baseline does not stop the climb: the minimal launch still runs, because
+        isolating the failing stage with the minimal command is the evidence a platform
+        team needs about an incompatible host (a Notice says so).
+        """
         results: list[RungResult] = []
         for name in self.rungs:
             result = await self.run_rung(name, repeat=repeat)
             results.append(result)
-            if result.verdict != "PASS":
+            if result.verdict == "PASS":
+                continue
+            if name == "baseline" and result.verdict == "FAIL":
                 self.emit(
                     ev.Notice(
                         host=self.head.alias,
                         level="warning",
-                        message=f"ladder stopped at rung {name}: {result.verdict} — {result.summary}",
+                        message=f"baseline failed ({result.summary}): running the minimal launch anyway to isolate the failing stage",
                     )
                 )
-                break
+                continue
+            self.emit(
+                ev.Notice(
+                    host=self.head.alias,
+                    level="warning",
+                    message=f"ladder stopped at rung {name}: {result.verdict} — {result.summary}",
+                )
+            )
+            break
         self.emit_checklist()
         return results
 
@@ -294,6 +309,10 @@ class LadderEngine:
         if s is not None and s.ready and _same_server(s.config, want):
             return s
         return await self.launch(rung)
+
+    async def stop_run(self, reason: str = "stopped by the operator") -> None:
+        """Stop the server the ladder is running (the TUI's stop intent)."""
+        await self.stop_server(reason=reason)
 
     async def stop_server(self, reason: str = "") -> None:
         if self.server is not None:
