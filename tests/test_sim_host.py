@@ -319,3 +319,31 @@ async def test_sftp_relative_paths_land_in_the_session_home(simhost) -> None:  #
                 await f.write("print('hello from the simulated host')\n")
         r = await c.run("python3 -S .k3tui/tools/hello.py; echo $HOME", check=True)
     assert r.stdout.splitlines() == ["hello from the simulated host", str(simhost.root / "home")]
+
+
+async def test_a_forward_to_a_port_nobody_serves_is_refused(simhost) -> None:  # noqa: ANN001
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    class Ok(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802
+            self.send_response(200)
+            self.send_header("content-length", "0")
+            self.end_headers()
+
+        def log_message(self, *a) -> None:  # noqa: ANN002
+            pass
+
+    # a real service of this machine must stay out of the simulated host's reach
+    real = HTTPServer(("127.0.0.1", 0), Ok)
+    threading.Thread(target=real.serve_forever, daemon=True).start()
+    try:
+        assert httpx.get(f"http://127.0.0.1:{real.server_address[1]}/health").status_code == 200
+        async with connect(**simhost.connect_kwargs()) as host:
+            port = await host.forward_port(real.server_address[1])
+            async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=3) as http:
+                with pytest.raises(httpx.TransportError):
+                    await http.get("/health")
+    finally:
+        real.shutdown()
+        real.server_close()

@@ -246,13 +246,17 @@ class SimHost:
     async def _process(self, process: asyncssh.SSHServerProcess[bytes]) -> None:
         await _Session(self, process).run()
 
-    def forward_port(self, port: int) -> int:
-        """Where a forward to this host's port ``port`` really goes (a simulated vllm's port, or itself)."""
+    def forward_port(self, port: int) -> int | None:
+        """Where a forward to this host's ``port`` really goes: the simulated server that asked for it.
+
+        None when no simulated server listens there: the simulated host has nothing else
+        on its ports, and a forward must never reach a real service of this machine.
+        """
         f = self.root / "state" / "ports" / str(port)
         try:
             return int(json.loads(f.read_text())["port"])
         except (OSError, ValueError, KeyError):
-            return port
+            return None
 
 
 class _Session:
@@ -407,7 +411,10 @@ class _Server(asyncssh.SSHServer):
         if dest_host not in ("127.0.0.1", "localhost", "0.0.0.0", "::1", HOST_ALIAS):
             raise asyncssh.ChannelOpenError(asyncssh.OPEN_CONNECT_FAILED, "simulated host: only loopback is reachable")
         assert self.conn is not None
-        return self.conn.forward_connection("127.0.0.1", self.sim.forward_port(dest_port))
+        real = self.sim.forward_port(dest_port)
+        if real is None:
+            raise asyncssh.ChannelOpenError(asyncssh.OPEN_CONNECT_FAILED, "Connection refused")
+        return self.conn.forward_connection("127.0.0.1", real)
 
     def unix_connection_requested(self, dest_path: str) -> Any:
         assert self.conn is not None
