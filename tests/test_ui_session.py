@@ -133,6 +133,7 @@ async def test_log_flood_is_batched_and_bounded():
     async with app.run_test(size=(100, 30)) as pilot:
         view = app.query_one(SessionView)
         n = 30_000
+        view.receive(ev.RunStarted(run="r1", command="vllm serve"))
         for i in range(n):
             view.receive(ev.Output(t=i * 1e-4, id="r1", text=f"line {i}"))
         log = view.log_view
@@ -144,3 +145,14 @@ async def test_log_flood_is_batched_and_bounded():
         assert log.line_count == 2000  # the view keeps a bounded window
         assert log.lines[-1].endswith(f"line {n - 1}")
         assert log.lines[0].endswith(f"line {n - 2000}")
+        assert view.skipped_lines == n - 2000  # skipped, and said so in a marked line
+
+    app = _FloodApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = app.query_one(SessionView)
+        view.receive(ev.RunStarted(run="r1", command="vllm serve"))
+        for i in range(1500):  # a burst the view keeps up with: nothing skipped
+            view.receive(ev.Output(id="r1", text=f"line {i}"))
+        await _until(pilot, lambda: view.backlog == 0, tries=400)
+        assert view.skipped_lines == 0
+        assert view.log_view.lines[-1].endswith("line 1499") and not any(ln.startswith("⋯") for ln in view.log_view.lines)

@@ -69,6 +69,9 @@ class ReplayScreen(SessionBase):
         self.skip_idle = True
         self.clock_t = 0.0
         """Playback time (between the last applied event and the next)."""
+        self.marker_label = ""
+        """Label of the marker last jumped to (cleared by any other move)."""
+        self._marks = tuple((m.t, m.kind) for m in self.engine.markers)
 
     @property
     def recording_path(self) -> Path:  # type: ignore[override]
@@ -106,6 +109,7 @@ class ReplayScreen(SessionBase):
 
     def seek(self, position: int) -> None:
         """Seek to ``position`` events and show the state there."""
+        self.marker_label = ""
         eng = self.engine
         eng.seek(position)
         self.clock_t = eng.t
@@ -133,7 +137,8 @@ class ReplayScreen(SessionBase):
             self.notify("no more markers that way")
             return
         self.seek(m.index + 1)
-        self.notify(neutralise(m.label), title=f"marker at {m.t:.1f}s", timeout=3)
+        self.marker_label = f"◆ {m.t:.1f}s {neutralise(m.label)}"
+        self._update_timeline()
 
     def action_seek_time(self) -> None:
         self.app.push_screen(PromptDialog("Seek to time (90, 1:30, 50%)", value=f"{self.engine.t:.0f}"), self._seek_typed)
@@ -186,6 +191,7 @@ class ReplayScreen(SessionBase):
         self._update_timeline()
 
     def _tick(self) -> None:
+        self.marker_label = ""
         eng = self.engine
         self.clock_t = max(self.clock_t, eng.t) + TICK * self.speed
         if self.skip_idle:
@@ -229,9 +235,10 @@ class ReplayScreen(SessionBase):
         self.query_one(Timeline).model = TimelineModel(
             duration=eng.duration,
             position=min(max(self.clock_t, eng.t), eng.duration),
-            markers=tuple((m.t, m.kind) for m in eng.markers),
+            markers=self._marks,
             playing=self.playing,
             speed=self.speed,
             skip_idle=self.skip_idle,
             events=(eng.position, eng.count),
+            label=self.marker_label,
         )

@@ -33,6 +33,8 @@ class TimelineModel:
     speed: float = 1.0
     skip_idle: bool = True
     events: tuple[int, int] = (0, 0)
+    label: str = ""
+    """The marker just reached (shown on the status line instead of a pop-up)."""
 
 
 class Timeline(Widget):
@@ -72,6 +74,12 @@ class Timeline(Widget):
         idle = "  skip idle" if m.skip_idle else ""
         out.append(f"{fmt_duration(m.position)} / {fmt_duration(m.duration)}  ", style="bold")
         out.append(f"{state} {m.speed:g}×{idle}  event {m.events[0]:,}/{m.events[1]:,}")
+        if m.label:
+            used = len(out.plain.rsplit("\n", 1)[-1])
+            room = width - used - 3
+            if room > 8:
+                label = m.label if len(m.label) <= room else m.label[: room - 1] + "…"
+                out.append(f"  {label}", style="bold magenta")
         return out
 
     def on_click(self, event: events.Click) -> None:
