@@ -347,3 +347,21 @@ async def test_a_forward_to_a_port_nobody_serves_is_refused(simhost) -> None:  #
     finally:
         real.shutdown()
         real.server_close()
+
+
+@pytest.mark.parametrize("simhost", ["runtime-xid79"], indirect=True)
+async def test_xid_scenario_kernel_log_holds_the_xid(simhost) -> None:  # noqa: ANN001
+    cmds = probe_commands()
+    async with asyncssh.connect(**simhost.asyncssh_kwargs()) as c:
+        xid = (await c.run(cmds["xid"], check=True)).stdout
+        journal = (await c.run("journalctl -k --no-pager -q | grep -c 'NVRM: Xid'", check=True)).stdout
+    assert xid.splitlines()[0] == "# source: dmesg"
+    assert "NVRM: Xid (PCI:0000:5d:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus." in xid
+    assert journal.strip() == "1"
+
+
+@pytest.mark.parametrize("simhost", ["healthy"], indirect=True)
+async def test_healthy_kernel_log_has_no_xid(simhost) -> None:  # noqa: ANN001
+    async with asyncssh.connect(**simhost.asyncssh_kwargs()) as c:
+        xid = (await c.run(probe_commands()["xid"], check=True)).stdout
+    assert xid == "# source: dmesg\n"

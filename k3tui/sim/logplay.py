@@ -15,6 +15,7 @@ with ``#@`` steer the replay:
 ``#@ wait-stop``        block until SIGTERM (a healthy server serves until stopped)
 ``#@ wait-request``     block until the first completion request (runtime failures)
 ``#@ respond-failed``   answer the pending requests 500, /health 503 from now on
+``#@ kernel TEXT``       a line the kernel logs now (``dmesg``: Xid, OOM killer)
 ``#@ exit N``           the process's exit status
 ``#@ # text``           a comment
 
@@ -169,6 +170,8 @@ def _directive(d: str, f: _Filler) -> Iterator[Op]:
         yield Op("advance", value=secs)
     elif d.startswith("mem "):
         yield Op("mem", value=float(d.split()[1]))
+    elif d.startswith("kernel "):
+        yield Op("kernel", text=f.fill(d[7:]))
     elif d.startswith("exit "):
         yield Op("exit", value=float(d.split()[1]))
     elif d in ("serve", "ready", "unserve", "wait-stop", "wait-request", "respond-failed"):

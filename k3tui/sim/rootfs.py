@@ -136,6 +136,7 @@ def build(root: Path, scenario: dict[str, Any], node: int = 0) -> dict[str, Any]
         _container_fs(c / "fs", ctr, hosts[node])
         _tools(root, f"ctr:{ctr['name']}", c / "bin", [c / "fs", root / "fs"])
         _write(c / "log", _container_log(ctr))
+        _kernel_history(ctr, root / "state")
         for name in ("python3", "python"):
             _write(
                 c / "bin" / name, f'#!/bin/sh\nexec {shlex.quote(str(root / "venv" / "bin" / "python3"))} "$@"\n', 0o755
@@ -167,8 +168,25 @@ def _container_log(ctr: dict[str, Any]) -> str:
         args=_non_default(ns),
         start=time.time() - 3 * 3600,
     )
-    text, _ = render(choose_template(ctr.get("_vllm", {}), argv), v)
+    template = choose_template(ctr.get("_vllm", {}), argv)
+    text, _ = render(template, v)
     return text
+
+
+def _kernel_history(ctr: dict[str, Any], state_dir: Path) -> None:
+    """What the kernel logged while the deployment failed (Xid, OOM killer): dmesg shows it from the start."""
+    from .logplay import LogVars, ops
+    from .vllm import choose_template, parse_args
+
+    argv = list(ctr["entrypoint"][2:]) + list(ctr["cmd"])
+    ns = parse_args(argv)
+    lines = [
+        o.text
+        for o in ops(choose_template(ctr.get("_vllm", {}), argv), LogVars(tp=ns.tensor_parallel_size))
+        if o.kind == "kernel"
+    ]
+    if lines:
+        _write(state_dir / "dmesg", "".join(f"[{74213.5 + i * 0.000731:12.6f}] {t}\n" for i, t in enumerate(lines)))
 
 
 def _tools(root: Path, ctx: str, bindir: Path, overlays: list[Path]) -> None:

@@ -295,7 +295,8 @@ class Server:
             self.dead = True
             self.ready = False
             self.failed.set()
-            self._dmesg_oom()
+        elif k == "kernel":
+            self._kernel(op.text)
         elif k == "exit":
             self.status = int(op.value)
             return False
@@ -309,16 +310,13 @@ class Server:
         self.unserve()
         return 0
 
-    def _dmesg_oom(self) -> None:
+    def _kernel(self, text: str) -> None:
         uptime = 86400 + time.time() % 1000
-        wpid = self.vars.pids()["wpid3"]
-        with open(self.root / "state" / "dmesg", "a") as f:
-            f.write(
-                f"[{uptime:12.6f}] oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0-1,global_oom,task=VLLM::Worker_TP,pid={wpid},uid=0\n"
-            )
-            f.write(
-                f"[{uptime:12.6f}] Out of memory: Killed process {wpid} (VLLM::Worker_TP) total-vm:412338812kB, anon-rss:201326592kB, file-rss:1048576kB, shmem-rss:33554432kB, UID:0 pgtables:402144kB oom_score_adj:0\n"
-            )
+        try:
+            with open(self.root / "state" / "dmesg", "a") as f:
+                f.write(f"[{uptime:12.6f}] {text}\n")
+        except OSError:
+            pass
 
     # --- requests ------------------------------------------------------------------------
 
