@@ -14,6 +14,13 @@ straight into a Textual ``Log`` as they arrive (no batching, no window coalescin
     .venv/bin/python bench/bench_ui.py --record        # events also go through a real Recorder to disk
 
 Prints one block per view and a last line with the ratio of worst stalls.
+
+    .venv/bin/python bench/bench_ui.py --replay 1000000   # replay seeks on a 1M-event recording
+
+``--replay N`` writes an N-event recording with the real Recorder, opens it with
+:class:`k3tui.replay.Replay` (one scan, checkpoints) and times random seeks, against the
+baseline of folding from the start to the same positions (what a replay without
+checkpoints would do on every key).
 """
 
 from __future__ import annotations
@@ -198,6 +205,55 @@ def report(r: dict) -> None:
     print(f"    view            {r['shown']:,} lines shown (window), {r['skipped']:,} never formatted (already out of the window)")
 
 
+def bench_replay(n_events: int, seeks: int = 200) -> None:
+    import random
+
+    from k3tui.reader import open_recording
+    from k3tui.recording import Recorder
+    from k3tui.replay import Replay
+    from k3tui.state import fold
+
+    src = corpus_lines()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "long.k3rec"
+        t0 = time.perf_counter()
+        rec = Recorder(path, ev.Header(host="bench", simulated=True))
+        for i in range(n_events):
+            t = i * 0.01
+            if i % 5000 == 0:
+                rec.emit(ev.StageReached(t=t, run="r1", stage="weights", line=i))
+            elif i % 500 == 0:
+                rec.emit(ev.GpuSample(t=t, gpus=[ev.GpuMem(index=g, used_mib=float(i % 9000), total_mib=284208) for g in range(8)]))
+            else:
+                rec.emit(ev.Output(t=t, id="r1", stream="log", text=src[i % len(src)]))
+        rec.close()
+        write_s = time.perf_counter() - t0
+        size = path.stat().st_size / 2**20
+        rss0 = rss_mib()
+        t0 = time.perf_counter()
+        rp = Replay(path)
+        open_s = time.perf_counter() - t0
+        rng = random.Random(1)
+        targets = [rng.randrange(rp.count + 1) for _ in range(seeks)]
+        times = []
+        for target in targets:
+            t0 = time.perf_counter()
+            rp.seek(target)
+            rp.recent(4000)  # what the screen reads to rebuild its log window
+            times.append(time.perf_counter() - t0)
+        times.sort()
+        base = []
+        for target in targets[:5]:  # the baseline: fold from the start, as without checkpoints
+            t0 = time.perf_counter()
+            fold(e for _, e in zip(range(target), open_recording(path).events()))
+            base.append(time.perf_counter() - t0)
+        print(f"--- replay: {rp.count:,} events, {size:.0f} MiB written in {write_s:.1f}s by the Recorder")
+        print(f"    open (one scan, {len(rp._checkpoints)} checkpoints, {len(rp.markers)} markers) {open_s:.2f}s, RSS +{rss_mib() - rss0:.0f} MiB")
+        print(f"    seek + log window: median {statistics.median(times) * 1000:.1f} ms, p95 {times[int(len(times) * 0.95)] * 1000:.1f} ms, worst {times[-1] * 1000:.1f} ms over {seeks} random seeks")
+        print(f"    baseline fold-from-start to the same positions: median {statistics.median(base) * 1000:.0f} ms "
+              f"→ {statistics.median(base) / statistics.median(times):.0f}x slower")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--lines", type=int, default=1_000_000)
@@ -205,7 +261,11 @@ def main() -> int:
     ap.add_argument("--mode", choices=["batched", "naive", "both"], default="both")
     ap.add_argument("--record", action="store_true", help="also write every event through a real Recorder")
     ap.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--replay", type=int, metavar="EVENTS", help="benchmark replay seeks on a recording of this many events instead")
     args = ap.parse_args()
+    if args.replay:
+        bench_replay(args.replay)
+        return 0
     if args.mode != "both":
         r = asyncio.run(run_one(args.mode, args.lines, args.chunk, args.record))
         print(json.dumps(r) if args.json else "", end="\n" if args.json else "")

@@ -23,6 +23,7 @@ from __future__ import annotations
 import bisect
 import os
 from array import array
+from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,7 +33,7 @@ import msgspec
 from .events import MARKER_KINDS, AnyEvent, GpuSample, Header, Output, kind_of, summary
 from .reader import Problem, Recording, decode_event, open_recording
 from .recording import unseal
-from .state import SessionState, reduce
+from .state import LOG_TAIL, SessionState, reduce
 
 CHECKPOINT_EVERY = 2000
 IDLE_GAP = 2.0
@@ -77,6 +78,8 @@ class Replay:
         self._significant: list[AnyEvent] = []
         self._significant_index = array("q")
         self._checkpoints: list[SessionState] = [SessionState()]
+        self._tail_from: list[int] = [0]
+        """Per checkpoint: the first event whose output lines are still in the state's log tail."""
         self._scan()
         self._marker_index = [m.index for m in self.markers]
         self.position = 0
@@ -137,6 +140,7 @@ class Replay:
         cp = min(position // self.every, len(self._checkpoints) - 1)
         self.state = self._checkpoints[cp].snapshot()
         self.position = cp * self.every
+        self._refill_tail(self._tail_from[cp], self.position)
         self._fold_to(position)
         return self.state
 
@@ -225,6 +229,8 @@ class Replay:
         state = SessionState()
         offsets, ends, times = self._offsets, self._ends, self._times
         last_t = 0.0
+        tail: deque[tuple[int, int]] = deque()  # (event number, lines) of output still in the log tail
+        tail_lines = 0
         for i, (_, off, ev) in enumerate(self.recording.iter_lines()):
             offsets.append(off)
             t = max(last_t, ev.t)  # a clock that never runs backwards keeps bisection valid
@@ -239,10 +245,25 @@ class Replay:
             if kind in MARKER_KINDS:
                 self.markers.append(MarkerPoint(i, t, kind, summary(ev, 80)))
             reduce(state, ev)
+            if type(ev) is Output:
+                k = len(ev.text.splitlines()) or 1
+                tail.append((i, k))
+                tail_lines += k
+                while tail_lines - tail[0][1] >= LOG_TAIL:
+                    tail_lines -= tail.popleft()[1]
             if (i + 1) % self.every == 0:
-                self._checkpoints.append(state.snapshot())
+                self._checkpoints.append(_without_tail(state))
+                self._tail_from.append(tail[0][0] if tail else i + 1)
         if offsets:
             ends.append(self.recording.path.stat().st_size)
+
+    def _refill_tail(self, lo: int, hi: int) -> None:
+        """Rebuild the log tail a checkpoint leaves out (it would cost ~1 MB per checkpoint)."""
+        tail = self.state.log_tail
+        for e in self._read(lo, hi):
+            if type(e) is Output:
+                for ln in e.text.splitlines() or [""]:
+                    tail.append((e.id, ln))
 
     def _fold_to(self, position: int) -> list[AnyEvent]:
         if position <= self.position:
@@ -286,3 +307,13 @@ class Replay:
             return decode_event(parts[0] if parts else line)
         except (msgspec.DecodeError, ValueError, TypeError):
             return None
+
+
+def _without_tail(state: SessionState) -> SessionState:
+    """A snapshot of ``state`` with an empty log tail (refilled from the file on restore)."""
+    saved = state.log_tail
+    state.log_tail = deque(maxlen=saved.maxlen)
+    try:
+        return state.snapshot()
+    finally:
+        state.log_tail = saved
