@@ -63,6 +63,7 @@ def _module(name: str):  # noqa: ANN202 - a command module
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``k3tui`` script."""
     _safe_streams()
+    _exit_on_hangup()
     args = build_parser().parse_args(argv)
     try:
         if args.command is None:
@@ -108,6 +109,23 @@ def _one_line(message: str) -> str:
     from .textsafe import neutralise
 
     return neutralise(message.replace("\r\n", " ").replace("\n", " ⏎ "))[:2000]
+
+
+def _exit_on_hangup() -> None:
+    """SIGTERM or SIGHUP (the operator's SSH session to the jump box dropped) end k3tui like
+    an exception does, so open recordings are finished (see recording's atexit hook)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(sig) is signal.SIG_DFL:
+            signal.signal(sig, _raise_exit)
+
+
+def _raise_exit(signum: int, _frame: object) -> None:
+    raise SystemExit(128 + signum)
 
 
 def _safe_streams() -> None:

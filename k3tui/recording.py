@@ -36,12 +36,14 @@ largest time seen before that event, every ``INDEX_EVERY`` events, ``INDEX_BYTES
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import os
 import queue
 import threading
 import time
 import uuid
+import weakref
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
@@ -217,6 +219,7 @@ class Recorder:
         self._thread = threading.Thread(target=self._writer, name=f"k3rec-writer:{self.path.name}", daemon=True)
         self._q.put(self.header)
         self._thread.start()
+        _OPEN.add(self)
 
     def _create(self, opener: Callable[[str], IO[bytes]]) -> IO[bytes]:
         try:
@@ -299,6 +302,7 @@ class Recorder:
         self.closed = True
         self._q.put(None)
         self._thread.join(timeout)
+        _OPEN.discard(self)
 
     def __enter__(self) -> Recorder:
         return self
@@ -632,6 +636,23 @@ class _WriterState:
 
     def pending_lines(self) -> int:
         return len(self.line_ends)
+
+
+_OPEN: weakref.WeakSet[Recorder] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_open_recorders() -> None:
+    """The writer is a daemon thread: at exit, finish every recording nobody closed.
+
+    An exception that ends the program, ``sys.exit`` in a hurry, or SIGTERM/SIGHUP turned
+    into SystemExit by the CLI all reach here; what was emitted is written, not lost.
+    """
+    for rec in list(_OPEN):
+        try:
+            rec.close(timeout=5.0)
+        except Exception:  # noqa: BLE001 - at exit, one failure must not stop the others
+            pass
 
 
 def _complete_header(h: Header) -> Header:

@@ -328,3 +328,56 @@ def test_recorder_leaves_no_thread_behind(tmp_path):
         rec.emit(ev.Note(text="x"))
     assert threading.active_count() == before
     assert not os.path.exists(tmp_path / "s.k3rec.tmp")
+
+
+_EXIT_CHILD = """
+import sys, time
+from k3tui import events as ev
+from k3tui.recording import Recorder
+from k3tui.redact import Redactor
+mode, path, count_file = sys.argv[1:4]
+if mode == "signal":
+    from k3tui.cli import _exit_on_hangup
+    _exit_on_hangup()
+rec = Recorder(path, redactor=Redactor())
+n = 0
+try:
+    if mode == "crash":  # a burst far faster than the disk: the queue is long when the app dies
+        rec.redactor.event = lambda e: e
+        for n in range(1, 20001):
+            rec.emit(ev.Output(id="c", text=f"line {n}\\n" + "x" * 3000))
+        raise RuntimeError("the app died without closing its recorder")
+    print("recording", flush=True)
+    while True:
+        rec.emit(ev.Output(id="c", text=f"line {n + 1}\\n"))
+        n += 1
+        if n % 100 == 0:
+            time.sleep(0.001)
+finally:
+    open(count_file, "w").write(str(n))
+"""
+
+
+@pytest.mark.parametrize("mode", ["crash", "signal"])
+def test_an_unclosed_recorder_is_finished_at_exit(tmp_path, mode):
+    """An exception that kills the app, or SIGTERM/SIGHUP through the CLI's handler: every event emitted is on disk."""
+    import signal
+
+    path, count_file = tmp_path / "s.k3rec", tmp_path / "count"
+    child = subprocess.Popen(
+        [sys.executable, "-c", _EXIT_CHILD, mode, str(path), str(count_file)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    if mode == "signal":
+        assert child.stdout.readline().strip() == "recording"
+        time.sleep(0.2)
+        child.send_signal(signal.SIGHUP)
+    child.wait(timeout=30)
+    assert child.returncode == (1 if mode == "crash" else 128 + signal.SIGHUP), child.stderr.read()
+    emitted = int(count_file.read_text())
+    rec, back = read_all(path, strict=True)
+    assert rec.problems == [] and len(back) == emitted > 0
+    assert back[-1].text.startswith(f"line {emitted}\n")
+    assert verify(path).ok
