@@ -195,14 +195,24 @@ async def run_one(mode: str, total: int, chunk: int, record: bool) -> dict:
 
 
 def report(r: dict) -> None:
-    print(f"--- {r['mode']}: {r['lines']:,} lines in chunks, produced in {r['produce_s']:.2f}s, shown by {r['drain_s']:.2f}s")
+    print(
+        f"--- {r['mode']}: {r['lines']:,} lines in chunks, produced in {r['produce_s']:.2f}s, shown by {r['drain_s']:.2f}s"
+    )
     print(f"    throughput      {r['lines_per_s']:,.0f} lines/s end to end")
-    print(f"    loop callbacks  longest {r['worst_cpu_ms']:.1f} ms CPU, p99.9 {r['p999_cpu_ms']:.1f} ms CPU; process CPU {r['process_cpu_s']:.1f} s")
-    print(f"    timer (10 ms)   worst stall {r['worst_stall_ms']:.1f} ms, p99 {r['p99_stall_ms']:.1f} ms, median gap {r['median_gap_ms']:.1f} ms over {r['ticks']} ticks")
+    print(
+        f"    loop callbacks  longest {r['worst_cpu_ms']:.1f} ms CPU, p99.9 {r['p999_cpu_ms']:.1f} ms CPU; process CPU {r['process_cpu_s']:.1f} s"
+    )
+    print(
+        f"    timer (10 ms)   worst stall {r['worst_stall_ms']:.1f} ms, p99 {r['p99_stall_ms']:.1f} ms, median gap {r['median_gap_ms']:.1f} ms over {r['ticks']} ticks"
+    )
     series = " ".join(f"{n // 1000}k:{m:.0f}" for n, m in r["rss"])
     print(f"    RSS MiB         start {r['rss_start']:.0f} | {series}")
-    print(f"    backlog         {' '.join(str(b) for b in r['backlog'])} (events+lines waiting, sampled with RSS); load average {r['load']:.1f}")
-    print(f"    view            {r['shown']:,} lines shown (window), {r['skipped']:,} never formatted (already out of the window)")
+    print(
+        f"    backlog         {' '.join(str(b) for b in r['backlog'])} (events+lines waiting, sampled with RSS); load average {r['load']:.1f}"
+    )
+    print(
+        f"    view            {r['shown']:,} lines shown (window), {r['skipped']:,} never formatted (already out of the window)"
+    )
 
 
 def bench_replay(n_events: int, seeks: int = 200) -> None:
@@ -223,7 +233,11 @@ def bench_replay(n_events: int, seeks: int = 200) -> None:
             if i % 5000 == 0:
                 rec.emit(ev.StageReached(t=t, run="r1", stage="weights", line=i))
             elif i % 500 == 0:
-                rec.emit(ev.GpuSample(t=t, gpus=[ev.GpuMem(index=g, used_mib=float(i % 9000), total_mib=284208) for g in range(8)]))
+                rec.emit(
+                    ev.GpuSample(
+                        t=t, gpus=[ev.GpuMem(index=g, used_mib=float(i % 9000), total_mib=284208) for g in range(8)]
+                    )
+                )
             else:
                 rec.emit(ev.Output(t=t, id="r1", stream="log", text=src[i % len(src)]))
         rec.close()
@@ -248,10 +262,16 @@ def bench_replay(n_events: int, seeks: int = 200) -> None:
             fold(e for _, e in zip(range(target), open_recording(path).events()))
             base.append(time.perf_counter() - t0)
         print(f"--- replay: {rp.count:,} events, {size:.0f} MiB written in {write_s:.1f}s by the Recorder")
-        print(f"    open (one scan, {len(rp._checkpoints)} checkpoints, {len(rp.markers)} markers) {open_s:.2f}s, RSS +{rss_mib() - rss0:.0f} MiB")
-        print(f"    seek + log window: median {statistics.median(times) * 1000:.1f} ms, p95 {times[int(len(times) * 0.95)] * 1000:.1f} ms, worst {times[-1] * 1000:.1f} ms over {seeks} random seeks")
-        print(f"    baseline fold-from-start to the same positions: median {statistics.median(base) * 1000:.0f} ms "
-              f"→ {statistics.median(base) / statistics.median(times):.0f}x slower")
+        print(
+            f"    open (one scan, {len(rp._checkpoints)} checkpoints, {len(rp.markers)} markers) {open_s:.2f}s, RSS +{rss_mib() - rss0:.0f} MiB"
+        )
+        print(
+            f"    seek + log window: median {statistics.median(times) * 1000:.1f} ms, p95 {times[int(len(times) * 0.95)] * 1000:.1f} ms, worst {times[-1] * 1000:.1f} ms over {seeks} random seeks"
+        )
+        print(
+            f"    baseline fold-from-start to the same positions: median {statistics.median(base) * 1000:.0f} ms "
+            f"→ {statistics.median(base) / statistics.median(times):.0f}x slower"
+        )
 
 
 def main() -> int:
@@ -261,7 +281,9 @@ def main() -> int:
     ap.add_argument("--mode", choices=["batched", "naive", "both"], default="both")
     ap.add_argument("--record", action="store_true", help="also write every event through a real Recorder")
     ap.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
-    ap.add_argument("--replay", type=int, metavar="EVENTS", help="benchmark replay seeks on a recording of this many events instead")
+    ap.add_argument(
+        "--replay", type=int, metavar="EVENTS", help="benchmark replay seeks on a recording of this many events instead"
+    )
     args = ap.parse_args()
     if args.replay:
         bench_replay(args.replay)

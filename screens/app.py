@@ -78,7 +78,7 @@ class K3App(App):
 
     def open_path(self, path: Path) -> None:
         """Replay a session file or a repro package (opened in a thread: big files take a scan)."""
-        self.notify(f"opening {neutralise(path.name)}…", timeout=2)
+        self.notify(f"opening {neutralise(path.name)}…", timeout=2, markup=False)
         self._open(path)
 
     @work(thread=True, exclusive=True, group="open", description="open a recording for replay", exit_on_error=False)
@@ -87,7 +87,9 @@ class K3App(App):
             session = _session_file(path)
             engine = Replay(session)
         except K3Error as exc:
-            self.call_from_thread(self.notify, neutralise(str(exc)), title="cannot open", severity="error", timeout=10)
+            self.call_from_thread(
+                self.notify, neutralise(str(exc)), title="cannot open", severity="error", timeout=10, markup=False
+            )
             return
         self.call_from_thread(self.push_screen, ReplayScreen(session, engine))
 
@@ -95,7 +97,12 @@ class K3App(App):
         """Connect to ``target`` or start ``demo:SCENARIO`` (needs a session factory)."""
         if self.session_factory is None:
             what = "k3tui demo" if target.startswith("demo") else f"k3tui connect {target}"
-            self.notify(f"live sessions start from the command line in this build: run `{neutralise(what)}`", severity="warning", timeout=8)
+            self.notify(
+                f"live sessions start from the command line in this build: run `{neutralise(what)}`",
+                severity="warning",
+                timeout=8,
+                markup=False,
+            )
             return
         self.push_screen(SessionScreen(driver_factory=partial(self.session_factory, target)))
 
@@ -109,7 +116,9 @@ class K3App(App):
                 if b.description and b.action not in seen:
                     seen.add(b.action)
                     key = self.get_key_display(b)
-                    yield SystemCommand(b.description, f"{b.action} — key {key}", partial(self.call_later, screen.run_action, b.action))
+                    yield SystemCommand(
+                        b.description, f"{b.action} — key {key}", partial(self.call_later, screen.run_action, b.action)
+                    )
 
     # --- leaving ----------------------------------------------------------------------------
 
@@ -133,7 +142,7 @@ class K3App(App):
         if event.state == WorkerState.ERROR and event.worker.error is not None:
             err = event.worker.error
             what = event.worker.description or event.worker.name
-            self.notify(neutralise(f"{what}: {err}"), title="failed", severity="error", timeout=15)
+            self.notify(neutralise(f"{what}: {err}"), title="failed", severity="error", timeout=15, markup=False)
 
 
 def _session_file(path: Path) -> Path:

@@ -71,7 +71,9 @@ class LogFeed:
                 return self._output(e)
             case ev.StageReached():
                 self.stage[e.run] = e.stage
-                return [LogLine("stage", f"▶│━━ stage {neutralise(e.stage)} ━━ run {neutralise(e.run)}, log line {e.line}")]
+                return [
+                    LogLine("stage", f"▶│━━ stage {neutralise(e.stage)} ━━ run {neutralise(e.run)}, log line {e.line}")
+                ]
             case ev.ExceptionFound():
                 return [LogLine("exc", f"✖│FIRST EXCEPTION at {neutralise(e.stage)}: {neutralise(e.line)}")]
             case ev.RunStarted():
@@ -130,13 +132,23 @@ def _flat(text: str) -> str:
 
 def _maybe_error(text: str) -> bool:
     """Cheap prefilter of :data:`_ERRORISH` (substring tests run at C speed; the regex does not)."""
-    return "ERROR" in text or "rror" in text or "Exception" in text or "Traceback" in text or "CRITICAL" in text or "FATAL" in text
+    return (
+        "ERROR" in text
+        or "rror" in text
+        or "Exception" in text
+        or "Traceback" in text
+        or "CRITICAL" in text
+        or "FATAL" in text
+    )
 
 
 # --- progress of long stages, read from the log -------------------------------------------
 
 _PROGRESS = [
-    ("checkpoint shards", re.compile(r"Loading (?:safetensors|pt|fastsafetensors)? ?checkpoint shards:\s*(\d+)%[^|]*\|\s*(\d+)/(\d+)")),
+    (
+        "checkpoint shards",
+        re.compile(r"Loading (?:safetensors|pt|fastsafetensors)? ?checkpoint shards:\s*(\d+)%[^|]*\|\s*(\d+)/(\d+)"),
+    ),
     ("CUDA graphs", re.compile(r"Capturing CUDA graphs?[^:]*:\s*(\d+)%\|[^|]*\|\s*(\d+)/(\d+)")),
 ]
 
@@ -240,10 +252,15 @@ def scene_rows(scene: dict[str, Any] | None) -> list[tuple[str, str, str]]:
         ("NCCL", versions.get("nccl")),
         ("libcuda", _join(libcuda.get("version"), libcuda.get("path"))),
     ]
-    out = [(k, neutralise(str(v)) if v not in (None, "") else "unknown", "ok" if v not in (None, "") else "unknown") for k, v in rows]
+    out = [
+        (k, neutralise(str(v)) if v not in (None, "") else "unknown", "ok" if v not in (None, "") else "unknown")
+        for k, v in rows
+    ]
     for p in scene.get("probes") or []:
         if not p.get("ok", True):
-            out.append((f"probe {neutralise(str(p.get('name', '?')))}", neutralise(str(p.get("error") or "failed")), "error"))
+            out.append(
+                (f"probe {neutralise(str(p.get('name', '?')))}", neutralise(str(p.get("error") or "failed")), "error")
+            )
     return out
 
 

@@ -7,7 +7,9 @@ import sys
 
 
 def _run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "k3tui.cli", "replay", *args], capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "k3tui.cli", "replay", *args], capture_output=True, text=True, timeout=60
+    )
 
 
 def test_missing_file(tmp_path):

@@ -19,7 +19,9 @@ def _same(a, b) -> None:
     assert a.t == b.t
     assert list(a.log_tail) == list(b.log_tail)
     assert a.first_exception == b.first_exception
-    assert {k: (r.state, r.verdict) for k, r in a.rungs.items()} == {k: (r.state, r.verdict) for k, r in b.rungs.items()}
+    assert {k: (r.state, r.verdict) for k, r in a.rungs.items()} == {
+        k: (r.state, r.verdict) for k, r in b.rungs.items()
+    }
     assert {k: list(v) for k, v in a.gpu.items()} == {k: list(v) for k, v in b.gpu.items()}
     assert [s.reason for s in a.scenes] == [s.reason for s in b.scenes]
 
@@ -73,7 +75,10 @@ def test_search_forward_backward(session):
     rp = Replay(session)
     i = rp.search("no available memory")
     assert i is not None
-    assert "no available memory" in rp.event_at(i).__getattribute__("text" if hasattr(rp.event_at(i), "text") else "line").lower()
+    assert (
+        "no available memory"
+        in rp.event_at(i).__getattribute__("text" if hasattr(rp.event_at(i), "text") else "line").lower()
+    )
     rp.seek(i + 1)
     j = rp.search("NO AVAILABLE memory")
     assert j is not None and j > i

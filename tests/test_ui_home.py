@@ -127,8 +127,25 @@ async def test_command_palette_lists_every_action(recdir, tmp_path, shared):
                 break
         rs = app.screen
         commands = {c.title: c for c in app.get_system_commands(rs)}
-        for title in ("Play/pause", "Step", "Back", "Next mark", "Prev mark", "Faster", "Slower", "Skip idle", "Seek",
-                      "Search", "Errors", "1st exc", "Export", "Diff scenes", "Help", "Follow/pause", "Only matches"):
+        for title in (
+            "Play/pause",
+            "Step",
+            "Back",
+            "Next mark",
+            "Prev mark",
+            "Faster",
+            "Slower",
+            "Skip idle",
+            "Seek",
+            "Search",
+            "Errors",
+            "1st exc",
+            "Export",
+            "Diff scenes",
+            "Help",
+            "Follow/pause",
+            "Only matches",
+        ):
             assert title in commands, title
         commands["Next mark"].callback()
         await pilot.pause(0.1)

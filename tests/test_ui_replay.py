@@ -244,3 +244,20 @@ def test_parse_time():
     assert parse_time("50%", 200) == 100
     with pytest.raises(ValueError):
         parse_time("soon", 10)
+
+
+async def test_markup_in_a_query_is_shown_literally(session):
+    app = K3App(replay_path=session, home_dirs=[])
+    async with app.run_test(size=(120, 40)) as pilot:
+        rs = await _open(app, pilot)
+        app.clear_notifications()
+        await pilot.press("slash", *"[/]nope[bold]", "enter")
+        for _ in range(60):
+            await pilot.pause(0.05)
+            if app._notifications:
+                break
+        msgs = [n.message for n in app._notifications]
+        assert any("[/]nope[bold]" in m for m in msgs), msgs
+        assert rs.view.log_view.query_text == "[/]nope[bold]"
+        await pilot.press("escape")
+        assert "[/]nope[bold]" in str(rs.query_one("#logstatus").render())

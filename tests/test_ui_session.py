@@ -55,7 +55,9 @@ async def test_run_rung_freeze_banner_note_marker_and_quit(tmp_path, shared):
         text = str(ss.query_one(FreezeBanner).render())
         assert "ENGINE" in text and "No available memory" in text and "next:" in text
         assert any(isinstance(m, SessionView.FirstException) for m in banner_seen)
-        await _until(pilot, lambda: ss.view.state.rungs.get("minimal") and ss.view.state.rungs["minimal"].state == "done")
+        await _until(
+            pilot, lambda: ss.view.state.rungs.get("minimal") and ss.view.state.rungs["minimal"].state == "done"
+        )
         # note
         await pilot.press("n")
         await pilot.pause(0.1)
@@ -95,7 +97,9 @@ async def test_live_log_filters_search_and_change_preview(tmp_path, shared):
     async with app.run_test(size=(160, 48)) as pilot:
         ss = await _session(app, pilot)
         await pilot.press("r")
-        await _until(pilot, lambda: ss.view.state.rungs.get("minimal") and ss.view.state.rungs["minimal"].state == "done")
+        await _until(
+            pilot, lambda: ss.view.state.rungs.get("minimal") and ss.view.state.rungs["minimal"].state == "done"
+        )
         await pilot.pause(0.2)
         log = ss.view.log_view
         assert log.auto_scroll
@@ -155,4 +159,6 @@ async def test_log_flood_is_batched_and_bounded():
             view.receive(ev.Output(id="r1", text=f"line {i}"))
         await _until(pilot, lambda: view.backlog == 0, tries=400)
         assert view.skipped_lines == 0
-        assert view.log_view.lines[-1].endswith("line 1499") and not any(ln.startswith("⋯") for ln in view.log_view.lines)
+        assert view.log_view.lines[-1].endswith("line 1499") and not any(
+            ln.startswith("⋯") for ln in view.log_view.lines
+        )

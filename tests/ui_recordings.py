@@ -27,10 +27,21 @@ SCENE = {
         "cuda_driver_version": "13.0",
     },
     "gpus": [
-        {"index": i, "name": "NVIDIA GB300", "uuid": f"GPU-5f1c{i:04d}-aaaa", "memory_total_mib": 284208, "memory_used_mib": 0}
+        {
+            "index": i,
+            "name": "NVIDIA GB300",
+            "uuid": f"GPU-5f1c{i:04d}-aaaa",
+            "memory_total_mib": 284208,
+            "memory_used_mib": 0,
+        }
         for i in range(8)
     ],
-    "container": {"name": "vllm-k3", "image": "vllm/vllm-openai:kimi-k3", "image_id": "sha256:4b7e2c", "repo_digests": ["vllm/vllm-openai@sha256:9d1f"]},
+    "container": {
+        "name": "vllm-k3",
+        "image": "vllm/vllm-openai:kimi-k3",
+        "image_id": "sha256:4b7e2c",
+        "repo_digests": ["vllm/vllm-openai@sha256:9d1f"],
+    },
     "versions": {"python": "3.12.3", "torch": "2.9.0", "torch_cuda": "13.0", "vllm": "0.27.1", "nccl": None},
     "libcuda": {"path": "/usr/lib/aarch64-linux-gnu/libcuda.so.580.82.07", "version": "580.82.07"},
     "probes": [
@@ -76,25 +87,54 @@ def session_events(shared: Path, *, extra_lines: list[str] = (), previous_run: b
     rec = _Collect()
     t = 0.5
     emit = rec.emit
-    emit(ev.HostConnected(t=t, host=HOST, address="127.0.0.1:2222", user="oncall", fingerprint="SHA256:sim", simulated=True))
+    emit(
+        ev.HostConnected(
+            t=t, host=HOST, address="127.0.0.1:2222", user="oncall", fingerprint="SHA256:sim", simulated=True
+        )
+    )
     emit(ev.RungEntered(t=1.0, host=HOST, rung="baseline"))
     emit(ev.SceneFrozen(t=1.5, host=HOST, scene=SCENE, reason="operator"))
-    for i, (check, verdict) in enumerate([("driver", "PASS"), ("gpus", "PASS"), ("image", "PASS"), ("nccl", "UNKNOWN")]):
-        emit(ev.CheckVerdict(t=2.0 + i * 0.1, host=HOST, rung="baseline", check=check, verdict=verdict, evidence=f"{check} evidence"))
+    for i, (check, verdict) in enumerate(
+        [("driver", "PASS"), ("gpus", "PASS"), ("image", "PASS"), ("nccl", "UNKNOWN")]
+    ):
+        emit(
+            ev.CheckVerdict(
+                t=2.0 + i * 0.1, host=HOST, rung="baseline", check=check, verdict=verdict, evidence=f"{check} evidence"
+            )
+        )
     emit(ev.RungLeft(t=3.0, host=HOST, rung="baseline", verdict="PASS"))
     if previous_run:
         _run(rec, "r0", 4.0, shared, stage_step=2.0, fail=False)
     emit(ev.RungEntered(t=100.0, host=HOST, rung="minimal"))
-    emit(ev.RunConfigSet(t=100.5, host=HOST, run="r1", config={"tp": 8}, diff=[{"key": "gpu_memory_utilization", "old": 0.9, "new": 0.95}]))
+    emit(
+        ev.RunConfigSet(
+            t=100.5,
+            host=HOST,
+            run="r1",
+            config={"tp": 8},
+            diff=[{"key": "gpu_memory_utilization", "old": 0.9, "new": 0.95}],
+        )
+    )
     end = _run(rec, "r1", 101.0, shared, stage_step=3.0, fail=True, extra=list(extra_lines))
     emit(ev.Note(t=end + 1, host=HOST, text="engine fails at KV cache sizing"))
     emit(ev.RungLeft(t=end + 2, host=HOST, rung="minimal", verdict="FAIL", reproduced=1, repeats=1))
     return rec.events
 
 
-def _run(rec: _Collect, run: str, t0: float, shared: Path, *, stage_step: float, fail: bool, extra: list[str] = ()) -> float:
+def _run(
+    rec: _Collect, run: str, t0: float, shared: Path, *, stage_step: float, fail: bool, extra: list[str] = ()
+) -> float:
     emit = rec.emit
-    emit(ev.RunStarted(t=t0, host=HOST, run=run, command="vllm serve moonshotai/Kimi-K3 --tensor-parallel-size 8", rung="minimal", pid=4242))
+    emit(
+        ev.RunStarted(
+            t=t0,
+            host=HOST,
+            run=run,
+            command="vllm serve moonshotai/Kimi-K3 --tensor-parallel-size 8",
+            rung="minimal",
+            pid=4242,
+        )
+    )
     emit(ev.StageReached(t=t0, host=HOST, run=run, stage="container", line=1))
     t = t0
     lines = corpus_lines(shared)
@@ -106,19 +146,52 @@ def _run(rec: _Collect, run: str, t0: float, shared: Path, *, stage_step: float,
                 t += stage_step
                 emit(ev.StageReached(t=t, host=HOST, run=run, stage=stage, line=n))
         if line.startswith("Loading safetensors"):
-            emit(ev.Output(t=t, host=HOST, id=run, text="Loading safetensors checkpoint shards:  42% Completed | 27/64 [01:10<01:30, 0.38it/s]"))
+            emit(
+                ev.Output(
+                    t=t,
+                    host=HOST,
+                    id=run,
+                    text="Loading safetensors checkpoint shards:  42% Completed | 27/64 [01:10<01:30, 0.38it/s]",
+                )
+            )
         if fail and ROOT in line and "ERROR" in line:
             emit(ev.Output(t=t, host=HOST, id=run, text=line))
-            emit(ev.ExceptionFound(t=t, host=HOST, run=run, stage="engine", line=line, line_number=n, stack=lines[n - 23 : n], signature="engine:ValueError:no available memory"))
+            emit(
+                ev.ExceptionFound(
+                    t=t,
+                    host=HOST,
+                    run=run,
+                    stage="engine",
+                    line=line,
+                    line_number=n,
+                    stack=lines[n - 23 : n],
+                    signature="engine:ValueError:no available memory",
+                )
+            )
             emit(ev.SceneFrozen(t=t + 0.2, host=HOST, scene=_scene_at_failure(), reason="first-exception", run=run))
             continue
         emit(ev.Output(t=t, host=HOST, id=run, text=line))
         t += 0.01
         if n % 20 == 0:
             used = 1000.0 * n
-            emit(ev.GpuSample(t=t, host=HOST, gpus=[ev.GpuMem(index=i, used_mib=used + 100 * i, total_mib=284208) for i in range(8)]))
+            emit(
+                ev.GpuSample(
+                    t=t,
+                    host=HOST,
+                    gpus=[ev.GpuMem(index=i, used_mib=used + 100 * i, total_mib=284208) for i in range(8)],
+                )
+            )
     if fail:
-        emit(ev.RunClassified(t=t + 0.5, host=HOST, run=run, failed_stage="engine", exception=ROOT, advice="lower max-model-len or raise gpu-memory-utilization"))
+        emit(
+            ev.RunClassified(
+                t=t + 0.5,
+                host=HOST,
+                run=run,
+                failed_stage="engine",
+                exception=ROOT,
+                advice="lower max-model-len or raise gpu-memory-utilization",
+            )
+        )
     emit(ev.RunEnded(t=t + 1, host=HOST, run=run, status=1 if fail else 0, reason="exited" if fail else "stopped"))
     return t + 1
 

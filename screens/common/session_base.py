@@ -75,6 +75,7 @@ class SessionBase(Screen):
     @on(Input.Changed, "#search")
     def _search_changed(self, event: Input.Changed) -> None:
         self.view.log_view.set_query(event.value)
+        self.view.render_panels(everything=False)
 
     @on(Input.Submitted, "#search")
     def _search_submitted(self, event: Input.Submitted) -> None:
@@ -98,15 +99,18 @@ class SessionBase(Screen):
     def search_next(self, forward: bool) -> None:
         log = self.view.log_view
         if not log.query_text:
-            self.notify("no search yet: press / and type", severity="warning")
+            self.notify("no search yet: press / and type", severity="warning", markup=False)
         elif not log.find(forward):
-            self.notify(f"no {'further' if forward else 'earlier'} match for {neutralise(log.query_text)!r} in the log window")
+            self.notify(
+                f"no {'further' if forward else 'earlier'} match for {neutralise(log.query_text)!r} in the log window",
+                markup=False,
+            )
         self.view.render_panels()
 
     def action_filter(self, mode: str) -> None:
         log = self.view.log_view
         if mode == "match" and not log.query_text:
-            self.notify("search first (/), then show only matching lines", severity="warning")
+            self.notify("search first (/), then show only matching lines", severity="warning", markup=False)
             return
         log.set_filter("all" if log.mode == mode else mode)
         self.view.render_panels()
@@ -114,16 +118,23 @@ class SessionBase(Screen):
     def action_first_exception(self) -> None:
         st = self.view.state
         if st.first_exception is None:
-            self.notify("no root exception in this session (yet)")
+            self.notify("no root exception in this session (yet)", markup=False)
             return
         if not self.view.log_view.jump_to_exception():
-            self.notify("the first exception has scrolled out of the log window; it is in the freeze banner", severity="warning")
+            self.notify(
+                "the first exception has scrolled out of the log window; it is in the freeze banner",
+                severity="warning",
+                markup=False,
+            )
         self.view.render_panels()
 
     def action_probes(self) -> None:
         log = self.view.log_view
         log.set_probes(not log.show_probes)
-        self.notify("showing probe and sampler output too" if log.show_probes else "server log only (P shows probe output)")
+        self.notify(
+            "showing probe and sampler output too" if log.show_probes else "server log only (P shows probe output)",
+            markup=False,
+        )
         self.view.render_panels()
 
     def action_follow(self) -> None:
@@ -138,9 +149,9 @@ class SessionBase(Screen):
 
     def action_export(self) -> None:
         if self.recording_path is None:
-            self.notify("nothing recorded yet to export", severity="warning")
+            self.notify("nothing recorded yet to export", severity="warning", markup=False)
             return
-        self.notify(f"exporting {self.recording_path.name}…")
+        self.notify(f"exporting {self.recording_path.name}…", markup=False)
         self._export(self.recording_path)
 
     @work(thread=True, exclusive=True, group="export", description="export repro package", exit_on_error=False)
@@ -149,28 +160,34 @@ class SessionBase(Screen):
             from k3tui.package import export_session
         except ImportError:
             self.app.call_from_thread(
-                self.notify, "export is not in this build yet (k3tui.package is missing); run `k3tui export` later", severity="error"
+                self.notify,
+                "export is not in this build yet (k3tui.package is missing); run `k3tui export` later",
+                severity="error",
+                markup=False,
             )
             return
         out = export_session(path, _free_name(path))
-        self.app.call_from_thread(self.notify, f"repro package written: {out}", timeout=10)
+        self.app.call_from_thread(self.notify, f"repro package written: {out}", timeout=10, markup=False)
 
     def action_diff(self) -> None:
         scenes = self.view.state.scenes
         if len(scenes) < 2:
-            self.notify("diff needs two frozen scenes (f freezes the scene again)", severity="warning")
+            self.notify("diff needs two frozen scenes (f freezes the scene again)", severity="warning", markup=False)
             return
         a, b = scenes[-2], scenes[-1]
         rows = flat_diff(a.scene, b.scene)
         t = Text()
-        t.append(f"scene at {a.t:.1f}s ({neutralise(a.reason)}) → scene at {b.t:.1f}s ({neutralise(b.reason)})\n\n", style="bold")
+        t.append(
+            f"scene at {a.t:.1f}s ({neutralise(a.reason)}) → scene at {b.t:.1f}s ({neutralise(b.reason)})\n\n",
+            style="bold",
+        )
         if not rows:
             t.append("no difference", style="green")
         for key, old, new in rows:
             t.append(f"{neutralise(key)}\n", style="bold")
             t.append(f"  - {neutralise(repr(old))}\n", style="red")
             t.append(f"  + {neutralise(repr(new))}\n", style="green")
-        if len({k.split('.')[0] for k, _, _ in rows}) > 1:
+        if len({k.split(".")[0] for k, _, _ in rows}) > 1:
             t.append("\n⚠ more than one variable changed between these scenes", style="bold black on yellow")
         self.app.push_screen(TextDialog("Scene diff", t))
 

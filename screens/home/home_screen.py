@@ -56,7 +56,8 @@ class HomeScreen(Screen):
         with Horizontal(id="connect-row"):
             yield Label("host ", id="connect-label")
             yield Input(
-                placeholder="ssh alias or [user@]host[:port], Enter to connect" + (f" — e.g. {self.aliases[0]}" if self.aliases else ""),
+                placeholder="ssh alias or [user@]host[:port], Enter to connect"
+                + (f" — e.g. {self.aliases[0]}" if self.aliases else ""),
                 suggester=SuggestFromList(self.aliases, case_sensitive=False),
                 id="target",
             )
@@ -74,7 +75,9 @@ class HomeScreen(Screen):
         entries = scan(self.dirs)
         self.query_one(RecentSessions).show(entries)
         self.query_one("#recent-title", Label).update(
-            f"Recent sessions ({len(entries)}) — Enter replays (runs nothing)" if entries else "No recorded sessions yet — press d for the demo"
+            f"Recent sessions ({len(entries)}) — Enter replays (runs nothing)"
+            if entries
+            else "No recorded sessions yet — press d for the demo"
         )
 
     @on(RecentSessions.Open)
@@ -91,7 +94,7 @@ class HomeScreen(Screen):
     def _connect(self, event: Input.Submitted) -> None:
         target = event.value.strip()
         if not target:
-            self.notify("type an ssh alias or user@host", severity="warning")
+            self.notify("type an ssh alias or user@host", severity="warning", markup=False)
             return
         self.app.start_session(target)
 
@@ -99,14 +102,18 @@ class HomeScreen(Screen):
         names = demo_scenarios()
         default = "nccl-init" if "nccl-init" in names else (names[0] if names else "healthy")
         hint = ", ".join(names) if names else "healthy"
-        self.app.push_screen(PromptDialog(f"Demo against the SIMULATED host — scenario? ({hint})", value=default), self._demo)
+        self.app.push_screen(
+            PromptDialog(f"Demo against the SIMULATED host — scenario? ({hint})", value=default), self._demo
+        )
 
     def _demo(self, scenario: str | None) -> None:
         if scenario:
             self.app.start_session(f"demo:{neutralise(scenario)}")
 
     def action_open(self) -> None:
-        self.app.push_screen(PromptDialog("Open a session file (.k3rec) or a repro package (.tar.gz)"), self._open_typed)
+        self.app.push_screen(
+            PromptDialog("Open a session file (.k3rec) or a repro package (.tar.gz)"), self._open_typed
+        )
 
     def _open_typed(self, text: str | None) -> None:
         if text:

@@ -97,7 +97,12 @@ class ReplayScreen(SessionBase):
         self._update_timeline()
         if self.engine.problems:
             first = self.engine.problems[0].message
-            self.notify(f"{len(self.engine.problems)} damaged line(s) skipped; first: {neutralise(first)}", severity="warning", timeout=10)
+            self.notify(
+                f"{len(self.engine.problems)} damaged line(s) skipped; first: {neutralise(first)}",
+                severity="warning",
+                timeout=10,
+                markup=False,
+            )
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # arrows step the replay, except while typing in the search box
@@ -134,14 +139,16 @@ class ReplayScreen(SessionBase):
     def action_marker(self, direction: int) -> None:
         m = self.engine.next_marker() if direction > 0 else self.engine.prev_marker()
         if m is None:
-            self.notify("no more markers that way")
+            self.notify("no more markers that way", markup=False)
             return
         self.seek(m.index + 1)
         self.marker_label = f"◆ {m.t:.1f}s {neutralise(m.label)}"
         self._update_timeline()
 
     def action_seek_time(self) -> None:
-        self.app.push_screen(PromptDialog("Seek to time (90, 1:30, 50%)", value=f"{self.engine.t:.0f}"), self._seek_typed)
+        self.app.push_screen(
+            PromptDialog("Seek to time (90, 1:30, 50%)", value=f"{self.engine.t:.0f}"), self._seek_typed
+        )
 
     def _seek_typed(self, text: str | None) -> None:
         if not text:
@@ -149,7 +156,7 @@ class ReplayScreen(SessionBase):
         try:
             t = parse_time(text, self.engine.duration)
         except ValueError:
-            self.notify(f"not a time: {neutralise(text)!r} (try 90, 1:30 or 50%)", severity="error")
+            self.notify(f"not a time: {neutralise(text)!r} (try 90, 1:30 or 50%)", severity="error", markup=False)
             return
         self.seek_to_time(t)
 
@@ -210,7 +217,7 @@ class ReplayScreen(SessionBase):
     def search_next(self, forward: bool) -> None:
         q = self.view.log_view.query_text
         if not q:
-            self.notify("no search yet: press / and type", severity="warning")
+            self.notify("no search yet: press / and type", severity="warning", markup=False)
             return
         self._search(q, forward)
 
@@ -221,7 +228,9 @@ class ReplayScreen(SessionBase):
 
     def _found(self, query: str, hit: int | None, forward: bool) -> None:
         if hit is None:
-            self.notify(f"no {'later' if forward else 'earlier'} match for {neutralise(query)!r} in the recording")
+            self.notify(
+                f"no {'later' if forward else 'earlier'} match for {neutralise(query)!r} in the recording", markup=False
+            )
             return
         self._pause()
         self.seek(hit + 1)

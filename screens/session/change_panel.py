@@ -35,5 +35,7 @@ class ChangePanel(Panel):
             t.append(f"  {neutralise(repr(d.get('old')))} → ", style="bright_black")
             t.append(f"{neutralise(repr(d.get('new')))}\n", style="cyan")
         if len(diff) > 1:
-            t.append(f"⚠ {len(diff)} variables change at once: one at a time, or give a reason", style="bold black on yellow")
+            t.append(
+                f"⚠ {len(diff)} variables change at once: one at a time, or give a reason", style="bold black on yellow"
+            )
         self.show_text(t)

@@ -13,7 +13,11 @@ from k3tui.textsafe import neutralise
 from ..common.panel import Panel
 from ..viewmodel import checklist, stop_conditions
 
-_MARK = {"done": ("☑ ", "green", "white"), "missing": ("☐ ", "bright_black", "bright_black"), "n/a": ("– ", "bright_black", "bright_black")}
+_MARK = {
+    "done": ("☑ ", "green", "white"),
+    "missing": ("☐ ", "bright_black", "bright_black"),
+    "n/a": ("– ", "bright_black", "bright_black"),
+}
 
 
 class ChecklistPanel(Panel):

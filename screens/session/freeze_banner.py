@@ -47,7 +47,9 @@ class FreezeBanner(Panel):
         frozen = [s for s in state.scenes if s.t >= e.t]
         t.append("\nscene: ", style="bold")
         if frozen:
-            t.append(f"frozen at {frozen[0].t:.1f}s ({neutralise(frozen[0].reason)}): {neutralise(scene_summary(frozen[0].scene))}")
+            t.append(
+                f"frozen at {frozen[0].t:.1f}s ({neutralise(frozen[0].reason)}): {neutralise(scene_summary(frozen[0].scene))}"
+            )
         else:
             t.append("freezing…", style="yellow")
         self.show_text(t)

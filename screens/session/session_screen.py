@@ -72,7 +72,7 @@ class SessionScreen(SessionBase):
         await self.driver.start()
         self.ready = True
         self._show_identity()
-        self.notify("connected: r runs the next rung, f freezes the scene, n adds a note")
+        self.notify("connected: r runs the next rung, f freezes the scene, n adds a note", markup=False)
 
     def _show_identity(self) -> None:
         d = self.driver
@@ -89,14 +89,14 @@ class SessionScreen(SessionBase):
 
     def _driver_ready(self) -> bool:
         if not self.ready:
-            self.notify("not connected yet", severity="warning")
+            self.notify("not connected yet", severity="warning", markup=False)
         return self.ready
 
     def action_run_next(self) -> None:
         st = self.view.state
         pending = [r for r in rung_names(st) if r not in st.rungs or st.rungs[r].verdict.upper() not in ("PASS",)]
         if not pending:
-            self.notify("every rung has passed")
+            self.notify("every rung has passed", markup=False)
             return
         self._run_rung(pending[0])
 
@@ -113,9 +113,9 @@ class SessionScreen(SessionBase):
         if not self._driver_ready():
             return
         if any(w.group == "rung" and w.is_running for w in self.workers):
-            self.notify("a rung is already running (s s stops the run)", severity="warning")
+            self.notify("a rung is already running (s s stops the run)", severity="warning", markup=False)
             return
-        self.notify(f"running rung {rung}" + (f" ×{repeat}" if repeat > 1 else ""))
+        self.notify(f"running rung {rung}" + (f" ×{repeat}" if repeat > 1 else ""), markup=False)
         self._rung_worker(rung, repeat)
 
     @work(group="rung", description="run a ladder rung", exit_on_error=False)
@@ -124,15 +124,19 @@ class SessionScreen(SessionBase):
 
     def action_freeze(self) -> None:
         if self._driver_ready():
-            self.notify("freezing the scene…")
+            self.notify("freezing the scene…", markup=False)
             self._intent("freeze", "operator")
 
     def action_note(self) -> None:
-        self.app.push_screen(PromptDialog("Add a note to the session"), lambda text: text and self._intent("note", text))
+        self.app.push_screen(
+            PromptDialog("Add a note to the session"), lambda text: text and self._intent("note", text)
+        )
 
     def action_marker(self) -> None:
         label = f"marker at {self.view.state.t:.1f}s"
-        self.app.push_screen(PromptDialog("Drop a marker (label)", value=label), lambda text: text and self._intent("marker", text))
+        self.app.push_screen(
+            PromptDialog("Drop a marker (label)", value=label), lambda text: text and self._intent("marker", text)
+        )
 
     @work(group="intent", description="send an operator intent to the driver", exit_on_error=False)
     async def _intent(self, name: str, arg: str) -> None:
@@ -141,7 +145,9 @@ class SessionScreen(SessionBase):
         await getattr(self.driver, name)(arg)
 
     def action_change(self) -> None:
-        self.app.push_screen(PromptDialog("Preview a change (key=value, …)", "gpu_memory_utilization=0.85"), self._preview)
+        self.app.push_screen(
+            PromptDialog("Preview a change (key=value, …)", "gpu_memory_utilization=0.85"), self._preview
+        )
 
     def _preview(self, text: str | None) -> None:
         if not text or self.driver is None:
@@ -150,7 +156,9 @@ class SessionScreen(SessionBase):
         self.view.preview = self.driver.preview_change(changes)
         self.view.render_panels()
         if len(self.view.preview) > 1:
-            self.notify("more than one variable changes: the ladder will ask for a reason", severity="warning")
+            self.notify(
+                "more than one variable changes: the ladder will ask for a reason", severity="warning", markup=False
+            )
 
     def action_stop(self) -> None:
         if not self._driver_ready():
@@ -158,7 +166,7 @@ class SessionScreen(SessionBase):
         now = time.monotonic()
         if now - self._stop_armed > 3.0:
             self._stop_armed = now
-            self.notify("press s again within 3 s to STOP the running server", severity="warning")
+            self.notify("press s again within 3 s to STOP the running server", severity="warning", markup=False)
             return
         self._stop_armed = 0.0
         self._stop_worker()
@@ -166,7 +174,7 @@ class SessionScreen(SessionBase):
     @work(exclusive=True, group="stop", description="stop the running server", exit_on_error=False)
     async def _stop_worker(self) -> None:
         await self.driver.stop_run()
-        self.notify("run stopped")
+        self.notify("run stopped", markup=False)
 
     async def close_driver(self) -> None:
         """Close the driver (the app calls this on quit)."""

@@ -54,7 +54,9 @@ class SessionView(Vertical):
     class FirstException(Message):
         """The first root exception arrived (the freeze banner is up)."""
 
-    def __init__(self, state: SessionState | None = None, *, fold: bool = True, window: int = WINDOW, **kwargs: Any) -> None:
+    def __init__(
+        self, state: SessionState | None = None, *, fold: bool = True, window: int = WINDOW, **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
         self.state = state or SessionState()
         """The state rendered (folded here when ``fold``)."""
@@ -185,7 +187,13 @@ class SessionView(Vertical):
             batch = [lines.popleft() for _ in range(min(BATCH, len(lines)))]
             if self._gap:
                 self.skipped_lines += self._gap
-                batch.insert(0, LogLine("gap", f"⋯│{self._gap:,} lines skipped here: output came faster than the view — every line is in the recording"))
+                batch.insert(
+                    0,
+                    LogLine(
+                        "gap",
+                        f"⋯│{self._gap:,} lines skipped here: output came faster than the view — every line is in the recording",
+                    ),
+                )
                 self._gap = 0
             self.log_view.append(batch)
         if self.state.first_exception is not None and not self._banner_shown:
