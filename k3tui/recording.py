@@ -271,8 +271,6 @@ class Recorder:
         """
         if self.closed:
             raise RecordingError(f"recording {self.path} is closed")
-        if isinstance(event, Output) and len(event.text) > MAX_TEXT:
-            return self._emit_split(event)
         recorded = self.redactor.event(event)
         if not recorded.t:
             t = round(time.monotonic() - self._t0, 6)
@@ -280,20 +278,19 @@ class Recorder:
                 recorded = msgspec.structs.replace(event, t=t)
             else:
                 recorded.t = t
-        event = recorded
-        self.events_emitted += 1
-        self._q.put(event)
-        for obs in self._observers:
-            obs(event)
-        return event
-
-    def _emit_split(self, event: Output) -> Event:
-        if not event.t:
-            event = msgspec.structs.replace(event, t=round(self.now(), 6))
-        last: Event = event
-        for i in range(0, len(event.text), MAX_TEXT):
-            last = self.emit(msgspec.structs.replace(event, text=event.text[i : i + MAX_TEXT]))
-        return last
+        if isinstance(recorded, Output) and len(recorded.text) > MAX_TEXT:
+            pieces = [
+                msgspec.structs.replace(recorded, text=recorded.text[i : i + MAX_TEXT])
+                for i in range(0, len(recorded.text), MAX_TEXT)
+            ]  # split after redaction, so no secret is cut in two before it is recognised
+        else:
+            pieces = [recorded]
+        for piece in pieces:
+            self.events_emitted += 1
+            self._q.put(piece)
+            for obs in self._observers:
+                obs(piece)
+        return pieces[-1]
 
     def close(self, timeout: float = 10.0) -> None:
         """Write everything queued, flush, sync and close. Safe to call twice."""
@@ -357,8 +354,11 @@ class Recorder:
     def _trim(self, w: _WriterState) -> None:
         """While suspended, keep the held events under MAX_HELD_BYTES by dropping the oldest."""
         dropped = 0
-        while w.held_bytes > MAX_HELD_BYTES and len(w.held) > 1:
-            w.held_bytes -= len(w.held.popleft()[0])
+        first = 1 if w.held and w.held[0][1] is None else 0  # never the header: the file needs it
+        while w.held_bytes > MAX_HELD_BYTES and len(w.held) > first + 1:
+            body, _ = w.held[first]
+            del w.held[first]
+            w.held_bytes -= len(body)
             dropped += 1
         if dropped:
             w.dropped += dropped

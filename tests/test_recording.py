@@ -381,3 +381,28 @@ def test_an_unclosed_recorder_is_finished_at_exit(tmp_path, mode):
     assert rec.problems == [] and len(back) == emitted > 0
     assert back[-1].text.startswith(f"line {emitted}\n")
     assert verify(path).ok
+
+
+def test_a_secret_across_the_split_point_of_huge_output_is_still_masked(tmp_path, monkeypatch):
+    monkeypatch.setattr(recording, "MAX_TEXT", 100)
+    secret = "hf_" + "Zq8" * 10
+    text = "x" * 89 + " " + secret + "\n" + "y" * 50
+    with Recorder(tmp_path / "s.k3rec", redactor=Redactor()) as rec:
+        rec.emit(ev.Output(id="c", text=text))
+    data = (tmp_path / "s.k3rec").read_bytes()
+    assert secret.encode() not in data and secret[:10].encode() not in data
+
+
+def test_the_header_is_never_dropped_while_suspended_from_the_start(tmp_path, monkeypatch):
+    monkeypatch.setattr(recording, "MAX_HELD_BYTES", 500)
+    path = tmp_path / "s.k3rec"
+    flaky: list[FlakyFile] = []
+    rec = Recorder(path, redactor=Redactor(), opener=lambda p: flaky.append(FlakyFile(p, fail=10**9)) or flaky[0])
+    for i in range(200):
+        rec.emit(ev.Output(id="c", text=f"{i:04d} " + "x" * 40))
+    assert _wait(lambda: rec.events_dropped > 0)
+    flaky[0].fail = 0
+    rec.close()
+    r, back = read_all(path, strict=True)
+    assert r.header.session_id == rec.session_id and verify(path).ok
+    assert [e.text for e in back if isinstance(e, ev.Output)][-1].startswith("0199")
