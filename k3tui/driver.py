@@ -83,6 +83,9 @@ class LiveDriver:
             (given ``emit``); the driver closes them on :meth:`close`.
         profile: profile name or path for the ladder.
         simulated: the hosts are the embedded simulated host (shown in the UI).
+        container: the serving container to freeze (default: the one running vLLM).
+        engine_factory: builds the ladder engine from (hosts, profile, emit); default
+            :class:`~k3tui.ladder.LadderEngine` (a multi-node deployment passes its own).
     """
 
     def __init__(
@@ -92,6 +95,7 @@ class LiveDriver:
         profile: str = "kimi-k3",
         simulated: bool = False,
         container: str | None = None,
+        engine_factory: Callable[..., Any] | None = None,
     ) -> None:
         self.recorder = recorder
         self.recording_path = recorder.path
@@ -100,6 +104,7 @@ class LiveDriver:
         self.profile_name = profile
         self.container = container
         self._connect = connect
+        self._engine_factory = engine_factory
         self._subs: list[Subscriber] = []
         self.hosts: list[Any] = []
         self.engine: Any = None
@@ -131,7 +136,8 @@ class LiveDriver:
 
         self.hosts = list(await self._connect(self.emit))
         profile = load_profile(self.profile_name)
-        self.engine = LadderEngine(self.hosts, profile, self.emit)
+        factory = self._engine_factory or LadderEngine
+        self.engine = factory(self.hosts, profile, self.emit)
 
     async def run_rung(self, rung: str, repeat: int = 1) -> None:
         async with self._lock:

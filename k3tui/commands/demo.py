@@ -68,26 +68,50 @@ def run(args: argparse.Namespace) -> int:
     return _interactive(args, path)
 
 
-def _make_driver(args: argparse.Namespace, path: Path, sim: Any) -> LiveDriver:
+def _make_driver(args: argparse.Namespace, path: Path, sims: list[Any]) -> LiveDriver:
+    """A live driver over every simulated node (one SSH connection each)."""
     from ..remote.ssh import connect
 
-    header = Header(host=sim.host_alias, profile="kimi-k3", simulated=True, title=f"demo: scenario {args.scenario} (SIMULATED host)")
-    recorder = Recorder(path, header)
+    aliases = ",".join(s.host_alias for s in sims)
+    title = f"demo: scenario {args.scenario} (SIMULATED host{'s' if len(sims) > 1 else ''})"
+    recorder = Recorder(path, Header(host=aliases, profile="kimi-k3", simulated=True, title=title))
 
     async def _connect(emit: Any) -> list[Any]:
-        host = await connect(emit=emit, **sim.connect_kwargs())
-        return [host]
+        return list(await asyncio.gather(*(connect(emit=emit, **s.connect_kwargs()) for s in sims)))
 
-    return LiveDriver(recorder, _connect, profile="kimi-k3", simulated=True)
+    factory = None
+    if len(sims) > 1:
+        from ..fleet.launch import MultiNodeLadder
+
+        factory = MultiNodeLadder
+    return LiveDriver(recorder, _connect, profile="kimi-k3", simulated=True, engine_factory=factory)
+
+
+class _SimNodes:
+    """Every node of a scenario as its own simulated host (a deployment of one or more)."""
+
+    def __init__(self, scenario: str, **kw: Any) -> None:
+        from ..sim import SimHost
+        from ..sim.scenario import host_list, load_raw
+
+        n = len(host_list(load_raw(scenario)))
+        self.sims = [SimHost(scenario=scenario, node=i, **kw) for i in range(n)]
+
+    async def __aenter__(self) -> list[Any]:
+        for s in self.sims:
+            await s.__aenter__()
+        return self.sims
+
+    async def __aexit__(self, *exc: Any) -> None:
+        for s in reversed(self.sims):
+            await s.__aexit__(None, None, None)
 
 
 async def _headless(args: argparse.Namespace, path: Path) -> int:
-    from ..sim import SimHost
-
     out = sys.stdout
     out.write(f"k3tui demo: SIMULATED GB300 host, scenario {args.scenario}; recording {path}\n")
-    async with SimHost(scenario=args.scenario, **_sim_kwargs(args)) as sim:
-        driver = _make_driver(args, path, sim)
+    async with _SimNodes(args.scenario, **_sim_kwargs(args)) as sims:
+        driver = _make_driver(args, path, sims)
         driver.subscribe(lambda e: _progress(out, e))
         try:
             await driver.start()
@@ -131,20 +155,13 @@ def _progress(out: Any, e: Any) -> None:
 def _interactive(args: argparse.Namespace, path: Path) -> int:
     from screens.app import K3App  # the CLI may import the UI inside the command that starts it
 
-    from ..sim import SimHost
-
-    holder: dict[str, Any] = {}
+    nodes = _SimNodes(args.scenario, **_sim_kwargs(args))
 
     async def _start_sim() -> Any:
-        sim = SimHost(scenario=args.scenario, **_sim_kwargs(args))
-        await sim.__aenter__()
-        holder["sim"] = sim
-        return _make_driver(args, path, sim)
+        return _make_driver(args, path, await nodes.__aenter__())
 
     async def _stop_sim() -> None:
-        sim = holder.get("sim")
-        if sim is not None:
-            await sim.__aexit__(None, None, None)
+        await nodes.__aexit__(None, None, None)
 
     K3App(driver_factory=_start_sim, on_exit=_stop_sim).run()
     print(f"recorded: {path}")
