@@ -122,7 +122,8 @@ async def test_freeze_cli_with_an_inventory_of_simulated_nodes(tmp_path: Path) -
     assert "== fleet: 2 hosts, 2 frozen, 0 unreachable" in out
     assert "container.shm_size" in out and "node worker-02 at" in out
     assert [s["alias"] for s in json.loads((tmp_path / "scenes.json").read_text())] == ["head-01", "worker-02"]
-    _, events = read_all(rec)
+    recording, events = read_all(rec)
+    assert recording.header.host == "k3" and recording.header.title == "k3tui freeze k3"
     named = [e for e in events if isinstance(e, Notice) and "first root exception" in e.message]
     assert named and named[0].host == "worker-02"
     # replay: the same verdict from the recording alone (skews and logs are in the stream)

@@ -40,7 +40,8 @@ def recorder_for(args: argparse.Namespace, profile: str = ""):  # noqa: ANN201 -
     if not path:
         yield None
         return
-    rec = Recorder(path, Header(host=args.target or "", profile=profile, title=f"k3tui {args.command} {args.target}"))
+    target = args.target or getattr(args, "group", None) or ""  # an --inventory names a group (issue 9)
+    rec = Recorder(path, Header(host=target, profile=profile, title=f"k3tui {args.command} {target}".rstrip()))
     try:
         yield rec
     finally:
