@@ -144,7 +144,7 @@ async def test_healthy_launch_serves_http_and_counts_prefix_cache_hits() -> None
                             break
                     except httpx.TransportError:
                         pass
-                    assert time.monotonic() - t0 < 5.0, "start-up replay took more than 5 s"
+                    assert time.monotonic() - t0 < 6.0, "start-up replay took more than 6 s (3.4-3.8 s measured)"
                     await asyncio.sleep(0.1)
                 apps = await host.run(
                     "nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv,noheader,nounits"
