@@ -4,7 +4,8 @@ Recordings keep output as received (after redaction). Anything that prints it â€
 TUI, ``k3tui cat``, the report â€” passes it through :func:`neutralise` first, so a hostile
 log line can neither move the operator's cursor, retitle their terminal, nor write to
 their clipboard (OSC 52). Escape sequences are dropped; other control characters become
-visible ``^X`` forms; tabs and newlines stay.
+visible ``^X`` forms, and bidi overrides (which make a line read differently from what it
+says) become ``<U+202E>``; tabs and newlines stay.
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ _ESCAPES = re.compile(
     r"|\x9b[0-?]*[ -/]*[@-~]"
     r"|\x9d[^\x07\x9c]*[\x07\x9c]?"
 )
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f]")
-_QUICK = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f\u202a-\u202e\u2066-\u2069]")
+_QUICK = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def _visible(m: re.Match[str]) -> str:
@@ -32,6 +33,8 @@ def _visible(m: re.Match[str]) -> str:
         return "^" + chr(c + 64)
     if c == 0x7F:
         return "^?"
+    if c > 0xFF:  # bidi overrides: they reorder what the operator reads ("Trojan Source")
+        return f"<U+{c:04X}>"
     return f"\\x{c:02x}"
 
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from k3tui.textsafe import neutralise
 
-_DANGEROUS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_DANGEROUS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 _ESC_PIECES = st.sampled_from(
     ["\x1b", "\x1b[", "\x1b]", "\x1bP", "\x1b_", "\x07", "\x9b", "\x9d", "\x90", "\x1b\\", "\r", "\x00", "\x7f",
@@ -34,7 +34,14 @@ def test_neutralise_is_idempotent_and_total(text):
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.text(st.characters(blacklist_categories=("Cc",)), max_size=200))
+@given(
+    st.text(
+        st.characters(
+            blacklist_categories=("Cc",), blacklist_characters="\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+        ),
+        max_size=200,
+    )
+)
 def test_ordinary_text_is_untouched(text):
     assert neutralise(text + "\tx\n") == text + "\tx\n"
 
@@ -50,6 +57,7 @@ def test_ordinary_text_is_untouched(text):
         ("a\x00b\x7fc\x08d", "a^@b^?c^Hd"),  # controls made visible
         ("progress 50%\rprogress 100%\n", "progress 50%progress 100%\n"),
         ("lone escape at the end \x1b", "lone escape at the end ^["),
+        ("access \u202edenied\u202c", "access <U+202E>denied<U+202C>"),  # bidi override
     ],
 )
 def test_known_attacks(hostile, shown):
