@@ -70,6 +70,7 @@ def test_fleet_freeze_cli_reports_the_dead_host_and_freezes_the_rest(nodes, tmp_
     assert set(skews) == {"node0", "node1", "node2"} and all(s is not None and abs(s) < 2 for s in skews.values())
     assert sorted(e.host for e in events if isinstance(e, SceneFrozen)) == ["node0", "node1", "node2"]
     assert "== clocks" not in r.stdout, "no container on these nodes: no logs to merge"
+    assert "clock skew (host minus ours, at connect): largest" in r.stdout and "all within 1 s" in r.stdout
 
 
 async def test_concurrency_is_bounded_and_a_hung_host_costs_only_its_timeout(nodes, tmp_path: Path) -> None:  # noqa: ANN001

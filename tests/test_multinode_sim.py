@@ -166,6 +166,7 @@ async def test_clock_skew_is_measured_over_ssh_and_corrected_on_the_merged_timel
     assert v.node == "worker-02"
     text = "\n".join(report(out))
     assert "worker-02: clock +" in text and "(corrected)" in text
+    assert "OFF BY MORE THAN 1 s: worker-02 +" in text
     # by the worker's own clock its NCCL failure (log +3 s) comes AFTER the head's consequence
     # (log +31 s); corrected, it comes 28 s before it, as it happened
     then = next(line for line in text.splitlines() if line.strip().startswith("then head-01"))

@@ -106,6 +106,23 @@ async def freeze_group(args: argparse.Namespace, emit: Emit | None, reason: str 
     return out
 
 
+SKEW_WARN = 1.0
+"""Seconds of clock skew worth naming node by node (log lines are corrected either way)."""
+
+
+def skew_summary(out: FleetOutcome) -> str:
+    """One line on the nodes' clocks against ours, naming those off by more than :data:`SKEW_WARN`."""
+    known = {n.alias: n.clock_skew for n in out.nodes if n.clock_skew is not None}
+    unknown = [n.alias for n in out.nodes if n.scene is not None and n.clock_skew is None]
+    if not known:
+        return "clock skew: not measured on any node"
+    worst = max(known, key=lambda a: abs(known[a] or 0.0))
+    off = [f"{a} {v:+.3f} s" for a, v in known.items() if abs(v or 0.0) > SKEW_WARN]
+    text = f"clock skew (host minus ours, at connect): largest {known[worst]:+.3f} s on {worst}"
+    text += f"; OFF BY MORE THAN {SKEW_WARN:g} s: {', '.join(off)}" if off else f"; all within {SKEW_WARN:g} s"
+    return text + (f"; not measured on {', '.join(unknown)}" if unknown else "")
+
+
 def node_logs(out: FleetOutcome) -> list[NodeLog]:
     """The nodes that gave a log, with their clocks."""
     ref = time.time()
@@ -139,6 +156,7 @@ def report(out: FreezeOutcome) -> list[str]:
     lines += table(diffs, aliases)
     lines += [f"  {s}" for s in sentences(diffs)]
     lines += [f"  {s}" for s in unknown_lines(unknown_facts(out.scenes))]
+    lines.append(skew_summary(out))
     logs = node_logs(out)
     if not logs:
         return lines
