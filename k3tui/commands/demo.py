@@ -94,8 +94,10 @@ class _SimNodes:
         from ..sim import SimHost
         from ..sim.scenario import host_list, load_raw
 
-        n = len(host_list(load_raw(scenario)))
-        self.sims = [SimHost(scenario=scenario, node=i, **kw) for i in range(n)]
+        hosts = host_list(load_raw(scenario))
+        # the head node (role = "head") goes first: the multi-node ladder launches it as rank 0
+        order = sorted(range(len(hosts)), key=lambda i: hosts[i].get("role") != "head")
+        self.sims = [SimHost(scenario=scenario, node=i, **kw) for i in order]
 
     async def __aenter__(self) -> list[Any]:
         for s in self.sims:
