@@ -96,9 +96,8 @@ async def test_sampler_on_a_host_without_nvidia_smi_says_why_and_samples_nothing
         assert not await sampler.start()
 
 
-async def test_on_the_simulated_gb300_host_nvml_is_tried_then_nvidia_smi_samples_all_eight_gpus():
-    """The sampler and pynvml.py travel over SSH stdin and run with the host's python3 -S;
-    the simulated host has no libnvidia-ml, so the sampler says why and falls back."""
+async def _sample_sim(prefer: str):
+    """sample_once, then a short stream, on the simulated GB300 host (real SSH, real pynvml.py)."""
     import asyncio
 
     from k3tui.remote.ssh import connect
@@ -108,22 +107,32 @@ async def test_on_the_simulated_gb300_host_nvml_is_tried_then_nvidia_smi_samples
     async with SimHost(scenario="healthy") as sim:
         host = await connect(emit=events.append, **sim.connect_kwargs())
         try:
-            sampler = GpuSampler(host, events.append, interval_ms=100)
+            sampler = GpuSampler(host, events.append, interval_ms=100, prefer=prefer)
             one = await sampler.sample_once()
-            assert sampler.source == "nvidia-smi" and "NVML" in sampler.why_not
-            assert one is not None and [g.index for g in one.gpus] == list(range(8))
-            assert one.gpus[0].total_mib == 284208.0 and one.source == "nvidia-smi"
-            shipped = await host.run('ls "$HOME"/.k3tui/gpu-*/')
-            assert "nvml_sampler.py" in shipped.stdout and "pynvml.py" in shipped.stdout
+            shipped = await host.run('ls "$HOME"/.k3tui/gpu-*/ 2>/dev/null')
             assert await sampler.start()
-            deadline = asyncio.get_running_loop().time() + 10
-            while (
-                len([e for e in events if isinstance(e, ev.GpuSample)]) < 4
-                and asyncio.get_running_loop().time() < deadline
-            ):
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + 10
+            while len([e for e in events if isinstance(e, ev.GpuSample)]) < 4 and loop.time() < deadline:
                 await asyncio.sleep(0.1)
             await sampler.stop()
         finally:
             await host.close()
-    samples = [e for e in events if isinstance(e, ev.GpuSample)]
-    assert len(samples) >= 4 and all(len(s.gpus) == 8 and s.host == "gb300-sim" for s in samples)
+    return sampler, one, shipped.stdout, [e for e in events if isinstance(e, ev.GpuSample)]
+
+
+async def test_nvml_sampler_travels_over_ssh_and_reads_all_eight_simulated_gpus():
+    """pynvml.py + the sampler go over SSH stdin and run under the host's python3 -S."""
+    sampler, one, shipped, samples = await _sample_sim("auto")
+    assert "nvml_sampler.py" in shipped and "pynvml.py" in shipped
+    assert sampler.source == "nvml", sampler.why_not
+    assert sampler.hello.get("driver") == "580.95.05" and len(sampler.hello.get("gpus", [])) == 8
+    assert one is not None and [g.index for g in one.gpus] == list(range(8)) and one.gpus[0].total_mib == 284208.0
+    assert len(samples) >= 4 and all(s.source == "nvml" and len(s.gpus) == 8 and s.host == "gb300-sim" for s in samples)
+
+
+async def test_nvidia_smi_fallback_samples_the_same_gpus_without_shipping_code():
+    sampler, one, shipped, samples = await _sample_sim("nvidia-smi")
+    assert sampler.source == "nvidia-smi" and "nvml_sampler.py" not in shipped
+    assert one is not None and [g.index for g in one.gpus] == list(range(8)) and one.gpus[0].total_mib == 284208.0
+    assert len(samples) >= 4 and all(s.source == "nvidia-smi" and len(s.gpus) == 8 for s in samples)

@@ -47,8 +47,10 @@ def smi_command(interval_ms: int | None = None) -> str:
 class GpuSampler:
     """Samples GPU memory on one host; ``source`` says how (``nvml``, ``nvidia-smi`` or ``""`` = no GPUs)."""
 
-    def __init__(self, host: Any, emit: Emit, interval_ms: int = 500) -> None:
+    def __init__(self, host: Any, emit: Emit, interval_ms: int = 500, prefer: str = "auto") -> None:
+        """``prefer``: ``auto`` (NVML, else nvidia-smi) or ``nvidia-smi`` (never ship code to the host)."""
         self.host = host
+        self.prefer = prefer
         self.emit = emit
         self.interval_ms = interval_ms
         self.source: str | None = None
@@ -73,7 +75,7 @@ class GpuSampler:
         if "nvidia-smi" not in found:
             self.source, self.why_not = "", "no nvidia-smi on the host (no NVIDIA GPU, or not on PATH)"
             return ""
-        if "python3" in found and await self._install() and await self._nvml_works():
+        if self.prefer != "nvidia-smi" and "python3" in found and await self._install() and await self._nvml_works():
             self.source = "nvml"
         else:
             self.source = "nvidia-smi"
