@@ -133,3 +133,19 @@ async def test_reconnect_keeps_checking_the_host_key(sshd, tmp_path):
         res = await host.run("echo should-not-run")
         assert res.status is None and "CHANGED" in res.error
     assert any(isinstance(e, HostDisconnected) for e in events)
+
+
+async def test_host_that_stays_down_gives_up_with_one_line(sshd_factory):
+    from k3tui.events import HostDisconnected
+
+    server = sshd_factory("goes-away")
+    events = []
+    host = await connect(server.target, reconnect_for=1.0, emit=events.append, **server.connect_kwargs())
+    try:
+        server.stop()
+        res = await host.run("echo hi", timeout=20)
+        assert res.status is None and "not back after 1s" in res.error and "\n" not in res.error
+        assert any(isinstance(e, HostDisconnected) for e in events)
+    finally:
+        await host.close()
+        server.start()  # leave it as the factory expects
