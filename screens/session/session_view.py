@@ -2,13 +2,16 @@
 
 Events come in through :meth:`SessionView.receive` (thread-safe: a deque append, so a
 driver may call it from any thread) and are applied on the UI thread by a 50 ms timer:
-at most ``MAX_EVENTS`` events are folded and ``BATCH`` lines written per tick, and lines
-waiting to be written are kept in a window of the log's size, so a flood coalesces instead
-of freezing the UI or growing memory. Panels re-render at most every ``PANEL_EVERY`` s.
+events are handled for at most ``BUDGET`` seconds and ``BATCH`` lines written per tick;
+under a flood, output already pushed out of the window is never formatted and a backlog
+beyond ``MAX_PENDING`` lines is skipped (the gap is marked in the log, the recording keeps
+every line), so a flood coalesces instead of freezing the UI or growing memory. Panels
+re-render at most every ``PANEL_EVERY`` s, and only when their text changed.
 
-Live, the view folds its own :class:`~k3tui.state.SessionState` on the UI thread (the
-driver's state is folded on whatever thread emits). In replay the engine folds, and the
-screen hands the view its state with :meth:`load` after a seek and :meth:`push` while playing.
+Live, the driver folds the :class:`~k3tui.state.SessionState` (one fold, on the loop
+thread) and the view only reads it (``fold=False``); in replay the engine folds, and the
+screen hands the view its state with :meth:`load` after a seek and :meth:`push` while
+playing. ``fold=True`` (the default) makes the view fold what it receives itself.
 """
 
 from __future__ import annotations
