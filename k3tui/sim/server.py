@@ -100,6 +100,7 @@ class SimHost:
             "identity": [self.client_key_path],
             "known_hosts": self.known_hosts_path,
             "alias": self.host_alias,
+            "simulated": True,
         }
 
     def asyncssh_kwargs(self) -> dict[str, Any]:
