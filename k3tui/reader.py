@@ -126,7 +126,8 @@ class Recording:
 
     def _line(self, line: bytes | None, line_no: int, complete: bool, strict: bool) -> AnyEvent | None:
         if line is None:
-            return self._problem(line_no, f"line {line_no} is longer than {MAX_LINE >> 20} MB: skipped", strict)
+            self._problem(line_no, f"line {line_no} is longer than {MAX_LINE >> 20} MB: skipped", strict)
+            return None
         if complete:
             return self._decode(line, line_no, strict)
         if not line.strip():
@@ -146,14 +147,14 @@ class Recording:
         try:
             return decode_event(body)
         except (msgspec.DecodeError, ValueError, TypeError) as exc:
-            return self._problem(line_no, f"line {line_no} is corrupt and was skipped: {_short(exc)}", strict, exc)
+            self._problem(line_no, f"line {line_no} is corrupt and was skipped: {_short(exc)}", strict, exc)
+            return None
 
     def _problem(self, line_no: int, message: str, strict: bool, exc: BaseException | None = None) -> None:
         if strict:
             why = _short(exc) if exc is not None else message
             raise CorruptLine(str(self.path), line_no, why)
         self.problems.append(Problem(line_no, message))
-        return None
 
     # --- seeking -------------------------------------------------------------------
 

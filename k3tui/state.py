@@ -196,15 +196,13 @@ def reduce(state: SessionState, e: ev.AnyEvent) -> SessionState:  # noqa: C901 -
             if e.run:
                 _run(state, e.run, e.host).config = e.config
         case ev.RungEntered():
-            r = state.rungs.get(e.rung) or RungView(e.rung)
-            state.rungs[e.rung] = r
-            r.state, r.attempts, r.entered = "active", r.attempts + 1, e.t
+            rung = state.rungs.setdefault(e.rung, RungView(e.rung))
+            rung.state, rung.attempts, rung.entered = "active", rung.attempts + 1, e.t
             state.current_rung = e.rung
         case ev.RungLeft():
-            r = state.rungs.get(e.rung) or RungView(e.rung)
-            state.rungs[e.rung] = r
-            r.state, r.verdict, r.summary = "done", e.verdict, e.summary
-            r.reproduced, r.repeats = e.reproduced, e.repeats
+            rung = state.rungs.setdefault(e.rung, RungView(e.rung))
+            rung.state, rung.verdict, rung.summary = "done", e.verdict, e.summary
+            rung.reproduced, rung.repeats = e.reproduced, e.repeats
             if state.current_rung == e.rung:
                 state.current_rung = ""
         case ev.HttpRequest():
