@@ -177,24 +177,24 @@ def test_a_deleted_file_is_restored_with_everything_in_it(tmp_path):
 
 
 def test_emit_never_waits_for_the_disk(tmp_path):
-    """A write that takes 0.5 s does not slow the caller down."""
+    """A write that takes 2 s does not slow the caller down."""
     slow_started = threading.Event()
 
     class SlowFile(FlakyFile):
         def write(self, data) -> int:  # noqa: ANN001
             slow_started.set()
-            time.sleep(0.5)
+            time.sleep(2.0)
             return super().write(data)
 
     rec = Recorder(tmp_path / "s.k3rec", redactor=Redactor(), opener=lambda p: SlowFile(p, 0))
     assert slow_started.wait(5)
     t0 = time.perf_counter()
-    for e in _events(2000):
+    for e in _events(1000):
         rec.emit(e)
     took = time.perf_counter() - t0
     rec.close()
-    assert took < 0.4, f"emit waited on the disk: {took:.2f}s for 2000 events"
-    assert len(read_all(tmp_path / "s.k3rec")[1]) == 2000
+    assert took < 1.5, f"emit waited on the disk: {took:.2f}s for 1000 events"
+    assert len(read_all(tmp_path / "s.k3rec")[1]) == 1000
 
 
 _WATCHER = """
@@ -235,7 +235,8 @@ def test_an_event_is_readable_by_another_process_without_close(tmp_path, event):
         watcher.kill()
         watcher.wait()
         rec.close()
-    assert latency < recording.FLUSH_INTERVAL + 0.15, f"{latency * 1000:.0f} ms before another process could read it"
+    # written at once in practice (a few ms); the bound leaves room for a loaded CI machine
+    assert latency < recording.FLUSH_INTERVAL + 0.3, f"{latency * 1000:.0f} ms before another process could read it"
 
 
 def test_concurrent_emitters_lose_nothing(tmp_path):
