@@ -381,7 +381,34 @@ def verify(path: str | os.PathLike[str]) -> VerifyResult:
             if chain(prev, body) != digest:
                 return VerifyResult(False, n, f"{rec.path}: TAMPERED at line {n}: {_what_broke(n)}", n)
             prev = digest
+    cut = _tail_cut(rec)
+    if cut is not None:
+        return VerifyResult(False, n + 1, f"{rec.path}: TAMPERED at line {n + 1}: {cut}", n + 1)
     return VerifyResult(True, n, f"{rec.path}: intact, {n} lines, chain verified")
+
+
+def _tail_cut(rec: Recording) -> str | None:
+    """Evidence that whole lines were removed from the end: the chain cannot show it (a
+    shorter file chains too), but the recorder writes an index point only after its line
+    is on disk, so a valid ``.idx`` point past the end means the end was cut off."""
+    size = _size(rec.path)
+    try:
+        with open(str(rec.path) + ".idx", "rb") as fh:
+            cols = fh.read(1 << 20).split()
+        nums, offs, times = (list(map(int, cols[0::4])), list(map(int, cols[1::4])), list(map(float, cols[2::4])))
+    except (OSError, ValueError):
+        return None
+    if len(cols) % 4 or not offs or offs[0] != rec.header_size or not _strictly_increasing(offs):
+        return None
+    inside = [i for i, o in enumerate(offs) if o < size]
+    beyond = [i for i, o in enumerate(offs) if o >= size]
+    if not beyond or not inside or not all(_point_matches(rec.path, offs[i], times[i]) for i in inside[-3:]):
+        return None
+    k = beyond[0]
+    return (
+        f"lines were removed from the end (or the file was copied while still being recorded): its index "
+        f"(.idx) holds event {nums[k]} at byte {offs[k]}, past the end of the file ({size} bytes)"
+    )
 
 
 def _starts_with_an_event(p: Path) -> bool:

@@ -124,3 +124,28 @@ def test_verify_a_file_that_is_not_a_recording_exits_2(tmp_path, capsys):
     path.write_bytes(b"\x00\x01binary")
     code, out = _verify_cli(path, capsys)
     assert code == 2 and out.count("\n") == 1 and out.startswith("k3tui: ")
+
+
+def test_lines_removed_from_the_end_are_caught_by_the_index(tmp_path, capsys, monkeypatch):
+    """The chain alone cannot see a cut-off end; the sidecar the recorder wrote can."""
+    from k3tui import recording
+
+    monkeypatch.setattr(recording, "INDEX_EVERY", 5)
+    path = tmp_path / "cut.k3rec"
+    lines = _record(path)
+    path.write_bytes(b"\n".join(lines[:20]) + b"\n")
+    code, out = _verify_cli(path, capsys)
+    assert code == 1 and "TAMPERED at line 21" in out and "removed from the end" in out
+    Path(str(path) + ".idx").unlink()  # without the sidecar it cannot be told from a shorter recording
+    code, out = _verify_cli(path, capsys)
+    assert code == 0 and "20 lines" in out
+
+
+def test_an_interrupted_recording_is_not_called_cut(tmp_path, capsys):
+    """kill -9 leaves the index behind the data, never ahead of it."""
+    path = tmp_path / "ok.k3rec"
+    _record(path)
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) - 15])
+    code, out = _verify_cli(path, capsys)
+    assert code == 0 and "truncated" in out
