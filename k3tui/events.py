@@ -257,7 +257,7 @@ class Opaque(msgspec.Struct, kw_only=True):
     data: dict[str, Any] = {}
 
 
-KnownEvent = Union[
+KnownEvent = Union[  # noqa: UP007 - a runtime Union: msgspec decodes it, EVENT_TYPES reads __args__
     HostConnected,
     HostDisconnected,
     HostReconnected,
@@ -284,7 +284,7 @@ KnownEvent = Union[
     Notice,
 ]
 
-AnyEvent = Union[KnownEvent, Opaque]
+AnyEvent = Union[KnownEvent, Opaque]  # noqa: UP007
 
 EVENT_TYPES: tuple[type[Event], ...] = KnownEvent.__args__  # type: ignore[attr-defined]
 KIND_OF: dict[type, str] = {cls: cls.__struct_config__.tag for cls in EVENT_TYPES}  # type: ignore[misc]
