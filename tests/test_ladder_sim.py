@@ -87,6 +87,7 @@ async def test_healthy_host_climbs_every_rung_and_ticks_the_checklist_from_evide
         return await engine.run_all()
 
     results, events = await _ladder("healthy", body)
+    why = [(r.rung, r.verdict, r.summary) for r in results if r.verdict != "PASS"]
     assert [(r.rung, r.verdict) for r in results] == [
         ("baseline", "PASS"),
         ("minimal", "PASS"),
@@ -94,7 +95,7 @@ async def test_healthy_host_climbs_every_rung_and_ticks_the_checklist_from_evide
         ("prefix-caching", "PASS"),
         ("context-length", "PASS"),
         ("concurrency", "PASS"),
-    ]
+    ], why
     # features one at a time: every config change after the first is exactly one variable
     changes = [e for e in _of(events, ev.RunConfigSet) if e.diff][1:]
     assert changes and all(len(c.diff) == 1 for c in changes)
@@ -108,6 +109,7 @@ async def test_healthy_host_climbs_every_rung_and_ticks_the_checklist_from_evide
     checklist = {e.check: e for e in _of(events, ev.CheckVerdict, rung="checklist")}
     assert len(checklist) == 11
     done = {k for k, e in checklist.items() if e.verdict == "PASS"}
+    missing = {k: e.evidence for k, e in checklist.items() if e.verdict != "PASS"}
     assert done >= {
         "drivers",
         "image-cuda-model",
@@ -117,7 +119,7 @@ async def test_healthy_host_climbs_every_rung_and_ticks_the_checklist_from_evide
         "startup-runtime",
         "features",
         "one-variable",
-    }
+    }, missing
     assert checklist["reproduction"].verdict == "FAIL" and checklist["first-stack"].verdict == "UNKNOWN"
     stops = {e.check: e.verdict for e in _of(events, ev.CheckVerdict, rung="stop")}
     assert stops["image-driver"] == "PASS" and stops["revertible"] == "PASS" and stops["gpus-exclusive"] == "PASS"

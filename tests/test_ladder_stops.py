@@ -188,3 +188,16 @@ def test_a_cpu_host_makes_gpu_items_not_applicable_rather_than_done():
     items = {i.key: i for i in checklist.evaluate(events)}
     assert items["drivers"].status == "n/a" and items["gpu-layout"].status == "n/a"
     assert items["image-cuda-model"].status == "done"
+
+
+def test_k3tuis_own_helper_runs_are_not_servers_under_test():
+    helpers = [ev.RunStarted(run="freeze-1-2", command="sh probe"), ev.RunStarted(run="gpu-1", command="nvidia-smi")]
+    items = {i.key: i for i in checklist.evaluate([*_session(), *helpers])}
+    assert items["one-variable"].status == "done", items[
+        "one-variable"
+    ].why  # helpers have no server log: not asked for
+    assert "2 run(s)" in items["command-env"].why
+    sample = ev.GpuSample(gpus=[ev.GpuMem(index=0)], processes=[ev.GpuProc(gpu=0, pid=9, name="other")])
+    assert _by_name([helpers[0], sample])[
+        "gpus-exclusive"
+    ].tripped  # a freeze probe does not make foreign GPU users ours

@@ -16,6 +16,13 @@ from typing import Any
 from .. import events as ev
 
 CORE_RUNGS = ("baseline", "minimal", "request")
+_HELPERS = ("gpu", "freeze")
+"""Detached runs that are k3tui's own helpers (GPU sampler, freeze probes), not servers."""
+
+
+def is_server_run(e: Any) -> bool:
+    """A RunStarted of a server under test (a ladder rung's run), not a k3tui helper."""
+    return isinstance(e, ev.RunStarted) and (bool(e.rung) or not e.run.startswith(_HELPERS))
 
 
 @dataclass
@@ -101,7 +108,7 @@ def image_cuda_model(events: Sequence[Any]) -> Item:
 
 
 def command_env(events: Sequence[Any]) -> Item:
-    runs = _where(events, lambda e: isinstance(e, ev.RunStarted) and bool(e.command) and not e.run.startswith("gpu"))
+    runs = _where(events, lambda e: is_server_run(e) and bool(e.command))
     why = (
         f"{len(runs)} run(s) with full command and env, e.g. {events[runs[0]].command[:80]}"
         if runs
@@ -192,7 +199,7 @@ def one_variable(events: Sequence[Any]) -> Item:
     )
     wide = [i for i in changes if len(events[i].diff) > 1]
     unjustified = [i for i in wide if not any(o < i for o in overrides)]
-    runs = [e.run for e in events if isinstance(e, ev.RunStarted) and not e.run.startswith("gpu")]
+    runs = [e.run for e in events if is_server_run(e)]
     missing = [r for r in runs if r not in logged]
     if unjustified:
         return _item(

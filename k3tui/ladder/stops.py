@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import events as ev
+from .checklist import is_server_run
 
 TITLES = {
     "image-driver": "Image and driver the same between runs",
@@ -96,14 +97,14 @@ def _image_driver(events: Sequence[Any]) -> StopCheck:
 
 def _exclusive(events: Sequence[Any]) -> StopCheck:
     """Processes seen on the GPUs while none of our runs was alive are someone else's."""
-    ours_alive = 0
+    ours_alive: set[str] = set()
     foreign: list[tuple[int, str]] = []
     looked = 0
     for i, e in enumerate(events):
-        if isinstance(e, ev.RunStarted) and not e.run.startswith("gpu"):
-            ours_alive += 1
-        elif isinstance(e, ev.RunEnded) and not e.run.startswith("gpu"):
-            ours_alive = max(0, ours_alive - 1)
+        if is_server_run(e):
+            ours_alive.add(e.run)
+        elif isinstance(e, ev.RunEnded):
+            ours_alive.discard(e.run)
         elif isinstance(e, ev.GpuSample) and e.gpus:
             looked += 1
             if not ours_alive:
