@@ -138,7 +138,11 @@ class K3App(App):
         self.exit()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        """Every worker failure ends here, as one line the operator can act on."""
+        """Every worker failure ends here, as one line the operator can act on.
+
+        ``Worker.StateChanged`` does not bubble: the screens forward theirs here
+        (:func:`forward_worker_state`).
+        """
         if event.state == WorkerState.ERROR and event.worker.error is not None:
             err = event.worker.error
             what = event.worker.description or event.worker.name

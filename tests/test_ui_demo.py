@@ -28,20 +28,17 @@ async def _until(pilot, cond, seconds: float) -> None:  # noqa: ANN001
 
 
 async def test_demo_nccl_init_freeze_banner_and_note(tmp_path):
-    from k3tui.commands.demo import _make_driver
-    from k3tui.sim import SimHost
+    from k3tui.commands.demo import _make_driver, _SimNodes
 
     path = tmp_path / "demo.k3rec"
     held = {}
 
-    async def factory():
-        sim = SimHost(scenario="nccl-init")
-        await sim.__aenter__()
-        held["sim"] = sim
-        return _make_driver(argparse.Namespace(scenario="nccl-init", speed=None), path, sim)
+    async def factory():  # as `k3tui demo` does
+        held["nodes"] = nodes = _SimNodes("nccl-init")
+        return _make_driver(argparse.Namespace(scenario="nccl-init", speed=None), path, await nodes.__aenter__())
 
     async def on_exit():
-        await held["sim"].__aexit__(None, None, None)
+        await held["nodes"].__aexit__(None, None, None)
 
     app = K3App(driver_factory=factory, on_exit=on_exit, home_dirs=[])
     async with app.run_test(size=(120, 40)) as pilot:
@@ -49,12 +46,16 @@ async def test_demo_nccl_init_freeze_banner_and_note(tmp_path):
         ss = app.screen
         assert ss.query_one("#simbar").has_class("-shown")
         await pilot.press("r")
-        await _until(pilot, lambda: ss.view.state.rungs.get("baseline") and ss.view.state.rungs["baseline"].state == "done", 120)
+        await _until(
+            pilot, lambda: ss.view.state.rungs.get("baseline") and ss.view.state.rungs["baseline"].state == "done", 120
+        )
         await pilot.press("r")
         await _until(pilot, lambda: ss.query_one(FreezeBanner).display, 180)
         text = str(ss.query_one(FreezeBanner).render())
         assert "ENGINE" in text and "NCCL" in text
-        await _until(pilot, lambda: ss.view.state.rungs.get("minimal") and ss.view.state.rungs["minimal"].state == "done", 120)
+        await _until(
+            pilot, lambda: ss.view.state.rungs.get("minimal") and ss.view.state.rungs["minimal"].state == "done", 120
+        )
         await pilot.press("x")
         assert ss.view.log_view.lines[ss.view.log_view.current].startswith("✖│FIRST EXCEPTION")
         await pilot.press("n")

@@ -162,3 +162,16 @@ async def test_log_flood_is_batched_and_bounded():
         assert view.log_view.lines[-1].endswith("line 1499") and not any(
             ln.startswith("⋯") for ln in view.log_view.lines
         )
+
+
+async def test_a_failing_connect_is_reported_once(tmp_path):
+    async def factory():
+        raise ConnectionRefusedError("gb300-01:22 refused the connection")
+
+    app = K3App(driver_factory=factory, home_dirs=[])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await _until(pilot, lambda: app._notifications)
+        await pilot.pause(0.2)
+        msgs = [n.message for n in app._notifications]
+        assert sum("refused the connection" in m for m in msgs) == 1, msgs
+        assert app.screen.sub_title == "not connected"

@@ -14,6 +14,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Static
+from textual.worker import Worker
 
 from k3tui.textsafe import neutralise
 
@@ -21,6 +22,7 @@ from ..session.session_view import SessionView
 from ..viewmodel import flat_diff
 from .help_screen import HelpScreen, binding_help
 from .text_dialog import TextDialog
+from .workers import forward_worker_state
 
 
 class SessionBase(Screen):
@@ -55,6 +57,13 @@ class SessionBase(Screen):
 
     def on_mount(self) -> None:
         self.view.log_view.focus()
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        forward_worker_state(self, event)
+        self.worker_changed(event)
+
+    def worker_changed(self, event: Worker.StateChanged) -> None:
+        """Hook for subclasses (a failure is already reported by the app)."""
 
     @property
     def view(self) -> SessionView:

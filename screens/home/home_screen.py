@@ -12,12 +12,14 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.suggester import SuggestFromList
 from textual.widgets import Footer, Header, Input, Label, Static
+from textual.worker import Worker
 
 from k3tui.assets import asset, recordings_dir
 from k3tui.textsafe import neutralise
 
 from ..common.help_screen import HelpScreen, binding_help
 from ..common.prompt_dialog import PromptDialog
+from ..common.workers import forward_worker_state
 from .recent_sessions import RecentSessions, scan, user_recordings_dir
 from .ssh_aliases import ssh_aliases
 
@@ -64,6 +66,9 @@ class HomeScreen(Screen):
         yield Label("Recent sessions — Enter replays (runs nothing)", id="recent-title")
         yield RecentSessions(id="recent")
         yield Footer(compact=True)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        forward_worker_state(self, event)
 
     def on_mount(self) -> None:
         self.title = "k3tui"

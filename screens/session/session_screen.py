@@ -81,7 +81,7 @@ class SessionScreen(SessionBase):
         if getattr(d, "simulated", False) or self.view.state.simulated:
             self.show_simulated("SIMULATED HOST — nothing here touches a real GPU")
 
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+    def worker_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group == "driver" and event.state == WorkerState.ERROR:
             self.sub_title = "not connected"
 
