@@ -175,3 +175,28 @@ async def test_a_failing_connect_is_reported_once(tmp_path):
         msgs = [n.message for n in app._notifications]
         assert sum("refused the connection" in m for m in msgs) == 1, msgs
         assert app.screen.sub_title == "not connected"
+
+
+class _SceneApp(App):
+    def compose(self) -> ComposeResult:
+        yield SessionView()
+
+
+async def test_two_nodes_scene_flags_the_odd_node_out():
+    from copy import deepcopy
+
+    from screens.session.scene_panel import ScenePanel
+
+    from .ui_recordings import SCENE
+
+    other = deepcopy(SCENE)
+    other["host"]["driver_version"] = "575.57.08"
+    app = _SceneApp()
+    async with app.run_test(size=(120, 60)) as pilot:
+        view = app.query_one(SessionView)
+        view.receive(ev.SceneFrozen(t=1.0, host="tray-a", scene=SCENE, reason="operator"))
+        view.receive(ev.SceneFrozen(t=1.1, host="tray-b", scene=other, reason="operator"))
+        await _until(pilot, lambda: "tray-b" in str(view.query_one(ScenePanel).render()))
+        text = str(view.query_one(ScenePanel).render())
+        assert "≠ nodes differ: driver" in text
+        assert "575.57.08" in text and "580.82.07" in text
