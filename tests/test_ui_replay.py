@@ -261,3 +261,30 @@ async def test_markup_in_a_query_is_shown_literally(session):
         assert rs.view.log_view.query_text == "[/]nope[bold]"
         await pilot.press("escape")
         assert "[/]nope[bold]" in str(rs.query_one("#logstatus").render())
+
+
+async def test_skip_idle_jumps_the_silence_and_timeline_click_seeks(session):
+    app = K3App(replay_path=session, home_dirs=[])
+    async with app.run_test(size=(120, 40)) as pilot:
+        rs = await _open(app, pilot)
+        # the recording is silent between the first run (ends ~t=10s) and the minimal rung (t=100s)
+        rs.seek_to_time(20.0)
+        before = rs.engine.position
+        assert rs.engine.next_time() >= 100.0
+        await pilot.press("i")  # skip idle off: at 1x nothing happens for 80 s
+        assert not rs.skip_idle
+        await pilot.press("space")
+        await pilot.pause(0.4)
+        assert rs.engine.position == before
+        await pilot.press("i")  # on: the silence is skipped
+        for _ in range(60):
+            await pilot.pause(0.05)
+            if rs.engine.position > before:
+                break
+        assert rs.engine.t >= 100.0
+        await pilot.press("space")
+        # click at the middle of the timeline: seek to about half the duration
+        tl = rs.query_one("#timeline")
+        await pilot.click("#timeline", offset=(tl.size.width // 2, 1))
+        await pilot.pause(0.1)
+        assert abs(rs.clock_t - rs.engine.duration / 2) < rs.engine.duration / 10
