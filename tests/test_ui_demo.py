@@ -28,14 +28,14 @@ async def _until(pilot, cond, seconds: float) -> None:  # noqa: ANN001
 
 
 async def test_demo_nccl_init_freeze_banner_and_note(tmp_path):
-    from k3tui.commands.demo import _make_driver, _SimNodes
+    from k3tui.commands.demo import make_driver, SimNodes
 
     path = tmp_path / "demo.k3rec"
     held = {}
 
     async def factory():  # as `k3tui demo` does
-        held["nodes"] = nodes = _SimNodes("nccl-init")
-        return _make_driver(argparse.Namespace(scenario="nccl-init", speed=None), path, await nodes.__aenter__())
+        held["nodes"] = nodes = SimNodes("nccl-init")
+        return make_driver(argparse.Namespace(scenario="nccl-init", speed=None), path, await nodes.__aenter__())
 
     async def on_exit():
         await held["nodes"].__aexit__(None, None, None)

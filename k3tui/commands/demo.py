@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     return _interactive(args, path)
 
 
-def _make_driver(args: argparse.Namespace, path: Path, sims: list[Any]) -> LiveDriver:
+def make_driver(args: argparse.Namespace, path: Path, sims: list[Any]) -> LiveDriver:
     """A live driver over every simulated node (one SSH connection each)."""
     from ..remote.ssh import connect
 
@@ -87,7 +87,7 @@ def _make_driver(args: argparse.Namespace, path: Path, sims: list[Any]) -> LiveD
     return LiveDriver(recorder, _connect, profile="kimi-k3", simulated=True, engine_factory=factory)
 
 
-class _SimNodes:
+class SimNodes:
     """Every node of a scenario as its own simulated host (a deployment of one or more)."""
 
     def __init__(self, scenario: str, **kw: Any) -> None:
@@ -112,8 +112,8 @@ class _SimNodes:
 async def _headless(args: argparse.Namespace, path: Path) -> int:
     out = sys.stdout
     out.write(f"k3tui demo: SIMULATED GB300 host, scenario {args.scenario}; recording {path}\n")
-    async with _SimNodes(args.scenario, **_sim_kwargs(args)) as sims:
-        driver = _make_driver(args, path, sims)
+    async with SimNodes(args.scenario, **_sim_kwargs(args)) as sims:
+        driver = make_driver(args, path, sims)
         driver.subscribe(lambda e: _progress(out, e))
         try:
             await driver.start()
@@ -157,10 +157,10 @@ def _progress(out: Any, e: Any) -> None:
 def _interactive(args: argparse.Namespace, path: Path) -> int:
     from screens.app import K3App  # the CLI may import the UI inside the command that starts it
 
-    nodes = _SimNodes(args.scenario, **_sim_kwargs(args))
+    nodes = SimNodes(args.scenario, **_sim_kwargs(args))
 
     async def _start_sim() -> Any:
-        return _make_driver(args, path, await nodes.__aenter__())
+        return make_driver(args, path, await nodes.__aenter__())
 
     async def _stop_sim() -> None:
         await nodes.__aexit__(None, None, None)

@@ -27,14 +27,14 @@ def run(args: argparse.Namespace) -> int:
         from ..recording import Recorder
 
         if target.startswith("demo"):
-            from .demo import _make_driver, _SimNodes
+            from .demo import make_driver, SimNodes
 
             scenario = target.partition(":")[2] or "healthy"
-            nodes = _SimNodes(scenario)
+            nodes = SimNodes(scenario)
             hosts = await nodes.__aenter__()
             sims.append(nodes)
             ns = argparse.Namespace(scenario=scenario, speed=None)
-            return _make_driver(ns, new_recording_path(f"demo-{scenario}"), hosts)
+            return make_driver(ns, new_recording_path(f"demo-{scenario}"), hosts)
         from ..remote.ssh import connect_group
 
         recorder = Recorder(new_recording_path(target), Header(host=target, profile="kimi-k3"))
