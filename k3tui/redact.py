@@ -45,11 +45,15 @@ SECRET_NAME = re.compile(
 # Names that match the above but hold no secret: where a secret lives, counts, switches.
 NOT_SECRET_NAME = re.compile(
     r"(?i)(?:[_.-](?:path|file|dir|url_base|count|size|len|cache|home|ids?|limit|ttl|timeout|enabled|type|mode|"
-    r"backend|budget|length|num))$|^(?:author|authors|keyboard)$"
+    r"backend|budget|length|num))$|^(?:author|authors|keyboard|signature)$"
 )
 
 # After a secret-looking name: the separator and the value ("name = value", "--flag value").
-_AFTER_NAME = re.compile(r"(\"?\s*[=:]\s*)(?!<redacted>)(\"[^\"]*\"|'[^']*'|[^\s\"',;&}\]\)]+)")
+# An HTTP auth scheme word ("Authorization: Bearer X") is skipped: the secret is what follows
+# it, and learning the scheme word itself would let every later token through.
+_AFTER_NAME = re.compile(
+    r"(\"?\s*[=:]\s*\"?(?:(?i:bearer|basic|token|digest|negotiate)\s+)?+)(?!<redacted>)(\"[^\"]*\"|'[^']*'|[^\s\"',;&}\]\)]+)"
+)
 _AFTER_FLAG = re.compile(r"(=|\s+)(?!<redacted>)(?!-)(\"[^\"]*\"|'[^']*'|[^\s\"']+)")
 _ARGV_FLAG = re.compile(r"--?[A-Za-z][\w-]*$")
 # Words a secret name contains (lower case): where to look before asking SECRET_NAME.
@@ -88,7 +92,7 @@ _SHAPES = [
     # Authorization / Proxy-Authorization headers: keep the scheme name, drop the rest.
     _Shape(
         ("authorization",),
-        r"(?i)authorization\"?\s*[:=]\s*\"?(?:(?:bearer|basic|token|digest|negotiate)\s+)?(?!<redacted>)([^\s\"',}]+)",
+        r"(?i)authorization\"?\s*[:=]\s*\"?(?:(?:bearer|basic|token|digest|negotiate)\s+)?+(?!<redacted>)([^\s\"',}]+)",
         on_low=True,
         word_start=False,
     ),
@@ -109,6 +113,7 @@ _PEM_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----")
 _PEM_MASK = "-----BEGIN PRIVATE KEY-----" + MASK + "-----END PRIVATE KEY-----"
 
 MIN_LEARNT = 6
+_AUTH_SCHEMES = frozenset({"bearer", "basic", "token", "digest", "negotiate"})
 """Shorter secret values are masked where they stand but not hunted for in all text."""
 
 
@@ -174,6 +179,8 @@ class Redactor:
     def learn(self, value: str) -> None:
         """Remember a secret value so its literal occurrences are masked everywhere."""
         value = value.strip().strip("\"'")
+        if value.lower() in _AUTH_SCHEMES:  # "Bearer" is how a secret is sent, not the secret
+            return
         if len(value) >= MIN_LEARNT and MASK not in value and value not in self._known:
             self._known.add(value)
             alts = sorted(self._known, key=len, reverse=True)

@@ -75,9 +75,9 @@ def test_package_members_are_plain_and_unowned(tmp_path: Path, shared: Path) -> 
 
 
 def test_second_authorization_header_never_reaches_the_package(tmp_path: Path) -> None:
-    """Two requests with the same header: the recorder's redactor learns 'Bearer' on the first
-    and lets the token of the second through (a bug in k3tui.redact at the time of writing);
-    the package must not carry it either way."""
+    """Two requests with the same header: the recorder's redactor once learnt 'Bearer' on the
+    first and let the token of the second through (fixed in k3tui.redact); the package must
+    not carry it either way."""
     from k3tui import events as ev
     from k3tui.recording import Recorder
 
@@ -90,6 +90,6 @@ def test_second_authorization_header_never_reaches_the_package(tmp_path: Path) -
     pkg = export_session(tmp_path / "h.k3rec")
     raw = gzip.decompress(pkg.read_bytes())
     assert tok.encode() not in raw
-    assert members(pkg)["logs/r1.log"].count(b"Authorization: <redacted>") == 3
+    assert members(pkg)["logs/r1.log"].count(b"Authorization: Bearer <redacted>") == 3
     ok, msg = verify_package(pkg)
     assert ok, msg

@@ -218,3 +218,32 @@ def test_redaction_is_idempotent(s):
 def test_shaped_keys_are_found_anywhere(prefix, suffix):
     out = Redactor().text(f"{prefix} {HF} {SK} {suffix}")
     assert HF not in out and SK not in out
+
+
+def test_every_authorization_header_is_masked_not_only_the_first():
+    """The scheme word after ``Authorization:`` is not the secret: learning it let later tokens through."""
+    r = Redactor()
+    tokens = ["abcdefghijklmnop123", "zyxwvutsrqponm999", "qqqqqqqqqqqqqqqq77"]
+    lines = [f"Authorization: Bearer {tokens[0]}", f"Authorization: Bearer {tokens[1]}", f'-H "Authorization: Bearer {tokens[2]}"']
+    out = [r.text(line) for line in lines]
+    for tok, line in zip(tokens, out):
+        assert tok not in line
+        assert "Bearer <redacted>" in line
+    assert "Bearer" not in r._known
+
+
+def test_a_failure_signature_is_not_a_secret():
+    r = Redactor()
+    scene = {"first_exception": {"signature": "engine|RuntimeError|NCCL error: unhandled system error"}}
+    assert r.obj(scene) == scene
+    assert r.text("signature: engine|RuntimeError") == "signature: engine|RuntimeError"
+    assert r.obj({"AWS_SIGNATURE_KEY": "abcdefgh1"}) == {"AWS_SIGNATURE_KEY": "<redacted>"}
+
+
+def test_redacting_twice_changes_nothing_and_learns_no_scheme_word():
+    r = Redactor()
+    once = "curl -H 'Authorization: Bearer <redacted>' http://x"
+    assert r.text(once) == once
+    assert r.text("Authorization: Bearer abcdefghijklmnop123") == "Authorization: Bearer <redacted>"
+    r.learn("Bearer")
+    assert "Bearer" not in r._known
