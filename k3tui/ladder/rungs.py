@@ -132,7 +132,12 @@ async def _startup(engine: LadderEngine, server: Server, rung: str) -> Outcome:
             "API ready",
         )
         models = await server.client.models() if server.client else None
-        served = [m.get("id") for m in ((models.json() or {}).get("data") or [])] if models and models.ok else []
+        data = ((models.json() or {}).get("data") or []) if models and models.ok else []
+        served = [m.get("id") for m in data]
+        wrong = _wrong_server(server, data)
+        if wrong:
+            _check(engine, rung, "same-server", "FAIL", wrong, "The API is the server just started")
+            return Outcome(False, f"start-up ambiguous: {wrong}", "api|wrong-server|max_model_len", "api")
         want = engine.profile.launch.model
         if want:
             ok = want in served
@@ -163,6 +168,15 @@ async def _startup(engine: LadderEngine, server: Server, rung: str) -> Outcome:
         )
     _check(engine, rung, "api-ready", "FAIL", out.summary, "API ready")
     return out
+
+
+def _wrong_server(server: Server, models: list[Any]) -> str:
+    """Why the API answering is not the run just started ("" when it is, or cannot be told)."""
+    want = server.config.max_model_len
+    have = {int(m["max_model_len"]) for m in models if isinstance(m, dict) and m.get("max_model_len")}
+    if want is None or not have or want in have:
+        return ""
+    return f"/v1/models says max_model_len {sorted(have)} but run {server.run_id} was started with {want}: another process answers on port {server.port}"
 
 
 def _stage(server: Server) -> str:

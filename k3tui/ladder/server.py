@@ -25,6 +25,8 @@ from ..http import VllmClient
 from .config import RunConfig, launch_argv, launch_env
 
 Emit = Callable[[Any], Any]
+PORT_RELEASE_S = 30.0
+"""How long a stopped server's port may keep answering before a warning."""
 EXCEPTION_GRACE_S = 20.0
 """After a root exception, how long /health may still take before start-up is called failed."""
 
@@ -169,6 +171,7 @@ class Server:
                 self._tail.cancel()
         self._finish_classifier()
         await self._await_followups(30.0)
+        await self._wait_port_released()
         if self.client is not None:
             await self.client.aclose()
         unforward = getattr(self.host, "unforward", None)
@@ -176,6 +179,27 @@ class Server:
             with contextlib.suppress(Exception):
                 await unforward(self.local_port)
             self.local_port = None
+
+    async def _wait_port_released(self, timeout: float = PORT_RELEASE_S) -> None:
+        """After a stop, wait until nothing answers /health on the port any more.
+
+        Otherwise the next run's readiness could come from a process of this one that is
+        still shutting down (or a leftover): /health must speak for the server just started.
+        """
+        if self.client is None or self.ready_s is None:
+            return
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if (await self.client.health(timeout=2.0, record=False)).status is None:
+                return
+            await asyncio.sleep(0.25)
+        self.emit(
+            ev.Notice(
+                host=self.host.alias,
+                level="warning",
+                message=f"port {self.port} still answers /health {timeout:g} s after run {self.run_id} stopped: a leftover process serves it, so the next run's readiness is ambiguous",
+            )
+        )
 
     def outcome(self, what: str = "start-up") -> Outcome:
         """The run as an attempt outcome: failed when the classifier found a root failure."""
