@@ -201,3 +201,19 @@ def test_k3tuis_own_helper_runs_are_not_servers_under_test():
     assert _by_name([helpers[0], sample])[
         "gpus-exclusive"
     ].tripped  # a freeze probe does not make foreign GPU users ours
+
+
+def test_an_api_with_another_max_model_len_is_not_the_run_just_started():
+    import asyncio
+
+    from k3tui.ladder.config import RunConfig
+    from k3tui.ladder.rungs import _wrong_server
+    from k3tui.ladder.server import Server
+
+    class _H:
+        alias = "h"
+
+    s = Server(_H(), "r2-x-minimal", RunConfig(max_model_len=4096), 8000, lambda e: e, ended=asyncio.Event())
+    assert "another process answers on port 8000" in _wrong_server(s, [{"id": "m", "max_model_len": 1024}])
+    assert _wrong_server(s, [{"id": "m", "max_model_len": 4096}]) == ""
+    assert _wrong_server(s, [{"id": "m"}]) == ""  # cannot tell: not flagged
