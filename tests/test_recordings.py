@@ -1,0 +1,41 @@
+"""The sample sessions in recordings/ (made by `k3tui demo --headless`) stay readable and truthful.
+
+They are what the home screen offers and what a new colleague replays first: each must
+verify, say it was simulated, and show the failure its scenario promises.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from k3tui.assets import recordings_dir
+from k3tui.reader import read_all, verify
+from k3tui.sim import scenarios
+from k3tui.state import fold
+
+SAMPLES = sorted(recordings_dir().glob("*.k3rec"))
+EXPECTED = {s.name: s for s in scenarios()}
+
+
+def test_there_are_samples() -> None:
+    assert len(SAMPLES) >= 3
+
+
+@pytest.mark.parametrize("path", SAMPLES, ids=[p.stem for p in SAMPLES])
+def test_sample_verifies_and_shows_its_scenario(path: Path) -> None:
+    result = verify(path)
+    assert result.ok and not result.truncated, result.message
+    rec, events = read_all(path, strict=True)
+    assert rec.header.simulated, "a demo recording must say the host was simulated"
+    state = fold(events)
+    assert state.simulated
+    scenario = EXPECTED[path.stem.removeprefix("demo-")]
+    if scenario.expected_stage == "none":
+        assert state.first_exception is None
+    else:
+        assert state.first_exception is not None
+        assert state.first_exception.stage == scenario.expected_stage
+        assert scenario.expected_exception in state.first_exception.line
+    assert state.scenes, "every demo freezes the scene at least once"
