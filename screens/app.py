@@ -115,6 +115,8 @@ class K3App(App):
             for b in bindings:
                 if b.description and b.action not in seen:
                     seen.add(b.action)
+                    if b.action == "cycle_host" and not screen.check_action(b.action, ()):
+                        continue  # one host: no host selector
                     key = self.get_key_display(b)
                     yield SystemCommand(
                         b.description, f"{b.action} — key {key}", partial(self.call_later, screen.run_action, b.action)

@@ -38,6 +38,8 @@ class LogLine:
     """``out``, ``err`` (error-looking output), ``cmd``, ``stage``, ``exc``, ``note``, ``info``, ``gap``,
     or ``probe`` (output of a probe or sampler command, not of a server run: hidden unless asked for)."""
     text: str
+    host: str = ""
+    """The host the line came from ("" for the session's own lines: gaps, notes without a host)."""
 
 
 class LogFeed:
@@ -65,10 +67,19 @@ class LogFeed:
             if reached:
                 self.stage[run_id] = reached[-1].stage
 
-    def lines(self, e: ev.AnyEvent) -> list[LogLine]:  # noqa: C901 - one flat dispatch
+    def lines(self, e: ev.AnyEvent) -> list[LogLine]:
+        """The display lines of one event, each tagged with the event's host."""
+        if isinstance(e, ev.Output):
+            return self._output(e)
+        out = self._event_lines(e)
+        if e.host:
+            host = neutralise(e.host)
+            for ln in out:
+                ln.host = host
+        return out
+
+    def _event_lines(self, e: ev.AnyEvent) -> list[LogLine]:  # noqa: C901 - one flat dispatch
         match e:
-            case ev.Output():
-                return self._output(e)
             case ev.StageReached():
                 self.stage[e.run] = e.stage
                 return [
@@ -101,15 +112,16 @@ class LogFeed:
         # and nothing that looks like an error, and then each line costs one object
         text = neutralise(e.text)
         raw = text.splitlines() or [""]
+        host = neutralise(e.host) if e.host else ""
         if e.id not in self.runs:
-            return [LogLine("probe", " │" + line) for line in raw]
+            return [LogLine("probe", " │" + line, host) for line in raw]
         code = STAGE_CODE.get(self.stage.get(e.id, ""), " ") + "│"
         if "shards" in text or "CUDA graph" in text:
             for line in raw:
                 self.progress.feed(line)
         if e.id not in self._in_tb and e.stream != "stderr" and not _maybe_error(text):
-            return [LogLine("out", code + line) for line in raw]
-        return [LogLine(self._kind(e.id, line, e.stream), code + line) for line in raw]
+            return [LogLine("out", code + line, host) for line in raw]
+        return [LogLine(self._kind(e.id, line, e.stream), code + line, host) for line in raw]
 
     def _kind(self, src: str, line: str, stream: str) -> str:
         if src in self._in_tb:
@@ -140,6 +152,21 @@ def _maybe_error(text: str) -> bool:
         or "CRITICAL" in text
         or "FATAL" in text
     )
+
+
+def session_hosts(state: SessionState) -> list[str]:
+    """The hosts of the session (connected, running or frozen), in the order first seen; "" left out.
+
+    Neutralised, like the ``host`` of every :class:`LogLine`, so the two compare equal."""
+    seen: dict[str, None] = {}
+    for h in state.hosts:
+        seen[h] = None
+    for r in state.runs.values():
+        seen[r.host] = None
+    for sc in state.scenes:
+        seen[sc.host] = None
+    seen.pop("", None)
+    return [neutralise(h) for h in seen]
 
 
 # --- progress of long stages, read from the log -------------------------------------------

@@ -12,7 +12,7 @@ from screens.app import K3App
 from screens.replay.replay_screen import ReplayScreen
 from screens.session.session_screen import SessionScreen
 
-from .ui_recordings import ScriptedDriver, write_session
+from .ui_recordings import ScriptedDriver, write_session, write_two_hosts
 
 SIZES = [(80, 24), (160, 48)]
 
@@ -107,3 +107,17 @@ def test_help_80x24(snap_compare, recdir, no_ssh):
         await pilot.pause(0.2)
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=go)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_replay_two_hosts_at_the_end(snap_compare, tmp_path, no_ssh, size):
+    """Two trays: a host column in the log, "⌂ all 2 hosts" in its status line, a scene column per node."""
+    path = write_two_hosts(tmp_path / "trays.k3rec")
+    app = K3App(replay_path=path, home_dirs=[], ssh_config=no_ssh)
+
+    async def go(pilot):  # noqa: ANN001
+        await _settle(pilot, ReplayScreen)
+        await pilot.press("G")
+        await pilot.pause(0.2)
+
+    assert snap_compare(app, terminal_size=size, run_before=go)

@@ -292,3 +292,75 @@ class ScriptedDriver:
     async def close(self) -> None:
         self.closed = True
         self.recorder.close()
+
+
+# --- a two-node deployment (two 4-GPU GB300 trays) ------------------------------------------
+
+TRAYS = ("tray-a", "tray-b")
+TRAY_ROOT = "RuntimeError: NCCL error: unhandled system error (ncclSystemError)"
+
+
+def _tray_scene(host: str, driver: str) -> dict:
+    import copy
+
+    scene = copy.deepcopy(SCENE)
+    scene["host"]["hostname"] = host
+    scene["host"]["driver_version"] = driver
+    scene["gpus"] = scene["gpus"][:4]
+    return scene
+
+
+def two_host_events() -> list[ev.Event]:
+    """A two-node session: both trays connect and freeze (tray-b on an older driver), each
+    runs its part of the server, and the root exception happens on the worker (tray-b) while
+    the head (tray-a) only reports the consequence. Every line says which tray printed it."""
+    out: list[ev.Event] = []
+    a, b = TRAYS
+    for i, host in enumerate(TRAYS):
+        out.append(
+            ev.HostConnected(
+                t=0.5 + i * 0.1, host=host, address=f"10.0.0.{i + 1}:22", user="oncall", clock_skew=0.01 * (i + 1)
+            )
+        )
+    out.append(ev.RungEntered(t=1.0, host=a, rung="baseline"))
+    out.append(ev.SceneFrozen(t=1.5, host=a, scene=_tray_scene(a, "580.82.07"), reason="operator"))
+    out.append(ev.SceneFrozen(t=1.6, host=b, scene=_tray_scene(b, "575.57.08"), reason="operator"))
+    out.append(ev.RungLeft(t=3.0, host=a, rung="baseline", verdict="PASS"))
+    out.append(ev.RungEntered(t=10.0, host=a, rung="minimal"))
+    for host, run in ((a, "ra"), (b, "rb")):
+        out.append(ev.RunStarted(t=10.0, host=host, run=run, command="vllm serve moonshotai/Kimi-K3", rung="minimal"))
+        out.append(ev.StageReached(t=10.0, host=host, run=run, stage="container", line=1))
+    t = 10.0
+    for n in range(1, 31):
+        t += 0.1
+        for host, run in ((a, "ra"), (b, "rb")):
+            out.append(ev.Output(t=t, host=host, id=run, text=f"INFO {host} says line {n}"))
+    t += 0.1
+    out.append(ev.StageReached(t=t, host=b, run="rb", stage="device", line=31))
+    out.append(ev.Output(t=t, host=b, id="rb", text=f"ERROR {TRAY_ROOT}"))
+    out.append(
+        ev.ExceptionFound(
+            t=t, host=b, run="rb", stage="device", line=f"ERROR {TRAY_ROOT}", line_number=32, signature="device:nccl"
+        )
+    )
+    out.append(ev.SceneFrozen(t=t + 0.2, host=a, scene=_tray_scene(a, "580.82.07"), reason="first-exception"))
+    out.append(ev.SceneFrozen(t=t + 0.3, host=b, scene=_tray_scene(b, "575.57.08"), reason="first-exception"))
+    out.append(ev.Output(t=t + 1, host=a, id="ra", text=f"INFO {a} says: worker {b} went away"))
+    out.append(ev.Note(t=t + 2, text="the worker failed first"))
+    out.append(ev.RunEnded(t=t + 3, host=b, run="rb", status=1, reason="exited"))
+    out.append(ev.RunEnded(t=t + 3, host=a, run="ra", status=1, reason="exited"))
+    out.append(ev.RungLeft(t=t + 4, host=a, rung="minimal", verdict="FAIL", reproduced=1, repeats=1))
+    return out
+
+
+def write_two_hosts(path: Path) -> Path:
+    """:func:`two_host_events` recorded by the real Recorder."""
+    rec = Recorder(
+        path,
+        ev.Header(host="tray-a,tray-b", profile="kimi-k3", title="two trays", started=1764475200.0),
+        redactor=Redactor(),
+    )
+    for e in two_host_events():
+        rec.emit(e)
+    rec.close()
+    return path

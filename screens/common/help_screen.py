@@ -25,6 +25,8 @@ def binding_help(screen: object, app: object) -> list[tuple[str, str]]:
         for b in cls.__dict__.get("BINDINGS", []):
             if not isinstance(b, Binding) or not b.description or b.action in seen:
                 continue
+            if b.action == "cycle_host" and not screen.check_action(b.action, ()):  # type: ignore[attr-defined]
+                continue  # one host: no host selector
             seen.add(b.action)
             keys = " ".join(app.get_key_display(Binding(k.strip(), b.action)) for k in b.key.split(","))  # type: ignore[attr-defined]
             out.append((keys, b.description))

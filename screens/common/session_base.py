@@ -12,6 +12,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Static
 from textual.worker import Worker
@@ -37,6 +38,7 @@ class SessionBase(Screen):
         Binding("x", "first_exception", "1st exc"),
         Binding("F", "follow", "Follow/pause", show=False),
         Binding("P", "probes", "Probe output", show=False),
+        Binding("h", "cycle_host", "Host filter (all → each host)", show=False),
         Binding("E", "export", "Export", show=False),
         Binding("D", "diff", "Diff scenes", show=False),
         Binding("question_mark", "help", "Help"),
@@ -145,6 +147,27 @@ class SessionBase(Screen):
             markup=False,
         )
         self.view.render_panels()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # the host selector exists only when the session spans more than one host
+        if action == "cycle_host":
+            try:
+                return len(self.view.log_view.hosts) > 1
+            except NoMatches:  # not composed yet
+                return False
+        return True
+
+    def action_cycle_host(self) -> None:
+        log = self.view.log_view
+        if len(log.hosts) < 2:
+            self.notify("one host in this session: nothing to select", markup=False)
+            return
+        host = log.cycle_host()
+        self.notify(
+            f"log: {neutralise(host)} only (h: next host)" if host is not None else "log: every host (h: one host)",
+            markup=False,
+        )
+        self.view.render_panels(everything=False)
 
     def action_follow(self) -> None:
         log = self.view.log_view

@@ -108,7 +108,7 @@ class ReplayScreen(SessionBase):
         # arrows step the replay, except while typing in the search box
         if action == "step" and isinstance(self.focused, Input):
             return False
-        return True
+        return super().check_action(action, parameters)
 
     # --- moving ----------------------------------------------------------------------
 

@@ -1,5 +1,9 @@
 """The server log: a bounded window with a stage gutter, filters, highlight and search.
 
+With more than one host (a multi-node deployment), the log can show every host's lines,
+each with a host column after the stage gutter (``E│tray-a│…``), or one host's only
+(:meth:`LogView.cycle_host`); with one host there is no host column and nothing changes.
+
 Built on Textual's ``Log`` (plain strings, measured at ~510k lines/s in batches of 1,000),
 not ``RichLog``: lines are never parsed as markup, so ``[bold]`` in a log line stays
 literal, and styling is applied only to the lines on screen by a highlighter. The view keeps
@@ -40,6 +44,10 @@ _LINE_STYLE = {
     "·": "bright_black",
     "⋯": "bold yellow",
 }
+_HOST_STYLES = ("bold cyan", "bold magenta", "bold green", "bold yellow", "bold blue", "bold red")
+"""Colour of each host's column, by the order hosts were first seen."""
+HOST_WIDTH = 12
+"""Widest host column (longer aliases are clipped there)."""
 _MATCH = Style(color="black", bgcolor="yellow", bold=True)
 _CURRENT = Style(bgcolor="grey30")
 
@@ -58,11 +66,16 @@ class _Highlighter(Highlighter):
         else:
             text.stylize(_STAGE_STYLE.get(mark, "bright_black"), 0, 1)
             if _maybe_error(plain) and _ERRORISH.search(plain):
-                text.stylize("bold red", 2)
+                text.stylize("bold red", self.view.body_start)
         text.stylize("bright_black", 1, 2)
+        body = self.view.body_start
+        if body > 2:
+            host = plain[2 : body - 1].rstrip()
+            text.stylize(self.view.host_style(host), 2, body - 1)
+            text.stylize("bright_black", body - 1, body)
         rx = self.view.query_rx
         if rx is not None:
-            for m in rx.finditer(plain, 2):
+            for m in rx.finditer(plain, body):
                 text.stylize(_MATCH, m.start(), m.end())
 
 
@@ -85,6 +98,13 @@ class LogView(Log):
         self.current: int | None = None
         """Index (in the shown lines) of the current search hit."""
         self._k3_rich_style: Style | None = None
+        self.hosts: list[str] = []
+        """Every host seen (never forgotten after a seek, so the columns stay put)."""
+        self.host_filter: str | None = None
+        """Show only this host's lines (and the session's own); None: every host."""
+        self._host_width = 0
+        self.body_start = 2
+        """Where a shown line's text starts: after the stage gutter, and the host column when shown."""
 
     # --- feeding -----------------------------------------------------------------------
 
@@ -93,7 +113,10 @@ class LogView(Log):
         if not lines:
             return
         self._all.extend(lines)
-        shown = [ln.text for ln in lines if self._keep(ln)]
+        if self._new_hosts(lines):
+            self._refilter()
+            return
+        shown = self._shown_lines(lines)
         if shown:
             if self.current is not None and len(self._lines) + len(shown) > self.window:
                 self.current = max(0, self.current - (len(self._lines) + len(shown) - self.window))
@@ -103,12 +126,71 @@ class LogView(Log):
         """Show exactly these lines (after a seek in replay)."""
         self._all.clear()
         self._all.extend(lines)
+        self._new_hosts(lines)
         self._refilter()
 
     @property
     def kept(self) -> int:
         """Lines held in the window (shown or filtered out)."""
         return len(self._all)
+
+    # --- hosts --------------------------------------------------------------------------
+
+    def note_hosts(self, hosts: list[str]) -> None:
+        """Hosts the session knows of (connected, running, frozen) even before they print a line."""
+        if self._add_hosts(hosts):
+            self._refilter()
+
+    def cycle_host(self) -> str | None:
+        """All hosts → the first → the second → … → all again; returns the new filter (None: all)."""
+        if len(self.hosts) < 2:
+            self.host_filter = None
+        elif self.host_filter not in self.hosts:
+            self.host_filter = self.hosts[0]
+        else:
+            i = self.hosts.index(self.host_filter) + 1
+            self.host_filter = self.hosts[i] if i < len(self.hosts) else None
+        self._refilter()
+        return self.host_filter
+
+    def host_style(self, host: str) -> str:
+        for i, h in enumerate(self.hosts):
+            if h[:HOST_WIDTH] == host:
+                return _HOST_STYLES[i % len(_HOST_STYLES)]
+        return "bright_black"
+
+    def _new_hosts(self, lines: list[LogLine]) -> bool:
+        known = self.hosts
+        new = {ln.host: None for ln in lines if ln.host and ln.host not in known}
+        return self._add_hosts(list(new))
+
+    def _add_hosts(self, hosts: list[str]) -> bool:
+        """Remember new hosts; True when the host column's width changed (the lines must be re-rendered)."""
+        added = False
+        for h in hosts:
+            if h and h not in self.hosts:
+                self.hosts.append(h)
+                added = True
+        if not added:
+            return False
+        before = self.body_start
+        self._set_columns()
+        return self.body_start != before
+
+    def _set_columns(self) -> None:
+        if len(self.hosts) > 1 and self.host_filter is None:
+            self._host_width = min(HOST_WIDTH, max(len(h) for h in self.hosts))
+            self.body_start = 2 + self._host_width + 1
+        else:
+            self.body_start = 2
+
+    def _shown_lines(self, lines) -> list[str]:  # noqa: ANN001 - any iterable of LogLine
+        """The kept lines as shown: with the host column when several hosts are shown together."""
+        keep = self._keep
+        if self.body_start == 2:
+            return [ln.text for ln in lines if keep(ln)]
+        w = self._host_width
+        return [ln.text[:2] + ln.host[:w].ljust(w) + "│" + ln.text[2:] for ln in lines if keep(ln)]
 
     # --- filtering and search --------------------------------------------------------------
 
@@ -146,15 +228,16 @@ class LogView(Log):
         else:
             order = [*range(start - 1, -1, -1), *range(n - 1, start - 1, -1)]
         for i in order:
-            if rx.search(lines[i], 2):
+            if rx.search(lines[i], self.body_start):
                 self.show_line(i)
                 return True
         return False
 
     def jump_to_exception(self) -> bool:
-        """Show the first-exception line (clearing a filter that hides it)."""
+        """Show the first-exception line (clearing a filter that hides it, the host filter too)."""
         idx = self._index_of(lambda s: s.startswith("✖│"))
-        if idx is None and self.mode != "all":
+        if idx is None and (self.mode != "all" or self.host_filter is not None):
+            self.host_filter = None
             self.set_filter("all")
             idx = self._index_of(lambda s: s.startswith("✖│"))
         if idx is None:
@@ -186,6 +269,8 @@ class LogView(Log):
     def _keep(self, ln: LogLine) -> bool:
         if ln.kind == "gap":
             return True
+        if self.host_filter is not None and ln.host and ln.host != self.host_filter:
+            return False
         if ln.kind == "probe" and not self.show_probes:
             return False
         if self.mode == "errors":
@@ -197,7 +282,8 @@ class LogView(Log):
     def _refilter(self) -> None:
         self.current = None
         self.clear()
-        shown = [ln.text for ln in self._all if self._keep(ln)]
+        self._set_columns()
+        shown = self._shown_lines(self._all)
         if shown:
             self.write_lines(shown, scroll_end=self.auto_scroll)
         self._repaint()

@@ -31,7 +31,7 @@ from textual.widgets import Input, Static
 from k3tui.events import AnyEvent, GpuSample, Output
 from k3tui.state import SessionState, reduce
 
-from ..viewmodel import LogFeed, LogLine
+from ..viewmodel import LogFeed, LogLine, session_hosts
 from .change_panel import ChangePanel
 from .checklist_panel import ChecklistPanel
 from .freeze_banner import FreezeBanner
@@ -232,6 +232,7 @@ class SessionView(Vertical):
         self.query_one(GpuPanel).show(s)
         if everything or self._dirty_all:
             self._dirty_all = False
+            self.log_view.note_hosts(session_hosts(s))
             self.query_one(LadderPanel).show(s, self.profile)
             self.query_one(ScenePanel).show(s)
             self.query_one(ChangePanel).show(s, self.preview)
@@ -251,6 +252,10 @@ class SessionView(Vertical):
         mode += " +probes" if log.show_probes else ""
         q = f"  /{log.query_text}" if log.query_text else ""
         text = f"{follow}  {mode}{q}  {log.line_count:,} shown · {log.kept:,} kept"
+        if len(log.hosts) > 1:
+            # first, so that it stays on screen at 80 columns (h cycles it)
+            which = f"{log.host_filter} only" if log.host_filter is not None else f"all {len(log.hosts)} hosts"
+            text = f"⌂ {which}  {text}"
         if text != self._status_text:
             self._status_text = text
             self.query_one("#logstatus", Static).update(Text(text), layout=False)
