@@ -224,9 +224,13 @@ def test_every_authorization_header_is_masked_not_only_the_first():
     """The scheme word after ``Authorization:`` is not the secret: learning it let later tokens through."""
     r = Redactor()
     tokens = ["abcdefghijklmnop123", "zyxwvutsrqponm999", "qqqqqqqqqqqqqqqq77"]
-    lines = [f"Authorization: Bearer {tokens[0]}", f"Authorization: Bearer {tokens[1]}", f'-H "Authorization: Bearer {tokens[2]}"']
+    lines = [
+        f"Authorization: Bearer {tokens[0]}",
+        f"Authorization: Bearer {tokens[1]}",
+        f'-H "Authorization: Bearer {tokens[2]}"',
+    ]
     out = [r.text(line) for line in lines]
-    for tok, line in zip(tokens, out):
+    for tok, line in zip(tokens, out, strict=True):
         assert tok not in line
         assert "Bearer <redacted>" in line
     assert "Bearer" not in r._known
@@ -247,3 +251,83 @@ def test_redacting_twice_changes_nothing_and_learns_no_scheme_word():
     assert r.text("Authorization: Bearer abcdefghijklmnop123") == "Authorization: Bearer <redacted>"
     r.learn("Bearer")
     assert "Bearer" not in r._known
+
+
+# --- the fast path (needle leads, ASCII haystack, short-text cache) gives the reference result ---
+
+_FRAGMENTS = [
+    "token", "TOKEN", "Token", "tokens", "_token", "HF_TOKEN", "secret", "SECRET", "pass", "PASSWORD", "passwd",
+    "credential", "cookie", "Cookie", "signature", "auth", "Authorization", "AUTH", "key", "KEY", "api_key",
+    "apiKey", "pwd", "PWD", "session", "session_id", "bearer", "Bearer ", "sk-", "hf_", "gh", "ghp_", "glpat-",
+    "xox", "xoxb-", "AKIA", "ASIA", "asia", "asiauth", "eyJ", "eyj", "://", "https://", "u:", "@", "/", "=", ": ",
+    " ", "  ", "\n", "\t", '"', "'", "--", "-", "_", ".", ",", ";", "}", "k", "e", "a", "s", "ia", "kia", "ken",
+    "0123456789abcdef", "Q7rT9xWmZ2pL4kV8nB3cY6dFab", "A1b2C3d4E5f6G7h8I9j0KlMnOp", "QWERTYUIOPASDFGH",
+    "-----BEGIN RSA PRIVATE KEY-----", "-----END RSA PRIVATE KEY-----", "private key", MASK, "<redacted",
+    "█", "▀", "é", "Σ", "\u212a", "\u0130", "\u212aEY", "\U0001f600", "ſ",
+    HF, SK, GH, AWS, JWT, PASSWORD, URL_PASS,
+    "DB_PWD=", "db_pwd: ", "x-auth-token=", "MY_SECRET=", "--api-key ", "password=", "Cookie: ", "credential=",
+    "session_id=", "AWS_SIGNATURE_KEY=", "Authorization: Bearer ", "xoxb-1234567890ab", "glpat-abcdefghij0123456789",
+    "api_\u212aEY=", "\u212aEY=", "to\u212aen=", "\u0130HF_TOKEN=", "\u0130\u0130 password=", "HF_TO\u212aEN=",
+    "https://user:pa55word@host/", "value-8812-zzq ",
+]  # fmt: skip
+_PAD = "INFO 11-30 06:12:00 [model_runner.py:1234] Chunked prefill is enabled with max_num_batched_tokens=8192. " * 2
+
+
+def _same_as_reference(texts):
+    fast, ref = Redactor(), Redactor()
+    for s in texts:
+        assert fast.text(s) == ref.text_reference(s), s
+    assert fast._known == ref._known
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(_FRAGMENTS), st.text(max_size=6)), max_size=60), st.booleans())
+def test_fast_path_gives_the_reference_result_on_random_text(parts, pad):
+    s = "".join(parts)
+    texts = [_PAD + s if pad else s, s + _PAD, s, s[:64], s[:64]]  # long ones take the fast path; short ones the cache
+    _same_as_reference(texts)
+
+
+def test_fast_path_gives_the_reference_result_on_real_text(shared):
+    files = [
+        p for p in sorted((shared / "corpus").rglob("*")) + sorted((shared / "fixtures").rglob("*")) if p.is_file()
+    ]
+    texts = []
+    for p in files:
+        text = p.read_text(encoding="utf-8", errors="replace")
+        texts += [text[i : i + 65536] for i in range(0, len(text), 65536)]
+        lines = text.splitlines(keepends=True)
+        texts += ["".join(lines[i : i + 10]) for i in range(0, len(lines), 10)]
+    texts += [SECRET_TEXT, _PAD + SECRET_TEXT, SECRET_TEXT * 3]
+    texts += [t[: len(t) // 2] + SECRET_TEXT + t[len(t) // 2 :] for t in texts[:50]]  # secrets planted in real logs
+    texts += texts[:20]  # again, after learning
+    _same_as_reference(texts)
+
+
+@pytest.mark.parametrize(
+    "s",
+    [
+        "api_\u212aEY=abcdefgh12 " + _PAD, "\u0130\u0130\u0130 HF_TOKEN=abcdefgh12 " + _PAD, _PAD + "\u0130 DB_PWD=qwerty123",
+        _PAD + "asiauth=abcdefgh12", _PAD + "ASIAQWERTYUIOPASDFGH", _PAD + "DB_PWD=qwerty123 sk-abcdefghijklmnopqrst",
+        _PAD + "█ HF_TO\u212aEN=abcdefgh12 █ password=hunter22", _PAD + PEM + "after password=hunter22",
+    ],
+)  # fmt: skip
+def test_fast_path_gives_the_reference_result_on_odd_text(s):
+    _same_as_reference([s, s])
+
+
+def test_short_text_cache_follows_learning():
+    r = Redactor()
+    line = f"later: {ENV_TOKEN}"
+    assert r.text(line) == line  # not known yet
+    r.env({"GITHUB_TOKEN": ENV_TOKEN})
+    assert r.text(line) == f"later: {MASK}"
+
+
+def test_a_character_whose_lower_case_is_longer_shifts_nothing():
+    """`"İ".lower()` is two characters: positions in the lowered text used to be off by one per
+    "İ", so a secret after it leaked (or the redactor raised IndexError)."""
+    r = Redactor()
+    assert r.text("İİİİ x HF_TOKEN=abcdefgh12 y") == f"İİİİ x HF_TOKEN={MASK} y"
+    assert r.text("İİ password=İİ password=İİ password=token") == f"İİ password={MASK} password={MASK} password={MASK}"
+    assert r.text(_PAD + "İ DB_PWD=qwerty123") == _PAD + f"İ DB_PWD={MASK}"
