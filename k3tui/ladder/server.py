@@ -26,6 +26,8 @@ from .config import RunConfig, launch_argv, launch_env
 
 Emit = Callable[[Any], Any]
 PORT_RELEASE_S = 30.0
+LOG_CONFIRM_S = 20.0
+"""How long after /health answers the run's own log may take to show its API server start."""
 """How long a stopped server's port may keep answering before a warning."""
 EXCEPTION_GRACE_S = 20.0
 """After a root exception, how long /health may still take before start-up is called failed."""
@@ -140,9 +142,37 @@ class Server:
             return not self.ended.is_set() and not failed
 
         reply = await self.client.wait_ready(deadline, interval=0.5, still_running=still_starting)
-        if reply is not None:
-            self.ready_s = time.monotonic() - self.started
-        return reply is not None
+        if reply is None or not await self._log_confirms_api(min(deadline, time.monotonic() + LOG_CONFIRM_S)):
+            return False
+        self.ready_s = time.monotonic() - self.started
+        return True
+
+    async def _log_confirms_api(self, deadline: float) -> bool:
+        """After /health answered: does this run's own log agree that its API server started?
+
+        /health says *something* serves the port; only the run's log says it is this run (a
+        leftover of the previous run, still shutting down on a loaded host, can answer too).
+        True once the log reaches the ``api`` stage; False when the run fails or ends first;
+        True with a notice when the log shows neither in time (a vLLM whose log the stage
+        markers do not know must still be usable).
+        """
+        while time.monotonic() < deadline:
+            if self.exception is not None or self.ended.is_set():
+                return False
+            res = self.classifier.result() if self.classifier is not None else None
+            if res is not None and any(m.stage in ("api", "runtime") for m in res.stages):
+                return True
+            await asyncio.sleep(0.2)
+        if self.exception is not None or self.ended.is_set():
+            return False
+        self.emit(
+            ev.Notice(
+                host=self.host.alias,
+                level="warning",
+                message=f"run {self.run_id}: /health answers but its log never showed the API server start: readiness from /health alone",
+            )
+        )
+        return True
 
     async def settle(self, timeout: float = 30.0) -> None:
         """Wait (bounded) for follow-ups of a failure: the run's end and the automatic freeze."""
