@@ -19,3 +19,14 @@ def add_target_options(p: argparse.ArgumentParser, nargs: str | None = None) -> 
 
 def add_record_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--record", metavar="FILE", help="write the session to this .k3rec file")
+
+
+def app_class() -> type:
+    """The TUI's application class, for the commands that start the UI (the one door from core to UI).
+
+    Imported by name at call time: the core package never imports the UI statically, so a
+    headless command (``verify``, ``classify``, ``freeze`` …) never loads Textual.
+    """
+    import importlib
+
+    return importlib.import_module("screens.app").K3App  # type: ignore[no-any-return]

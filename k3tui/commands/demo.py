@@ -155,7 +155,9 @@ def _progress(out: Any, e: Any) -> None:
 
 
 def _interactive(args: argparse.Namespace, path: Path) -> int:
-    from screens.app import K3App  # the CLI may import the UI inside the command that starts it
+    from ._common import app_class
+
+    K3App = app_class()
 
     nodes = SimNodes(args.scenario, **_sim_kwargs(args))
 

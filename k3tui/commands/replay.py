@@ -20,7 +20,9 @@ def run(args: argparse.Namespace) -> int:
         from ..reader import open_recording
 
         open_recording(path)  # a clear one-line error before the screen starts, not inside it
-    from screens.app import K3App  # the CLI may import the UI inside the command that starts it
+    from ._common import app_class
+
+    K3App = app_class()
 
     K3App(replay_path=path).run()
     return 0

@@ -17,7 +17,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:  # pragma: no cover - `k3
 
 
 def run(args: argparse.Namespace) -> int:
-    from screens.app import K3App  # the CLI is the one place core may import the UI
+    from ._common import app_class
+
+    K3App = app_class()
 
     sims: list[Any] = []
 
