@@ -28,7 +28,7 @@ async def _until(pilot, cond, seconds: float) -> None:  # noqa: ANN001
 
 
 async def test_demo_nccl_init_freeze_banner_and_note(tmp_path):
-    from k3tui.commands.demo import make_driver, SimNodes
+    from k3tui.commands.demo import SimNodes, make_driver
 
     path = tmp_path / "demo.k3rec"
     held = {}

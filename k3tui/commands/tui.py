@@ -29,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
         from ..recording import Recorder
 
         if target.startswith("demo"):
-            from .demo import make_driver, SimNodes
+            from .demo import SimNodes, make_driver
 
             scenario = target.partition(":")[2] or "healthy"
             nodes = SimNodes(scenario)
