@@ -59,6 +59,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--no-enable-prefix-caching", dest="prefix", action="store_false")
     p.add_argument("--trust-remote-code", action="store_true")
     p.add_argument("--gpu-memory-utilization", type=float)
+    p.add_argument("--headless", action="store_true")
     ns, _unknown = p.parse_known_args(argv)
     ns.model = ns.model or ns.model_tag or "facebook/opt-125m"
     return ns
@@ -225,6 +226,8 @@ class Server:
     # --- HTTP ----------------------------------------------------------------------------
 
     def serve(self) -> bool:
+        if self.ns.headless:  # a headless (worker) node of a multi-node deployment has no API server
+            return True
         pf = self._port_file()
         if pf.exists():
             try:
