@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator
 from typing import Any, Protocol
 
 from ..errors import ConnectionLost, HostError
-from ..events import CommandExited, CommandSent, Decision, Output, RunEnded, RunStarted
+from ..events import CommandExited, CommandSent, Decision, Notice, Output, RunEnded, RunStarted
 from ..redact import Redactor
 from . import detached
 from .base import Emit, RunHandle, RunResult
@@ -338,8 +338,33 @@ class BaseHost:
                 if await self._wait_ended(handle, 3.0) is None:
                     await self.run_quiet(detached.reap_command(handle.run_dir), timeout=15.0)
         status = await self.run_status(handle)
+        await self._sweep(handle, grace)
         self._end(handle, status, "stopped")
         return status
+
+    async def _sweep(self, handle: RunHandle, grace: float) -> None:
+        """After the wrapper ended, wait (bounded) for the rest of the run's group, then KILL it.
+
+        A child that outlives its wrapper (it ignored TERM, or is stuck flushing) would keep
+        the GPUs and the port of the run: the next run's readiness would then come from it.
+        """
+        deadline = time.monotonic() + min(grace, 5.0)
+        while True:
+            res = await self.run_quiet(detached.survivors_command(handle.run_dir), timeout=15.0)
+            left = int(res.stdout.strip() or 0) if res.stdout.strip().isdigit() else 0
+            if left == 0:
+                return
+            if time.monotonic() >= deadline:
+                self.emit(
+                    Notice(
+                        host=self.alias,
+                        level="warning",
+                        message=f"run {handle.run_id}: {left} process(es) outlived the stop; killed (KILL)",
+                    )
+                )
+                await self.run_quiet(detached.sweep_command(handle.run_dir), timeout=15.0)
+                return
+            await asyncio.sleep(0.2)
 
     async def _wait_ended(self, handle: RunHandle, seconds: float) -> int | None:
         deadline = time.monotonic() + seconds

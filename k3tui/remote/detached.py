@@ -145,6 +145,25 @@ def kill_command(run_dir: str) -> str:
     )
 
 
+def survivors_command(run_dir: str) -> str:
+    """Prints how many processes of the run's group are still alive (the wrapper may be gone)."""
+    d = _dir(run_dir)
+    return (
+        f'd={d}; g=$(cat "$d/pgid" 2>/dev/null) || {{ echo 0; exit 0; }}; '
+        'n=0; for q in $(ps -e -o pgid=); do [ "$q" = "$g" ] && n=$((n+1)); done; echo $n'
+    )
+
+
+def sweep_command(run_dir: str) -> str:
+    """KILL every process left in the run's group after the wrapper ended (a child that ignored TERM)."""
+    d = _dir(run_dir)
+    return (
+        f'd={d}; g=$(cat "$d/pgid" 2>/dev/null) || exit 0; '
+        "ps -e -o pid= -o pgid= | while read p q; do "
+        '[ "$q" = "$g" ] && kill -KILL "$p" 2>/dev/null; done; exit 0'
+    )
+
+
 def reap_command(run_dir: str, status: int = 137) -> str:
     """Last resort when the wrapper itself is gone or stuck: KILL it and write ``exit``."""
     d = _dir(run_dir)
