@@ -338,8 +338,8 @@ class BaseHost:
                 if await self._wait_ended(handle, 3.0) is None:
                     await self.run_quiet(detached.reap_command(handle.run_dir), timeout=15.0)
         status = await self.run_status(handle)
-        await self._sweep(handle, grace)
         self._end(handle, status, "stopped")
+        await self._sweep(handle, grace)
         return status
 
     async def _sweep(self, handle: RunHandle, grace: float) -> None:
