@@ -168,27 +168,12 @@ class MultiNodeLadder(LadderEngine):
         )
         await self.freeze_all(reason="first-exception", run=server)
 
-    async def freeze_all(self, reason: str, run: Server | None = None) -> dict[str, Any]:
-        """Freeze every node concurrently, each with its own run's log."""
-        from ..scene.freeze import freeze as default_freeze
-
-        freeze = self._freeze or default_freeze
+    def _runs_by_host(self, run: Server | None) -> dict[int, Server]:
+        """Every node's freeze reads its own run's log (the given run only where a node has none)."""
         runs = {id(s.host): s for s in (self.server.nodes if isinstance(self.server, DeploymentServer) else [])}
         if run is not None:
             runs.setdefault(id(run.host), run)
-
-        async def one(h: Any) -> None:
-            kw: dict[str, Any] = {"emit": self.emit, "reason": reason}
-            mine = runs.get(id(h))
-            if mine is not None and mine.handle is not None:
-                kw["run"] = mine.handle
-            try:
-                self.scenes[h.alias] = await freeze(h, **kw)
-            except Exception as exc:  # noqa: BLE001 - a failed freeze is reported, the ladder goes on
-                self.emit(ev.Notice(host=h.alias, level="error", message=f"freeze failed: {exc}"))
-
-        await asyncio.gather(*(one(h) for h in self.hosts))
-        return self.scenes
+        return runs
 
 
 def _address_of(host: Any) -> str:

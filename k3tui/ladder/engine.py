@@ -333,11 +333,13 @@ class LadderEngine:
     async def freeze_all(self, reason: str, run: Server | None = None) -> dict[str, Any]:
         """Freeze every host concurrently (the head with the run's log, for its first exception)."""
         freeze = self._freeze or _default_freeze()
+        runs = self._runs_by_host(run)
 
         async def one(h: Any) -> None:
             kw: dict[str, Any] = {"emit": self.emit, "reason": reason}
-            if run is not None and h is run.host and run.handle is not None:
-                kw["run"] = run.handle
+            mine = runs.get(id(h))
+            if mine is not None and mine.handle is not None:
+                kw["run"] = mine.handle
             try:
                 self.scenes[h.alias] = await freeze(h, **kw)
             except Exception as exc:  # noqa: BLE001 - a failed freeze is reported, the ladder goes on
@@ -345,6 +347,10 @@ class LadderEngine:
 
         await asyncio.gather(*(one(h) for h in self.hosts))
         return self.scenes
+
+    def _runs_by_host(self, run: Server | None) -> dict[int, Server]:
+        """Which run's log each host's freeze reads (by ``id(host)``): here only the given run's."""
+        return {id(run.host): run} if run is not None else {}
 
     async def probe_live_inference(self) -> None:
         """Before the first launch: is anything else serving on these hosts? (a stop condition)."""
