@@ -54,6 +54,8 @@ class HostConnected(Event, tag="host_connected"):
     simulated: bool = False
     clock_skew: float | None = None
     """Remote wall clock minus local wall clock, seconds, measured at connect."""
+    role: str = ""
+    """The host's role in its deployment (``head``/``worker``); empty for a single host or unknown."""
 
 
 class HostDisconnected(Event, tag="host_disconnected"):

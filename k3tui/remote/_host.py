@@ -53,6 +53,8 @@ class BaseHost:
 
     def __init__(self, alias: str, emit: Emit | None = None, redactor: Redactor | None = None) -> None:
         self.alias = alias
+        self.role = ""
+        """``head``/``worker`` in a deployment ("" when not known); recorded in ``HostConnected``."""
         self._emit_fn = emit
         self.redactor = redactor or Redactor.from_environment()
         self._ids = itertools.count(1)

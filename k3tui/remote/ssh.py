@@ -139,9 +139,11 @@ class SshHost(BaseHost):
         redactor: Redactor | None = None,
         reconnect_for: float = 300.0,
         simulated: bool = False,
+        role: str = "",
     ) -> None:
         super().__init__(alias or resolved.target.alias, emit, redactor)
         self.simulated = simulated
+        self.role = role
         self.resolved = resolved
         self.identity = tuple(os.path.expanduser(i) for i in identity)
         kh = known_hosts or (resolved.known_hosts_files[0] if resolved.known_hosts_files else DEFAULT_KNOWN_HOSTS)
@@ -196,6 +198,7 @@ class SshHost(BaseHost):
                 fingerprint=self.fingerprint,
                 clock_skew=self.clock_skew,
                 simulated=self.simulated,
+                role=self.role,
             )
         )
         return self
@@ -517,10 +520,12 @@ def connect(
     redactor: Redactor | None = None,
     reconnect_for: float = 300.0,
     simulated: bool = False,
+    role: str = "",
 ) -> _Connecting:
     """Connect to one host: ``host = await connect("gb300-01")`` or ``async with connect(...) as host``.
 
-    ``simulated=True`` marks the host (and its ``HostConnected``) as the embedded simulated host.
+    ``simulated=True`` marks the host (and its ``HostConnected``) as the embedded simulated host;
+    ``role`` (``head``/``worker``) is recorded in ``HostConnected`` so a replay knows the node's part.
 
     Raises (on await):
         HostKeyUnknown, HostKeyChanged, AuthFailed, HostUnreachable: one actionable line each.
@@ -541,6 +546,7 @@ def connect(
         redactor=redactor,
         reconnect_for=reconnect_for,
         simulated=simulated,
+        role=role,
     )
     return _Connecting(host)
 
