@@ -112,6 +112,7 @@ class Node:
     def connect_kwargs(self) -> dict[str, object]:
         """Arguments for :func:`k3tui.remote.ssh.connect` (``target`` included)."""
         kw: dict[str, object] = {"target": self.target, "alias": self.alias, "identity": list(self.identity)}
+        kw["role"] = self.role
         if self.known_hosts:
             kw["known_hosts"] = self.known_hosts
         if self.connect_timeout is not None:
