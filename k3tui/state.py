@@ -36,6 +36,18 @@ class HostView:
     connected: bool = False
     reconnects: int = 0
     clock_skew: float | None = None
+    role: str = ""
+    """``head``/``worker`` in a multi-node deployment; "" for a single host or an old recording."""
+
+    @property
+    def label(self) -> str:
+        """``tray01 · head`` (the alias alone when the role is not known)."""
+        return host_label(self.alias, self.role)
+
+
+def host_label(alias: str, role: str = "") -> str:
+    """How every view names a host: ``tray01 · head``, or just ``tray01`` without a role."""
+    return f"{alias} · {role}" if role else alias
 
 
 @dataclass
@@ -120,6 +132,15 @@ class SessionState:
     def simulated(self) -> bool:
         return any(h.simulated for h in self.hosts.values())
 
+    def role_of(self, alias: str) -> str:
+        """The recorded role of a host ("" when none was recorded)."""
+        h = self.hosts.get(alias)
+        return h.role if h is not None else ""
+
+    def label_of(self, alias: str) -> str:
+        """``tray01 · head`` for a host with a recorded role, else the alias."""
+        return host_label(alias, self.role_of(alias))
+
 
 def _host(state: SessionState, alias: str) -> HostView:
     h = state.hosts.get(alias)
@@ -181,6 +202,7 @@ def reduce(state: SessionState, e: ev.AnyEvent) -> SessionState:  # noqa: C901 -
             h = _host(state, e.host)
             h.address, h.user, h.fingerprint = e.address, e.user, e.fingerprint
             h.simulated, h.connected, h.clock_skew = e.simulated, True, e.clock_skew
+            h.role = e.role or h.role  # a recording from before roles says nothing: keep what is known
         case ev.HostDisconnected():
             _host(state, e.host).connected = False
         case ev.HostReconnected():

@@ -71,3 +71,25 @@ def test_memory_is_bounded_under_a_flood():
 def test_time_never_goes_backwards_in_the_state():
     s = fold([ev.Note(t=5.0), ev.Note(t=2.0), ev.Note(t=float("nan"))])
     assert s.t == 5.0
+
+
+def test_each_host_keeps_its_recorded_role_and_an_old_recording_has_none():
+    s = fold(
+        [
+            ev.HostConnected(t=1.0, host="tray01", address="10.0.0.1:22", role="head"),
+            ev.HostConnected(t=1.1, host="tray02", address="10.0.0.2:22", role="worker"),
+            ev.HostDisconnected(t=2.0, host="tray02"),
+            ev.HostReconnected(t=3.0, host="tray02"),
+            ev.HostConnected(t=4.0, host="tray02", address="10.0.0.2:22"),  # says nothing of its role
+            ev.HostConnected(t=5.0, host="old"),
+        ]
+    )
+    assert {a: h.role for a, h in s.hosts.items()} == {"tray01": "head", "tray02": "worker", "old": ""}
+    assert [s.label_of(a) for a in ("tray01", "tray02", "old", "never-seen")] == [
+        "tray01 · head",
+        "tray02 · worker",
+        "old",
+        "never-seen",
+    ]
+    assert s.hosts["tray01"].label == "tray01 · head"
+    assert fold([ev.HostConnected(t=1.0, host="h", role="head")]).snapshot().hosts["h"].role == "head"

@@ -1,7 +1,8 @@
 """The deployment's merged timeline and first root exception, rebuilt from a recording.
 
 Replay runs nothing on any host, so everything the live fleet report shows must be in the
-stream: each node's ``HostConnected.clock_skew``, and the container log the fleet freeze
+stream: each node's ``HostConnected.clock_skew`` and ``role`` (head/worker; an older
+recording has none, and its nodes are called "node"), and the container log the fleet freeze
 read (a ``CommandSent`` with purpose ``fleet-log`` whose stdout is ``date +%z`` then
 ``docker logs --timestamps``). The same :func:`~k3tui.fleet.timeline.classify_deployment`
 then gives the same answer as the live run (the UI's replay and a colleague's
@@ -23,12 +24,14 @@ PURPOSE = "fleet-log"
 def node_logs_from_events(events: Iterable[Any]) -> list[NodeLog]:
     """One :class:`NodeLog` per host whose fleet log is in the stream (the last one read per host)."""
     skew: dict[str, float | None] = {}
+    role: dict[str, str] = {}
     frozen_at: dict[str, float] = {}
     reads: dict[tuple[str, str], list[str]] = {}
     last: dict[str, tuple[str, str]] = {}
     for e in events:
         if isinstance(e, HostConnected):
             skew[e.host] = e.clock_skew
+            role[e.host] = e.role or role.get(e.host, "")
         elif isinstance(e, CommandSent) and e.purpose == PURPOSE:
             key = (e.host, e.id)
             reads[key] = []
@@ -41,7 +44,16 @@ def node_logs_from_events(events: Iterable[Any]) -> list[NodeLog]:
     for host, key in last.items():
         first, _, log = "".join(reads[key]).partition("\n")
         if log.strip():
-            out.append(NodeLog(host, log, "node", skew.get(host), parse_utc_offset(first), frozen_at.get(host) or None))
+            out.append(
+                NodeLog(
+                    host,
+                    log,
+                    role.get(host) or "node",
+                    skew.get(host),
+                    parse_utc_offset(first),
+                    frozen_at.get(host) or None,
+                )
+            )
     return out
 
 
