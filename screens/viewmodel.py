@@ -18,6 +18,7 @@ from typing import Any
 
 from k3tui import events as ev
 from k3tui.state import RunView, SessionState
+from k3tui.state import host_label as _label
 from k3tui.textsafe import neutralise
 
 STAGE_CODE = {"container": "C", "config": "F", "device": "D", "weights": "W", "engine": "E", "api": "A", "runtime": "R"}
@@ -167,6 +168,16 @@ def session_hosts(state: SessionState) -> list[str]:
         seen[sc.host] = None
     seen.pop("", None)
     return [neutralise(h) for h in seen]
+
+
+def host_label(state: SessionState, host: str) -> str:
+    """``tray01 · head``: a host (as :func:`session_hosts` names it) with its recorded role.
+
+    The alias alone for a single host or a recording from before roles (role "")."""
+    for alias, h in state.hosts.items():
+        if h.role and neutralise(alias) == host:
+            return _label(host, neutralise(h.role))
+    return host
 
 
 # --- progress of long stages, read from the log -------------------------------------------

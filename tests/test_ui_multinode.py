@@ -2,7 +2,9 @@
 
 ``h`` (and the command palette's "Host filter") cycles the log through every host → tray-a →
 tray-b → every host; with every host shown each line carries its host's column, and the
-log's status line says which hosts are shown. With one host none of it appears.
+log's status line says which hosts are shown. A recorded role is shown beside its host
+(``tray-a · head``) in the selector, the status line, the scene column and the banner; a
+recording from before roles shows the aliases alone. With one host none of it appears.
 """
 
 from __future__ import annotations
@@ -43,7 +45,12 @@ def _says(lines: list[str], host: str) -> list[str]:
     return [ln for ln in lines if f"INFO {host} says" in ln]
 
 
-async def _check_cycle(pilot, screen) -> None:  # noqa: ANN001
+def _notes(app) -> list[str]:  # noqa: ANN001
+    return [n.message for n in app._notifications]
+
+
+async def _check_cycle(pilot, screen, roles: bool = True) -> None:  # noqa: ANN001
+    a, b = ("tray-a · head", "tray-b · worker") if roles else ("tray-a", "tray-b")
     log = screen.view.log_view
     assert log.hosts == ["tray-a", "tray-b"]
     # every host: both trays' lines, each with its host column after the stage gutter
@@ -61,7 +68,8 @@ async def _check_cycle(pilot, screen) -> None:  # noqa: ANN001
     assert not any("tray-b│" in ln for ln in lines)
     assert all(ln.startswith(("C│INFO tray-a", " │INFO tray-a")) for ln in _says(lines, "tray-a"))  # no host column
     assert not any(TRAY_ROOT in ln for ln in lines)
-    assert _status(screen).startswith("⌂ tray-a only")
+    assert _status(screen).startswith(f"⌂ {a} only  ")
+    assert _notes(screen.app)[-1] == f"log: {a} only (h: next host)"
 
     await pilot.press("h")
     await pilot.pause(0.05)
@@ -69,7 +77,8 @@ async def _check_cycle(pilot, screen) -> None:  # noqa: ANN001
     assert log.host_filter == "tray-b"
     assert _says(lines, "tray-b") and not _says(lines, "tray-a")
     assert any(TRAY_ROOT in ln for ln in lines)
-    assert _status(screen).startswith("⌂ tray-b only")
+    assert _status(screen).startswith(f"⌂ {b} only  ")
+    assert _notes(screen.app)[-1] == f"log: {b} only (h: next host)"
 
     await pilot.press("h")
     await pilot.pause(0.05)
@@ -86,11 +95,12 @@ async def test_replay_cycles_the_log_through_the_hosts(trays):
         await pilot.press("G")
         await pilot.pause(0.1)
         await _check_cycle(pilot, rs)
-        # the banner names the node of the first root exception; the scene panel has a column per node
+        # the banner names the node of the first root exception (and its role); a scene column per node
         banner = str(rs.query_one(FreezeBanner).render())
-        assert "on node tray-b" in banner
+        assert "on node tray-b · worker" in banner
         scene = str(rs.query_one(ScenePanel).render())
-        assert "tray-a" in scene and "tray-b" in scene and "≠ nodes differ: driver" in scene
+        assert "── tray-a · head frozen" in scene and "── tray-b · worker frozen" in scene
+        assert "≠ nodes differ: driver" in scene
         # x on tray-a's log: the first exception is tray-b's, so the host filter is cleared to show it
         await pilot.press("h", "x")
         await pilot.pause(0.05)
@@ -168,4 +178,19 @@ async def test_live_session_cycles_the_log_through_the_hosts(tmp_path, shared):
                 break
         await pilot.pause(0.1)
         await _check_cycle(pilot, ss)
-        assert "on node tray-b" in str(ss.query_one(FreezeBanner).render())
+        assert "on node tray-b · worker" in str(ss.query_one(FreezeBanner).render())
+        assert {h.alias: h.role for h in ss.view.state.hosts.values()} == {"tray-a": "head", "tray-b": "worker"}
+
+
+async def test_a_recording_from_before_roles_shows_the_hosts_without_roles(tmp_path):
+    old = write_two_hosts(tmp_path / "old.k3rec", roles=False)
+    app = K3App(replay_path=old, home_dirs=[])
+    async with app.run_test(size=(140, 40)) as pilot:
+        rs = await _open(app, pilot)
+        await pilot.press("G")
+        await pilot.pause(0.1)
+        await _check_cycle(pilot, rs, roles=False)
+        banner = str(rs.query_one(FreezeBanner).render())
+        scene = str(rs.query_one(ScenePanel).render())
+        assert "on node tray-b " in banner and "── tray-a frozen" in scene and "── tray-b frozen" in scene
+        assert " · head" not in banner + scene and " · worker" not in banner + scene

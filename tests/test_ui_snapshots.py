@@ -111,7 +111,8 @@ def test_help_80x24(snap_compare, recdir, no_ssh):
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_replay_two_hosts_at_the_end(snap_compare, tmp_path, no_ssh, size):
-    """Two trays: a host column in the log, "⌂ all 2 hosts" in its status line, a scene column per node."""
+    """Two trays: a host column in the log, "⌂ all 2 hosts" in its status line, a scene column per node
+    named with its recorded role (``tray-a · head``), the banner naming the worker it failed on."""
     path = write_two_hosts(tmp_path / "trays.k3rec")
     app = K3App(replay_path=path, home_dirs=[], ssh_config=no_ssh)
 

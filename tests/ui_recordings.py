@@ -310,16 +310,23 @@ def _tray_scene(host: str, driver: str) -> dict:
     return scene
 
 
-def two_host_events() -> list[ev.Event]:
+def two_host_events(*, roles: bool = True) -> list[ev.Event]:
     """A two-node session: both trays connect and freeze (tray-b on an older driver), each
     runs its part of the server, and the root exception happens on the worker (tray-b) while
-    the head (tray-a) only reports the consequence. Every line says which tray printed it."""
+    the head (tray-a) only reports the consequence. Every line says which tray printed it.
+
+    ``roles=False``: the same session as recorded before ``HostConnected`` carried roles."""
     out: list[ev.Event] = []
     a, b = TRAYS
     for i, host in enumerate(TRAYS):
         out.append(
             ev.HostConnected(
-                t=0.5 + i * 0.1, host=host, address=f"10.0.0.{i + 1}:22", user="oncall", clock_skew=0.01 * (i + 1)
+                t=0.5 + i * 0.1,
+                host=host,
+                address=f"10.0.0.{i + 1}:22",
+                user="oncall",
+                clock_skew=0.01 * (i + 1),
+                role=("head" if i == 0 else "worker") if roles else "",
             )
         )
     out.append(ev.RungEntered(t=1.0, host=a, rung="baseline"))
@@ -353,14 +360,14 @@ def two_host_events() -> list[ev.Event]:
     return out
 
 
-def write_two_hosts(path: Path) -> Path:
-    """:func:`two_host_events` recorded by the real Recorder."""
+def write_two_hosts(path: Path, *, roles: bool = True) -> Path:
+    """:func:`two_host_events` recorded by the real Recorder (``roles=False``: an older recording)."""
     rec = Recorder(
         path,
         ev.Header(host="tray-a,tray-b", profile="kimi-k3", title="two trays", started=1764475200.0),
         redactor=Redactor(),
     )
-    for e in two_host_events():
+    for e in two_host_events(roles=roles):
         rec.emit(e)
     rec.close()
     return path

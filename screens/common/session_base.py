@@ -20,7 +20,7 @@ from textual.worker import Worker
 from k3tui.textsafe import neutralise
 
 from ..session.session_view import SessionView
-from ..viewmodel import flat_diff
+from ..viewmodel import flat_diff, host_label
 from .help_screen import HelpScreen, binding_help
 from .text_dialog import TextDialog
 from .workers import forward_worker_state
@@ -164,7 +164,9 @@ class SessionBase(Screen):
             return
         host = log.cycle_host()
         self.notify(
-            f"log: {neutralise(host)} only (h: next host)" if host is not None else "log: every host (h: one host)",
+            f"log: {host_label(self.view.state, host)} only (h: next host)"
+            if host is not None
+            else "log: every host (h: one host)",
             markup=False,
         )
         self.view.render_panels(everything=False)

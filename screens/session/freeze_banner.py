@@ -8,7 +8,7 @@ from k3tui.state import SessionState
 from k3tui.textsafe import neutralise
 
 from ..common.panel import Panel
-from ..viewmodel import session_hosts
+from ..viewmodel import host_label, session_hosts
 
 
 def advice_for(stage: str, state: SessionState) -> str:
@@ -43,7 +43,7 @@ class FreezeBanner(Panel):
             t.append(f" in {neutralise(e.process)}", style="bold")
         multi = len(session_hosts(state)) > 1
         if multi and e.host:
-            t.append(f" on node {neutralise(e.host)}", style="bold")
+            t.append(f" on node {host_label(state, neutralise(e.host))}", style="bold")
         t.append(f"  (run {neutralise(e.run)}, log line {e.line_number}, {e.t:.1f}s)\n", style="bright_black")
         t.append(_clip(neutralise(e.line.strip()), 160), style="bold red")
         t.append("\nnext: ", style="bold")
@@ -57,7 +57,7 @@ class FreezeBanner(Panel):
                 f"frozen at {frozen[0].t:.1f}s ({neutralise(frozen[0].reason)}): {neutralise(scene_summary(frozen[0].scene))}"
             )
             if multi and frozen[0].host:
-                t.append(f" on {neutralise(frozen[0].host)}", style="bright_black")
+                t.append(f" on {host_label(state, neutralise(frozen[0].host))}", style="bright_black")
         else:
             t.append("freezing…", style="yellow")
         self.show_text(t)

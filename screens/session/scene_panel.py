@@ -9,7 +9,7 @@ from k3tui.state import SessionState
 from k3tui.textsafe import neutralise
 
 from ..common.panel import Panel
-from ..viewmodel import scene_rows
+from ..viewmodel import host_label, scene_rows
 
 _STATUS = {"ok": "white", "unknown": "yellow", "error": "bold red"}
 
@@ -47,7 +47,7 @@ class ScenePanel(Panel):
             if differ:
                 t.append(f"≠ nodes differ: {', '.join(sorted(differ))}\n", style="bold black on yellow")
             for n, (host, sc) in enumerate(scenes.items()):
-                t.append(("\n" if n else "") + f"── {neutralise(host or '?')} ", style="bold cyan")
+                t.append(("\n" if n else "") + f"── {host_label(state, neutralise(host or '?'))} ", style="bold cyan")
                 t.append(f"frozen at {sc.t:.1f}s ({neutralise(sc.reason)})\n", style="bright_black")
                 self._rows(t, rows[host], differ)
         for host in state.hosts.values():

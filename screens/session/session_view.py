@@ -31,7 +31,7 @@ from textual.widgets import Input, Static
 from k3tui.events import AnyEvent, GpuSample, Output
 from k3tui.state import SessionState, reduce
 
-from ..viewmodel import LogFeed, LogLine, session_hosts
+from ..viewmodel import LogFeed, LogLine, host_label, session_hosts
 from .change_panel import ChangePanel
 from .checklist_panel import ChecklistPanel
 from .freeze_banner import FreezeBanner
@@ -254,7 +254,10 @@ class SessionView(Vertical):
         text = f"{follow}  {mode}{q}  {log.line_count:,} shown · {log.kept:,} kept"
         if len(log.hosts) > 1:
             # first, so that it stays on screen at 80 columns (h cycles it)
-            which = f"{log.host_filter} only" if log.host_filter is not None else f"all {len(log.hosts)} hosts"
+            selected = log.host_filter
+            which = (
+                f"{host_label(self.state, selected)} only" if selected is not None else f"all {len(log.hosts)} hosts"
+            )
             text = f"⌂ {which}  {text}"
         if text != self._status_text:
             self._status_text = text
