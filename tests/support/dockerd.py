@@ -37,15 +37,11 @@ from pathlib import Path
 
 import pytest
 
+from . import unavailable
+
 DOCKERD = "/usr/sbin/dockerd"
 BUSYBOX = "/bin/busybox"
 IMAGE = "vllm/vllm-openai:kimi-k3"
-
-
-def _missing(reason: str) -> None:
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"real dockerd unavailable under CI: {reason}")
-    pytest.skip(f"REAL DOCKERD UNAVAILABLE — {reason} (run .ci/install --test as root)")
 
 
 def busybox_rootfs_tar() -> bytes:
@@ -162,10 +158,10 @@ class DockerServer:
 def dockerd():
     """A real dockerd with ``vllm/vllm-openai:kimi-k3`` (busybox) imported; see the module docstring."""
     if os.geteuid() != 0:
-        _missing("dockerd needs root")
+        unavailable("dockerd", "dockerd needs root")
     for path in (DOCKERD, BUSYBOX):
         if not os.path.exists(path):
-            _missing(f"{path} is not installed (apt-get install docker.io busybox-static)")
+            unavailable("dockerd", f"{path} is not installed (apt-get install docker.io busybox-static)")
     subprocess.run(["groupadd", "-f", "docker"], check=True, capture_output=True)
     root = Path(tempfile.mkdtemp(prefix="k3d-", dir="/tmp"))  # short: unix socket paths are limited to 108 bytes
     root.chmod(0o755)

@@ -42,14 +42,10 @@ from pathlib import Path
 import asyncssh
 import pytest
 
+from . import unavailable
+
 SSHD = "/usr/sbin/sshd"
 TEST_USER = "k3test"
-
-
-def _missing(reason: str) -> None:
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"real sshd unavailable under CI: {reason}")
-    pytest.skip(f"REAL SSHD UNAVAILABLE — {reason} (run .ci/install --test as root)")
 
 
 def proc_state(pid: int) -> str:
@@ -268,11 +264,11 @@ class _Factory:
 
     def __init__(self, base: Path) -> None:
         if not os.path.exists(SSHD):
-            _missing(f"{SSHD} is not installed (apt-get install openssh-server)")
+            unavailable("sshd", f"{SSHD} is not installed (apt-get install openssh-server)")
         if os.geteuid() != 0:
-            _missing("the sshd fixture needs root to run sshd as a dedicated test user")
+            unavailable("sshd", "the sshd fixture needs root to run sshd as a dedicated test user")
         if not shutil.which("setpriv"):
-            _missing("setpriv (util-linux) is missing")
+            unavailable("sshd", "setpriv (util-linux) is missing")
         self.base = base
         self.pw = ensure_user()
         base.chmod(0o755)

