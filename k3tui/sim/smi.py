@@ -157,10 +157,12 @@ def _slots(host: dict[str, Any], g: dict[str, Any], procs_text: str) -> dict[str
     return d
 
 
-def query(host: dict[str, Any], procs: list[dict[str, Any]], now: float | None = None) -> str:
-    """``nvidia-smi -q``."""
+def _full_query(
+    host: dict[str, Any], procs: list[dict[str, Any]], now: float | None, ext: str, render_procs: Any
+) -> str:
+    """``-q`` (``ext`` ``txt``) or ``-q -x`` (``xml``): the head, then one GPU block each, then the foot."""
     head = fill(
-        _tpl("nvidia-smi-q.head.txt"),
+        _tpl(f"nvidia-smi-q.head.{ext}"),
         {
             "timestamp": smi_timestamp(now),
             "driver": host["driver"],
@@ -168,27 +170,22 @@ def query(host: dict[str, Any], procs: list[dict[str, Any]], now: float | None =
             "attached": len(host["gpus"]),
         },
     )
-    gpu_tpl = _tpl("nvidia-smi-q.gpu.txt")
-    body = "\n".join(
-        fill(gpu_tpl, _slots(host, g, _q_procs(g["procs"]))).rstrip("\n") + "\n" for g in gpu_view(host, procs)
-    )
-    return head + body + "\n"
+    gpu_tpl = _tpl(f"nvidia-smi-q.gpu.{ext}")
+    blocks = [fill(gpu_tpl, _slots(host, g, render_procs(g["procs"]))) for g in gpu_view(host, procs)]
+    if ext == "xml":
+        return head + "".join(blocks) + _tpl("nvidia-smi-q.foot.xml")
+    # the text form: GPU blocks one blank line apart, and a blank line at the end
+    return head + "\n".join(b.rstrip("\n") + "\n" for b in blocks) + "\n"
+
+
+def query(host: dict[str, Any], procs: list[dict[str, Any]], now: float | None = None) -> str:
+    """``nvidia-smi -q``."""
+    return _full_query(host, procs, now, "txt", _q_procs)
 
 
 def query_xml(host: dict[str, Any], procs: list[dict[str, Any]], now: float | None = None) -> str:
     """``nvidia-smi -q -x``."""
-    head = fill(
-        _tpl("nvidia-smi-q.head.xml"),
-        {
-            "timestamp": smi_timestamp(now),
-            "driver": host["driver"],
-            "cuda": host["cuda"],
-            "attached": len(host["gpus"]),
-        },
-    )
-    gpu_tpl = _tpl("nvidia-smi-q.gpu.xml")
-    body = "".join(fill(gpu_tpl, _slots(host, g, _x_procs(g["procs"]))) for g in gpu_view(host, procs))
-    return head + body + _tpl("nvidia-smi-q.foot.xml")
+    return _full_query(host, procs, now, "xml", _x_procs)
 
 
 # --- --query-gpu / --query-compute-apps ------------------------------------------------
