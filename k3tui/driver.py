@@ -74,6 +74,36 @@ def new_recording_path(label: str, directory: Path | None = None) -> Path:
     return p
 
 
+def group_connector(spec: str, **kwargs: Any) -> Callable[[Callable[[Any], Any]], Any]:
+    """The ``connect`` a :class:`LiveDriver` takes for a TARGET (``host`` or a group ``a,b``).
+
+    One connection per host, opened concurrently; in a group the first host is the head and
+    the others are workers (recorded in each ``HostConnected``, so a replay can tell them
+    apart); a single host has no role. The first failure closes the others and is raised.
+    ``kwargs`` go to :func:`k3tui.remote.ssh.connect` (identity, known_hosts …).
+    """
+
+    async def _connect(emit: Callable[[Any], Any]) -> list[Any]:
+        from .fleet.inventory import nodes_from_group_spec
+        from .remote.ssh import connect
+
+        nodes = nodes_from_group_spec(spec)
+        many = len(nodes) > 1
+        results = await asyncio.gather(
+            *(connect(n.target, emit=emit, role=n.role if many else "", **kwargs) for n in nodes),
+            return_exceptions=True,
+        )
+        failed = [r for r in results if isinstance(r, BaseException)]
+        if failed:
+            await asyncio.gather(
+                *(r.close() for r in results if not isinstance(r, BaseException)), return_exceptions=True
+            )
+            raise failed[0]
+        return list(results)
+
+    return _connect
+
+
 class LiveDriver:
     """Runs a live session: hosts + recorder + state + ladder engine.
 

@@ -37,14 +37,10 @@ def run(args: argparse.Namespace) -> int:
             sims.append(nodes)
             ns = argparse.Namespace(scenario=scenario, speed=None)
             return make_driver(ns, new_recording_path(f"demo-{scenario}"), hosts)
-        from ..remote.ssh import connect_group
+        from ..driver import group_connector
 
         recorder = Recorder(new_recording_path(target), Header(host=target, profile="kimi-k3"))
-
-        async def _connect(emit: Any) -> list[Any]:
-            return await connect_group(target, emit=emit)
-
-        return LiveDriver(recorder, _connect, profile="kimi-k3")
+        return LiveDriver(recorder, group_connector(target), profile="kimi-k3")  # a,b: head, then workers
 
     async def on_exit() -> None:
         for sim in sims:
