@@ -65,7 +65,7 @@ async def _session(args: argparse.Namespace, targets: list[Any], emit: Any) -> i
         from ..remote.local import LocalHost
 
         hosts: list[Any] = [await LocalHost(emit=emit).__aenter__()]
-    elif getattr(args, "inventory", None):
+    elif getattr(args, "inventory", None) or len(targets) > 1:  # a group: each node's role is recorded (issue 9)
         from ..fleet.cli import connect_inventory
 
         results, _ = await connect_inventory(args, emit)

@@ -59,7 +59,7 @@ async def open_hosts(args: argparse.Namespace, emit: Emit | None) -> AsyncIterat
         return
     from ..remote.ssh import connect_group
 
-    if getattr(args, "inventory", None):  # issue 9: the inventory's hosts, head first, each with its SSH options
+    if getattr(args, "inventory", None) or "," in (args.target or ""):  # issue 9: head first, roles recorded
         from ..fleet.cli import connect_inventory
 
         results, aliases = await connect_inventory(args, emit)
