@@ -48,8 +48,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--list", action="store_true", help="list the simulated scenarios and exit")
     p.add_argument("--headless", action="store_true", help="no UI: print progress lines and a final result line")
     p.add_argument("--record", metavar="FILE", help="session file to write (default: a new file in the recordings dir)")
-    p.add_argument("--rung", action="append", default=[], help="run only this rung (repeatable); default: the whole ladder")
-    p.add_argument("--speed", type=float, default=None, help="replay speed of the simulated server logs (default: the sim's)")
+    p.add_argument(
+        "--rung", action="append", default=[], help="run only this rung (repeatable); default: the whole ladder"
+    )
+    p.add_argument(
+        "--speed", type=float, default=None, help="replay speed of the simulated server logs (default: the sim's)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -76,8 +80,14 @@ def make_driver(args: argparse.Namespace, path: Path, sims: list[Any]) -> LiveDr
     title = f"demo: scenario {args.scenario} (SIMULATED host{'s' if len(sims) > 1 else ''})"
     recorder = Recorder(path, Header(host=aliases, profile="kimi-k3", simulated=True, title=title))
 
+    roles = sim_roles(sims)
+
     async def _connect(emit: Any) -> list[Any]:
-        return list(await asyncio.gather(*(connect(emit=emit, **s.connect_kwargs()) for s in sims)))
+        return list(
+            await asyncio.gather(
+                *(connect(emit=emit, role=role, **s.connect_kwargs()) for s, role in zip(sims, roles, strict=True))
+            )
+        )
 
     factory = None
     if len(sims) > 1:
@@ -85,6 +95,21 @@ def make_driver(args: argparse.Namespace, path: Path, sims: list[Any]) -> LiveDr
 
         factory = MultiNodeLadder
     return LiveDriver(recorder, _connect, profile="kimi-k3", simulated=True, engine_factory=factory)
+
+
+def sim_roles(sims: list[Any]) -> list[str]:
+    """Each simulated node's role (``head``/``worker``), as its scenario's ``[[hosts]]`` entry says.
+
+    A scenario that names no head makes the first node the head (as an inventory does);
+    a single host has no role ("").
+    """
+    if len(sims) < 2:
+        return [""] * len(sims)
+    from ..sim.scenario import host_list
+
+    declared = [str(host_list(s.data)[s.node].get("role") or "") for s in sims]
+    named_head = "head" in declared
+    return [r or ("head" if i == 0 and not named_head else "worker") for i, r in enumerate(declared)]
 
 
 class SimNodes:
@@ -137,7 +162,11 @@ def _sim_kwargs(args: argparse.Namespace) -> dict[str, Any]:
 
 def result_of(driver: LiveDriver) -> tuple[str, str]:
     """(failed stage, root exception line) of the session: the first failing run."""
-    st = driver.state
+    return result_of_state(driver.state)
+
+
+def result_of_state(st: Any) -> tuple[str, str]:
+    """:func:`result_of` for a folded :class:`~k3tui.state.SessionState` (live or replayed)."""
     if st.first_exception is not None:
         return st.first_exception.stage or "unknown", neutralise(st.first_exception.line).strip()
     for run in st.runs.values():
