@@ -3,6 +3,10 @@
 Everything printed comes from a file that may be hostile (a colleague's attachment, a
 damaged disk): every line goes through :func:`~k3tui.textsafe.neutralise`, the header and
 unknown kinds included, so no escape sequence reaches the operator's terminal.
+
+A host of a multi-node deployment is shown with its role (``tray01 · head``) from the
+moment its ``HostConnected`` says so; a single host, or a recording from before roles, shows
+the alias alone.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from typing import TextIO
 
 from .. import events as ev
 from ..reader import Recording, open_recording
+from ..state import host_label
 from ..textsafe import neutralise
 
 HELP = "print a session as a readable timeline"
@@ -37,10 +42,13 @@ def run(args: argparse.Namespace) -> int:
     if not args.raw:
         out.write(_header_line(rec) + "\n")
     kinds = set(args.kind)
+    roles: dict[str, str] = {}
     for e in rec.events():
+        if isinstance(e, ev.HostConnected) and e.role:
+            roles[e.host] = e.role
         if kinds and ev.kind_of(e) not in kinds:
             continue
-        _write_event(out, e, args.raw)
+        _write_event(out, e, args.raw, roles)
     for p in rec.problems:
         sys.stderr.write(f"k3tui: {neutralise(p.message)}\n")
     return 0
@@ -53,12 +61,12 @@ def _header_line(rec: Recording) -> str:
     return neutralise(line.replace("\n", " "))
 
 
-def _write_event(out: TextIO, e: ev.AnyEvent, raw: bool) -> None:
+def _write_event(out: TextIO, e: ev.AnyEvent, raw: bool, roles: dict[str, str]) -> None:
     if raw:
         if isinstance(e, ev.Output):
             out.write(neutralise(e.text))
         return
-    host = f" {e.host}" if e.host else ""
+    host = f" {host_label(e.host, roles.get(e.host, ''))}" if e.host else ""
     if isinstance(e, ev.Output):
         for line in e.text.splitlines():
             out.write(neutralise(f"{e.t:10.3f}{host} │ {line}") + "\n")
