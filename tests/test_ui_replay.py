@@ -1,11 +1,15 @@
-"""Pilot tests of the replay screen: open, seek, step, markers, play, search, filters, hostile text, export, diff, help."""
+"""Pilot tests of the replay screen: open, seek, step, markers, play, search, filters, hostile text, export, diff,
+help, and the roles of a multi-node recording."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from k3tui.events import HostConnected
 from k3tui.reader import read_all
 from k3tui.state import fold
 from screens.app import K3App
@@ -13,6 +17,7 @@ from screens.common.help_screen import HelpScreen
 from screens.common.text_dialog import TextDialog
 from screens.replay.replay_screen import ReplayScreen, parse_time
 from screens.session.freeze_banner import FreezeBanner
+from screens.session.scene_panel import ScenePanel
 from screens.session.stage_panel import StagePanel
 
 from .ui_recordings import ROOT, write_session
@@ -288,3 +293,35 @@ async def test_skip_idle_jumps_the_silence_and_timeline_click_seeks(session):
         await pilot.click("#timeline", offset=(tl.size.width // 2, 1))
         await pilot.pause(0.1)
         assert abs(rs.clock_t - rs.engine.duration / 2) < rs.engine.duration / 10
+
+
+async def test_replay_of_a_two_tray_demo_shows_each_nodes_recorded_role(tmp_path):
+    # recorded by `k3tui demo` over the two simulated trays (baseline: connect, freeze both, checks)
+    path = tmp_path / "trays.k3rec"
+    r = subprocess.run(
+        [sys.executable, "-m", "k3tui.cli", "demo", "--scenario", "multinode-worker-nccl", "--headless",
+         "--rung", "baseline", "--record", str(path)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    roles = {e.host: e.role for e in read_all(path)[1] if isinstance(e, HostConnected)}
+    assert sorted(roles.values()) == ["head", "worker"]
+    app = K3App(replay_path=path, home_dirs=[])
+    async with app.run_test(size=(140, 40)) as pilot:
+        rs = await _open(app, pilot)
+        await pilot.press("G")
+        await pilot.pause(0.1)
+        scene = _panel_text(rs, ScenePanel)
+        for host, role in roles.items():
+            assert f"── {host} · {role} frozen at" in scene, scene
+        await pilot.press("h")
+        await pilot.pause(0.05)
+        first = rs.view.log_view.host_filter
+        assert str(rs.query_one("#logstatus").render()).startswith(f"⌂ {first} · {roles[first]} only  ")
+        # back to the start, before anything connected: no roles yet; at the end they are back
+        await pilot.press("g")
+        await pilot.pause(0.1)
+        assert not rs.view.state.hosts and " · head" not in _panel_text(rs, ScenePanel)
+        await pilot.press("G")
+        await pilot.pause(0.1)
+        assert {a: h.role for a, h in rs.view.state.hosts.items()} == roles
