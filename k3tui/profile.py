@@ -8,12 +8,21 @@ clear :class:`~k3tui.errors.ProfileError` naming the field, never a silently ign
 
 Commands are argv lists with ``{placeholders}`` the ladder fills (``{model_path}``,
 ``{port}``, ``{value}``), never shell strings, so a profile cannot smuggle shell syntax.
+
+``[launch.multinode]`` says how a deployment of several hosts starts, as data too: vLLM's
+own multi-node options (``mode = "vllm"``: the flags the head and each worker add) or a
+Ray cluster (``mode = "ray"``: ``ray start`` on every node, then ``vllm serve`` with the
+ray executor on the head once ``ray status`` shows every node). The placeholders there are
+``{nnodes}``, ``{rank}``, ``{master_addr}`` (= ``{head_addr}``), ``{master_port}`` and
+``{ray_port}``; an unknown one is a ProfileError when the profile loads, not at launch.
 """
 
 from __future__ import annotations
 
+import string
 import tomllib
 from pathlib import Path
+from typing import Any, Literal
 
 import msgspec
 
@@ -79,6 +88,62 @@ class DebugToggle(_Strict):
     """Shown (and recorded) before the toggle is applied; non-empty = needs confirmation."""
 
 
+NODE_PLACEHOLDERS = ("nnodes", "rank", "master_addr", "head_addr", "master_port", "ray_port")
+"""What ``[launch.multinode]`` templates may name (see :func:`fill_node_args`)."""
+
+
+class VllmNodes(_Strict):
+    """vLLM's own multi-node options: what the head and each worker add to the launch."""
+
+    head_args: list[str] = msgspec.field(
+        default_factory=lambda: [
+            "--nnodes", "{nnodes}", "--node-rank", "0", "--master-addr", "{master_addr}", "--master-port", "{master_port}",
+        ]
+    )  # fmt: skip
+    worker_args: list[str] = msgspec.field(
+        default_factory=lambda: [
+            "--nnodes", "{nnodes}", "--node-rank", "{rank}", "--master-addr", "{master_addr}",
+            "--master-port", "{master_port}", "--headless",
+        ]
+    )  # fmt: skip
+    """Workers run ``--headless`` (no API server)."""
+
+
+class RayNodes(_Strict):
+    """A Ray cluster: ``ray start`` on every node (each a detached run), then ``vllm serve`` on the head."""
+
+    head: list[str] = msgspec.field(
+        default_factory=lambda: ["ray", "start", "--head", "--port", "{ray_port}", "--block"]
+    )
+    worker: list[str] = msgspec.field(
+        default_factory=lambda: ["ray", "start", "--address", "{head_addr}:{ray_port}", "--block"]
+    )
+    status: list[str] = msgspec.field(default_factory=lambda: ["ray", "status", "--address", "{head_addr}:{ray_port}"])
+    """Polled on the head until it lists every node (Ray's ``Active:`` section)."""
+    joined: str = "Ray runtime started."
+    """The line ``ray start`` prints once its node is in the cluster (how a missing node is named)."""
+    serve_args: list[str] = msgspec.field(default_factory=lambda: ["--distributed-executor-backend", "ray"])
+    """Added to the head's ``vllm serve``."""
+    serve_env: dict[str, str] = msgspec.field(default_factory=lambda: {"RAY_ADDRESS": "{head_addr}:{ray_port}"})
+    """Env of the head's ``vllm serve`` (``RAY_ADDRESS``: join the cluster, also from another container)."""
+
+
+class MultiNodeSpec(_Strict):
+    """How a deployment of several hosts starts (``k3tui ladder a,b --multinode``)."""
+
+    mode: Literal["vllm", "ray"] = "vllm"
+    master_port: int = 29501
+    """Default ``{master_port}`` (an inventory group's ``master_port`` overrides it)."""
+    ray_port: int = 6379
+    """Default ``{ray_port}``: the Ray head's GCS port."""
+    cluster_timeout_s: float = 300.0
+    """Ray mode: how long the head waits for every node to join before ``vllm serve`` starts anyway."""
+    poll_s: float = 2.0
+    """Ray mode: seconds between two ``ray status`` polls."""
+    vllm: VllmNodes = msgspec.field(default_factory=VllmNodes)
+    ray: RayNodes = msgspec.field(default_factory=RayNodes)
+
+
 class LaunchSpec(_Strict):
     minimal: list[str]
     """The minimal launch argv (placeholders: ``{model_path}``, ``{port}``, ``{host}``)."""
@@ -97,6 +162,8 @@ class LaunchSpec(_Strict):
     """How long start-up may take before the rung calls it a hang."""
     docker_args: list[str] = []
     """Extra ``docker run`` arguments when ``in_container`` (``--gpus all``, ``--ipc=host`` …)."""
+    multinode: MultiNodeSpec = msgspec.field(default_factory=MultiNodeSpec)
+    """How several hosts start as one deployment (``[launch.multinode]``)."""
 
 
 class RequestSpec(_Strict):
@@ -163,6 +230,24 @@ def available_profiles() -> list[str]:
     return sorted(f.stem for f in d.glob("*.toml")) if d.is_dir() else []
 
 
+def read_toml(path: Path, what: str, error: type[ProfileError] = ProfileError, missing: str = "") -> dict[str, Any]:
+    """A TOML file as a table, or one line naming the file and what is wrong with it.
+
+    Args:
+        what: the kind of file, first word of every message (``profile``, ``inventory``).
+        error: the exception class raised.
+        missing: the whole message when the file does not exist ("" = ``WHAT PATH: no such file``).
+    """
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise error(missing or f"{what} {path}: no such file") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise error(f"{what} {path}: not valid TOML: {exc}") from None
+    except OSError as exc:
+        raise error(f"{what} {path}: cannot read: {exc.strerror or exc}") from None
+
+
 def load_profile(name_or_path: str) -> Profile:
     """Load and validate a profile.
 
@@ -170,16 +255,9 @@ def load_profile(name_or_path: str) -> Profile:
         ProfileError: the file is missing, not TOML, or does not match the schema.
     """
     path = profile_path(name_or_path)
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        known = ", ".join(available_profiles()) or "none"
-        raise ProfileError(f"profile {name_or_path!r} not found ({path}); shipped profiles: {known}") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ProfileError(f"profile {path}: not valid TOML: {exc}") from None
-    except OSError as exc:
-        raise ProfileError(f"profile {path}: cannot read: {exc.strerror or exc}") from None
-    return parse_profile(raw, str(path))
+    known = ", ".join(available_profiles()) or "none"
+    missing = f"profile {name_or_path!r} not found ({path}); shipped profiles: {known}"
+    return parse_profile(read_toml(path, "profile", missing=missing), str(path))
 
 
 def parse_profile(raw: dict, where: str = "<profile>") -> Profile:
@@ -190,4 +268,38 @@ def parse_profile(raw: dict, where: str = "<profile>") -> Profile:
         raise ProfileError(f"profile {where}: {exc}") from None
     if not prof.launch.minimal:
         raise ProfileError(f"profile {where}: launch.minimal is empty")
+    _check_multinode(prof.launch.multinode, where)
     return msgspec.structs.replace(prof, path=where)
+
+
+def _check_multinode(m: MultiNodeSpec, where: str) -> None:
+    at = f"profile {where}: launch.multinode"
+    for name, port in (("master_port", m.master_port), ("ray_port", m.ray_port)):
+        if not 0 < port < 65536:
+            raise ProfileError(f"{at}.{name} {port} out of range")
+    if m.cluster_timeout_s <= 0 or m.poll_s <= 0:
+        raise ProfileError(f"{at}: cluster_timeout_s and poll_s must be positive")
+    templates = {
+        "vllm.head_args": m.vllm.head_args, "vllm.worker_args": m.vllm.worker_args, "ray.head": m.ray.head,
+        "ray.worker": m.ray.worker, "ray.status": m.ray.status, "ray.serve_args": m.ray.serve_args,
+        "ray.serve_env": list(m.ray.serve_env.values()),
+    }  # fmt: skip
+    for key, args in templates.items():
+        for arg in args:
+            try:
+                names = {f for _, f, _, _ in string.Formatter().parse(arg) if f is not None}
+            except ValueError as exc:
+                raise ProfileError(f"{at}.{key}: {arg!r}: {exc}") from None
+            bad = sorted(names - set(NODE_PLACEHOLDERS))
+            if bad:
+                raise ProfileError(
+                    f"{at}.{key}: unknown placeholder {{{bad[0]}}} in {arg!r} (known: {', '.join(NODE_PLACEHOLDERS)})"
+                )
+    if m.mode == "ray" and (not m.ray.head or not m.ray.worker or not m.ray.status):
+        raise ProfileError(f"{at}.ray: head, worker and status commands are needed in ray mode")
+
+
+def fill_node_args(args: list[str], **values: Any) -> list[str]:
+    """A ``[launch.multinode]`` template with its placeholders filled (``head_addr`` = ``master_addr``)."""
+    values.setdefault("head_addr", values.get("master_addr", ""))
+    return [a.format(**values) for a in args]

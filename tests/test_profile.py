@@ -79,3 +79,61 @@ def test_a_new_model_is_a_new_file(tmp_path: Path) -> None:
     f.write_text(BASE.replace('"x"', '"next"') + '[gpus]\nmodel = "B300"\nmin_count = 4\n')
     p = load_profile(str(f))
     assert (p.name, p.gpus.model, p.gpus.min_count, p.path) == ("next", "B300", 4, str(f))
+
+
+def test_the_multinode_launch_shape_is_data() -> None:
+    for name in ("kimi-k3", "tiny-cpu"):
+        m = load_profile(name).launch.multinode
+        assert m.mode == "vllm" and (m.master_port, m.ray_port) == (29501, 6379)
+        assert "--headless" in m.vllm.worker_args and "--headless" not in m.vllm.head_args
+        assert m.ray.head[:3] == ["ray", "start", "--head"] and "{head_addr}:{ray_port}" in m.ray.worker
+        assert m.ray.serve_args == ["--distributed-executor-backend", "ray"] and m.ray.status[:2] == ["ray", "status"]
+    assert load_profile("kimi-k3").launch.multinode.cluster_timeout_s == 600
+
+
+MULTI = BASE + "[launch.multinode]\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (MULTI + "rya_port = 6379\n", "unknown field `rya_port`"),
+        (MULTI + "mode = 'rya'\n", "Invalid enum value 'rya' - at `$.launch.multinode.mode`"),
+        (MULTI + "ray_port = 70000\n", "launch.multinode.ray_port 70000 out of range"),
+        (MULTI + "[launch.multinode.vllm]\nworker_args = ['--node-rank', '{rnak}']\n", "unknown placeholder {rnak}"),
+        (
+            MULTI + "[launch.multinode.ray]\nhead = ['ray', 'start', '--port', '{ray_port']\n",
+            "launch.multinode.ray.head",
+        ),
+        (MULTI + "[launch.multinode.ray]\nstatuz = ['ray', 'status']\n", "unknown field `statuz`"),
+        (MULTI + "mode = 'ray'\n[launch.multinode.ray]\nstatus = []\n", "head, worker and status commands are needed"),
+    ],
+)
+def test_invalid_multinode_section_is_one_clear_error(tmp_path: Path, text: str, message: str) -> None:
+    f = tmp_path / "bad.toml"
+    f.write_text(text)
+    with pytest.raises(ProfileError) as e:
+        load_profile(str(f))
+    assert message in str(e.value) and str(f) in str(e.value) and "\n" not in str(e.value).strip()
+
+
+def test_a_ray_profile_loads(tmp_path: Path) -> None:
+    f = tmp_path / "ray.toml"
+    f.write_text(MULTI + "mode = 'ray'\nray_port = 6380\ncluster_timeout_s = 5\n")
+    m = load_profile(str(f)).launch.multinode
+    assert (m.mode, m.ray_port, m.cluster_timeout_s) == ("ray", 6380, 5.0)
+
+
+@pytest.mark.parametrize("what", ["profile", "inventory"])
+def test_profiles_and_inventories_report_file_errors_alike(tmp_path: Path, what: str) -> None:
+    from k3tui.fleet.inventory import load_inventory
+
+    load = load_profile if what == "profile" else load_inventory
+    bad = tmp_path / "bad.toml"
+    bad.write_text("name = \n")
+    folder = tmp_path / "dir.toml"
+    folder.mkdir()
+    for path, message in ((bad, "not valid TOML"), (folder, "cannot read")):
+        with pytest.raises(ProfileError) as e:
+            load(str(path))
+        assert str(e.value).startswith(f"{what} {path}: {message}") and "\n" not in str(e.value)

@@ -15,7 +15,7 @@ them is the **head** node (where the API server starts, ``--node-rank 0``) and w
     description = "Kimi K3 on two NVL72 trays"
     profile = "kimi-k3"             # optional: the profile `check`/`ladder` use
     master_addr = "192.168.50.11"   # optional: the head on the cluster network (ladder --multinode)
-    master_port = 29501             # optional
+    master_port = 29501             # optional (both override the profile's [launch.multinode] defaults)
     user = "root"                   # optional: overrides [defaults] for this group
 
     [[groups.k3-a.hosts]]
@@ -38,13 +38,13 @@ never a silently ignored option.
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 import msgspec
 
 from ..errors import ProfileError
+from ..profile import read_toml
 from ..remote.target import Target
 
 ROLES = ("head", "worker")
@@ -180,15 +180,7 @@ def load_inventory(path: str | os.PathLike[str]) -> Inventory:
     Raises:
         InventoryError: one line naming the file and what is wrong.
     """
-    p = Path(path).expanduser()
-    try:
-        raw = tomllib.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InventoryError(f"inventory {path}: no such file") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise InventoryError(f"inventory {path}: not valid TOML: {exc}") from None
-    except OSError as exc:
-        raise InventoryError(f"inventory {path}: cannot read: {exc.strerror or exc}") from None
+    raw = read_toml(Path(path).expanduser(), "inventory", InventoryError, missing=f"inventory {path}: no such file")
     return parse_inventory(raw, str(path))
 
 
