@@ -39,7 +39,7 @@ from .scenario import _merge, host_list
 REPO_PARENT = str(Path(__file__).resolve().parents[2])
 """The directory holding the ``k3tui`` package (put on sys.path of the fake tools)."""
 
-PY_TOOLS = ("nvidia-smi", "docker", "uname", "hostname", "dmesg", "journalctl", "ldconfig")
+PY_TOOLS = ("nvidia-smi", "docker", "uname", "hostname", "dmesg", "journalctl", "ldconfig", "ray")
 MAPPED = ("cat", "head", "tail", "grep", "readlink", "ls", "wc", "stat")
 BANNER = "k3tui SIMULATED GB300 host: a fake host for demos and tests, not a real machine"
 

@@ -602,6 +602,10 @@ def main(argv: list[str]) -> int:
             return docker(state, args)
         if tool == "ldconfig":
             return ldconfig(state, ctx, args)
+        if tool == "ray":  # a FAKE Ray cluster (k3tui.sim.ray)
+            from .ray import main as ray_main
+
+            return ray_main(state, args)
         if tool == "python3":
             from .nvml import run_python
 

@@ -578,6 +578,9 @@ def main(argv: list[str], root: str | None = None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: srv.stop.set())
     signal.signal(signal.SIGINT, lambda *_: srv.stop.set())
     template = choose_template(srv.state["vllm"], argv[1:])
+    from .ray import serve_template  # --distributed-executor-backend ray: is the (fake) cluster big enough?
+
+    template = serve_template(srv.state, argv[1:], template, srv.ns.tensor_parallel_size)
     try:
         return srv.run(template)
     finally:
