@@ -73,7 +73,9 @@ async def test_freeze_container_over_real_sshd_through_the_engine_api(sshd, dock
     rec = Recorder(tmp_path / "s.k3rec")
     async with connect(sshd.target, emit=rec.emit, **sshd.connect_kwargs()) as host:
         s = await freeze(host, container=container.name, docker_socket=dockerd.socket, emit=rec.emit)
+        forwards = [k for k in host._listeners if isinstance(k, str)]
     rec.close()
+    assert forwards == [], "the freeze closes the Docker socket forward it opened"
     api = next(p for p in s.probes if p.name == "docker_api")
     assert api.ok, f"the Engine API must answer through the forwarded socket: {api.error} {sshd.log()[-3000:]}"
     print(f"freeze of a real container over real sshd: {s.seconds:.3f}s")
@@ -100,3 +102,15 @@ async def test_freeze_container_found_by_image_with_the_docker_cli(
     container.reload()
     assert s.process is not None and s.process["pid"] == container.attrs["State"]["Pid"], "the container's main process"
     assert s.process["cmdline"] == ["sleep", "3600"]
+
+
+@pytest.mark.sshd
+async def test_a_missing_engine_socket_is_recorded_in_one_line_and_the_freeze_goes_on(sshd) -> None:
+    from k3tui.remote.ssh import connect
+
+    async with connect(sshd.target, **sshd.connect_kwargs()) as host:
+        s = await freeze(host, docker_socket="/nonexistent/docker.sock")
+    api = next(p for p in s.probes if p.name == "docker_api")
+    assert not api.ok and "\n" not in api.error
+    assert "no Docker engine answers on /nonexistent/docker.sock: there is no such socket on the host" in api.error
+    assert s.host, "the host probes still answered"

@@ -26,9 +26,9 @@ from typing import Any
 from ..events import SceneFrozen, XidEvent
 from ..redact import Redactor
 from ..remote.base import Emit, Host, RunHandle, RunResult
+from ..remote.docker_api import DEFAULT_SOCKET, DockerApi, container_probes
 from . import parsers as P
 from .assemble import Outputs, assemble
-from .docker_api import DEFAULT_SOCKET, DockerApi, container_probes
 from .model import Scene, scene_from_dict
 from .probes import PROBES, Probe, command_for, probes_for, stdin_for
 
@@ -75,7 +75,7 @@ async def freeze(
         await _target_phase(host, api, container, pid, results)
     finally:
         if api is not None:
-            api.close()
+            await api.aclose()
     for name, task in host_tasks.items():
         results.setdefault(name, await task)
     results = _in_table_order(results)
@@ -161,7 +161,7 @@ async def _target_phase(
 
 async def _api_container(host: Host, api: DockerApi, container: str, results: dict[str, RunResult]) -> None:
     """Container probes through the API; any the API could not serve (exec unsupported …) via the CLI."""
-    got = await container_probes(api, container, results["docker_inspect"])
+    got = await container_probes(api, container, results["docker_inspect"], probes_for("container"))
     results.update(got)
     retry = [p for p in probes_for("container") if p.name in got and got[p.name].error and not got[p.name].timed_out]
     await _gather(host, retry, results, container=container)
