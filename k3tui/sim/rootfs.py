@@ -5,7 +5,8 @@ GB300 host is this directory, built fresh for every :class:`~k3tui.sim.SimHost`:
 
     ROOT/bin/            nvidia-smi, docker, vllm, uname, hostname, dmesg, journalctl,
                          ldconfig (fake, python -S) and cat/head/tail/grep/readlink
-                         (POSIX-sh wrappers mapping virtual paths, then the real tool)
+                         (POSIX-sh wrappers mapping virtual paths, then the real tool),
+                         pgrep/ps (the real tools, limited to this host's processes)
     ROOT/fs/             virtual host files: /etc/os-release, /proc/driver/nvidia/version,
                          /etc/ld.so.conf*, /proc/<pid>/maps of the fake vllm …
     ROOT/ctr/<name>/     a container: bin/ (its tools), fs/ (its files), log (docker logs)
@@ -245,6 +246,7 @@ def _tools(root: Path, ctx: str, bindir: Path, overlays: list[Path]) -> None:
     for name in MAPPED:
         _write(bindir / name, _mapped_tool(name, overlays), 0o755)
     _write(bindir / "pgrep", _pgrep(root), 0o755)
+    _write(bindir / "ps", _ps(root), 0o755)
     if ctx == "host":  # the host's python3 (real interpreter, simulated libnvidia-ml for NVML)
         _write(bindir / "python3", _py_tool(root, ctx, "python3"), 0o755)
 
@@ -258,6 +260,35 @@ def _pgrep(root: Path) -> str:
         'st=1\n/usr/bin/pgrep "$@" | while IFS= read -r line; do p=${line%% *};'
         f' if [ -e {procs}/"$p".json ]; then printf \'%s\\n\' "$line"; fi; done | grep . && st=0\nexit $st\n'
     )
+
+
+def _ps(root: Path) -> str:
+    """Real ``ps``, limited to this simulated host's processes (a real host lists only its own).
+
+    This machine's ``ps`` also lists other SimHosts' ``vllm serve`` (and whatever else runs
+    here): seen from this host they would be "live inference" on it. Ours are the processes
+    whose environment carries this root's ``K3SIM_ROOT`` (every session, run and fake tool)
+    and the containers' main processes. With a user-defined format (``-o``) a PID column is
+    put first to filter on, then cut off again; otherwise rows are kept by the header's PID
+    column (no header: unfiltered). Like ``ps -p``, it exits 1 when none of the rows is ours.
+    """
+    q = shlex.quote(str(root))
+    return f"""#!/bin/sh
+# k3tui simulated host: real ps, limited to this simulated host's processes
+mine=$({{ /usr/bin/grep -lsxzF K3SIM_ROOT={q} /proc/[0-9]*/environ | /usr/bin/cut -d/ -f3; /usr/bin/cat {q}/ctr/*/pid; }} 2>/dev/null)
+fmt=
+for a in "$@"; do case $a in --format|--format=*) fmt=1;; --*) ;; -*o*) fmt=1;; esac; done
+if [ -n "$fmt" ]; then out=$(/bin/ps -o pid= "$@"); st=$?; else out=$(/bin/ps "$@"); st=$?; fi
+[ -n "$out" ] && printf '%s\\n' "$out" | /usr/bin/awk -v mine="$mine" -v fmt="$fmt" '
+BEGIN {{ n = split(mine, a); for (i = 1; i <= n; i++) m[a[i]] = 1
+        getline pm < "/proc/sys/kernel/pid_max"; w = length(pm - 1) + 1 }}
+fmt && match($0, /^ *[0-9]+ /) {{ rows++; if ($1 in m) {{ kept++; print substr($0, RLENGTH + 1) }}; next }}
+fmt {{ print substr($0, w + 1); next }}
+NR == 1 {{ for (i = 1; i <= NF; i++) if ($i == "PID") c = i; print; next }}
+{{ rows++ }} !c || ($c in m) {{ kept++; print }}
+END {{ exit rows > 0 && kept == 0 }}' || {{ [ "$st" = 0 ] && st=1; }}
+exit $st
+"""
 
 
 def _host_fs(fs: Path, host: dict[str, Any]) -> None:
