@@ -123,3 +123,29 @@ def test_cli_refuses_bad_inventory_use_in_one_line(tmp_path: Path) -> None:
     assert r.returncode == 2 and "no group 'nope'" in r.stderr
     r = _cli("freeze", "--inventory", str(good), "--group", "k3-a", "tray09")
     assert r.returncode == 2 and "tray09: not a host of" in r.stderr
+
+
+def test_the_inventory_group_overrides_the_profiles_multinode_defaults(tmp_path: Path) -> None:
+    import argparse
+
+    from k3tui.fleet.cli import multinode_engine_for
+    from k3tui.profile import load_profile
+
+    class _Host:
+        simulated, resolved = True, None
+
+        def __init__(self, alias: str) -> None:
+            self.alias = alias
+
+    inv = _inv(tmp_path, GOOD)
+    hosts = [_Host("tray02"), _Host("tray01")]
+    profile = load_profile("kimi-k3")
+    args = argparse.Namespace(inventory=str(inv), group="k3-a", multinode=True, multinode_mode=None)
+    engine = multinode_engine_for(args)(hosts, profile, lambda e: e, events=[])
+    assert (engine.mode, engine.master_addr, engine.master_port) == ("vllm", "192.168.50.12", 29600)
+    assert engine.ray_port == profile.launch.multinode.ray_port == 6379
+    # a group without master_addr/port: the profile's defaults (and the head's SSH address); the mode from the CLI
+    args = argparse.Namespace(inventory=str(inv), group="k3-b", multinode=False, multinode_mode="ray")
+    engine = multinode_engine_for(args)([_Host("srv01")], profile, lambda e: e, events=[])
+    assert (engine.mode, engine.master_port, engine.master_addr) == ("ray", 29501, "127.0.0.1")
+    assert engine.mode_from == "the command line"

@@ -101,3 +101,66 @@ async def test_ladder_cli_with_an_inventory_launches_the_deployment_multinode(tm
     assert "--node-rank 0" in started["tray01"] and "--headless" in started["tray02"]
     assert all("--master-addr 10.9.8.7 --master-port 29777" in c for c in started.values()), started
     assert sorted(e.host for e in _of(events, ev.SceneFrozen, reason="first-exception")) == ["tray01", "tray02"]
+
+
+# --- which node failed first: log time (skew-corrected), not arrival ---------------------------------
+
+
+def _node_run(alias: str, skew: float | None, line: str, arrived: float):  # noqa: ANN202
+    import time
+    from types import SimpleNamespace
+
+    from k3tui.ladder.server import Server
+
+    s = Server(
+        SimpleNamespace(alias=alias, clock_skew=skew), f"r1-{alias}", from_profile(load_profile("kimi-k3")), 8000, print
+    )
+    # ``arrived``: seconds ago, on the monotonic clock the ladder stamps arrivals with
+    s.exception, s.exception_t = ev.ExceptionFound(line=line, stage="engine"), time.monotonic() - arrived
+    return s
+
+
+def _deployment(head, worker):  # noqa: ANN001, ANN202
+    from k3tui.fleet.launch import DeploymentServer
+
+    dep = DeploymentServer(head.host, "r1", head.config, 8000, print, workers=[worker])
+    dep.exception, dep.exception_t = head.exception, head.exception_t
+    dep.utc_offsets = {"head-01": 0.0, "worker-02": 0.0}
+    return dep
+
+
+def _vllm_line(proc: str, t: float, text: str) -> str:
+    import time
+
+    return f"({proc} pid=61) ERROR {time.strftime('%m-%d %H:%M:%S', time.gmtime(t))} [multiproc_executor.py:953] {text}"
+
+
+def test_the_first_failure_is_the_earliest_log_line_not_the_first_to_arrive() -> None:
+    import time
+
+    t = time.time() - 600
+    # the worker's line ARRIVES first (its tail was quicker), but the head printed its root 7 s earlier
+    head = _node_run("head-01", 0.0, _vllm_line("EngineCore", t, "RuntimeError: CUDA error: out of memory"), 5.0)
+    worker = _node_run("worker-02", 0.0, _vllm_line("Worker_TP3", t + 7, "RuntimeError: NCCL error"), 10.0)
+    o = _deployment(head, worker).outcome()
+    assert o.summary.startswith("start-up failed on node head-01"), o.summary
+    # the worker's clock runs 40 s ahead: by the raw stamps the head printed first (t+5 < t+30),
+    # corrected (t+30-40 = t-10) the worker did, though its line arrived second
+    head = _node_run(
+        "head-01", 0.0, _vllm_line("EngineCore", t + 5, "Exception: WorkerProc initialization failed"), 10.0
+    )
+    worker = _node_run("worker-02", 40.0, _vllm_line("Worker_TP3", t + 30, "RuntimeError: NCCL error"), 9.0)
+    o = _deployment(head, worker).outcome()
+    assert o.summary.startswith("start-up failed on node worker-02") and "NCCL error" in o.summary, o.summary
+    # the same second on both clocks (vLLM stamps to the second): arrival decides
+    head = _node_run("head-01", 0.0, _vllm_line("EngineCore", t, "RuntimeError: A"), 9.0)
+    worker = _node_run("worker-02", 0.0, _vllm_line("Worker_TP3", t, "RuntimeError: B"), 10.0)
+    assert _deployment(head, worker).outcome().summary.startswith("start-up failed on node worker-02")
+    # a line without a stamp (a bare traceback) falls back to its arrival
+    head = _node_run("head-01", 0.0, "RuntimeError: no stamp here", 10.0)  # arrived 10 s ago
+    worker = _node_run(
+        "worker-02", 0.0, _vllm_line("Worker_TP3", t, "RuntimeError: NCCL error"), 9.0
+    )  # printed 600 s ago
+    assert _deployment(head, worker).outcome().summary.startswith("start-up failed on node worker-02")
+    head = _node_run("head-01", 0.0, "RuntimeError: no stamp here", 700.0)  # arrived before the worker printed
+    assert _deployment(head, worker).outcome().summary.startswith("start-up failed on node head-01")

@@ -41,8 +41,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--multinode",
         action="store_true",
-        help="launch the hosts as one vLLM multi-node deployment (head = first host or the inventory's head; "
-        "workers --headless)",
+        help="launch the hosts as one multi-node deployment (head = first host or the inventory's head), the way "
+        "the profile's [launch.multinode] says: vLLM's multi-node options (workers --headless) or a Ray cluster",
+    )
+    p.add_argument(
+        "--multinode-mode",
+        choices=("vllm", "ray"),
+        help="with --multinode: the launch mode instead of the profile's (implies --multinode)",
     )
     p.add_argument(
         "--profile", default="kimi-k3", help="profile name in assets/profiles or a .toml path (default kimi-k3)"
@@ -157,7 +162,7 @@ async def _run(args: argparse.Namespace, profile: Any, changes: dict[str, Any], 
         for alias, why in errors.items():
             print(f"k3tui: {alias}: {why}", file=sys.stderr)
         make: Any = LadderEngine
-        if args.multinode:  # issue 9: head + headless workers, each a detached run (k3tui.fleet.launch)
+        if args.multinode or args.multinode_mode:  # issue 9: every node a detached run (k3tui.fleet.launch)
             from ..fleet.cli import multinode_engine_for
 
             make = multinode_engine_for(args)  # with the inventory's master address/port

@@ -204,12 +204,19 @@ async def connect_inventory(args: argparse.Namespace, emit: Emit | None) -> tupl
 
 
 def multinode_engine_for(args: argparse.Namespace) -> Any:
-    """``MultiNodeLadder`` with the inventory group's ``master_addr``/``master_port`` (when it names them)."""
+    """``MultiNodeLadder`` with the inventory group's ``master_addr``/``master_port`` and ``--multinode-mode``.
+
+    The profile's ``[launch.multinode]`` gives the launch shape and its defaults; what the
+    inventory group names overrides those defaults, and a mode on the command line overrides
+    the profile's mode (the engine says where its mode came from).
+    """
     import functools
 
     from .launch import MultiNodeLadder
 
     kw: dict[str, Any] = {}
+    if getattr(args, "multinode_mode", None):
+        kw["mode"] = args.multinode_mode
     group = getattr(args, "group", None)
     if getattr(args, "inventory", None) and group and "," not in group:
         g = load_inventory(args.inventory).group(group)

@@ -130,6 +130,19 @@ def _local(node: NodeLog, year: int | None, mo: int, d: int, hh: int, mm: int, s
     return float(t)
 
 
+def line_time(lines: Sequence[str], node: NodeLog) -> float | None:
+    """Corrected time (our clock) of the first of ``lines`` that carries a stamp; None when none does.
+
+    For one line known out of context (a run's root exception and its stack, as the ladder
+    sees them): the same stamp parsing and skew correction as the merged timeline.
+    """
+    for line in lines:
+        t = stamp(line, node)
+        if t is not None and t == t:  # not NaN
+            return t - (node.clock_skew or 0.0)
+    return None
+
+
 def timed_lines(node: NodeLog) -> list[TimedLine]:
     """The node's lines with corrected times (carried forward; lines before the first stamp take it)."""
     skew = node.clock_skew or 0.0

@@ -1,0 +1,151 @@
+"""Multi-node launch as a Ray cluster, against two simulated trays (issue 9).
+
+Every node's ``ray start`` is a detached run on its host (the simulated host's ``ray`` is a
+fake that says so: k3tui/sim/ray.py); ``vllm serve --distributed-executor-backend ray`` is a
+detached run on the head once ``ray status`` lists every node. In
+``multinode-ray-worker-missing`` the worker's ray never joins, so the head's vLLM cannot get
+its placement group of 8 GPUs: the rung fails naming the head and the worker that did not
+join, every node is frozen, and everything is torn down afterwards.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from contextlib import AsyncExitStack
+from pathlib import Path
+
+from k3tui import events as ev
+from k3tui.fleet.launch import MultiNodeLadder, parse_ray_status
+from k3tui.profile import load_profile
+from k3tui.remote import detached
+from k3tui.remote.ssh import connect
+from k3tui.sim import SimHost
+
+
+def _of(events, kind, **match):  # noqa: ANN001, ANN202
+    return [e for e in events if isinstance(e, kind) and all(getattr(e, k) == v for k, v in match.items())]
+
+
+async def _nodes(stack: AsyncExitStack, scenario: str, events: list) -> list:
+    hosts = []
+    for node, alias in enumerate(("tray01", "tray02")):  # node 0 is the head tray
+        sim = await stack.enter_async_context(SimHost(scenario, node=node, speed=8))
+        host = await connect(emit=events.append, **(sim.connect_kwargs() | {"alias": alias}))
+        stack.push_async_callback(host.close)
+        hosts.append(host)
+    return hosts
+
+
+async def _nothing_left(hosts: list, events: list) -> None:
+    """Every run of the session has ended on its host, no process of its group is left, and no cluster."""
+    by_alias = {h.alias: h for h in hosts}
+    started = _of(events, ev.RunStarted)
+    ended = {e.run for e in _of(events, ev.RunEnded)}
+    assert {e.run for e in started} <= ended, "every detached run ended"
+    for e in started:
+        res = await by_alias[e.host].run(detached.survivors_command(e.run_dir))
+        assert res.stdout.strip() == "0", (e.run, res.stdout)
+    res = await hosts[0].run("ray status --address 127.0.0.1:6379")
+    assert res.status == 1 and "Could not find any running Ray instance" in res.stderr
+
+
+async def test_a_healthy_ray_cluster_serves_from_the_head() -> None:
+    events: list = []
+    async with AsyncExitStack() as stack:
+        hosts = await _nodes(stack, "nvl72-2x4-healthy", events)
+        engine = MultiNodeLadder(hosts, load_profile("kimi-k3"), events.append, events=events, mode="ray")
+        try:
+            result = await engine.run_rung("minimal")
+        finally:
+            await engine.close()
+        await _nothing_left(hosts, events)
+    assert result.verdict == "PASS", result.summary
+    runs = {e.run.rsplit("-", 1)[-1]: e for e in _of(events, ev.RunStarted)}
+    assert runs["ray0"].host == "tray01" and "--entrypoint ray" in runs["ray0"].command
+    assert "start --head --port 6379 --block" in runs["ray0"].command
+    assert runs["ray1"].host == "tray02" and "start --address 127.0.0.1:6379 --block" in runs["ray1"].command
+    serve = runs["minimal"]
+    assert serve.host == "tray01" and "--distributed-executor-backend ray" in serve.command
+    assert "-e RAY_ADDRESS=127.0.0.1:6379" in serve.command
+    # ray first on every node, vllm serve only after ray status listed both nodes
+    order = [e.run.rsplit("-", 1)[-1] for e in _of(events, ev.RunStarted)]
+    assert order == ["ray0", "ray1", "minimal"]
+    status = [e for e in _of(events, ev.CommandSent) if e.purpose == "ray-status"]
+    assert status and parse_ray_status(_output(events, status[-1].id)) == (2, 8.0)
+    assert any("ray cluster ready: 2 of 2 nodes, 8 GPUs" in e.message for e in _of(events, ev.Notice))
+    assert any("mode ray (from the command line)" in e.message for e in _of(events, ev.Notice))
+    assert not _of(events, ev.SceneFrozen, reason="first-exception")
+    configs = _of(events, ev.RunConfigSet)
+    assert len(configs) == 1 and "ray" not in str(configs[0].config), "the launch shape is not a changed variable"
+
+
+async def test_a_worker_that_never_joins_fails_the_rung_names_it_and_freezes_every_node() -> None:
+    events: list = []
+    async with AsyncExitStack() as stack:
+        hosts = await _nodes(stack, "multinode-ray-worker-missing", events)
+        engine = MultiNodeLadder(
+            hosts, load_profile("kimi-k3"), events.append, events=events, mode="ray", cluster_timeout=3.0
+        )
+        try:
+            result = await engine.run_rung("minimal")
+        finally:
+            await engine.close()
+        await _nothing_left(hosts, events)
+    assert result.verdict == "FAIL", result.summary
+    assert result.summary.startswith(
+        "start-up failed on node tray01 at stage device (ray cluster: tray02 did not join, 1 of 2 nodes): "
+    )
+    assert "ValueError: Cannot provide a placement group requiring 8.0 GPUs" in result.summary
+    notices = [e.message for e in _of(events, ev.Notice)]
+    assert any(
+        "ray cluster incomplete" in m and "lists 1 of 2 nodes (4 GPUs); not joined: tray02" in m for m in notices
+    )
+    # the worker's own log shows why: Ray's GCS connection warnings, never "Ray runtime started."
+    worker_log = "".join(e.text for e in _of(events, ev.Output, host="tray02", stream="log"))
+    assert (
+        "Failed to connect to GCS at address 127.0.0.1:6379" in worker_log and "Ray runtime started" not in worker_log
+    )
+    found = _of(events, ev.ExceptionFound)
+    assert found and found[0].host == "tray01" and "placement group" in found[0].line
+    frozen = {e.host: e for e in _of(events, ev.SceneFrozen, reason="first-exception")}
+    assert sorted(frozen) == ["tray01", "tray02"], "a failure on any node freezes every node"
+    assert frozen["tray01"].run == found[0].run and frozen["tray02"].run.endswith("-ray1")
+    # the head's vllm ran against the incomplete cluster (ray status showed it waiting for 8 GPUs)
+    status = [e for e in _of(events, ev.CommandSent) if e.purpose == "ray-status"]
+    assert parse_ray_status(_output(events, status[-1].id)) == (1, 4.0)
+
+
+async def test_the_ladder_cli_runs_the_profiles_ray_launch(tmp_path: Path) -> None:
+    from k3tui.reader import read_all
+
+    from .test_multinode_sim import write_inventory
+
+    # the launch shape is the profile's: a copy of kimi-k3 that says mode = "ray" (no CLI mode option)
+    text = Path(load_profile("kimi-k3").path).read_text()
+    assert 'mode = "vllm"' in text and "cluster_timeout_s = 600" in text
+    prof = tmp_path / "k3-ray.toml"
+    prof.write_text(
+        text.replace('mode = "vllm"', 'mode = "ray"').replace("cluster_timeout_s = 600", "cluster_timeout_s = 3")
+    )
+    async with AsyncExitStack() as stack:
+        head = await stack.enter_async_context(SimHost("multinode-ray-worker-missing", node=0, speed=8))
+        worker = await stack.enter_async_context(SimHost("multinode-ray-worker-missing", node=1, speed=8))
+        inv = write_inventory(tmp_path / "inv.toml", "k3", [head, worker], ["tray01", "tray02"], ["head", "worker"])
+        rec = tmp_path / "ladder.k3rec"
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "k3tui.cli", "ladder", "--inventory", str(inv), "--group", "k3", "--multinode",
+            "--profile", str(prof), "--rung", "minimal", "--record", str(rec),
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        stdout, stderr = await asyncio.wait_for(proc.communicate(), 240)
+    out = stdout.decode() + stderr.decode()
+    assert proc.returncode == 1, out[-3000:]
+    assert "start-up failed on node tray01 at stage device (ray cluster: tray02 did not join" in out, out[-3000:]
+    _, recorded = read_all(rec)
+    assert any(f"mode ray (from profile {prof} [launch.multinode])" in e.message for e in _of(recorded, ev.Notice))
+    assert sorted(e.host for e in _of(recorded, ev.SceneFrozen, reason="first-exception")) == ["tray01", "tray02"]
+
+
+def _output(events: list, cid: str) -> str:
+    return "".join(e.text for e in _of(events, ev.Output, id=cid))
