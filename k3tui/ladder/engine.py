@@ -50,6 +50,8 @@ from .server import Outcome, Server
 
 Emit = Callable[[Any], Any]
 CORE_RUNGS = ("baseline", "minimal", "request")
+RUN_GONE_S = 60.0
+"""After a stop, how long every process of each stopped run may take to end before a notice."""
 _SERVING = re.compile(
     r"vllm serve|vllm\.entrypoints|sglang\.launch_server|tritonserver|text-generation-launcher|trtllm-serve"
 )
@@ -315,9 +317,43 @@ class LadderEngine:
         await self.stop_server(reason=reason)
 
     async def stop_server(self, reason: str = "") -> None:
+        """Stop the server (every run of a multi-node deployment) and wait for each run's processes to end."""
         if self.server is not None:
             s, self.server = self.server, None
             await s.stop(reason=reason or "stopped by the ladder")
+            await self._wait_runs_gone([r for r in getattr(s, "nodes", [s]) if r.handle is not None])
+
+    async def _wait_runs_gone(self, runs: list[Server], timeout: float = RUN_GONE_S) -> None:
+        """Wait (bounded) until no process of each stopped run is left on its host; a notice names any survivor.
+
+        The head's port going quiet is not enough: a worker's processes that are slow to die
+        still hold its GPUs when the next run starts there, and that run fails for it.
+        """
+        from ..remote import detached
+
+        async def one(r: Server) -> None:
+            quiet = getattr(r.host, "run_quiet", None)
+            if quiet is None:
+                return
+            deadline = asyncio.get_running_loop().time() + timeout
+            while True:
+                res = await quiet(detached.survivors_command(r.handle.run_dir), timeout=15.0)
+                left = res.stdout.strip()
+                if not left.isdigit() or int(left) == 0:
+                    return
+                if asyncio.get_running_loop().time() >= deadline:
+                    self.emit(
+                        ev.Notice(
+                            host=r.host.alias,
+                            level="warning",
+                            message=f"run {r.run_id}: {left} process(es) still alive {timeout:g} s after the stop; "
+                            "the next run on this host may find its GPUs busy",
+                        )
+                    )
+                    return
+                await asyncio.sleep(0.25)
+
+        await asyncio.gather(*(one(r) for r in runs))
 
     async def _on_exception(self, server: Server, found: ev.ExceptionFound) -> None:
         """First root exception of a run: freeze the scene of every host, no operator action needed."""
