@@ -15,6 +15,8 @@ import sys
 from contextlib import AsyncExitStack
 from pathlib import Path
 
+import msgspec
+
 from k3tui import events as ev
 from k3tui.fleet.launch import MultiNodeLadder, parse_ray_status
 from k3tui.profile import load_profile
@@ -37,6 +39,21 @@ async def _nodes(stack: AsyncExitStack, scenario: str, events: list) -> list:
     return hosts
 
 
+async def _minimal_rung(scenario: str, events: list, profile: object = None, **kw: object) -> object:
+    """The minimal rung of a ray-mode deployment of two simulated trays; afterwards nothing is left running."""
+    async with AsyncExitStack() as stack:
+        hosts = await _nodes(stack, scenario, events)
+        engine = MultiNodeLadder(
+            hosts, profile or load_profile("kimi-k3"), events.append, events=events, mode="ray", **kw
+        )
+        try:
+            result = await engine.run_rung("minimal")
+        finally:
+            await engine.close()
+        await _nothing_left(hosts, events)
+    return result
+
+
 async def _nothing_left(hosts: list, events: list) -> None:
     """Every run of the session has ended on its host, no process of its group is left, and no cluster."""
     by_alias = {h.alias: h for h in hosts}
@@ -52,14 +69,7 @@ async def _nothing_left(hosts: list, events: list) -> None:
 
 async def test_a_healthy_ray_cluster_serves_from_the_head() -> None:
     events: list = []
-    async with AsyncExitStack() as stack:
-        hosts = await _nodes(stack, "nvl72-2x4-healthy", events)
-        engine = MultiNodeLadder(hosts, load_profile("kimi-k3"), events.append, events=events, mode="ray")
-        try:
-            result = await engine.run_rung("minimal")
-        finally:
-            await engine.close()
-        await _nothing_left(hosts, events)
+    result = await _minimal_rung("nvl72-2x4-healthy", events)
     assert result.verdict == "PASS", result.summary
     runs = {e.run.rsplit("-", 1)[-1]: e for e in _of(events, ev.RunStarted)}
     assert runs["ray0"].host == "tray01" and "--entrypoint ray" in runs["ray0"].command
@@ -82,16 +92,7 @@ async def test_a_healthy_ray_cluster_serves_from_the_head() -> None:
 
 async def test_a_worker_that_never_joins_fails_the_rung_names_it_and_freezes_every_node() -> None:
     events: list = []
-    async with AsyncExitStack() as stack:
-        hosts = await _nodes(stack, "multinode-ray-worker-missing", events)
-        engine = MultiNodeLadder(
-            hosts, load_profile("kimi-k3"), events.append, events=events, mode="ray", cluster_timeout=3.0
-        )
-        try:
-            result = await engine.run_rung("minimal")
-        finally:
-            await engine.close()
-        await _nothing_left(hosts, events)
+    result = await _minimal_rung("multinode-ray-worker-missing", events, cluster_timeout=3.0)
     assert result.verdict == "FAIL", result.summary
     assert result.summary.startswith(
         "start-up failed on node tray01 at stage device (ray cluster: tray02 did not join, 1 of 2 nodes): "
@@ -114,6 +115,22 @@ async def test_a_worker_that_never_joins_fails_the_rung_names_it_and_freezes_eve
     # the head's vllm ran against the incomplete cluster (ray status showed it waiting for 8 GPUs)
     status = [e for e in _of(events, ev.CommandSent) if e.purpose == "ray-status"]
     assert parse_ray_status(_output(events, status[-1].id)) == (1, 4.0)
+
+
+async def test_a_ray_start_that_ends_stops_the_launch_and_freezes_every_node() -> None:
+    # a profile whose worker command lacks the head's port: the worker's `ray start` exits at once
+    profile = load_profile("kimi-k3")
+    ray = msgspec.structs.replace(profile.launch.multinode.ray, worker=["ray", "start", "--address", "{head_addr}"])
+    multi = msgspec.structs.replace(profile.launch.multinode, ray=ray)
+    profile = msgspec.structs.replace(profile, launch=msgspec.structs.replace(profile.launch, multinode=multi))
+    events: list = []
+    result = await _minimal_rung("nvl72-2x4-healthy", events, profile=profile, cluster_timeout=60.0)
+    assert result.verdict == "FAIL"
+    assert result.summary.startswith("start-up failed on node tray02 (ray cluster: tray02 did not join, 1 of 2 nodes)")
+    assert "its `ray start` ended before the cluster formed" in result.summary and "HEAD:PORT" in result.summary
+    assert [e.run.rsplit("-", 1)[-1] for e in _of(events, ev.RunStarted)] == ["ray0", "ray1"], "no vllm serve"
+    frozen = {e.host: e.run for e in _of(events, ev.SceneFrozen, reason="node-failed")}
+    assert sorted(frozen) == ["tray01", "tray02"] and frozen["tray02"].endswith("-ray1")
 
 
 async def test_the_ladder_cli_runs_the_profiles_ray_launch(tmp_path: Path) -> None:

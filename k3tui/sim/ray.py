@@ -41,6 +41,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .tools import _alive
+
 VERSION = "2.49.1"
 SHORT_LOG = "multinode-ray-placement-group.log"
 """What a ray-backend ``vllm serve`` replays when the cluster lacks GPUs (unless the scenario names another)."""
@@ -56,16 +58,6 @@ _CONNECT = (
 def registry() -> Path:
     """The directory every simulated node of this owner shares."""
     return Path(tempfile.gettempdir()) / f"k3sim-ray-{os.environ.get('K3SIM_OWNER') or os.getuid()}"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _live(port: int, kind: str) -> list[dict[str, Any]]:
