@@ -18,6 +18,10 @@ Both sides include connection setup (the baseline starts an ``ssh`` process and 
 Runs are interleaved (baseline, k3tui, baseline, …) because the machine is shared; each
 figure is the best of ``--repeat``. Goal: read+split+record / baseline ≥ 0.7.
 
+Each row also prints the CPU it spent per byte (the ``ssh`` client's for the baseline, all
+of k3tui's threads for k3tui), not counting sshd and ``cat``, which both sides share: on a
+machine with few cores the ratio is bounded by this CPU cost, not by the network.
+
 Run (as root, sshd installed by ``.ci/install --test``)::
 
     .venv/bin/python bench/bench_stream.py --size-mb 1024
@@ -30,6 +34,7 @@ import argparse
 import asyncio
 import itertools
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -74,22 +79,30 @@ def make_log(path: Path, size: int) -> int:
     return count
 
 
-def interleaved(fns: dict, repeat: int) -> dict[str, float]:  # noqa: ANN001
-    """Best time of each function, running them in turn ``repeat`` times."""
-    times: dict[str, list[float]] = {k: [] for k in fns}
+def interleaved(fns: dict, repeat: int) -> dict[str, tuple[float, float]]:  # noqa: ANN001
+    """Best (wall, CPU) of each function (each returns both), running them in turn ``repeat`` times."""
+    times: dict[str, list[tuple[float, float]]] = {k: [] for k in fns}
     for _ in range(repeat):
         for name, fn in fns.items():
             times[name].append(fn())
     return {k: min(v) for k, v in times.items()}
 
 
-def openssh_cat(server, path: Path, cipher: str | None) -> float:  # noqa: ANN001
+CPU: dict[str, list[float]] = {}
+"""Seconds of CPU per run, by row name (filled as the rows run)."""
+
+
+def openssh_cat(server, path: Path, cipher: str | None) -> tuple[float, float]:  # noqa: ANN001
+    """(wall seconds, CPU seconds of the ssh client)."""
     argv = server.ssh_argv("cat", str(path))
     if cipher:
         argv[1:1] = ["-c", cipher]
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     subprocess.run(argv, stdout=subprocess.DEVNULL, check=True)
-    return time.perf_counter() - t0
+    wall = time.perf_counter() - t0
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
 
 
 class _PassThrough(Redactor):
@@ -135,13 +148,14 @@ def main() -> int:
         mb = size / 1e6
         print(f"file: {size / 2**20:.0f} MiB, {n:,} lines of real vLLM log (avg {size / n:.0f} B/line)")
 
-        def run_k3(record: bool, redactor: Redactor | None = None) -> float:
+        def run_k3(record: bool, redactor: Redactor | None = None) -> tuple[float, float]:
             rec = base / "bench.k3rec"
             for p in (rec, Path(str(rec) + ".idx")):
                 p.unlink(missing_ok=True)
+            c0 = time.process_time()
             seconds, lines = asyncio.run(k3tui_stream(server, log, rec if record else None, redactor))
             assert lines == n, (lines, n)
-            return seconds
+            return seconds, time.process_time() - c0
 
         fns = {
             "openssh  cat, default cipher": lambda: openssh_cat(server, log, None),
@@ -153,12 +167,13 @@ def main() -> int:
         if args.attribute:
             fns["(attribution) record, no redaction"] = lambda: run_k3(True, _PassThrough())
         t = interleaved(fns, args.repeat)
-        baseline = min(t["openssh  cat, default cipher"], t["openssh  cat, aes128-gcm"])
-        for name, sec in t.items():
+        baseline = min(t["openssh  cat, default cipher"][0], t["openssh  cat, aes128-gcm"][0])
+        print(f"({os.cpu_count()} CPUs; CPU = the client's own, ns per byte)")
+        for name, (sec, cpu) in t.items():
             ratio = "" if name.startswith("openssh") else f"  ratio {baseline / sec:.2f}"
-            print(f"{name:36} {sec:7.2f} s  {mb / sec:7.0f} MB/s{ratio}", flush=True)
+            print(f"{name:36} {sec:7.2f} s  {mb / sec:7.0f} MB/s  CPU {cpu * 1e9 / size:5.2f} ns/B{ratio}", flush=True)
         key = "k3tui    read+split+record" if not args.no_record else "k3tui    read+split"
-        print(f"RESULT ratio({key.split()[-1]} / openssh) = {baseline / t[key]:.2f}  (goal >= 0.70)")
+        print(f"RESULT ratio({key.split()[-1]} / openssh) = {baseline / t[key][0]:.2f}  (goal >= 0.70)")
         return 0
     finally:
         factory.stop_all()
