@@ -61,9 +61,11 @@ async def test_a_worker_failure_fails_the_rung_names_the_worker_and_freezes_ever
     assert len(configs) == 1 and "nnodes" not in str(configs[0].config), (
         "node flags are topology, not a changed variable"
     )
-    assert _of(events, ev.Notice, host="worker-02") and any(
-        "first root exception of the deployment on worker worker-02" in e.message for e in _of(events, ev.Notice)
-    )
+    said = [e.message for e in _of(events, ev.Notice, host="worker-02")]
+    assert any("first root exception of the deployment to arrive: worker worker-02" in m for m in said), said
+    # the deployment's first by log time, with the worker's clock correction shown
+    named = [m for m in said if m.startswith("the deployment's first root exception is on worker worker-02 (printed ")]
+    assert named and "UTC on our clock, host clock " in named[0] and "NCCL error" in named[0], said
 
 
 async def test_ladder_cli_with_an_inventory_launches_the_deployment_multinode(tmp_path) -> None:  # noqa: ANN001

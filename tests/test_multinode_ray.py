@@ -109,6 +109,7 @@ async def test_a_worker_that_never_joins_fails_the_rung_names_it_and_freezes_eve
     )
     found = _of(events, ev.ExceptionFound)
     assert found and found[0].host == "tray01" and "placement group" in found[0].line
+    assert any(m.startswith("the deployment's first root exception is on head tray01 (printed ") for m in notices)
     frozen = {e.host: e for e in _of(events, ev.SceneFrozen, reason="first-exception")}
     assert sorted(frozen) == ["tray01", "tray02"], "a failure on any node freezes every node"
     assert frozen["tray01"].run == found[0].run and frozen["tray02"].run.endswith("-ray1")
@@ -166,3 +167,12 @@ async def test_the_ladder_cli_runs_the_profiles_ray_launch(tmp_path: Path) -> No
 
 def _output(events: list, cid: str) -> str:
     return "".join(e.text for e in _of(events, ev.Output, id=cid))
+
+
+def test_the_demo_launches_a_scenario_the_way_its_multinode_table_says() -> None:
+    from k3tui.fleet.launch import scenario_ladder
+    from k3tui.sim.scenario import load_raw
+
+    ray = scenario_ladder(load_raw("multinode-ray-worker-missing"))
+    assert ray.keywords == {"mode": "ray", "cluster_timeout": 10}
+    assert scenario_ladder(load_raw("nvl72-2x4-healthy")).keywords == {"mode": None, "cluster_timeout": None}

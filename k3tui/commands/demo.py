@@ -91,9 +91,9 @@ def make_driver(args: argparse.Namespace, path: Path, sims: list[Any]) -> LiveDr
 
     factory = None
     if len(sims) > 1:
-        from ..fleet.launch import MultiNodeLadder
+        from ..fleet.launch import scenario_ladder
 
-        factory = MultiNodeLadder
+        factory = scenario_ladder(sims[0].data)  # ray mode where the scenario's [multinode] says so
     return LiveDriver(recorder, _connect, profile="kimi-k3", simulated=True, engine_factory=factory)
 
 

@@ -54,7 +54,7 @@ from ..ladder import LadderEngine
 from ..ladder.config import RunConfig, apply_changes, changes_from_args, launch_argv
 from ..ladder.server import EXCEPTION_GRACE_S, Outcome, Server
 from ..profile import MultiNodeSpec, RayNodes, VllmNodes, fill_node_args
-from .timeline import NodeLog, line_time
+from .timeline import NodeLog, clock, line_time
 
 MASTER_PORT = 29501
 MODES = ("vllm", "ray")
@@ -314,7 +314,26 @@ class MultiNodeLadder(LadderEngine):
         self._deployment[id(dep)] = run_id
         if not await dep.wait_ready(self.ready_timeout):
             await dep.settle()
+            self._tell_first(dep)
         return dep
+
+    def _tell_first(self, dep: DeploymentServer) -> None:
+        """Name the deployment's first root exception by log time, with the clock correction behind it."""
+        first = dep.first_failure()
+        if first is None:
+            return
+        t, skew = dep.log_time(first), getattr(first.host, "clock_skew", None)
+        when = f"printed {clock(t)} UTC on our clock" if t is not None else "its line has no stamp: by arrival"
+        when += f", host clock {skew:+.3f} s corrected" if skew is not None else ", host clock skew not measured"
+        msg = f"the deployment's first root exception is on {_role(self, first)} {first.host.alias} ({when})"
+        arrived = min((s for s in dep.nodes if s.exception is not None), key=lambda s: s.exception_t)
+        if arrived is not first:
+            msg += (
+                f"; {arrived.host.alias}'s arrived first but was printed later ({clock(dep.log_time(arrived))} UTC, "
+                f"host clock {getattr(arrived.host, 'clock_skew', None) or 0.0:+.3f} s)"
+            )
+        line = first.exception.line if first.exception is not None else ""
+        self.emit(ev.Notice(host=first.host.alias, level="error", message=f"{msg}: {line[:200]}"))
 
     def _vllm_deployment(self, cfg: RunConfig, run_id: str, offsets: dict[str, float | None]) -> DeploymentServer:
         n, v = len(self.hosts), self.values
@@ -432,7 +451,7 @@ class MultiNodeLadder(LadderEngine):
 
     async def _on_exception(self, server: Server, found: ev.ExceptionFound) -> None:
         """The first root exception on any node freezes every node, once per launch."""
-        what = f"first root exception of the deployment on {_role(self, server)} {server.host.alias} (run {server.run_id}, stage {found.stage})"
+        what = f"first root exception of the deployment to arrive: {_role(self, server)} {server.host.alias} (run {server.run_id}, stage {found.stage})"
         await self._freeze_once(server, what, "first-exception")
 
     async def _freeze_once(self, server: Server, what: str, reason: str) -> None:
@@ -473,6 +492,15 @@ class RayNode(Server):
             return feed(text)
 
         self.classifier.feed = watch
+
+
+def scenario_ladder(scenario: dict[str, Any]) -> Any:
+    """The multi-node ladder a simulated deployment asks for (``k3tui demo``): its scenario's
+    ``[multinode]`` table (``mode``, ``cluster_timeout_s``) over the profile's ``[launch.multinode]``."""
+    import functools
+
+    shape = scenario.get("multinode") or {}
+    return functools.partial(MultiNodeLadder, mode=shape.get("mode"), cluster_timeout=shape.get("cluster_timeout_s"))
 
 
 def _role(ladder: LadderEngine, s: Server) -> str:
