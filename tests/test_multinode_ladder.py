@@ -166,3 +166,18 @@ def test_the_first_failure_is_the_earliest_log_line_not_the_first_to_arrive() ->
     assert _deployment(head, worker).outcome().summary.startswith("start-up failed on node worker-02")
     head = _node_run("head-01", 0.0, "RuntimeError: no stamp here", 700.0)  # arrived before the worker printed
     assert _deployment(head, worker).outcome().summary.startswith("start-up failed on node head-01")
+
+
+def test_a_worker_run_that_ended_without_an_exception_fails_the_deployment_by_name() -> None:
+    head = _node_run("head-01", 0.0, "", 1.0)
+    worker = _node_run("worker-02", 0.0, "", 1.0)
+    head.exception = worker.exception = None
+    dep = _deployment(head, worker)
+    dep.exception = None
+    assert dep.outcome().ok, "nothing failed yet"
+    worker.last_lines.append("Killed")
+    worker.ended.set()
+    o = dep.outcome()
+    assert not o.ok and o.summary == "start-up failed on node worker-02: its run r1-worker-02 ended: Killed"
+    worker.stopped_by_us = True  # stopped by the ladder: not a failure
+    assert dep.outcome().ok

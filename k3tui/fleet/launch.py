@@ -232,6 +232,11 @@ class DeploymentServer(Server):
             o = Outcome(
                 False, f"{what} failed on node {node.host.alias}: {why}", f"cluster|ray-node-ended|{why}", "device", why
             )
+        elif (gone := self.broken_node()) is not None:  # a node's run ended without a root exception
+            res = gone.classifier.result() if gone.classifier is not None else None
+            stage = res.stages[-1].stage if res is not None and res.stages else "container"
+            why = f"its run {gone.run_id} ended: {_last(gone)}"
+            o = Outcome(False, f"{what} failed on node {gone.host.alias}: {why}", f"{stage}|node-ended|", stage, why)
         else:
             bad = (Server.outcome(s, what) for s in self.launched if s is not self)
             o = next((x for x in bad if not x.ok), None) or Server.outcome(self, what)
