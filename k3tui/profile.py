@@ -126,6 +126,9 @@ class RayNodes(_Strict):
     """Added to the head's ``vllm serve``."""
     serve_env: dict[str, str] = msgspec.field(default_factory=lambda: {"RAY_ADDRESS": "{head_addr}:{ray_port}"})
     """Env of the head's ``vllm serve`` (``RAY_ADDRESS``: join the cluster, also from another container)."""
+    docker_args: list[str] = msgspec.field(default_factory=lambda: ["-v", "/tmp/ray:/tmp/ray"])
+    """Container launches: more ``docker run`` arguments for the ray runs and the head's ``vllm serve``. A
+    driver reaches its node's raylet through Unix sockets under ``/tmp/ray``: the head's two containers share it."""
 
 
 class MultiNodeSpec(_Strict):

@@ -78,6 +78,8 @@ async def test_a_healthy_ray_cluster_serves_from_the_head() -> None:
     serve = runs["minimal"]
     assert serve.host == "tray01" and "--distributed-executor-backend ray" in serve.command
     assert "-e RAY_ADDRESS=127.0.0.1:6379" in serve.command
+    # the head's ray and vllm serve containers share /tmp/ray (the driver reaches the raylet's sockets there)
+    assert "-v /tmp/ray:/tmp/ray" in serve.command and "-v /tmp/ray:/tmp/ray" in runs["ray0"].command
     # ray first on every node, vllm serve only after ray status listed both nodes
     order = [e.run.rsplit("-", 1)[-1] for e in _of(events, ev.RunStarted)]
     assert order == ["ray0", "ray1", "minimal"]

@@ -88,6 +88,7 @@ def test_the_multinode_launch_shape_is_data() -> None:
         assert "--headless" in m.vllm.worker_args and "--headless" not in m.vllm.head_args
         assert m.ray.head[:3] == ["ray", "start", "--head"] and "{head_addr}:{ray_port}" in m.ray.worker
         assert m.ray.serve_args == ["--distributed-executor-backend", "ray"] and m.ray.status[:2] == ["ray", "status"]
+        assert m.ray.docker_args == ["-v", "/tmp/ray:/tmp/ray"]
     assert load_profile("kimi-k3").launch.multinode.cluster_timeout_s == 600
 
 

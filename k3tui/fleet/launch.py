@@ -48,6 +48,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
+
 from .. import events as ev
 from ..errors import UsageError
 from ..ladder import LadderEngine
@@ -78,19 +80,24 @@ def node_config(
 
 
 def ray_serve_config(cfg: RunConfig, spec: RayNodes, **values: Any) -> RunConfig:
-    """The head's ``vllm serve`` in ray mode: the executor flag and ``RAY_ADDRESS`` added."""
+    """The head's ``vllm serve`` in ray mode: the executor flag, ``RAY_ADDRESS`` and the shared ``/tmp/ray`` added."""
     changes: dict[str, Any] = changes_from_args(fill_node_args(spec.serve_args, **values))
     filled = fill_node_args(list(spec.serve_env.values()), **values)
     changes.update({f"env:{k}": v for k, v in zip(spec.serve_env, filled, strict=True)})
-    return apply_changes(cfg, changes)
+    out = apply_changes(cfg, changes)
+    return msgspec.structs.replace(out, docker_args=[*out.docker_args, *spec.docker_args]) if out.image else out
 
 
-def helper_config(cfg: RunConfig, argv: list[str], env: bool = True) -> RunConfig:
-    """A helper command (``ray start``, ``ray status``) contained like the deployment's server."""
+def helper_config(cfg: RunConfig, argv: list[str], spec: RayNodes | None = None, env: bool = True) -> RunConfig:
+    """A helper command (``ray start``, ``ray status``) contained like the deployment's server.
+
+    ``ray start`` gets the run's env and visible devices too: Ray's workers (vLLM's ranks on
+    that node) are spawned by its raylet and inherit them (``NCCL_*``, ``CUDA_VISIBLE_DEVICES``).
+    """
     return RunConfig(
         entry=list(argv),
         image=cfg.image,
-        docker_args=list(cfg.docker_args),
+        docker_args=[*cfg.docker_args, *(spec.docker_args if spec is not None else [])],
         visible_devices=cfg.visible_devices,
         env=dict(cfg.env) if env else {},
     )
@@ -104,7 +111,7 @@ def parse_ray_status(text: str) -> tuple[int, float] | None:
     """``ray status`` → (nodes listed as active, GPUs in the cluster); None when it shows no cluster.
 
     Reads Ray's own layout (``ray.autoscaler.v2.utils.ClusterStatusFormatter``): the node
-    lines under ``Active:`` (``Healthy:`` in Ray < 2.10) up to ``Pending:``, and the
+    lines under ``Active:`` (``Healthy:`` in older Ray) up to ``Pending:``, and the
     ``0.0/8.0 GPU`` line under the usage.
     """
     nodes, gpus, section = 0, 0.0, ""
@@ -360,7 +367,7 @@ class MultiNodeLadder(LadderEngine):
         ray = self.spec.ray
         for rank, host in enumerate(self.hosts):
             argv = fill_node_args(ray.head if rank == 0 else ray.worker, rank=rank, **self.values)
-            node = RayNode(host, f"{run_id}-ray{rank}", helper_config(cfg, argv), self.port, self.emit,
+            node = RayNode(host, f"{run_id}-ray{rank}", helper_config(cfg, argv, ray), self.port, self.emit,
                            on_exception=self._on_exception, marker=ray.joined)  # fmt: skip
             dep.cluster.append(node)
             self._deployment[id(node)] = run_id
