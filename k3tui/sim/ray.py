@@ -283,6 +283,17 @@ def _serve_node(
     finally:
         if opts.get("block"):
             f.unlink(missing_ok=True)
+            _tidy(port)
+
+
+def _tidy(port: int) -> None:
+    """Drop what dead processes left of cluster ``port``, then the directories once empty (no litter in $TMPDIR)."""
+    _live(port, "node"), _live(port, "demand")
+    for d in (registry() / str(port), registry()):
+        try:
+            d.rmdir()
+        except OSError:
+            return
 
 
 # A detached holder of one node's membership (``ray start`` without ``--block``): it takes the
@@ -361,6 +372,9 @@ def stop_cmd(state: dict[str, Any], args: list[str]) -> int:
     deadline = time.time() + 10
     while time.time() < deadline and any(_alive(int(r["pid"])) for r in mine):
         time.sleep(0.1)
+    for d in list(base.glob("*")):
+        if d.name.isdigit():
+            _tidy(int(d.name))
     _say("SUCC", "scripts.py:1291", f"Stopped all {len(mine) * 5} Ray processes.")
     return 0
 
