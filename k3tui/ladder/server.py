@@ -26,9 +26,10 @@ from .config import RunConfig, launch_argv, launch_env
 
 Emit = Callable[[Any], Any]
 PORT_RELEASE_S = 30.0
-LOG_CONFIRM_S = 20.0
-"""How long after /health answers the run's own log may take to show its API server start."""
 """How long a stopped server's port may keep answering before a warning."""
+LOG_CONFIRM_S = 20.0
+"""After /health answers, how long a log without any vLLM start-up marker is waited on before
+readiness is taken from /health alone (a vLLM whose log the stage markers do not know)."""
 EXCEPTION_GRACE_S = 20.0
 """After a root exception, how long /health may still take before start-up is called failed."""
 
@@ -68,6 +69,8 @@ class Server:
     exception_t: float = 0.0
     classified: ev.RunClassified | None = None
     stopped_by_us: bool = False
+    log_confirm_s: float = LOG_CONFIRM_S
+    """See :data:`LOG_CONFIRM_S` (a parameter, so a test can wait seconds instead of twenty)."""
     ended: asyncio.Event = field(default_factory=asyncio.Event)
     last_lines: deque[str] = field(default_factory=lambda: deque(maxlen=3))
     """The last log lines (why a run that exits before /health answers did so)."""
@@ -142,7 +145,7 @@ class Server:
             return not self.ended.is_set() and not failed
 
         reply = await self.client.wait_ready(deadline, interval=0.5, still_running=still_starting)
-        if reply is None or not await self._log_confirms_api(min(deadline, time.monotonic() + LOG_CONFIRM_S)):
+        if reply is None or not await self._log_confirms_api(deadline):
             return False
         self.ready_s = time.monotonic() - self.started
         return True
@@ -152,27 +155,42 @@ class Server:
 
         /health says *something* serves the port; only the run's log says it is this run (a
         leftover of the previous run, still shutting down on a loaded host, can answer too).
-        True once the log reaches the ``api`` stage; False when the run fails or ends first;
-        True with a notice when the log shows neither in time (a vLLM whose log the stage
-        markers do not know must still be usable).
+
+        - True once the log reaches the ``api`` stage (or ``runtime``);
+        - False as soon as the run fails or ends;
+        - a log with vLLM start-up markers but no ``api`` stage yet (or no output at all) is
+          a run still starting while something else answers: waited on until ``deadline``,
+          then False with a notice naming the stage it is stuck at;
+        - a log with output but no start-up marker at all after :attr:`log_confirm_s` (a
+          vLLM whose log the stage markers do not know): True with a notice — readiness
+          from /health alone, so such a server is still usable.
         """
-        while time.monotonic() < deadline:
+        unmarked_until = time.monotonic() + self.log_confirm_s
+        while True:
             if self.exception is not None or self.ended.is_set():
                 return False
             res = self.classifier.result() if self.classifier is not None else None
-            if res is not None and any(m.stage in ("api", "runtime") for m in res.stages):
+            stages = [m.stage for m in res.stages] if res is not None else []
+            if any(s in ("api", "runtime") for s in stages):
                 return True
+            now = time.monotonic()
+            if stages == ["container"] and now >= unmarked_until:
+                self._notice(
+                    f"run {self.run_id}: /health answers but its log shows no vLLM start-up marker "
+                    f"after {self.log_confirm_s:g} s: readiness from /health alone"
+                )
+                return True
+            if now >= deadline:
+                where = f"is still at stage {stages[-1]}" if stages else "is still empty"
+                self._notice(
+                    f"run {self.run_id}: /health answers on port {self.port} but the run's log {where}, never "
+                    "showing the API server start: another process (a leftover of an earlier run?) answers; not ready"
+                )
+                return False
             await asyncio.sleep(0.2)
-        if self.exception is not None or self.ended.is_set():
-            return False
-        self.emit(
-            ev.Notice(
-                host=self.host.alias,
-                level="warning",
-                message=f"run {self.run_id}: /health answers but its log never showed the API server start: readiness from /health alone",
-            )
-        )
-        return True
+
+    def _notice(self, message: str) -> None:
+        self.emit(ev.Notice(host=self.host.alias, level="warning", message=message))
 
     async def settle(self, timeout: float = 30.0) -> None:
         """Wait (bounded) for follow-ups of a failure: the run's end and the automatic freeze."""
