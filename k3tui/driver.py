@@ -178,10 +178,15 @@ class LiveDriver:
             await self.engine.run_all()
 
     async def freeze(self, reason: str = "operator") -> None:
-        from .scene import freeze
+        """Freeze every host now (the ``f`` key), each with its current run's log where it has one."""
+        if self.engine is not None and self.container is None:
+            await self.engine.freeze_all(reason=reason, run=getattr(self.engine, "server", None))
+            return
+        from .scene.freeze import freeze  # the function (``from .scene import freeze`` was the module)
 
-        for host in self.hosts:
-            await freeze(host, container=self.container, emit=self.emit, reason=reason)
+        await asyncio.gather(
+            *(freeze(host, container=self.container, emit=self.emit, reason=reason) for host in self.hosts)
+        )
 
     async def note(self, text: str) -> None:
         self.emit(ev.Note(text=text))

@@ -27,6 +27,11 @@ async def _until(pilot, cond, seconds: float) -> None:  # noqa: ANN001
     raise AssertionError("condition not reached in time")
 
 
+def _operator_freezes(path) -> int:  # noqa: ANN001
+    _, events = read_all(path)
+    return sum(1 for e in events if isinstance(e, ev.SceneFrozen) and e.reason == "operator")
+
+
 async def test_demo_nccl_init_freeze_banner_and_note(tmp_path):
     from k3tui.commands.demo import SimNodes, make_driver
 
@@ -58,6 +63,8 @@ async def test_demo_nccl_init_freeze_banner_and_note(tmp_path):
         )
         await pilot.press("x")
         assert ss.view.log_view.lines[ss.view.log_view.current].startswith("✖│FIRST EXCEPTION")
+        await pilot.press("f")  # an operator freeze, on top of the automatic one
+        await _until(pilot, lambda: _operator_freezes(path) >= 1, 60)
         await pilot.press("n")
         await pilot.pause(0.2)
         await pilot.press(*"shm exhausted on the host", "enter")
