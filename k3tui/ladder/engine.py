@@ -394,8 +394,9 @@ class LadderEngine:
             return
         self._probed_live = True
         for h in self.hosts:
-            res = await h.run("ps -eo pid=,args=", timeout=15.0, purpose="live-inference")
-            found = [ln.strip() for ln in res.stdout.splitlines() if _SERVING.search(ln) and "ps -eo" not in ln]
+            # -ww: never cut at COLUMNS (pytest's 80 reached ps and cut a long `vllm serve` line)
+            res = await h.run("ps -ww -eo pid=,args=", timeout=15.0, purpose="live-inference")
+            found = [ln.strip() for ln in res.stdout.splitlines() if _SERVING.search(ln) and "-eo pid=,args=" not in ln]
             if not res.ok:
                 verdict, evidence = "UNKNOWN", f"could not list processes: {res.error or res.stderr.strip()}"
             elif found:
