@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from k3tui import events as ev
 from k3tui.assets import recordings_dir
 from k3tui.reader import read_all, verify
 from k3tui.sim import scenarios
@@ -39,3 +40,13 @@ def test_sample_verifies_and_shows_its_scenario(path: Path) -> None:
         assert state.first_exception.stage == scenario.expected_stage
         assert scenario.expected_exception in state.first_exception.line
     assert state.scenes, "every demo freezes the scene at least once"
+
+
+@pytest.mark.parametrize("path", SAMPLES, ids=[p.stem for p in SAMPLES])
+def test_sample_has_no_false_alarm(path: Path) -> None:
+    """Nothing else served on the simulated host: a FAIL here came from another sim on the
+    machine that recorded it (the samples of the first session said so) and misleads a reader."""
+    _, events = read_all(path, strict=True)
+    live = [e for e in events if isinstance(e, ev.CheckVerdict) and (e.rung, e.check) == ("stop", "live-inference")]
+    assert live and all(e.verdict == "PASS" for e in live), [e.evidence for e in live]
+
