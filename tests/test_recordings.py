@@ -50,3 +50,21 @@ def test_sample_has_no_false_alarm(path: Path) -> None:
     live = [e for e in events if isinstance(e, ev.CheckVerdict) and (e.rung, e.check) == ("stop", "live-inference")]
     assert live and all(e.verdict == "PASS" for e in live), [e.evidence for e in live]
 
+
+
+@pytest.mark.parametrize("path", SAMPLES, ids=[p.stem for p in SAMPLES])
+def test_headless_replay_says_where_each_run_failed(path: Path) -> None:
+    from k3tui.commands.replay import headless_lines
+    from k3tui.replay import Replay
+
+    rp = Replay(path)
+    rp.seek(rp.count)
+    lines = headless_lines(rp)
+    runs = [ln for ln in lines if ln.startswith("run ")]
+    assert runs and all("configured, not started" not in ln for ln in runs), lines
+    scenario = EXPECTED[path.stem.removeprefix("demo-")]
+    failed = [ln for ln in runs if "failed at stage" in ln]
+    if scenario.expected_stage == "none":
+        assert not failed, failed
+    else:
+        assert any(f"failed at stage {scenario.expected_stage} " in ln for ln in failed), runs

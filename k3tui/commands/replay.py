@@ -85,13 +85,21 @@ def headless_lines(rp: Any) -> list[str]:
         sim = "  [SIMULATED]" if h is not None and h.simulated else ""
         lines.append(f"host {st.label_of(alias)}{where}{sim}")
     for run in st.runs.values():
+        if not run.command:
+            continue  # a config the ledger recorded (its runs carry their own ids): nothing ran
         if run.ended is not None:
             status = f"ended {run.end_reason or 'exited'} {run.status if run.status is not None else '-'}"
         else:
-            status = "still running at the end of the recording" if run.command else "configured, not started"
+            status = "still running at the end of the recording"
+        failed = run.classified.failed_stage if run.classified is not None else ""
+        failed = failed if failed and failed != "none" else (run.exception.stage if run.exception else "")
+        where = (
+            f"failed at stage {failed} (last stage reached: {run.stage or '-'})"
+            if failed
+            else (f"last stage reached: {run.stage or '-'}")
+        )
         lines.append(
-            f"run {run.run} on {st.label_of(run.host) if run.host else '-'}: "
-            f"rung {run.rung or '-'}, stage {run.stage or '-'}, {status}"
+            f"run {run.run} on {st.label_of(run.host) if run.host else '-'}: rung {run.rung or '-'}, {where}, {status}"
         )
     e = st.first_exception
     if e is not None:
