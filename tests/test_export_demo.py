@@ -3,7 +3,7 @@
 Each scenario file (``assets/scenarios/NAME.toml``) states ``expected_stage`` and
 ``expected_exception``. The demo records a whole headless session against the simulated
 host; the package exported from it must verify and must name that stage and exception.
-While ``k3tui demo`` is not wired yet (detected by running it), these tests skip saying so.
+Every scenario file must be listed by ``k3tui demo --list`` (a scenario it cannot run fails).
 """
 
 from __future__ import annotations
@@ -40,19 +40,15 @@ def _listed() -> tuple[set[str], str]:
 
 def test_every_listed_scenario_has_its_file() -> None:
     listed, why = _listed()
-    if why:
-        pytest.skip(f"`k3tui demo --list` is not available yet ({why})")
-    assert listed and listed <= set(SCENARIOS), f"listed {sorted(listed)}, files {SCENARIOS}"
+    assert not why, f"`k3tui demo --list` failed: {why}"
+    assert listed == set(SCENARIOS), f"listed {sorted(listed)}, files {SCENARIOS}"
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", SCENARIOS)
 def test_demo_session_exports_with_its_stage_and_exception(name: str, tmp_path: Path) -> None:
     listed, why = _listed()
-    if why:
-        pytest.skip(f"`k3tui demo --list` is not available yet ({why})")
-    if name not in listed:
-        pytest.skip(f"scenario {name} is not listed by `k3tui demo --list`")
+    assert not why and name in listed, f"scenario {name} is not listed by `k3tui demo --list` ({why or 'missing'})"
     spec = tomllib.loads(asset("scenarios", f"{name}.toml").read_text(encoding="utf-8"))
     record = tmp_path / f"{name}.k3rec"
     r = _cli("demo", "--headless", "--scenario", name, "--record", str(record))

@@ -61,8 +61,9 @@ def run(args: argparse.Namespace) -> int:
 
     known = {s.name: s for s in scenarios()}
     if args.list:
+        width = max(len(name) for name in known)
         for s in known.values():
-            print(f"{s.name:24} {s.title}  (expected: {s.expected_stage})")
+            print(f"{s.name:{width}}  {s.title}  (expected: {s.expected_stage})")
         return 0
     if args.scenario not in known:
         raise UsageError(f"unknown scenario {args.scenario!r}; known: {', '.join(known)}")
