@@ -363,6 +363,8 @@ def _summary(e: AnyEvent) -> str:  # noqa: C901 - one flat dispatch is clearer t
         case HttpRequest():
             return f"→ {e.method} {e.url}"
         case HttpResponse():
+            if e.status is None:  # no answer: say so rather than "← None"
+                return f"← no answer after {e.duration * 1000:.0f} ms" + (f": {e.error}" if e.error else "")
             return f"← {e.status} in {e.duration * 1000:.0f} ms" + (f" {e.error}" if e.error else "")
         case GpuSample():
             return "gpu mem " + " ".join(f"{g.index}:{g.used_mib:.0f}" for g in e.gpus)

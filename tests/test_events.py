@@ -184,3 +184,11 @@ def test_an_event_beyond_repair_becomes_a_notice():
     bad = ev.SceneFrozen(t=2.0, scene={"k": {(1, 2): "tuple key"}})
     back = decode_event(encode_safely(bad))
     assert isinstance(back, ev.Notice) and "scene_frozen could not be recorded" in back.message and back.t == 2.0
+
+
+def test_a_request_without_an_answer_says_so():
+    assert (
+        ev.summary(ev.HttpResponse(status=None, duration=0.032, error="ReadError"))
+        == "← no answer after 32 ms: ReadError"
+    )
+    assert ev.summary(ev.HttpResponse(status=200, duration=0.5)) == "← 200 in 500 ms"
