@@ -222,12 +222,16 @@ def _fast_tool(root: Path, ctx: str, bindir: Path, name: str, state: dict[str, A
     return "\n".join(lines) + "\n"
 
 
+def kernel_log_files(root: Path) -> tuple[Path, Path]:
+    """What the host's ``dmesg`` prints, in order: the boot lines, then what its runs logged since."""
+    return root / "state" / "dmesg-boot", root / "state" / "dmesg"
+
+
 def _dmesg_tool(root: Path, state: dict[str, Any]) -> str:
     from .tools import _kernel_lines
 
-    base = root / "state" / "dmesg-boot"
+    base, live = kernel_log_files(root)
     _write(base, "".join(line + "\n" for line in _kernel_lines(dict(state, root=str(root / "nonexistent")))))
-    live = root / "state" / "dmesg"
     return (
         "#!/bin/sh\n# k3tui simulated host: the kernel log of a FAKE host (boot lines + what its scenario logged since)\n"
         f"cat {shlex.quote(str(base))}; cat {shlex.quote(str(live))} 2>/dev/null; exit 0\n"

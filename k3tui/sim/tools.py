@@ -7,7 +7,9 @@ ARGS``; this module answers from ``ROOT/state/host.json`` (the expanded scenario
 the files and the env are the image's. Output formats are the real tools' (see
 :mod:`k3tui.sim.smi`); errors print the real tools' messages and exit codes.
 
-Stdlib only, and quick: a freeze runs ~25 of these at once.
+Stdlib only, and quick: a freeze runs ~25 of these at once. The simulated SSH server also
+runs them in its own process (:func:`capture`) for the exact commands of a freeze, so
+those need no process at all (:mod:`k3tui.sim.fastpath`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import subprocess
 import sys
 import threading
 import time
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -69,12 +72,33 @@ def owner_alive() -> bool:
     return not owner or _alive(int(owner))
 
 
+_SINK: ContextVar[tuple[list[bytes], list[bytes]] | None] = ContextVar("k3sim_tool_sink", default=None)
+"""Where a tool run in the simulating process writes (see :func:`capture`); None: the real stdout/stderr."""
+
+
 def _out(text: str) -> None:
+    sink = _SINK.get()
+    if sink is not None:
+        sink[0].append(text.encode("utf-8", "surrogateescape"))
+        return
     sys.stdout.write(text)
     sys.stdout.flush()
 
 
+def _out_bytes(data: bytes) -> None:
+    sink = _SINK.get()
+    if sink is not None:
+        sink[0].append(data)
+        return
+    sys.stdout.buffer.write(data)
+    sys.stdout.flush()
+
+
 def _err(text: str) -> None:
+    sink = _SINK.get()
+    if sink is not None:
+        sink[1].append(text.encode("utf-8", "surrogateescape"))
+        return
     sys.stderr.write(text)
     sys.stderr.flush()
 
@@ -434,12 +458,13 @@ def _docker_logs(state: dict[str, Any], args: list[str]) -> int:
             n = args[args.index(flag) + 1]
             if n != "all":
                 data = b"".join(data.splitlines(keepends=True)[-int(n) :])
-    sys.stdout.buffer.write(data)
-    sys.stdout.flush()
+    _out_bytes(data)
     return 0
 
 
-def _container_env(state: dict[str, Any], extra: list[str]) -> dict[str, str]:
+def _container_env(state: dict[str, Any], extra: list[str], environ: Any = None) -> dict[str, str]:
+    """The env of a process ``docker exec`` starts; ``environ``: the docker command's own (default: this process's)."""
+    environ = os.environ if environ is None else environ
     root = Path(state["root"])
     c = state["container"]
     env = {
@@ -448,7 +473,7 @@ def _container_env(state: dict[str, Any], extra: list[str]) -> dict[str, str]:
         "K3TUI_SIMULATED": "1",
         "K3SIM_ROOT": str(root),
         "K3SIM_CONTAINER": c["name"],
-        "K3SIM_OWNER": os.environ.get("K3SIM_OWNER", ""),
+        "K3SIM_OWNER": environ.get("K3SIM_OWNER", ""),
     }
     for kv in containers.env_list(c) + extra:
         k, _, v = kv.partition("=")
@@ -456,8 +481,8 @@ def _container_env(state: dict[str, Any], extra: list[str]) -> dict[str, str]:
     cbin = root / "ctr" / c["name"] / "bin"
     env["PATH"] = f"{cbin}:" + env.get("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
     for k in ("K3SIM_SPEED",):
-        if k in os.environ:
-            env[k] = os.environ[k]
+        if k in environ:
+            env[k] = environ[k]
     return env
 
 
@@ -593,25 +618,52 @@ def main(argv: list[str]) -> int:
     root, ctx, tool, args = argv[0], argv[1], argv[2], argv[3:]
     state = load_state(root)
     try:
-        if tool == "nvidia-smi":
-            return nvidia_smi(state, args)
-        if tool == "docker":
-            if ctx.startswith("ctr:"):
-                _err("docker: command not found\n")
-                return 127
-            return docker(state, args)
-        if tool == "ldconfig":
-            return ldconfig(state, ctx, args)
-        if tool == "ray":  # a FAKE Ray cluster (k3tui.sim.ray)
-            from .ray import main as ray_main
-
-            return ray_main(state, args)
-        if tool == "python3":
-            from .nvml import run_python
-
-            return run_python(state, gpu_procs(root), args)
-        return {"uname": uname, "hostname": hostname, "dmesg": dmesg, "journalctl": journalctl}[tool](state, args)
+        return run_tool(state, ctx, tool, args)
     except BrokenPipeError:
         return 0
     except KeyboardInterrupt:
         return 130
+
+
+def run_tool(state: dict[str, Any], ctx: str, tool: str, args: list[str]) -> int:
+    """One fake tool's run: what ``python -S tool_main.py ROOT CTX TOOL ARGS`` does once the state is loaded."""
+    root = state["root"]
+    if tool == "nvidia-smi":
+        return nvidia_smi(state, args)
+    if tool == "docker":
+        if ctx.startswith("ctr:"):
+            _err("docker: command not found\n")
+            return 127
+        return docker(state, args)
+    if tool == "ldconfig":
+        return ldconfig(state, ctx, args)
+    if tool == "ray":  # a FAKE Ray cluster (k3tui.sim.ray)
+        from .ray import main as ray_main
+
+        return ray_main(state, args)
+    if tool == "python3":
+        from .nvml import run_python
+
+        return run_python(state, gpu_procs(root), args)
+    return {"uname": uname, "hostname": hostname, "dmesg": dmesg, "journalctl": journalctl}[tool](state, args)
+
+
+def capture(
+    state: dict[str, Any], ctx: str, tool: str, args: list[str], *, merge: bool = False
+) -> tuple[int, bytes, bytes]:
+    """Run a fake tool in THIS process and return (status, stdout, stderr) instead of writing them.
+
+    For the simulated SSH server's answers without a process (:mod:`k3tui.sim.fastpath`):
+    the same code as the tool's own process, its output collected per call (a context
+    variable, so other threads and tasks keep their stdout). ``merge``: stderr goes into
+    stdout in the order written (``2>&1``). Only for runs that end by themselves (no
+    ``-lms`` loops, no ``docker exec``).
+    """
+    out: list[bytes] = []
+    err = out if merge else []
+    token = _SINK.set((out, err))
+    try:
+        status = run_tool(state, ctx, tool, args)
+    finally:
+        _SINK.reset(token)
+    return status, b"".join(out), b"" if merge else b"".join(err)
