@@ -7,7 +7,10 @@ Why a real SSH server and real processes: the product's SSH transport, detached 
 (``setsid`` + ``nohup`` + per-run directory), tailing by byte offset, forwarding, kill and
 exit status all run for real against it. Each exec request runs ``bash -c COMMAND`` with
 ``ROOT/bin`` first on PATH (the fake tools, see :mod:`k3tui.sim.rootfs`), virtual paths in
-the command rewritten to the scenario's files and stripped back out of the output.
+the command rewritten to the scenario's files and stripped back out of the output. The
+exact commands of a freeze are the exception: the same answers, computed in this process
+or remembered from a real run, without starting a process (:mod:`k3tui.sim.fastpath`;
+``SimHost(fast_path=False)`` turns that off).
 
 Forwarding is virtualised where a real host's names would collide on one machine:
 ``direct-tcpip`` to port P reaches the simulated ``vllm serve`` that asked for P (it binds
@@ -32,7 +35,7 @@ from typing import Any
 
 import asyncssh
 
-from . import dockerapi, rootfs
+from . import dockerapi, fastpath, rootfs
 from .scenario import info_of, load_raw
 
 HOST_ALIAS = "gb300-sim"
@@ -52,7 +55,13 @@ class SimHost:
     """
 
     def __init__(
-        self, scenario: str = "healthy", *, node: int = 0, speed: float | None = None, keep_root: bool = False
+        self,
+        scenario: str = "healthy",
+        *,
+        node: int = 0,
+        speed: float | None = None,
+        keep_root: bool = False,
+        fast_path: bool = True,
     ) -> None:
         self.scenario = scenario
         self.node = node
@@ -68,6 +77,11 @@ class SimHost:
         self._listener: asyncssh.SSHAcceptor | None = None
         self._docker: asyncio.AbstractServer | None = None
         self._children: set[int] = set()
+        self.fast_path = fast_path
+        """Answer the freeze's probes without a process (:mod:`k3tui.sim.fastpath`); False: always bash."""
+        self.fast: fastpath.FastPath | None = None
+        self.counts = {"bash": 0, "computed": 0, "remembered": 0}
+        """Exec requests so far: run in bash, answered by the fast path (computed, remembered)."""
 
     # --- files a client needs ----------------------------------------------------------
 
@@ -128,6 +142,7 @@ class SimHost:
         self.root = Path(tempfile.mkdtemp(prefix="k3sim-"))
         (self.root / "owner").write_text(str(os.getpid()))
         self.state = rootfs.build(self.root, self.data, self.node)
+        self.fast = fastpath.FastPath(self.root, self.session_env)
         self._start_container_placeholder()
         host_key = asyncssh.generate_private_key("ssh-ed25519")
         client_key = asyncssh.generate_private_key("ssh-ed25519")
@@ -261,18 +276,80 @@ class SimHost:
 
 
 class _Session:
-    """One exec/shell channel: ``bash -c`` with the simulated host's overlay."""
+    """One exec/shell channel: ``bash -c`` with the simulated host's overlay.
+
+    The exact commands of a freeze are answered without bash where the host knows them
+    (:mod:`k3tui.sim.fastpath`); a terminal, an env sent by the client or any other
+    command runs in bash as always.
+    """
 
     def __init__(self, sim: SimHost, process: asyncssh.SSHServerProcess[bytes]) -> None:
         self.sim = sim
         self.process = process
         self.paths = rootfs.PathMap([sim.root / "fs"])
+        self.cut = False
+        """Some output could not be delivered (the client went away): what was kept is not the whole answer."""
 
     async def run(self) -> None:
         cmd = self.process.command
+        fast = self.sim.fast if self.sim.fast_path and self.sim.fast is not None else None
+        if (
+            cmd is not None
+            and fast is not None
+            and fast.knows(cmd)
+            and not self.process.env
+            and not self.process.get_terminal_type()
+            and not fast.tools_changed()
+        ):
+            answer = fast.computed(cmd)
+            if answer is not None:
+                self.sim.counts["computed"] += 1
+                self._reply(answer)
+                return
+            reads_stdin = fast.reads_stdin(cmd)
+            if reads_stdin is not None:
+                await self._remembered(fast, cmd, reads_stdin)
+                return
+        await self._bash(cmd)
+
+    def _reply(self, answer: fastpath.Answer) -> None:
+        try:
+            self.process.stdout.write(answer.stdout)
+            self.process.stderr.write(answer.stderr)
+            self.process.exit(answer.status)
+        except (OSError, asyncssh.Error):
+            pass
+
+    async def _remembered(self, fast: fastpath.FastPath, cmd: str, reads_stdin: bool) -> None:
+        """A remembered command: its kept answer, or a real run whose answer is kept."""
+        stdin: bytes | None = None
+        if reads_stdin:
+            try:
+                stdin = await self.process.stdin.read()
+            except (asyncssh.Error, OSError):
+                return
+        key = fast.key(cmd, stdin or b"")
+        answer = await fast.recall(key)
+        if answer is not None:
+            self.sim.counts["remembered"] += 1
+            self._reply(answer)
+            return
+        running = fast.begin(key)
+        answer = None
+        try:
+            answer = await self._bash(cmd, stdin=stdin, keep=True)
+        finally:
+            fast.finish(key, running, answer)
+
+    async def _bash(self, cmd: str | None, *, stdin: bytes | None = None, keep: bool = False) -> fastpath.Answer | None:
+        """Run ``cmd`` in bash on the channel; with ``keep``, also return what it printed if it ended by itself.
+
+        ``stdin``: the channel's input, already read to its end (None: copied from the channel).
+        """
         if cmd is None:
             self.process.stdout.write((rootfs.BANNER + "\n").encode())
             cmd = "exec bash -i" if self.process.get_terminal_type() else "exec bash"
+        self.sim.counts["bash"] += 1
         env = self.sim.session_env()
         env.update({k: v for k, v in (self.process.env or {}).items() if isinstance(k, str) and isinstance(v, str)})
         env["PATH"] = self.sim.session_env()["PATH"]
@@ -291,13 +368,15 @@ class _Session:
         except OSError as exc:
             self.process.stderr.write(f"k3tui simulated host: cannot start bash: {exc}\n".encode())
             self.process.exit(127)
-            return
+            return None
+        out: list[bytes] | None = [] if keep else None
+        err: list[bytes] | None = [] if keep else None
         pumps = [
-            asyncio.ensure_future(self._copy_in(proc)),
-            asyncio.ensure_future(self._copy_out(proc.stdout, self.process.stdout)),
-            asyncio.ensure_future(self._copy_out(proc.stderr, self.process.stderr)),
+            asyncio.ensure_future(self._copy_in(proc, stdin)),
+            asyncio.ensure_future(self._copy_out(proc.stdout, self.process.stdout, out)),
+            asyncio.ensure_future(self._copy_out(proc.stderr, self.process.stderr, err)),
         ]
-        status = await self._wait(proc, pumps)
+        status, ended = await self._wait(proc, pumps)
         for p in pumps[:1]:
             p.cancel()
         await asyncio.gather(*pumps, return_exceptions=True)
@@ -305,22 +384,30 @@ class _Session:
             self.process.exit(status if status >= 0 else 128 - status)
         except (OSError, asyncssh.Error):
             pass
+        if out is None or err is None or not ended or self.cut:
+            return None
+        return fastpath.Answer(b"".join(out), b"".join(err), status)
 
-    async def _wait(self, proc: asyncio.subprocess.Process, pumps: Sequence[asyncio.Future[Any]]) -> int:
-        """The command's status; if the client goes away first, end the command's process group."""
+    async def _wait(self, proc: asyncio.subprocess.Process, pumps: Sequence[asyncio.Future[Any]]) -> tuple[int, bool]:
+        """The command's status, and whether it ended by itself; if the client goes away first, end the command's process group."""
         closed = asyncio.ensure_future(self.process.channel.wait_closed())
         done_wait = asyncio.ensure_future(proc.wait())
         await asyncio.wait({closed, done_wait}, return_when=asyncio.FIRST_COMPLETED)
-        if not done_wait.done():
+        ended = done_wait.done()
+        if not ended:
             _killpg(proc.pid)
             await done_wait
         closed.cancel()
         await asyncio.gather(*pumps[1:], return_exceptions=True)
-        return done_wait.result()
+        return done_wait.result(), ended
 
-    async def _copy_in(self, proc: asyncio.subprocess.Process) -> None:
+    async def _copy_in(self, proc: asyncio.subprocess.Process, given: bytes | None = None) -> None:
         assert proc.stdin is not None
         try:
+            if given is not None:
+                proc.stdin.write(given)
+                await proc.stdin.drain()
+                return
             while True:
                 data = await self.process.stdin.read(65536)
                 if not data:
@@ -335,7 +422,7 @@ class _Session:
             except (OSError, RuntimeError):
                 pass
 
-    async def _copy_out(self, src: asyncio.StreamReader | None, dst: Any) -> None:
+    async def _copy_out(self, src: asyncio.StreamReader | None, dst: Any, keep: list[bytes] | None = None) -> None:
         assert src is not None
         carry = b""
         while True:
@@ -344,15 +431,20 @@ class _Session:
                 break
             data = self.paths.output(carry + data)
             data, carry = _hold_partial(data, self.paths.overlays)
+            if keep is not None:
+                keep.append(data)
             try:
                 dst.write(data)
             except (OSError, asyncssh.Error, BrokenPipeError):
+                self.cut = True
                 return
         if carry:
+            if keep is not None:
+                keep.append(carry)
             try:
                 dst.write(carry)
             except (OSError, asyncssh.Error, BrokenPipeError):
-                pass
+                self.cut = True
 
 
 def _hold_partial(data: bytes, overlays: list[str]) -> tuple[bytes, bytes]:

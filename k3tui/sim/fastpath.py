@@ -1,0 +1,338 @@
+"""Answers of the simulated host that need no process: the exact commands a freeze sends.
+
+Why: every exec request on the simulated host runs ``bash -c COMMAND``, and most probes
+then start a fake tool (``python -S tool_main.py``) or, for the version and NVML probes, a
+whole interpreter. A fleet freeze of 64 simulated nodes on a 2-core machine spent ~75 s
+that way, nearly all of it in the simulator, not in k3tui. Only the process starts are
+saved here; the answers are the tools' own:
+
+- **computed** — commands whose every program is a fake tool or a file of the scenario
+  (``nvidia-smi -q -x``, ``docker ps …``, ``uname -a``, ``cat /etc/os-release``, the
+  ``ldconfig -p | grep`` and ``ld.so.conf`` probes, the kernel-log probe, ``docker exec``
+  of ``nvidia-smi -L``/``env``/those pipelines, ``docker logs``). They are answered by the
+  same code the tool's process runs (:func:`k3tui.sim.tools.capture`) on the state as it
+  is at that moment (GPU users, kernel log, container log are read at every call), and
+  the shell around them (``grep``, ``tail``, the ``for f in …`` loop) is done in Python
+  exactly as the probe's command does it.
+- **remembered** — commands that run an interpreter whose answer depends only on the
+  simulated host's files: the version probes (``python3 -c …`` on the host and in the
+  container) and the NVML probe (pynvml on stdin). The first run is a real one; its
+  answer is kept under a key made of the command, its stdin, ``state/host.json`` and the
+  processes now holding GPU memory, so a ``vllm serve`` that starts, grows or ends makes
+  a new key (and a real run). Hosts of this process whose keys are equal share the
+  answer, each host's own root path put back in; a run that several hosts ask for at
+  once runs once. Failed or cut-short runs are never kept.
+
+Anything else — other commands, a terminal, an env sent by the client, a host whose
+``bin/`` was changed after start (:meth:`FastPath.tools_changed`) — runs in bash as
+before, so arbitrary shell still works. ``tests/test_sim_fastpath.py`` checks every
+command of :meth:`FastPath.forms` against the answer bash and the tools give.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import glob
+import hashlib
+import json
+import os
+import re
+import shlex
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from ..scene.probes import probe_commands
+from . import containers, rootfs, tools
+
+FLEET_LOG_LINES = 5000
+"""``k3tui.fleet.freeze.read_log`` reads this many lines of the container log (its exact command is answered)."""
+_REMEMBER_MAX = 512
+_ROOT_TOKEN = b"\x00K3SIM-ROOT\x00"
+_PLAIN_RE = re.compile(r"[\w\\.|-]+")
+"""A ``grep -E`` pattern that Python's ``re`` reads the same way (literals, escapes, ``|``)."""
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What a command printed and how it ended."""
+
+    stdout: bytes
+    stderr: bytes = b""
+    status: int = 0
+
+
+_remembered: OrderedDict[str, Answer] = OrderedDict()
+"""Answers of remembered runs (root path replaced by a token), by key, shared by all hosts of this process."""
+_running: dict[tuple[int, str], asyncio.Future[Answer | None]] = {}
+"""Remembered runs in progress, by (event loop, key)."""
+
+
+class FastPath:
+    """The answers one simulated host gives without a process (see the module docstring)."""
+
+    def __init__(self, root: Path, session_env: Callable[[], dict[str, str]]) -> None:
+        self.root = root
+        self.session_env = session_env
+        self.host_map = rootfs.PathMap([root / "fs"])
+        self._computed: dict[str, Callable[[], Answer | None]] = {}
+        self._remember: dict[str, bool] = {}
+        """Remembered commands → whether their answer depends on stdin."""
+        self._table()
+        self._tools = self._tool_files()
+
+    def tools_changed(self) -> bool:
+        """Has anything in the host's or the container's ``bin/`` been replaced, added or removed since start?
+
+        The answers here are those of the tools the simulated host was built with; a test
+        that plants its own tool (a ``date`` whose clock runs ahead) gets bash from then on.
+        """
+        return self._tool_files() != self._tools
+
+    def _tool_files(self) -> list[tuple[str, int, int, int]]:
+        bins = [self.root / "bin", *sorted((self.root / "ctr").glob("*/bin"))]
+        out = []
+        for d in bins:
+            with os.scandir(d) as it:
+                for e in it:
+                    st = e.stat(follow_symlinks=False)
+                    out.append((e.path, st.st_size, st.st_mtime_ns, st.st_ino))
+        return sorted(out)
+
+    # --- which commands -----------------------------------------------------------------
+
+    def forms(self) -> list[str]:
+        """Every command answered here (computed, then remembered)."""
+        return [*self._computed, *self._remember]
+
+    def knows(self, command: str) -> bool:
+        """Is ``command`` one of :meth:`forms`?"""
+        return command in self._computed or command in self._remember
+
+    def reads_stdin(self, command: str) -> bool | None:
+        """None: not a remembered command; else whether its answer depends on its stdin."""
+        return self._remember.get(command)
+
+    def _table(self) -> None:
+        name = (self.state().get("container") or {}).get("name")
+        cmds = probe_commands(container=name) if name else probe_commands()
+        for probe in ("hostname", "uname", "smi_xml", "smi_query", "smi_apps", "smi_list", "smi_topo", "docker_ps"):
+            argv = _argv(cmds.get(probe, ""))
+            if _tool_argv(argv):
+                self._computed[cmds[probe]] = partial(self._tool, "host", argv)
+        for probe in ("os_release", "proc_driver"):
+            argv = _argv(cmds.get(probe, ""))
+            if argv[:1] == ["cat"] and len(argv) == 2:
+                self._computed[cmds[probe]] = partial(self._cat, argv[1])
+        if "xid" in cmds:
+            self._computed[cmds["xid"]] = self._xid
+        for probe in ("host_ldconfig", "host_ld_so_conf"):
+            fn = self._pipeline_fn(cmds.get(probe, ""), self.host_map, "host")
+            if fn is not None:
+                self._computed[cmds[probe]] = fn
+        for probe, stdin in (("host_versions", False), ("nvml", True)):
+            if probe in cmds:
+                self._remember[cmds[probe]] = stdin
+        if name:
+            self._container_table(name, cmds)
+
+    def _container_table(self, name: str, cmds: dict[str, str]) -> None:
+        """``docker exec`` probes of the running container, its log reads, its version probe."""
+        cmap = rootfs.PathMap([self.root / "ctr" / name / "fs", self.root / "fs"])
+        ctx = f"ctr:{name}"
+        for probe in ("container_smi_list", "container_env", "container_ldconfig", "container_ld_so_conf"):
+            argv = _argv(cmds.get(probe, ""))
+            inner = argv[3:]
+            fn: Callable[[], Answer | None] | None = None
+            if argv[:3] != ["docker", "exec", name]:
+                continue
+            if inner == ["env"]:
+                fn = self._container_env
+            elif inner[:1] == ["nvidia-smi"] and _tool_argv(inner):
+                fn = partial(self._tool, ctx, inner)
+            elif inner[:2] == ["sh", "-c"] and len(inner) == 3:
+                fn = self._pipeline_fn(inner[2], cmap, ctx)
+            if fn is not None:
+                self._computed[cmds[probe]] = partial(self._exec, name, cmap, fn)
+        if "container_versions" in cmds:
+            self._remember[cmds["container_versions"]] = False
+        log = ["docker", "logs", "--tail", str(FLEET_LOG_LINES), name]
+        self._computed[shlex.join(log) + " 2>&1"] = partial(self._docker_log, log, dated=False)
+        dated = ["docker", "logs", "--timestamps", "--tail", str(FLEET_LOG_LINES), name]
+        self._computed["date +%z; " + shlex.join(dated) + " 2>&1"] = partial(self._docker_log, dated, dated=True)
+
+    def _pipeline_fn(self, command: str, pm: rootfs.PathMap, ctx: str) -> Callable[[], Answer | None] | None:
+        """The two linker probes (host or container), when ``command`` is exactly one of them."""
+        cmds = probe_commands()
+        if command == cmds["host_ld_so_conf"]:
+            return lambda: self._ld_so_conf(pm)
+        m = re.fullmatch(
+            r"\{ ldconfig -p 2>/dev/null \|\| /sbin/ldconfig -p; \} \| grep -E '([^']*)' \|\| true", command
+        )
+        if command == cmds["host_ldconfig"] and m and _PLAIN_RE.fullmatch(m.group(1)):
+            pattern = re.compile(m.group(1).encode())
+            return lambda: self._ldconfig_grep(ctx, pattern)
+        return None
+
+    # --- state --------------------------------------------------------------------------
+
+    def state(self) -> dict[str, Any]:
+        """``state/host.json``, read at every call as the tool's process reads it (a fresh dict each time)."""
+        return json.loads(self._host_json())
+
+    def _host_json(self) -> bytes:
+        return (self.root / "state" / "host.json").read_bytes()
+
+    # --- computed answers ---------------------------------------------------------------
+
+    def computed(self, command: str) -> Answer | None:
+        """The answer to ``command`` if it is a computed form (None: run it for real)."""
+        fn = self._computed.get(command)
+        if fn is None:
+            return None
+        try:
+            ans = fn()
+        except Exception:  # noqa: BLE001 - an answer that cannot be computed here is left to the real tools
+            return None
+        if ans is None:
+            return None
+        return Answer(self.host_map.output(ans.stdout), self.host_map.output(ans.stderr), ans.status)
+
+    def _tool(self, ctx: str, argv: list[str]) -> Answer:
+        return _answer(tools.capture(self.state(), ctx, argv[0], argv[1:]))
+
+    def _cat(self, path: str) -> Answer | None:
+        mapped = self.host_map.command(path)
+        if mapped == path:  # not a file of the simulated host: this machine's own; let cat read it
+            return None
+        return Answer(Path(mapped).read_bytes())
+
+    def _xid(self) -> Answer:
+        """The kernel-log probe on dmesg: ``dmesg | grep -i "NVRM: Xid" | tail -n 50`` with its header."""
+        data = b""
+        for f in rootfs.kernel_log_files(self.root):  # what ROOT/bin/dmesg cats, in its order
+            try:
+                data += f.read_bytes()
+            except OSError:
+                pass
+        lines = (data.rstrip(b"\n") + b"\n").split(b"\n")[:-1]  # $(…) then printf "%s\n"
+        hits = [line + b"\n" for line in lines if b"nvrm: xid" in line.lower()]
+        return Answer(b"# source: dmesg\n" + b"".join(hits[-50:]))
+
+    def _ldconfig_grep(self, ctx: str, pattern: re.Pattern[bytes]) -> Answer | None:
+        status, out, _ = tools.capture(self.state(), ctx, "ldconfig", ["-p"])
+        if status != 0:
+            return None
+        lines = out.split(b"\n")
+        if lines and lines[-1] == b"":
+            lines.pop()
+        return Answer(b"".join(line + b"\n" for line in lines if pattern.search(line)))
+
+    def _ld_so_conf(self, pm: rootfs.PathMap) -> Answer | None:
+        first, pattern = pm.command("/etc/ld.so.conf"), pm.command("/etc/ld.so.conf.d/*")
+        if not all(any(p.startswith(o) for o in pm.overlays) for p in (first, pattern)):
+            return None  # this machine's own files would be read: not an answer of the simulated host
+        out = b""
+        for f in [first, *sorted(glob.glob(pattern))]:
+            if os.path.isfile(f):
+                out += f"==> {f} <==\n".encode() + Path(f).read_bytes() + b"\n"
+        return Answer(pm.output(out))
+
+    def _exec(self, name: str, pm: rootfs.PathMap, fn: Callable[[], Answer | None]) -> Answer | None:
+        """``docker exec NAME …`` of a running container: the inner answer, with the container's paths taken out."""
+        state = self.state()
+        if not containers.matches(state, name) or state["container"].get("state", "running") != "running":
+            return None  # the real docker says why
+        ans = fn()
+        return None if ans is None else Answer(pm.output(ans.stdout), pm.output(ans.stderr), ans.status)
+
+    def _container_env(self) -> Answer:
+        env = tools._container_env(self.state(), [], self.session_env())
+        return Answer("".join(f"{k}={v}\n" for k, v in env.items()).encode())
+
+    def _docker_log(self, argv: list[str], *, dated: bool) -> Answer:
+        status, out, _ = tools.capture(self.state(), "host", "docker", argv[1:], merge=True)
+        zone = (time.strftime("%z") + "\n").encode() if dated else b""
+        return Answer(zone + out, b"", status)
+
+    # --- remembered answers -------------------------------------------------------------
+
+    def key(self, command: str, stdin: bytes) -> str:
+        """Everything a remembered answer depends on: the command, its stdin, host.json, the
+        files of the image's python (``ROOT/venv``: package metadata, torch/version.py) and
+        the processes now holding GPU memory — with this host's root path taken out."""
+        root = str(self.root).encode()
+        h = hashlib.sha256()
+
+        def part(data: bytes) -> None:
+            data = data.replace(root, _ROOT_TOKEN)
+            h.update(len(data).to_bytes(8, "big") + data)
+
+        part(command.encode())
+        part(stdin)
+        part(self._host_json())
+        part(json.dumps(tools.gpu_procs(str(self.root)), sort_keys=True).encode())
+        venv = self.root / "venv"
+        for f in sorted(venv.rglob("*")):
+            if f.is_file() and not f.is_symlink():
+                part(str(f.relative_to(venv)).encode())
+                part(f.read_bytes())
+        return h.hexdigest()
+
+    async def recall(self, key: str) -> Answer | None:
+        """The remembered answer for ``key`` (waiting for a run of it in progress), else None."""
+        fut = _running.get((id(asyncio.get_running_loop()), key))
+        if key not in _remembered and fut is not None:
+            await asyncio.shield(fut)
+        ans = _remembered.get(key)
+        if ans is None:
+            return None
+        _remembered.move_to_end(key)
+        root = str(self.root).encode()
+        return Answer(ans.stdout.replace(_ROOT_TOKEN, root), ans.stderr.replace(_ROOT_TOKEN, root), ans.status)
+
+    def begin(self, key: str) -> asyncio.Future[Answer | None]:
+        """Mark a real run of ``key`` as in progress (others asking for it wait for it)."""
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[Answer | None] = loop.create_future()
+        _running[(id(loop), key)] = fut
+        return fut
+
+    def finish(self, key: str, fut: asyncio.Future[Answer | None], ans: Answer | None) -> None:
+        """End a real run: keep its answer when it completed with status 0."""
+        _running.pop((id(asyncio.get_running_loop()), key), None)
+        if ans is not None and ans.status == 0:
+            root = str(self.root).encode()
+            _remembered[key] = Answer(ans.stdout.replace(root, _ROOT_TOKEN), ans.stderr.replace(root, _ROOT_TOKEN), 0)
+            while len(_remembered) > _REMEMBER_MAX:
+                _remembered.popitem(last=False)
+        if not fut.done():
+            fut.set_result(ans)
+
+
+def _argv(command: str) -> list[str]:
+    """The argv of a command that is one plain program call ([] for anything with shell syntax)."""
+    try:
+        argv = shlex.split(command)
+    except ValueError:
+        return []
+    return argv if argv and shlex.join(argv) == command else []
+
+
+def _tool_argv(argv: list[str]) -> bool:
+    """A fake tool's call that ends by itself: no ``-l``/``-lms``/``--loop…`` (those run until the
+    channel closes), no ``docker exec``/``run`` (they start processes)."""
+    if not argv or argv[0] not in ("nvidia-smi", "hostname", "uname", "docker"):
+        return False
+    if argv[0] == "docker" and argv[1:2] not in (["ps"], ["inspect"], ["images"], ["version"], ["info"]):
+        return False
+    return not any(a in ("-l", "-lms") or a.startswith("--loop") for a in argv)
+
+
+def _answer(run: tuple[int, bytes, bytes]) -> Answer:
+    status, out, err = run
+    return Answer(out, err, status)

@@ -1,0 +1,140 @@
+"""The simulated host's answers without a process (k3tui.sim.fastpath) are the tools' own.
+
+Every command the fast path knows is asked twice over real SSH: once answered by the fast
+path, once by ``bash -c`` and the fake tools (``SimHost.fast_path = False``); the two must
+be byte-identical (stdout, stderr, exit status), on scenarios that differ in what those
+commands read (container with cuda-compat, aarch64 tray, an Xid in the kernel log). A
+remembered answer is checked once it is served from memory, also on a second host that
+got it from the first. A ``vllm serve`` that starts and holds GPU memory must show in the
+fast path's answers exactly as in the tools'.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+import asyncssh
+import pytest
+
+from k3tui.remote.ssh import connect
+from k3tui.scene.probes import BY_NAME, probe_commands, stdin_for
+from k3tui.sim import SimHost, fastpath
+
+MINIMAL = "vllm serve moonshotai/Kimi-K3 --tensor-parallel-size 8 --trust-remote-code --load-format fastsafetensors"
+_STAMP = re.compile(rb"<timestamp>[^<]*</timestamp>")
+
+
+def _stdin(command: str, container: str | None = "vllm-k3") -> bytes:
+    names = {cmd: name for name, cmd in probe_commands(container=container).items()}
+    payload = stdin_for(BY_NAME[names[command]]) if command in names else None
+    return (payload or "").encode()
+
+
+async def _ask(conn: asyncssh.SSHClientConnection, sim: SimHost, command: str, fast: bool) -> tuple:
+    sim.fast_path = fast
+    try:
+        r = await conn.run(command, input=_stdin(command), encoding=None)
+    finally:
+        sim.fast_path = True
+    # nvidia-smi -q -x prints the time of the call: the only part two calls may not share
+    return _STAMP.sub(b"<timestamp/>", r.stdout), r.stderr, r.exit_status
+
+
+async def _same_as_the_tools(sim: SimHost) -> list[str]:
+    """Ask every form both ways; returns the forms checked."""
+    assert sim.fast is not None
+    forms = sim.fast.forms()
+    async with asyncssh.connect(**sim.asyncssh_kwargs()) as conn:
+        for command in forms:
+            real = await _ask(conn, sim, command, fast=False)
+            if sim.fast.reads_stdin(command) is None:
+                assert sim.fast.computed(command) is not None, f"the fast path cannot answer {command!r}"
+            else:  # remembered: the first ask may run for real; the second is served from memory
+                await _ask(conn, sim, command, fast=True)
+                assert sim.fast.key(command, _stdin(command)) in fastpath._remembered, command
+            fast = await _ask(conn, sim, command, fast=True)
+            assert real[2] == 0, (command, real)
+            assert fast == real, command
+    return forms
+
+
+@pytest.mark.parametrize(
+    "scenario,node", [("healthy", 0), ("cuda-compat-803", 0), ("runtime-xid79", 0), ("nvl72-2x4-healthy", 1)]
+)
+async def test_every_fast_answer_is_the_tools_answer(simhost_factory, scenario: str, node: int) -> None:  # noqa: ANN001
+    sim = await simhost_factory(scenario, node=node)
+    forms = await _same_as_the_tools(sim)
+    # what a freeze sends and would otherwise start an interpreter for is all here
+    cmds = probe_commands(container="vllm-k3")
+    python = ("smi_xml", "smi_query", "smi_apps", "smi_list", "smi_topo", "docker_ps", "host_versions", "nvml")
+    python += ("container_smi_list", "container_env", "container_ldconfig", "container_versions")
+    assert [n for n in python if cmds[n] not in forms] == []
+
+
+async def test_a_remembered_answer_serves_another_host_with_its_own_root(simhost_factory) -> None:  # noqa: ANN001
+    a = await simhost_factory("nvl72-2x4-healthy", node=0)
+    b = await simhost_factory("nvl72-2x4-healthy", node=0)
+    command = probe_commands(container="vllm-k3")["container_versions"]
+    async with asyncssh.connect(**a.asyncssh_kwargs()) as conn:
+        await _ask(conn, a, command, fast=True)
+    assert b.fast is not None and b.fast.key(command, b"") in fastpath._remembered  # b has never run it
+    async with asyncssh.connect(**b.asyncssh_kwargs()) as conn:
+        served = await _ask(conn, b, command, fast=True)
+        real = await _ask(conn, b, command, fast=False)
+    assert served == real and str(b.root).encode() in served[0] and str(a.root).encode() not in served[0]
+
+
+async def test_the_fleet_log_read_is_a_known_form(simhost) -> None:  # noqa: ANN001
+    from k3tui.fleet.freeze import read_log
+
+    sent: list[str] = []
+
+    class Host:
+        async def run(self, command: str, **kw: object) -> object:
+            sent.append(command)
+            raise RuntimeError("not run")
+
+    with pytest.raises(RuntimeError):
+        await read_log(Host(), "vllm-k3")
+    assert sent and sent[0] in simhost.fast.forms()
+
+
+async def test_a_vllm_holding_gpu_memory_shows_in_the_fast_answers() -> None:
+    cmds = probe_commands(container="vllm-k3")
+    names = ("smi_apps", "smi_query", "smi_xml", "nvml")
+    async with SimHost("healthy", speed=4) as sim:
+        async with asyncssh.connect(**sim.asyncssh_kwargs()) as conn:
+            before = {n: await _ask(conn, sim, cmds[n], fast=True) for n in names}
+            async with connect(**sim.connect_kwargs()) as host:
+                handle = await host.start_detached(MINIMAL, run_id="holds-memory")
+
+                async def ready() -> None:
+                    async for line in host.tail(handle):
+                        if "Application startup complete" in line:
+                            return
+
+                await asyncio.wait_for(ready(), 20)
+                for n in names:  # a remembered answer of the new state is made, then served
+                    await _ask(conn, sim, cmds[n], fast=True)
+                during = {n: await _ask(conn, sim, cmds[n], fast=True) for n in names}
+                real = {n: await _ask(conn, sim, cmds[n], fast=False) for n in names}
+                await host.stop(handle, grace=5)
+            after = await _ask(conn, sim, cmds["smi_apps"], fast=True)
+            after_real = await _ask(conn, sim, cmds["smi_apps"], fast=False)
+    assert before["smi_apps"][0] == b"" and during == real
+    rows = during["smi_apps"][0].decode().splitlines()
+    pids = {r.split(", ")[1] for r in rows}
+    assert len(rows) == 8 and len(pids) == 1 and all(int(r.split(", ")[3]) > 0 for r in rows)
+    assert during["nvml"] != before["nvml"] and f", {pids.pop()}, " in during["nvml"][0].decode()
+    assert after == after_real and after[0] == b""
+
+
+async def test_a_planted_tool_is_run_not_answered_for(simhost) -> None:  # noqa: ANN001
+    planted = simhost.root / "bin" / "uname"
+    async with asyncssh.connect(**simhost.asyncssh_kwargs()) as conn:
+        before = (await conn.run("uname -a")).stdout
+        planted.write_text("#!/bin/sh\necho planted by the test\n")
+        after = (await conn.run("uname -a")).stdout
+    assert before.startswith("Linux gb300-sim ") and after == "planted by the test\n"
+    assert simhost.fast.tools_changed() and simhost.counts["computed"] == 1
