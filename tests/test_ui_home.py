@@ -160,4 +160,5 @@ async def test_command_palette_lists_every_action(recdir, tmp_path, shared):
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause(0.3)
         titles = {c.title for c in app.get_system_commands(app.screen)}
-        assert {"Run rung", "Pick rung", "Freeze", "Note", "Marker", "Preview change", "Stop run", "Export"} <= titles
+        assert {"Run rung", "Pick rung", "Freeze", "Note", "Marker", "Change", "Apply", "Revert", "Toggles"} <= titles
+        assert {"Stop run", "Export"} <= titles

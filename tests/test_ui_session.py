@@ -200,3 +200,37 @@ async def test_two_nodes_scene_flags_the_odd_node_out():
         text = str(view.query_one(ScenePanel).render())
         assert "≠ nodes differ: driver" in text
         assert "575.57.08" in text and "580.82.07" in text
+
+
+async def test_help_lists_the_config_keys_and_a_driver_without_them_refuses_clearly(tmp_path, shared):
+    from screens.common.help_screen import HelpScreen
+
+    driver = ScriptedDriver(tmp_path / "live.k3rec", shared)  # previews, but cannot apply or revert
+
+    async def factory():
+        return driver
+
+    app = K3App(driver_factory=factory, home_dirs=[])
+    async with app.run_test(size=(120, 40)) as pilot:
+        ss = await _session(app, pilot)
+        await pilot.press("question_mark")
+        await _until(pilot, lambda: isinstance(app.screen, HelpScreen))
+        text = str(app.screen.query_one("#help-text").render())
+        for key, what in (
+            ("c", "preview a change"),
+            ("a", "apply the previewed change"),
+            ("u", "revert"),
+            ("t", "debug toggles"),
+        ):
+            assert f"{key}  {what}" in text, (key, text)
+        await pilot.press("escape")
+        await pilot.press("a")
+        await _until(pilot, lambda: any("nothing to apply" in n.message for n in app._notifications))
+        await pilot.press("c")
+        await pilot.pause(0.1)
+        app.screen.query_one("#dialog-input").value = "max_model_len=4096"
+        await pilot.press("enter", "a")
+        await _until(
+            pilot, lambda: any("this session cannot apply the change" in n.message for n in app._notifications)
+        )
+        assert ss.view.preview is not None  # refused: the preview stays, nothing was applied

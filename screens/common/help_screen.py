@@ -29,7 +29,7 @@ def binding_help(screen: object, app: object) -> list[tuple[str, str]]:
                 continue  # one host: no host selector
             seen.add(b.action)
             keys = " ".join(app.get_key_display(Binding(k.strip(), b.action)) for k in b.key.split(","))  # type: ignore[attr-defined]
-            out.append((keys, b.description))
+            out.append((keys, b.tooltip or b.description))  # the tooltip, where given, says more
     return out
 
 

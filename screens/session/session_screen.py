@@ -1,13 +1,23 @@
 """The live session: the views over a driver, and the operator's intents sent to it.
 
 The screen never runs anything itself: every intent is an awaited driver call in a worker
-(``run_rung``, ``freeze``, ``note``, ``marker``, ``stop_run``), and what happens comes back
-as events through :meth:`SessionView.receive`. The recording is written by the driver.
+(``run_rung``, ``freeze``, ``note``, ``marker``, ``stop_run``, ``apply_change``, ``revert``,
+``toggle``), and what happens comes back as events through :meth:`SessionView.receive`.
+The recording is written by the driver.
+
+Climbing the ladder without the CLI: ``c`` previews a change (the change panel shows the
+diff), ``a`` applies it to the next run — asking for a reason when more than one variable
+changes, since the one-variable rule needs one — ``u`` reverts to the last known good
+config, ``t`` flips a profile debug toggle (one with a warning needs a yes). A change the
+driver refuses (bad value, unknown variable, the rule, a rung running) is one error line
+and changes nothing.
+
+Connecting, an unknown host key is shown with its fingerprint and trusted only on an
+explicit yes (see :mod:`screens.home.host_key`); a changed one is never offered.
 """
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -17,17 +27,22 @@ from textual import work
 from textual.binding import Binding
 from textual.worker import Worker, WorkerState
 
+from k3tui.errors import HostKeyChanged, HostKeyUnknown
 from k3tui.textsafe import neutralise
 
 from ..common.prompt_dialog import PromptDialog
 from ..common.session_base import SessionBase
+from ..home.host_key import changed_key_dialog, unknown_key_dialog
 from ..viewmodel import rung_names
+from .config_intents import ConfigIntents, parse_changes
 from .session_view import SessionView
+
+__all__ = ["SessionScreen", "parse_changes"]
 
 DriverFactory = Callable[[], Awaitable[Any]]
 
 
-class SessionScreen(SessionBase):
+class SessionScreen(ConfigIntents, SessionBase):
     """A live session. Give it a ``driver`` (not started) or an async ``driver_factory``."""
 
     BINDINGS = [
@@ -36,7 +51,10 @@ class SessionScreen(SessionBase):
         Binding("f", "freeze", "Freeze"),
         Binding("n", "note", "Note"),
         Binding("m", "marker", "Marker"),
-        Binding("c", "change", "Preview change", show=False),
+        Binding("c", "change", "Change", tooltip="preview a change to the next run's config (key=value, …)"),
+        Binding("a", "apply", "Apply", tooltip="apply the previewed change to the next run (2+ variables: a reason)"),
+        Binding("u", "revert", "Revert", tooltip="revert to the last known good config (asks for a reason)"),
+        Binding("t", "toggles", "Toggles", tooltip="debug toggles (NCCL_DEBUG=TRACE, CUDA_LAUNCH_BLOCKING=1 …)"),
         Binding("s", "stop", "Stop run", show=False),
     ]
 
@@ -69,10 +87,36 @@ class SessionScreen(SessionBase):
         view.profile = str(getattr(self.driver, "profile_name", "") or "")
         self.driver.subscribe(view.receive)
         self._show_identity()
-        await self.driver.start()
+        if not await self._connect():
+            self.sub_title = "not connected"
+            return
         self.ready = True
         self._show_identity()
         self.notify("connected: r runs the next rung, f freezes the scene, n adds a note", markup=False)
+
+    async def _connect(self) -> bool:
+        """``driver.start()``; an unknown host key is offered for trust (once per host), a changed one never."""
+        asked: set[str] = set()
+        while True:
+            try:
+                await self.driver.start()
+                return True
+            except HostKeyChanged as exc:
+                await self.app.push_screen_wait(changed_key_dialog(exc))
+                return False
+            except HostKeyUnknown as exc:
+                if exc.host in asked or not getattr(self.driver, "can_accept_host_keys", False):
+                    raise
+                asked.add(exc.host)
+                if not await self.app.push_screen_wait(unknown_key_dialog(exc)):
+                    self.notify(
+                        f"not connected: the host key of {neutralise(exc.host)} was not trusted",
+                        severity="warning",
+                        markup=False,
+                    )
+                    return False
+                self.driver.accept_host_key(exc.host, exc.fingerprint)
+                self.notify(f"trusting {neutralise(exc.fingerprint)}: connecting again…", markup=False)
 
     def _show_identity(self) -> None:
         d = self.driver
@@ -144,22 +188,6 @@ class SessionScreen(SessionBase):
             raise RuntimeError("not connected: nothing to send the intent to")
         await getattr(self.driver, name)(arg)
 
-    def action_change(self) -> None:
-        self.app.push_screen(
-            PromptDialog("Preview a change (key=value, …)", "gpu_memory_utilization=0.85"), self._preview
-        )
-
-    def _preview(self, text: str | None) -> None:
-        if not text or self.driver is None:
-            return
-        changes = dict(_parse_assignment(part) for part in text.split(",") if "=" in part)
-        self.view.preview = self.driver.preview_change(changes)
-        self.view.render_panels()
-        if len(self.view.preview) > 1:
-            self.notify(
-                "more than one variable changes: the ladder will ask for a reason", severity="warning", markup=False
-            )
-
     def action_stop(self) -> None:
         if not self._driver_ready():
             return
@@ -181,13 +209,3 @@ class SessionScreen(SessionBase):
         if self.driver is not None:
             await self.driver.close()
             self.driver = None
-
-
-def _parse_assignment(part: str) -> tuple[str, Any]:
-    key, _, raw = part.partition("=")
-    raw = raw.strip()
-    try:
-        value: Any = json.loads(raw)
-    except ValueError:
-        value = raw
-    return neutralise(key.strip()), value
