@@ -95,9 +95,8 @@ def group_connector(spec: str, **kwargs: Any) -> Callable[..., Any]:
     The returned ``connect(emit, accept_new_host_key={alias: fingerprint})`` accepts an
     unknown host key only for the hosts the operator confirmed, each only with the
     fingerprint they were shown: a host that then offers another key is a
-    :class:`~k3tui.errors.HostKeyChanged` (every connection closed). The check runs after
-    the handshake, when :func:`~k3tui.remote.ssh.connect` has already appended the offered
-    key to known_hosts; the error says to fix known_hosts.
+    :class:`~k3tui.errors.HostKeyChanged` (every connection closed), refused during the
+    handshake (``connect(accept_fingerprint=…)``), so nothing is written to known_hosts.
     """
 
     async def _connect(emit: Callable[[Any], Any], accept_new_host_key: dict[str, str] | None = None) -> list[Any]:
@@ -109,7 +108,9 @@ def group_connector(spec: str, **kwargs: Any) -> Callable[..., Any]:
         pins = dict(accept_new_host_key or {})
 
         def opts(alias: str) -> dict[str, Any]:
-            return {**kwargs, "accept_new_host_key": bool(kwargs.get("accept_new_host_key")) or alias in pins}
+            if alias in pins:  # only the key the operator was shown: another one is refused before anything is written
+                return {**kwargs, "accept_fingerprint": pins[alias]}
+            return kwargs
 
         results = await asyncio.gather(
             *(connect(n.target, emit=emit, role=n.role if many else "", **opts(n.target.alias)) for n in nodes),

@@ -45,6 +45,24 @@ async def test_accept_new_host_key_appends_and_records_decision(sshd, tmp_path):
     await host.close()
 
 
+async def test_accepting_one_fingerprint_refuses_any_other_key_before_writing(sshd, tmp_path):
+    """The operator was shown fingerprint X and said yes: a host offering another key is refused, and
+    known_hosts stays untouched (a key swapped between the prompt and the connect is never trusted)."""
+    kh = tmp_path / "known_hosts"
+    seen_by_operator = fingerprint(asyncssh.generate_private_key("ssh-ed25519"))
+    with pytest.raises(HostKeyChanged) as err:
+        await connect(
+            sshd.target, identity=[str(sshd.key_path)], known_hosts=str(kh), accept_fingerprint=seen_by_operator
+        )
+    assert f"expected {seen_by_operator}, got {_server_fp(sshd)}" in str(err.value)
+    assert not kh.exists()
+    host = await connect(
+        sshd.target, identity=[str(sshd.key_path)], known_hosts=str(kh), accept_fingerprint=_server_fp(sshd)
+    )
+    await host.close()
+    assert f"[127.0.0.1]:{sshd.port} ssh-ed25519 " in kh.read_text()
+
+
 async def test_changed_host_key_always_stops(sshd, tmp_path):
     other = asyncssh.generate_private_key("ssh-ed25519")
     kh = tmp_path / "known_hosts"

@@ -140,6 +140,7 @@ class SshHost(BaseHost):
         reconnect_for: float = 300.0,
         simulated: bool = False,
         role: str = "",
+        accept_fingerprint: str = "",
     ) -> None:
         super().__init__(alias or resolved.target.alias, emit, redactor)
         self.simulated = simulated
@@ -148,7 +149,9 @@ class SshHost(BaseHost):
         self.identity = tuple(os.path.expanduser(i) for i in identity)
         kh = known_hosts or (resolved.known_hosts_files[0] if resolved.known_hosts_files else DEFAULT_KNOWN_HOSTS)
         self.known_hosts = os.path.expanduser(kh)
-        self.accept_new_host_key = accept_new_host_key
+        self.accept_new_host_key = accept_new_host_key or bool(accept_fingerprint)
+        self.accept_fingerprint = accept_fingerprint
+        """When set, only an unknown key with exactly this ``SHA256:…`` fingerprint is accepted."""
         self.ssh_config = ssh_config
         self.connect_timeout = connect_timeout
         self.reconnect_for = reconnect_for
@@ -215,6 +218,8 @@ class SshHost(BaseHost):
         self._offered = (host, key)
         if self._expected or not self.accept_new_host_key:
             return False
+        if self.accept_fingerprint and fingerprint(key) != self.accept_fingerprint:
+            return False  # not the key the operator saw and accepted: refused, nothing written
         self._accepted = (host, port, key)
         return True
 
@@ -293,7 +298,9 @@ class SshHost(BaseHost):
 
     def _host_key_error(self) -> HostError:
         got = fingerprint(self._offered[1]) if self._offered else "an unverifiable key"
-        if self._expected:
+        if self._expected or (self.accept_fingerprint and got != self.accept_fingerprint):
+            if not self._expected:  # the key changed between the operator's look and this connect
+                return HostKeyChanged(self.alias, got, self.accept_fingerprint)
             expected = dict.fromkeys(fingerprint(k) for k in self._expected)
             return HostKeyChanged(self.alias, got, ", ".join(expected))
         return HostKeyUnknown(self.alias, got, self.known_hosts)
@@ -521,11 +528,14 @@ def connect(
     reconnect_for: float = 300.0,
     simulated: bool = False,
     role: str = "",
+    accept_fingerprint: str = "",
 ) -> _Connecting:
     """Connect to one host: ``host = await connect("gb300-01")`` or ``async with connect(...) as host``.
 
     ``simulated=True`` marks the host (and its ``HostConnected``) as the embedded simulated host;
     ``role`` (``head``/``worker``) is recorded in ``HostConnected`` so a replay knows the node's part.
+    ``accept_fingerprint`` accepts an unknown host key only if it is exactly that one (the key
+    an operator was shown); any other key fails with :class:`HostKeyChanged`, nothing written.
 
     Raises (on await):
         HostKeyUnknown, HostKeyChanged, AuthFailed, HostUnreachable: one actionable line each.
@@ -547,6 +557,7 @@ def connect(
         reconnect_for=reconnect_for,
         simulated=simulated,
         role=role,
+        accept_fingerprint=accept_fingerprint,
     )
     return _Connecting(host)
 
