@@ -13,16 +13,18 @@ from __future__ import annotations
 
 import asyncio
 import re
+import time
 
 import asyncssh
 import pytest
 
 from k3tui.remote.ssh import connect
-from k3tui.scene.probes import BY_NAME, probe_commands, stdin_for
+from k3tui.scene.probes import BY_NAME, command_for, probe_commands, stdin_for
 from k3tui.sim import SimHost, fastpath
 
 MINIMAL = "vllm serve moonshotai/Kimi-K3 --tensor-parallel-size 8 --trust-remote-code --load-format fastsafetensors"
 _STAMP = re.compile(rb"<timestamp>[^<]*</timestamp>")
+_CLOCK = re.compile(rb"(\d{10})\.\d{9}\n")
 
 
 def _stdin(command: str, container: str | None = "vllm-k3") -> bytes:
@@ -37,8 +39,13 @@ async def _ask(conn: asyncssh.SSHClientConnection, sim: SimHost, command: str, f
         r = await conn.run(command, input=_stdin(command), encoding=None)
     finally:
         sim.fast_path = True
+    out = r.stdout
+    if command == fastpath.CLOCK:  # the clock itself: same form, same second give or take one
+        m = _CLOCK.fullmatch(out)
+        assert m and abs(int(m.group(1)) - time.time()) < 2, out
+        out = b"<clock>"
     # nvidia-smi -q -x prints the time of the call: the only part two calls may not share
-    return _STAMP.sub(b"<timestamp/>", r.stdout), r.stderr, r.exit_status
+    return _STAMP.sub(b"<timestamp/>", out), r.stderr, r.exit_status
 
 
 async def _same_as_the_tools(sim: SimHost) -> list[str]:
@@ -70,6 +77,8 @@ async def test_every_fast_answer_is_the_tools_answer(simhost_factory, scenario: 
     python = ("smi_xml", "smi_query", "smi_apps", "smi_list", "smi_topo", "docker_ps", "host_versions", "nvml")
     python += ("container_smi_list", "container_env", "container_ldconfig", "container_versions")
     assert [n for n in python if cmds[n] not in forms] == []
+    pid = int((sim.root / "ctr" / "vllm-k3" / "pid").read_text())
+    assert {command_for(BY_NAME[n], pid=pid) for n in ("proc_cmdline", "proc_environ")} <= set(forms)
 
 
 async def test_a_remembered_answer_serves_another_host_with_its_own_root(simhost_factory) -> None:  # noqa: ANN001
@@ -102,7 +111,7 @@ async def test_the_fleet_log_read_is_a_known_form(simhost) -> None:  # noqa: ANN
 
 async def test_a_vllm_holding_gpu_memory_shows_in_the_fast_answers() -> None:
     cmds = probe_commands(container="vllm-k3")
-    names = ("smi_apps", "smi_query", "smi_xml", "nvml")
+    names = ("smi_apps", "smi_query", "smi_xml", "nvml", "pgrep")
     async with SimHost("healthy", speed=4) as sim:
         async with asyncssh.connect(**sim.asyncssh_kwargs()) as conn:
             before = {n: await _ask(conn, sim, cmds[n], fast=True) for n in names}
@@ -126,7 +135,9 @@ async def test_a_vllm_holding_gpu_memory_shows_in_the_fast_answers() -> None:
     rows = during["smi_apps"][0].decode().splitlines()
     pids = {r.split(", ")[1] for r in rows}
     assert len(rows) == 8 and len(pids) == 1 and all(int(r.split(", ")[3]) > 0 for r in rows)
-    assert during["nvml"] != before["nvml"] and f", {pids.pop()}, " in during["nvml"][0].decode()
+    pid = pids.pop()
+    assert during["nvml"] != before["nvml"] and f", {pid}, " in during["nvml"][0].decode()
+    assert before["pgrep"][0] == b"" and [r.split(" ", 1)[0] for r in during["pgrep"][0].decode().splitlines()] == [pid]
     assert after == after_real and after[0] == b""
 
 

@@ -6,22 +6,26 @@ whole interpreter. A fleet freeze of 64 simulated nodes on a 2-core machine spen
 that way, nearly all of it in the simulator, not in k3tui. Only the process starts are
 saved here; the answers are the tools' own:
 
-- **computed** — commands whose every program is a fake tool or a file of the scenario
+- **computed** — commands whose every program is a fake tool or a file
   (``nvidia-smi -q -x``, ``docker ps …``, ``uname -a``, ``cat /etc/os-release``, the
   ``ldconfig -p | grep`` and ``ld.so.conf`` probes, the kernel-log probe, ``docker exec``
-  of ``nvidia-smi -L``/``env``/those pipelines, ``docker logs``). They are answered by the
-  same code the tool's process runs (:func:`k3tui.sim.tools.capture`) on the state as it
-  is at that moment (GPU users, kernel log, container log are read at every call), and
-  the shell around them (``grep``, ``tail``, the ``for f in …`` loop) is done in Python
-  exactly as the probe's command does it.
-- **remembered** — commands that run an interpreter whose answer depends only on the
-  simulated host's files: the version probes (``python3 -c …`` on the host and in the
-  container) and the NVML probe (pynvml on stdin). The first run is a real one; its
-  answer is kept under a key made of the command, its stdin, ``state/host.json`` and the
-  processes now holding GPU memory, so a ``vllm serve`` that starts, grows or ends makes
-  a new key (and a real run). Hosts of this process whose keys are equal share the
-  answer, each host's own root path put back in; a run that several hosts ask for at
-  once runs once. Failed or cut-short runs are never kept.
+  of ``nvidia-smi -L``/``env``/those pipelines, ``docker logs``, ``/proc/PID/cmdline`` and
+  ``environ`` of the container's main process, the connection's ``date +%s.%N``, the
+  ``pgrep`` probe while no process holds GPU memory — the host's ``pgrep`` shows only
+  those). They are answered by the same code the tool's process runs
+  (:func:`k3tui.sim.tools.capture`) on the state as it is at that moment (GPU users,
+  kernel log, container log are read at every call), and the shell around them (``grep``,
+  ``tail``, ``tr``, the ``for f in …`` loop) is done in Python exactly as the probe's
+  command does it.
+- **remembered** — commands whose answer depends only on the simulated host's files and
+  its session env: the version probes (``python3 -c …`` on the host and in the
+  container), the NVML probe (pynvml on stdin), ``env``. The first run is a real one;
+  its answer is kept under a key made of the command, its stdin, ``state/host.json``, the
+  image's python files (``ROOT/venv``), the session env and the processes now holding GPU
+  memory, so a ``vllm serve`` that starts, grows or ends makes a new key (and a real
+  run). Hosts of this process whose keys are equal share the answer, each host's own
+  root path put back in; a run that several hosts ask for at once runs once. Failed or
+  cut-short runs are never kept.
 
 Anything else — other commands, a terminal, an env sent by the client, a host whose
 ``bin/`` was changed after start (:meth:`FastPath.tools_changed`) — runs in bash as
@@ -46,9 +50,11 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ..scene.probes import probe_commands
+from ..scene.probes import BY_NAME, command_for, probe_commands
 from . import containers, rootfs, tools
 
+CLOCK = "date +%s.%N"
+"""The clock probe of every connection (``k3tui.remote.ssh``: the host's clock skew)."""
 FLEET_LOG_LINES = 5000
 """``k3tui.fleet.freeze.read_log`` reads this many lines of the container log (its exact command is answered)."""
 _REMEMBER_MAX = 512
@@ -134,7 +140,10 @@ class FastPath:
             fn = self._pipeline_fn(cmds.get(probe, ""), self.host_map, "host")
             if fn is not None:
                 self._computed[cmds[probe]] = fn
-        for probe, stdin in (("host_versions", False), ("nvml", True)):
+        if "pgrep" in cmds:
+            self._computed[cmds["pgrep"]] = self._no_server
+        self._computed[CLOCK] = self._clock
+        for probe, stdin in (("host_env", False), ("host_versions", False), ("nvml", True)):
             if probe in cmds:
                 self._remember[cmds[probe]] = stdin
         if name:
@@ -160,6 +169,11 @@ class FastPath:
                 self._computed[cmds[probe]] = partial(self._exec, name, cmap, fn)
         if "container_versions" in cmds:
             self._remember[cmds["container_versions"]] = False
+        pid = containers.main_pid(self.state())  # the container's main process: what a freeze reads in /proc
+        for probe, file in (("proc_cmdline", "cmdline"), ("proc_environ", "environ")):
+            command = command_for(BY_NAME[probe], pid=pid) if pid and probe in BY_NAME else ""
+            if command == f"tr '\\0' '\\n' < /proc/{pid}/{file}":
+                self._computed[command] = partial(self._proc_file, pid, file)
         log = ["docker", "logs", "--tail", str(FLEET_LOG_LINES), name]
         self._computed[shlex.join(log) + " 2>&1"] = partial(self._docker_log, log, dated=False)
         dated = ["docker", "logs", "--timestamps", "--tail", str(FLEET_LOG_LINES), name]
@@ -210,6 +224,25 @@ class FastPath:
         if mapped == path:  # not a file of the simulated host: this machine's own; let cat read it
             return None
         return Answer(Path(mapped).read_bytes())
+
+    def _clock(self) -> Answer:
+        ns = time.time_ns()
+        return Answer(f"{ns // 10**9}.{ns % 10**9:09d}\n".encode())
+
+    def _no_server(self) -> Answer | None:
+        """The serving-process probe while no process holds a GPU-user record: the host's ``pgrep``
+        (limited to those records' pids, see :func:`k3tui.sim.rootfs._pgrep`) finds nothing."""
+        if any((self.root / "state" / "procs").glob("*.json")):
+            return None
+        return Answer(b"")
+
+    def _proc_file(self, pid: int, file: str) -> Answer | None:
+        """``tr '\\0' '\\n' < /proc/PID/FILE``: the simulated host's file if it publishes one, else the real one."""
+        try:
+            data = Path(self.host_map.command(f"/proc/{pid}/{file}")).read_bytes()
+        except OSError:
+            return None  # bash says why
+        return Answer(data.replace(b"\0", b"\n"))
 
     def _xid(self) -> Answer:
         """The kernel-log probe on dmesg: ``dmesg | grep -i "NVRM: Xid" | tail -n 50`` with its header."""
@@ -276,6 +309,7 @@ class FastPath:
         part(stdin)
         part(self._host_json())
         part(json.dumps(tools.gpu_procs(str(self.root)), sort_keys=True).encode())
+        part(json.dumps(self.session_env(), sort_keys=True).encode())
         venv = self.root / "venv"
         for f in sorted(venv.rglob("*")):
             if f.is_file() and not f.is_symlink():

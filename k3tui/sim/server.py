@@ -142,8 +142,8 @@ class SimHost:
         self.root = Path(tempfile.mkdtemp(prefix="k3sim-"))
         (self.root / "owner").write_text(str(os.getpid()))
         self.state = rootfs.build(self.root, self.data, self.node)
-        self.fast = fastpath.FastPath(self.root, self.session_env)
         self._start_container_placeholder()
+        self.fast = fastpath.FastPath(self.root, self.session_env)
         host_key = asyncssh.generate_private_key("ssh-ed25519")
         client_key = asyncssh.generate_private_key("ssh-ed25519")
         keys = self.root / "keys"
