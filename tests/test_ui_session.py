@@ -234,3 +234,27 @@ async def test_help_lists_the_config_keys_and_a_driver_without_them_refuses_clea
             pilot, lambda: any("this session cannot apply the change" in n.message for n in app._notifications)
         )
         assert ss.view.preview is not None  # refused: the preview stays, nothing was applied
+
+
+async def test_leaving_a_live_session_asks_then_closes_it(tmp_path, shared):
+    """Esc from a live session opened from Home used to drop the screen and leave its driver open:
+    the connections, the server it started and an unfinished recording lived on unseen."""
+    from screens.common.confirm_dialog import ConfirmDialog
+    from screens.home.home_screen import HomeScreen
+
+    driver = ScriptedDriver(tmp_path / "live.k3rec", shared)
+    app = K3App(home_dirs=[])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _until(pilot, lambda: isinstance(app.screen, HomeScreen))
+        app.push_screen(SessionScreen(driver=driver))
+        ss = await _session(app, pilot)
+        await pilot.press("escape")
+        await _until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        await pilot.press("n")  # changed my mind: still in the session, nothing closed
+        await _until(pilot, lambda: app.screen is ss)
+        assert not driver.closed
+        await pilot.press("escape")
+        await _until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        await pilot.press("y")
+        await _until(pilot, lambda: isinstance(app.screen, HomeScreen))
+        assert driver.closed and ss.driver is None

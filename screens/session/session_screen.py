@@ -204,6 +204,30 @@ class SessionScreen(ConfigIntents, SessionBase):
         await self.driver.stop_run()
         self.notify("run stopped", markup=False)
 
+    def action_escape(self) -> None:
+        """Esc closes the search box; leaving a live session asks first, then closes it properly."""
+        box = self.query_one("#search")
+        if box.display or self.driver is None or len(self.app.screen_stack) <= 2:
+            super().action_escape()
+            return
+        from rich.text import Text
+
+        from ..common.confirm_dialog import ConfirmDialog
+
+        body = Text(
+            "The recording is finished and the connections are closed.\n"
+            "A server this session started is stopped, as on quit."
+        )
+        self.app.push_screen(
+            ConfirmDialog("Leave the live session?", body, yes="Leave"),
+            lambda yes: yes and self._leave(),
+        )
+
+    @work(exclusive=True, group="leave", description="close the live session", exit_on_error=False)
+    async def _leave(self) -> None:
+        await self.close_driver()
+        self.app.pop_screen()
+
     async def close_driver(self) -> None:
         """Close the driver (the app calls this on quit)."""
         if self.driver is not None:
