@@ -109,7 +109,11 @@ async def test_connect_and_demo_go_through_the_session_factory(recdir, tmp_path,
                 break
         assert targets == ["demo:nccl-init"]
         assert app.screen.ready and app.screen.query_one("#simbar").has_class("-shown")
-        await pilot.press("escape")
+        await pilot.press("escape", "y")  # leaving a live session asks first
+        for _ in range(60):
+            await pilot.pause(0.05)
+            if not isinstance(app.screen, SessionScreen) and app.screen.is_current:
+                break
         await pilot.press("c", *"oncall@gb300-01:2222", "enter")
         for _ in range(60):
             await pilot.pause(0.05)
