@@ -142,10 +142,12 @@ async def test_a_vllm_holding_gpu_memory_shows_in_the_fast_answers() -> None:
 
 
 async def test_a_planted_tool_is_run_not_answered_for(simhost) -> None:  # noqa: ANN001
-    planted = simhost.root / "bin" / "uname"
     async with asyncssh.connect(**simhost.asyncssh_kwargs()) as conn:
-        before = (await conn.run("uname -a")).stdout
-        planted.write_text("#!/bin/sh\necho planted by the test\n")
-        after = (await conn.run("uname -a")).stdout
-    assert before.startswith("Linux gb300-sim ") and after == "planted by the test\n"
-    assert simhost.fast.tools_changed() and simhost.counts["computed"] == 1
+        before = [(await conn.run(c)).stdout for c in ("uname -a", fastpath.CLOCK)]
+        (simhost.root / "bin" / "uname").write_text("#!/bin/sh\necho planted uname\n")  # replaced
+        (simhost.root / "bin" / "date").write_text("#!/bin/sh\necho planted date\n")  # put in front of /bin/date
+        (simhost.root / "bin" / "date").chmod(0o755)
+        after = [(await conn.run(c)).stdout for c in ("uname -a", fastpath.CLOCK)]
+    assert before[0].startswith("Linux gb300-sim ") and re.fullmatch(r"\d+\.\d{9}\n", before[1])
+    assert after == ["planted uname\n", "planted date\n"] and simhost.counts["computed"] == 2
+    assert simhost.fast.tools_changed("uname -a") and simhost.fast.tools_changed(fastpath.CLOCK)

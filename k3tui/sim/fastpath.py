@@ -88,26 +88,20 @@ class FastPath:
         self._computed: dict[str, Callable[[], Answer | None]] = {}
         self._remember: dict[str, bool] = {}
         """Remembered commands → whether their answer depends on stdin."""
+        self._uses: dict[str, tuple[Path, ...]] = {}
+        """Each command → the tool files its answer stands for, and the ``bin/`` folders on PATH."""
+        self._built: dict[str, tuple[tuple[int, int, int] | None, ...]] = {}
+        self._state: tuple[tuple[int, int, int], dict[str, Any]] | None = None
         self._table()
-        self._tools = self._tool_files()
+        self._built = {command: _stats(paths) for command, paths in self._uses.items()}
 
-    def tools_changed(self) -> bool:
-        """Has anything in the host's or the container's ``bin/`` been replaced, added or removed since start?
+    def tools_changed(self, command: str) -> bool:
+        """Has a tool ``command`` runs been replaced, or one added in front of it, since start?
 
         The answers here are those of the tools the simulated host was built with; a test
         that plants its own tool (a ``date`` whose clock runs ahead) gets bash from then on.
         """
-        return self._tool_files() != self._tools
-
-    def _tool_files(self) -> list[tuple[str, int, int, int]]:
-        bins = [self.root / "bin", *sorted((self.root / "ctr").glob("*/bin"))]
-        out = []
-        for d in bins:
-            with os.scandir(d) as it:
-                for e in it:
-                    st = e.stat(follow_symlinks=False)
-                    out.append((e.path, st.st_size, st.st_mtime_ns, st.st_ino))
-        return sorted(out)
+        return _stats(self._uses.get(command, ())) != self._built.get(command)
 
     # --- which commands -----------------------------------------------------------------
 
@@ -123,80 +117,106 @@ class FastPath:
         """None: not a remembered command; else whether its answer depends on its stdin."""
         return self._remember.get(command)
 
+    def _add(self, command: str, fn: Callable[[], Answer | None] | None, tools: list[str], ctr: str = "") -> None:
+        """Answer ``command`` with ``fn`` (None: remembered) while the host's tools ``tools`` are
+        as built (``ctr/NAME/bin/…`` names are the container's); nothing may appear in front of them."""
+        if not command:
+            return
+        bins = [self.root / "bin", *([self.root / "ctr" / ctr / "bin"] if ctr else [])]
+        self._uses[command] = (*bins, *(self.root / t for t in tools))
+        if fn is not None:
+            self._computed[command] = fn
+
     def _table(self) -> None:
         name = (self.state().get("container") or {}).get("name")
         cmds = probe_commands(container=name) if name else probe_commands()
         for probe in ("hostname", "uname", "smi_xml", "smi_query", "smi_apps", "smi_list", "smi_topo", "docker_ps"):
             argv = _argv(cmds.get(probe, ""))
             if _tool_argv(argv):
-                self._computed[cmds[probe]] = partial(self._tool, "host", argv)
+                self._add(cmds[probe], partial(self._tool, "host", argv), [f"bin/{argv[0]}"])
         for probe in ("os_release", "proc_driver"):
             argv = _argv(cmds.get(probe, ""))
             if argv[:1] == ["cat"] and len(argv) == 2:
-                self._computed[cmds[probe]] = partial(self._cat, argv[1])
-        if "xid" in cmds:
-            self._computed[cmds["xid"]] = self._xid
+                self._add(cmds[probe], partial(self._cat, argv[1]), ["bin/cat"])
+        self._add(cmds.get("xid", ""), self._xid, ["bin/dmesg", "bin/grep", "bin/tail"])
         for probe in ("host_ldconfig", "host_ld_so_conf"):
-            fn = self._pipeline_fn(cmds.get(probe, ""), self.host_map, "host")
-            if fn is not None:
-                self._computed[cmds[probe]] = fn
-        if "pgrep" in cmds:
-            self._computed[cmds["pgrep"]] = self._no_server
-        self._computed[CLOCK] = self._clock
-        for probe, stdin in (("host_env", False), ("host_versions", False), ("nvml", True)):
-            if probe in cmds:
-                self._remember[cmds[probe]] = stdin
+            found = self._pipeline(cmds.get(probe, ""), self.host_map, "host")
+            if found is not None:
+                self._add(cmds[probe], found[0], [f"bin/{t}" for t in found[1]])
+        self._add(cmds.get("pgrep", ""), self._no_server, ["bin/pgrep"])
+        self._add(CLOCK, self._clock, [])
+        for probe, stdin, tools_ in (("host_env", False, []), ("host_versions", False, ["bin/python3"])):
+            self._remember_form(cmds.get(probe, ""), stdin, tools_)
+        self._remember_form(cmds.get("nvml", ""), True, ["bin/python3"])
         if name:
             self._container_table(name, cmds)
+
+    def _remember_form(self, command: str, reads_stdin: bool, tools_: list[str], ctr: str = "") -> None:
+        if command:
+            self._remember[command] = reads_stdin
+            self._add(command, None, tools_, ctr)
 
     def _container_table(self, name: str, cmds: dict[str, str]) -> None:
         """``docker exec`` probes of the running container, its log reads, its version probe."""
         cmap = rootfs.PathMap([self.root / "ctr" / name / "fs", self.root / "fs"])
-        ctx = f"ctr:{name}"
+        ctx, cbin = f"ctr:{name}", f"ctr/{name}/bin"
         for probe in ("container_smi_list", "container_env", "container_ldconfig", "container_ld_so_conf"):
             argv = _argv(cmds.get(probe, ""))
             inner = argv[3:]
-            fn: Callable[[], Answer | None] | None = None
+            found: tuple[Callable[[], Answer | None], list[str]] | None = None
             if argv[:3] != ["docker", "exec", name]:
                 continue
             if inner == ["env"]:
-                fn = self._container_env
+                found = self._container_env, []
             elif inner[:1] == ["nvidia-smi"] and _tool_argv(inner):
-                fn = partial(self._tool, ctx, inner)
+                found = partial(self._tool, ctx, inner), ["nvidia-smi"]
             elif inner[:2] == ["sh", "-c"] and len(inner) == 3:
-                fn = self._pipeline_fn(inner[2], cmap, ctx)
-            if fn is not None:
-                self._computed[cmds[probe]] = partial(self._exec, name, cmap, fn)
-        if "container_versions" in cmds:
-            self._remember[cmds["container_versions"]] = False
+                found = self._pipeline(inner[2], cmap, ctx)
+            if found is not None:
+                fn, uses = found
+                self._add(
+                    cmds[probe],
+                    partial(self._exec, name, cmap, fn),
+                    ["bin/docker", *(f"{cbin}/{t}" for t in uses)],
+                    name,
+                )
+        self._remember_form(cmds.get("container_versions", ""), False, ["bin/docker", f"{cbin}/python3"], name)
         pid = containers.main_pid(self.state())  # the container's main process: what a freeze reads in /proc
         for probe, file in (("proc_cmdline", "cmdline"), ("proc_environ", "environ")):
             command = command_for(BY_NAME[probe], pid=pid) if pid and probe in BY_NAME else ""
             if command == f"tr '\\0' '\\n' < /proc/{pid}/{file}":
-                self._computed[command] = partial(self._proc_file, pid, file)
+                self._add(command, partial(self._proc_file, pid, file), [])
         log = ["docker", "logs", "--tail", str(FLEET_LOG_LINES), name]
-        self._computed[shlex.join(log) + " 2>&1"] = partial(self._docker_log, log, dated=False)
+        self._add(shlex.join(log) + " 2>&1", partial(self._docker_log, log, dated=False), ["bin/docker"])
         dated = ["docker", "logs", "--timestamps", "--tail", str(FLEET_LOG_LINES), name]
-        self._computed["date +%z; " + shlex.join(dated) + " 2>&1"] = partial(self._docker_log, dated, dated=True)
+        self._add(
+            "date +%z; " + shlex.join(dated) + " 2>&1", partial(self._docker_log, dated, dated=True), ["bin/docker"]
+        )
 
-    def _pipeline_fn(self, command: str, pm: rootfs.PathMap, ctx: str) -> Callable[[], Answer | None] | None:
-        """The two linker probes (host or container), when ``command`` is exactly one of them."""
+    def _pipeline(
+        self, command: str, pm: rootfs.PathMap, ctx: str
+    ) -> tuple[Callable[[], Answer | None], list[str]] | None:
+        """The two linker probes (host or container) when ``command`` is exactly one of them: (answer, tools it runs)."""
         cmds = probe_commands()
         if command == cmds["host_ld_so_conf"]:
-            return lambda: self._ld_so_conf(pm)
+            return partial(self._ld_so_conf, pm), ["cat"]
         m = re.fullmatch(
             r"\{ ldconfig -p 2>/dev/null \|\| /sbin/ldconfig -p; \} \| grep -E '([^']*)' \|\| true", command
         )
         if command == cmds["host_ldconfig"] and m and _PLAIN_RE.fullmatch(m.group(1)):
-            pattern = re.compile(m.group(1).encode())
-            return lambda: self._ldconfig_grep(ctx, pattern)
+            return partial(self._ldconfig_grep, ctx, re.compile(m.group(1).encode())), ["ldconfig", "grep"]
         return None
 
     # --- state --------------------------------------------------------------------------
 
     def state(self) -> dict[str, Any]:
-        """``state/host.json``, read at every call as the tool's process reads it (a fresh dict each time)."""
-        return json.loads(self._host_json())
+        """``state/host.json`` (read again whenever the file changes; the tools only read it)."""
+        f = self.root / "state" / "host.json"
+        st = f.stat()
+        sig = (st.st_mtime_ns, st.st_size, st.st_ino)
+        if self._state is None or self._state[0] != sig:
+            self._state = (sig, json.loads(f.read_bytes()))
+        return self._state[1]
 
     def _host_json(self) -> bytes:
         return (self.root / "state" / "host.json").read_bytes()
@@ -310,11 +330,15 @@ class FastPath:
         part(self._host_json())
         part(json.dumps(tools.gpu_procs(str(self.root)), sort_keys=True).encode())
         part(json.dumps(self.session_env(), sort_keys=True).encode())
-        venv = self.root / "venv"
-        for f in sorted(venv.rglob("*")):
-            if f.is_file() and not f.is_symlink():
-                part(str(f.relative_to(venv)).encode())
-                part(f.read_bytes())
+        venv = str(self.root / "venv")
+        for d, dirs, files in os.walk(venv):
+            dirs.sort()
+            for name in sorted(files):
+                f = os.path.join(d, name)
+                if not os.path.islink(f):
+                    part(f[len(venv) :].encode())
+                    with open(f, "rb") as fh:
+                        part(fh.read())
         return h.hexdigest()
 
     async def recall(self, key: str) -> Answer | None:
@@ -346,6 +370,19 @@ class FastPath:
                 _remembered.popitem(last=False)
         if not fut.done():
             fut.set_result(ans)
+
+
+def _stats(paths: tuple[Path, ...]) -> tuple[tuple[int, int, int] | None, ...]:
+    """(mtime, size, inode) of each path, None where there is none."""
+    out: list[tuple[int, int, int] | None] = []
+    for p in paths:
+        try:
+            st = os.stat(p)
+        except OSError:
+            out.append(None)
+            continue
+        out.append((st.st_mtime_ns, st.st_size, st.st_ino))
+    return tuple(out)
 
 
 def _argv(command: str) -> list[str]:

@@ -299,7 +299,7 @@ class _Session:
             and fast.knows(cmd)
             and not self.process.env
             and not self.process.get_terminal_type()
-            and not fast.tools_changed()
+            and not fast.tools_changed(cmd)
         ):
             answer = fast.computed(cmd)
             if answer is not None:
