@@ -78,7 +78,7 @@ async def test_every_fast_answer_is_the_tools_answer(simhost_factory, scenario: 
     python += ("container_smi_list", "container_env", "container_ldconfig", "container_versions")
     assert [n for n in python if cmds[n] not in forms] == []
     pid = int((sim.root / "ctr" / "vllm-k3" / "pid").read_text())
-    assert {command_for(BY_NAME[n], pid=pid) for n in ("proc_cmdline", "proc_environ")} <= set(forms)
+    assert {command_for(BY_NAME[n], pid=pid) for n in ("proc_cmdline", "proc_environ", "proc_maps")} <= set(forms)
 
 
 async def test_a_remembered_answer_serves_another_host_with_its_own_root(simhost_factory) -> None:  # noqa: ANN001
@@ -151,3 +151,20 @@ async def test_a_planted_tool_is_run_not_answered_for(simhost) -> None:  # noqa:
     assert before[0].startswith("Linux gb300-sim ") and re.fullmatch(r"\d+\.\d{9}\n", before[1])
     assert after == ["planted uname\n", "planted date\n"] and simhost.counts["computed"] == 2
     assert simhost.fast.tools_changed("uname -a") and simhost.fast.tools_changed(fastpath.CLOCK)
+
+
+async def test_loaded_libraries_are_listed_by_the_tools(simhost) -> None:  # noqa: ANN001
+    """The fast path answers the loaded-libraries probe only when nothing is loaded; a libcuda in
+    the process's maps (as a simulated vllm publishes it) is listed by bash and the tools."""
+    pid = int((simhost.root / "ctr" / "vllm-k3" / "pid").read_text())
+    command = command_for(BY_NAME["proc_maps"], pid=pid)
+    async with asyncssh.connect(**simhost.asyncssh_kwargs()) as conn:
+        empty = await _ask(conn, simhost, command, fast=True)
+        maps = simhost.root / "fs" / "proc" / str(pid) / "maps"
+        maps.parent.mkdir(parents=True)
+        lib = "/usr/lib/x86_64-linux-gnu/libcuda.so.580.95.05"
+        maps.write_text(f"7f3a10000000-7f3a10200000 r--p 00000000 103:02 2883584 {' ' * 26}{lib}\n")
+        listed = await _ask(conn, simhost, command, fast=True)
+        real = await _ask(conn, simhost, command, fast=False)
+    assert empty == (b"", b"", 0) and simhost.fast.computed(command) is None
+    assert listed == real and listed[0].decode().startswith(f"{pid} {lib} -> ")

@@ -186,6 +186,11 @@ class FastPath:
             command = command_for(BY_NAME[probe], pid=pid) if pid and probe in BY_NAME else ""
             if command == f"tr '\\0' '\\n' < /proc/{pid}/{file}":
                 self._add(command, partial(self._proc_file, pid, file), [])
+        command = command_for(BY_NAME["proc_maps"], pid=pid) if pid and "proc_maps" in BY_NAME else ""
+        m = re.search(r"grep -oE '([^']*)' /proc/\$p/maps", command)
+        if m and re.fullmatch(r"[\w\\.|/()\[\]^ *-]+", m.group(1)):
+            libs = re.compile(m.group(1).encode())
+            self._add(command, partial(self._no_library, pid, libs), ["bin/pgrep", "bin/grep", "bin/readlink"])
         log = ["docker", "logs", "--tail", str(FLEET_LOG_LINES), name]
         self._add(shlex.join(log) + " 2>&1", partial(self._docker_log, log, dated=False), ["bin/docker"])
         dated = ["docker", "logs", "--timestamps", "--tail", str(FLEET_LOG_LINES), name]
@@ -263,6 +268,25 @@ class FastPath:
         except OSError:
             return None  # bash says why
         return Answer(data.replace(b"\0", b"\n"))
+
+    def _no_library(self, pid: int, libs: re.Pattern[bytes]) -> Answer | None:
+        """The loaded-libraries probe when neither ``pid`` nor its children and grandchildren map
+        any of ``libs``: it prints nothing (when one does, bash and the tools answer)."""
+        if not os.access(self.host_map.command(f"/proc/{pid}/maps"), os.R_OK):
+            return None  # bash says it cannot read it
+        parents = _parents()
+        pids, level = [pid], [pid]
+        for _ in range(2):  # children, then their children (pgrep -P, twice)
+            level = sorted(c for c, pp in parents.items() if pp in level)
+            pids += level
+        for p in pids:
+            try:
+                maps = Path(self.host_map.command(f"/proc/{p}/maps")).read_bytes()
+            except OSError:
+                continue  # gone, or not readable: grep … 2>/dev/null prints nothing either
+            if libs.search(maps):
+                return None
+        return Answer(b"")
 
     def _xid(self) -> Answer:
         """The kernel-log probe on dmesg: ``dmesg | grep -i "NVRM: Xid" | tail -n 50`` with its header."""
@@ -383,6 +407,21 @@ def _stats(paths: tuple[Path, ...]) -> tuple[tuple[int, int, int] | None, ...]:
             continue
         out.append((st.st_mtime_ns, st.st_size, st.st_ino))
     return tuple(out)
+
+
+def _parents() -> dict[int, int]:
+    """pid → parent pid of every process of this machine (what ``pgrep -P`` matches on)."""
+    out: dict[int, int] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                stat = f.read()
+            out[int(name)] = int(stat[stat.rindex(b")") + 2 :].split(None, 2)[1])
+        except (OSError, ValueError, IndexError):
+            continue  # gone meanwhile
+    return out
 
 
 def _argv(command: str) -> list[str]:
