@@ -2,6 +2,8 @@
 
     .venv/bin/python bench/bench_fleet.py                  # 64 nodes, concurrency 16
     .venv/bin/python bench/bench_fleet.py --nodes 16 --concurrency 8 16
+    .venv/bin/python bench/bench_fleet.py --only sim --sim-fast-path off on   # the simulator before/after
+    .venv/bin/python bench/bench_fleet.py --per-probe --sim-fast-path off on  # each probe on one node
 
 Setup: a separate process starts N :class:`~k3tui.sim.server.SimHost` nodes (each its
 own SSH port, host key, client key and known_hosts; trays of ``nvl72-2x4-healthy``, the
@@ -9,8 +11,10 @@ last one node 1 of ``multinode-odd-node``: driver r575, another image digest, an
 LD_LIBRARY_PATH) and writes an inventory naming them. This process then runs the real
 fleet freeze over that inventory (``k3tui.fleet.freeze.freeze_fleet``: connect, ~20
 probes, container log, close — per node), so the client's time and memory are measured
-apart from the servers' (which share the machine's CPU: on 2 cores the simulated hosts'
-fake tools are most of the work).
+apart from the servers' (which share the machine's CPU). The simulated hosts answer the
+freeze's probes without starting processes (:mod:`k3tui.sim.fastpath`); ``--sim-fast-path
+off`` starts ``bash`` and the fake tools for every command, as before it existed: the
+baseline of the simulator's own cost, measured in the same run.
 
 Printed, each the best of ``--rounds``:
 
@@ -18,10 +22,12 @@ Printed, each the best of ``--rounds``:
   node frozen alone, and ``N × one node`` is what a one-by-one freeze would cost;
 - peak RSS of this (client) process before and after, and the Python-allocation peak of
   the fleet freeze alone (tracemalloc, a separate round so it does not slow the timing);
-- the client's own CPU time (what k3tui costs; the simulated hosts' tools run on the same
-  cores and are most of the wall time on a small machine);
+- the client's own CPU time (what k3tui costs; the simulated hosts run on the same cores —
+  with ``--sim-fast-path off`` their fake tools are most of the wall time on a small machine);
 - that the comparison named the planted odd node (a fleet freeze that is fast but wrong
-  is not a result).
+  is not a result);
+- how the simulated hosts answered the exec requests of all rounds: in bash (processes
+  started), computed in process, remembered (printed by the server process as it stops).
 """
 
 from __future__ import annotations
@@ -46,12 +52,12 @@ from k3tui.fleet.freeze import freeze_fleet  # noqa: E402
 from k3tui.fleet.inventory import load_inventory  # noqa: E402
 
 
-async def serve(n: int, inventory: str) -> None:
+async def serve(n: int, inventory: str, fast_path: bool = True) -> None:
     """Server side: start N simulated nodes, write the inventory, wait for stdin to close."""
     from k3tui.sim.server import SimHost
 
-    sims = [SimHost(scenario="nvl72-2x4-healthy", node=i % 2) for i in range(n - 1)]
-    sims.append(SimHost(scenario="multinode-odd-node", node=1))
+    sims = [SimHost(scenario="nvl72-2x4-healthy", node=i % 2, fast_path=fast_path) for i in range(n - 1)]
+    sims.append(SimHost(scenario="multinode-odd-node", node=1, fast_path=fast_path))
     for i in range(0, n, 8):
         await asyncio.gather(*(s.start() for s in sims[i : i + 8]))
     lines = ["[groups.bench]", 'description = "simulated GB300 trays"']
@@ -64,6 +70,9 @@ async def serve(n: int, inventory: str) -> None:
     Path(inventory).write_text("\n".join(lines) + "\n")
     print("ready", flush=True)
     await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
+    counts: dict[str, float] = {k: sum(s.counts[k] for s in sims) for k in sims[0].counts}
+    counts["rss_mib"] = rss_mib()
+    print("counts " + json.dumps(counts), flush=True)
     await asyncio.gather(*(s.stop() for s in sims), return_exceptions=True)
 
 
@@ -126,7 +135,24 @@ async def serve_captured(n: int, inventory: str) -> None:
 
 
 def rss_mib() -> float:
+    """Peak RSS of this process (VmHWM: since exec or :func:`reset_peak_rss`; ru_maxrss would
+    also count the RSS of the process that forked it)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def reset_peak_rss() -> None:
+    """Start the peak RSS again from the current RSS (each kind of run measured on its own)."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        pass
 
 
 def cpu() -> float:
@@ -141,29 +167,86 @@ async def fleet(nodes, concurrency: int):  # noqa: ANN001, ANN201
     return time.monotonic() - t, out
 
 
+async def per_probe(modes: list[str], asks: int = 5) -> None:
+    """Each command of one node's freeze, asked ``asks`` times over SSH: best wall ms and CPU ms per ask
+    (this process: client, server and the server's children), simulator fast path off and on."""
+    import asyncssh
+
+    from k3tui.scene.probes import BY_NAME, probe_commands, stdin_for
+    from k3tui.sim.server import SimHost
+
+    def all_cpu() -> float:
+        return sum(
+            r.ru_utime + r.ru_stime for r in map(resource.getrusage, (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+        )
+
+    table: dict[str, list[str]] = {}
+    totals: list[float] = []
+    for mode in modes:
+        async with SimHost("nvl72-2x4-healthy", fast_path=mode == "on") as sim:
+            pid = int(next((sim.root / "ctr").glob("*/pid")).read_text())
+            cmds = probe_commands(container=sim.state["container"]["name"], pid=pid)
+            for api in ("docker_inspect", "docker_image_inspect", "docker_logs", "proc_versions"):
+                cmds.pop(api)  # served by the Docker API / not sent when there is a container
+            cmds["fleet log"] = f"date +%z; docker logs --timestamps --tail 5000 {sim.state['container']['name']} 2>&1"
+            cmds["connect clock"] = "date +%s.%N"
+            totals.append(0.0)
+            async with asyncssh.connect(**sim.asyncssh_kwargs()) as conn:
+                for name, cmd in cmds.items():
+                    best, c0 = 1e9, all_cpu()
+                    for _ in range(asks):
+                        t = time.monotonic()
+                        await conn.run(cmd, input=(stdin_for(BY_NAME[name]) or "") if name in BY_NAME else "")
+                        best = min(best, time.monotonic() - t)
+                    totals[-1] += (all_cpu() - c0) / asks
+                    table.setdefault(name, []).append(f"{best * 1000:7.1f} {(all_cpu() - c0) / asks * 1000:7.1f}")
+    print(
+        f"per probe on one simulated node, {asks} asks each: best wall ms, CPU ms per ask; fast path "
+        + " | ".join(modes)
+    )
+    for name, cells in table.items():
+        print(f"  {name:22s} " + " | ".join(cells))
+    print(f"  {'CPU of one node freeze':22s} " + " | ".join(f"{'':7s} {t * 1000:7.0f}" for t in totals))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--nodes", type=int, default=64)
     ap.add_argument("--concurrency", type=int, nargs="+", default=[16])
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--serve", metavar="INVENTORY", help=argparse.SUPPRESS)
-    ap.add_argument("--kind", choices=["sim", "captured"], help=argparse.SUPPRESS)
+    ap.add_argument("--kind", choices=["sim", "sim-slow", "captured"], help=argparse.SUPPRESS)
     ap.add_argument("--only", choices=["sim", "captured"], help="run one of the two figures")
+    ap.add_argument("--per-probe", action="store_true", help="instead: time each probe command on one simulated node")
+    ap.add_argument(
+        "--sim-fast-path", choices=["on", "off"], nargs="+", default=["on"],
+        help="simulated hosts answer the freeze's probes without processes (on), or bash + fake tools (off)",
+    )  # fmt: skip
     a = ap.parse_args()
     if a.serve:
-        asyncio.run((serve if a.kind == "sim" else serve_captured)(a.nodes, a.serve))
+        if a.kind == "captured":
+            asyncio.run(serve_captured(a.nodes, a.serve))
+        else:
+            asyncio.run(serve(a.nodes, a.serve, fast_path=a.kind == "sim"))
         return
-    for kind in ("captured", "sim"):
-        if a.only in (None, kind):
-            bench(a, kind)
+    if a.per_probe:
+        asyncio.run(per_probe(a.sim_fast_path))
+        return
+    if a.only in (None, "captured"):
+        bench(a, "captured")
+    if a.only in (None, "sim"):
+        for mode in a.sim_fast_path:
+            bench(a, "sim" if mode == "on" else "sim-slow")
 
 
 def bench(a: argparse.Namespace, kind: str) -> None:
     what = {
-        "sim": "simulated GB300 nodes (SimHost: fake tools are real processes)",
+        "sim": "simulated GB300 nodes (SimHost, fast path on: the freeze's probes answered without processes)",
+        "sim-slow": "simulated GB300 nodes (SimHost, fast path off: bash + a fake tool process per probe)",
         "captured": "nodes over real SSH answering from a real H200 capture (no subprocess: k3tui + SSH only)",
     }[kind]
     print(f"=== {a.nodes} {what}")
+    reset_peak_rss()
 
     inv_path = f"/tmp/k3tui-bench-fleet-{time.time_ns()}.toml"
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -193,7 +276,8 @@ def bench(a: argparse.Namespace, kind: str) -> None:
                 f"slowest node {slow:.2f} s; {one * a.nodes / best:.1f}x faster than one by one"
             )
             rest = {
-                "sim": "the simulated hosts' fake tools (a python process per probe)",
+                "sim": "the simulated hosts' SSH server (their probes answered in process, see the exec counts)",
+                "sim-slow": "the simulated hosts' fake tools (a python process per probe)",
                 "captured": "the one-process Python SSH server answering all 64 nodes",
             }[kind]
             print(
@@ -203,7 +287,7 @@ def bench(a: argparse.Namespace, kind: str) -> None:
             odd = {d.fact: d.odd for d in differences(out.scenes, head=out.head)}
             last = nodes[-1].alias
             planted = ("driver.driver_version",) + (
-                ("image.repo_digests", "container.env.LD_LIBRARY_PATH") if kind == "sim" else ()
+                ("image.repo_digests", "container.env.LD_LIBRARY_PATH") if kind != "captured" else ()
             )
             named = [f for f in planted if odd.get(f) == [last]]
             unknown = unknown_facts(out.scenes)
@@ -217,13 +301,23 @@ def bench(a: argparse.Namespace, kind: str) -> None:
         _, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
         print(
-            f"peak RSS of the client: {rss0:.0f} MiB after imports, {rss1:.0f} MiB after 1 node, {rss2:.0f} MiB after the fleet "
+            f"peak RSS of the client: {rss0:.0f} MiB at start, {rss1:.0f} MiB after 1 node, {rss2:.0f} MiB after the fleet "
             f"(+{rss2 - rss1:.0f} MiB for {a.nodes} nodes); Python allocation peak of one fleet freeze {peak / 2**20:.1f} MiB"
         )
     finally:
         if server.stdin:
             server.stdin.close()
+        tail = server.stdout.read() if server.stdout else ""
         server.wait(timeout=60)
+        for line in tail.splitlines():
+            if line.startswith("counts "):
+                c = json.loads(line[7:])
+                freezes = a.nodes * (a.rounds * len(a.concurrency) + 1) + a.rounds
+                print(
+                    f"  exec requests of the simulated hosts, all {freezes} node freezes: {c['bash']} run in bash "
+                    f"({c['bash'] / freezes:.1f} per node freeze), {c['computed']} computed in process, "
+                    f"{c['remembered']} remembered; peak RSS of the server process {c['rss_mib']:.0f} MiB"
+                )
         Path(inv_path).unlink(missing_ok=True)
         shutil.rmtree(Path(inv_path).with_suffix(".d"), ignore_errors=True)
         r = resource.getrusage(resource.RUSAGE_CHILDREN)
