@@ -94,6 +94,22 @@ async def test_a_remembered_answer_serves_another_host_with_its_own_root(simhost
     assert served == real and str(b.root).encode() in served[0] and str(a.root).encode() not in served[0]
 
 
+async def test_a_run_several_hosts_ask_for_at_once_runs_once(simhost_factory) -> None:  # noqa: ANN001
+    a = await simhost_factory("nvl72-2x4-healthy", node=0)
+    b = await simhost_factory("nvl72-2x4-healthy", node=0)
+    command = probe_commands()["nvml"]
+    # the NVML script with a comment no earlier test sent: a key nobody remembers yet
+    script = stdin_for(BY_NAME["nvml"]) + f"\n# {time.time_ns()}\n"
+    async with asyncssh.connect(**a.asyncssh_kwargs()) as ca, asyncssh.connect(**b.asyncssh_kwargs()) as cb:
+        runs = [c.run(command, input=script) for c in (ca, cb, ca, cb)]
+        answers = await asyncio.gather(*runs)
+        counts = {k: a.counts[k] + b.counts[k] for k in ("bash", "remembered")}
+        b.fast_path = False
+        real = await cb.run(command, input=script)
+    assert {(r.stdout, r.exit_status) for r in answers} == {(real.stdout, 0)}
+    assert counts == {"bash": 1, "remembered": 3}
+
+
 async def test_the_fleet_log_read_is_a_known_form(simhost) -> None:  # noqa: ANN001
     from k3tui.fleet.freeze import read_log
 

@@ -14,7 +14,9 @@ Modules: ``scenario`` (TOML scenarios, ``extends`` inheritance, per-host facts),
 (asyncssh server, sessions, forwarding), ``tools`` (nvidia-smi, docker, uname …),
 ``smi`` (nvidia-smi formats from real captures), ``nvml`` (simulated libnvidia-ml behind
 the real pynvml), ``vllm`` + ``logplay`` (``vllm serve`` replaying log templates),
-``containers`` + ``dockerapi`` (docker CLI and Engine API).
+``containers`` + ``dockerapi`` (docker CLI and Engine API), ``fastpath`` (the exact
+commands of a freeze answered in the server's process: the tools' own answers, no process
+started per probe).
 
 A new scenario is a TOML file in ``assets/scenarios/`` (``extends = "healthy"``, its
 ``title``, ``expected_stage``, ``expected_exception``, what differs) and, when its log

@@ -43,6 +43,7 @@ import os
 import re
 import shlex
 import time
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -74,8 +75,10 @@ class Answer:
 
 _remembered: OrderedDict[str, Answer] = OrderedDict()
 """Answers of remembered runs (root path replaced by a token), by key, shared by all hosts of this process."""
-_running: dict[tuple[int, str], asyncio.Future[Answer | None]] = {}
-"""Remembered runs in progress, by (event loop, key)."""
+_running: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Future[Answer | None]]] = (
+    weakref.WeakKeyDictionary()
+)
+"""Remembered runs in progress, by event loop (gone with it), then key."""
 
 
 class FastPath:
@@ -367,7 +370,7 @@ class FastPath:
 
     async def recall(self, key: str) -> Answer | None:
         """The remembered answer for ``key`` (waiting for a run of it in progress), else None."""
-        fut = _running.get((id(asyncio.get_running_loop()), key))
+        fut = _running.get(asyncio.get_running_loop(), {}).get(key)
         if key not in _remembered and fut is not None:
             await asyncio.shield(fut)
         ans = _remembered.get(key)
@@ -381,12 +384,14 @@ class FastPath:
         """Mark a real run of ``key`` as in progress (others asking for it wait for it)."""
         loop = asyncio.get_running_loop()
         fut: asyncio.Future[Answer | None] = loop.create_future()
-        _running[(id(loop), key)] = fut
+        _running.setdefault(loop, {})[key] = fut
         return fut
 
     def finish(self, key: str, fut: asyncio.Future[Answer | None], ans: Answer | None) -> None:
         """End a real run: keep its answer when it completed with status 0."""
-        _running.pop((id(asyncio.get_running_loop()), key), None)
+        running = _running.get(asyncio.get_running_loop(), {})
+        if running.get(key) is fut:
+            del running[key]
         if ans is not None and ans.status == 0:
             root = str(self.root).encode()
             _remembered[key] = Answer(ans.stdout.replace(root, _ROOT_TOKEN), ans.stderr.replace(root, _ROOT_TOKEN), 0)
