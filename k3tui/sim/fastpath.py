@@ -12,7 +12,8 @@ saved here; the answers are the tools' own:
   of ``nvidia-smi -L``/``env``/those pipelines, ``docker logs``, ``/proc/PID/cmdline`` and
   ``environ`` of the container's main process, the connection's ``date +%s.%N``, the
   ``pgrep`` probe while no process holds GPU memory — the host's ``pgrep`` shows only
-  those). They are answered by the same code the tool's process runs
+  those — and the loaded-libraries probe while no CUDA library is mapped: both print
+  nothing then). They are answered by the same code the tool's process runs
   (:func:`k3tui.sim.tools.capture`) on the state as it is at that moment (GPU users,
   kernel log, container log are read at every call), and the shell around them (``grep``,
   ``tail``, ``tr``, the ``for f in …`` loop) is done in Python exactly as the probe's
@@ -27,9 +28,9 @@ saved here; the answers are the tools' own:
   root path put back in; a run that several hosts ask for at once runs once. Failed or
   cut-short runs are never kept.
 
-Anything else — other commands, a terminal, an env sent by the client, a host whose
-``bin/`` was changed after start (:meth:`FastPath.tools_changed`) — runs in bash as
-before, so arbitrary shell still works. ``tests/test_sim_fastpath.py`` checks every
+Anything else — other commands, a terminal, an env sent by the client, a command one of
+whose tools was replaced after start or had another put in front of it on PATH
+(:meth:`FastPath.tools_changed`) — runs in bash as before, so arbitrary shell still works. ``tests/test_sim_fastpath.py`` checks every
 command of :meth:`FastPath.forms` against the answer bash and the tools give.
 """
 
