@@ -103,10 +103,18 @@ def main() -> int:
             best_emit, best_total, best_base = min(best_emit, t_emit), min(best_total, t_total), min(best_base, t_base)
             file_mb = path.stat().st_size / 1e6
     n = len(chunks)
-    print(f"stream: {n} output chunks from the corpus, {text_mb:.1f} MB of text, {file_mb:.1f} MB on disk (best of {args.repeat})")
-    print(f"baseline  buffered writes of the same lines: {best_base:7.3f} s  {file_mb / best_base:8.1f} MB/s  {n / best_base:10.0f} lines/s")
-    print(f"recorder  emit … close (all on disk):        {best_total:7.3f} s  {file_mb / best_total:8.1f} MB/s  {n / best_total:10.0f} events/s")
-    print(f"caller    the emit() calls alone:            {best_emit:7.3f} s  {n / best_emit:10.0f} events/s  {best_emit / n * 1e6:.1f} µs per emit")
+    print(
+        f"stream: {n} output chunks from the corpus, {text_mb:.1f} MB of text, {file_mb:.1f} MB on disk (best of {args.repeat})"
+    )
+    print(
+        f"baseline  buffered writes of the same lines: {best_base:7.3f} s  {file_mb / best_base:8.1f} MB/s  {n / best_base:10.0f} lines/s"
+    )
+    print(
+        f"recorder  emit … close (all on disk):        {best_total:7.3f} s  {file_mb / best_total:8.1f} MB/s  {n / best_total:10.0f} events/s"
+    )
+    print(
+        f"caller    the emit() calls alone:            {best_emit:7.3f} s  {n / best_emit:10.0f} events/s  {best_emit / n * 1e6:.1f} µs per emit"
+    )
     print(f"ratio     recorder / baseline time:          {best_total / best_base:7.2f}x")
     print("where the time goes (single thread, same events):")
     for name, secs in parts(chunks).items():

@@ -98,7 +98,9 @@ class FloodApp(App):
     def on_mount(self) -> None:
         self._last = time.perf_counter()
         self.set_interval(TICK, self._tick)
-        self.producer = self.run_worker(self._produce(), exclusive=True, group="flood", description="log flood", exit_on_error=False)
+        self.producer = self.run_worker(
+            self._produce(), exclusive=True, group="flood", description="log flood", exit_on_error=False
+        )
 
     def _tick(self) -> None:
         now = time.perf_counter()

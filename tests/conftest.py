@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 _SUPPORT = Path(__file__).parent / "support"
-pytest_plugins = [f"tests.support.{m.name}" for m in pkgutil.iter_modules([str(_SUPPORT)]) if not m.name.startswith("_")]
+pytest_plugins = [
+    f"tests.support.{m.name}" for m in pkgutil.iter_modules([str(_SUPPORT)]) if not m.name.startswith("_")
+]
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"

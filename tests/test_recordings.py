@@ -51,7 +51,6 @@ def test_sample_has_no_false_alarm(path: Path) -> None:
     assert live and all(e.verdict == "PASS" for e in live), [e.evidence for e in live]
 
 
-
 @pytest.mark.parametrize("path", SAMPLES, ids=[p.stem for p in SAMPLES])
 def test_headless_replay_says_where_each_run_failed(path: Path) -> None:
     from k3tui.commands.replay import headless_lines

@@ -10,7 +10,11 @@ def add_target_options(p: argparse.ArgumentParser, nargs: str | None = None) -> 
     p.add_argument("target", nargs=nargs, help="[user@]host[:port], an ~/.ssh/config alias, or a,b for a group")
     p.add_argument("-i", "--identity", action="append", default=[], help="private key file (repeatable)")
     p.add_argument("--known-hosts", help="known_hosts file (default: ~/.ssh/known_hosts)")
-    p.add_argument("--accept-new-host-key", action="store_true", help="accept an UNKNOWN host key (recorded as a decision); a CHANGED key always stops")
+    p.add_argument(
+        "--accept-new-host-key",
+        action="store_true",
+        help="accept an UNKNOWN host key (recorded as a decision); a CHANGED key always stops",
+    )
     p.add_argument("--ssh-config", help="ssh config file (default: ~/.ssh/config)")
     p.add_argument("--inventory", help="TOML inventory of host groups")
     p.add_argument("--group", help="group name in the inventory")

@@ -65,7 +65,9 @@ class LocalHost(BaseHost):
         self.clock_skew = 0.0
 
     async def __aenter__(self) -> LocalHost:
-        self.emit(HostConnected(address=f"local:{socket.gethostname()}", user=self.user, clock_skew=0.0, role=self.role))
+        self.emit(
+            HostConnected(address=f"local:{socket.gethostname()}", user=self.user, clock_skew=0.0, role=self.role)
+        )
         return self
 
     async def __aexit__(self, *exc: object) -> None:
