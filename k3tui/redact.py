@@ -375,6 +375,12 @@ class Redactor:
                     # last, so no key shape (each starts after a non-word character) begins inside.
                     continue
                 e = max(e, value.end())
+            if m.start(3) < 0:
+                # A key shape lies inside one identifier and may have swallowed a name hit in it
+                # ("xoxb-tokentokenx=" then a value on the next line): follow that name's value too.
+                ia, ib = _name_around(s, e - 1, e)
+                if ib > ia and (value := self._value_match(s, ia, ib)) is not None:
+                    e = max(e, value.end())
             spans.append((a, e))
         if not spans:
             return self._extras(s)

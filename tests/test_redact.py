@@ -313,6 +313,7 @@ _EACH_SECRET_NAME_ALTERNATIVE = [
         "--api-key\n\n  s3cr3tvalue99 tail",
         "x-auth-token:\u00a0abcdefgh123 tail",  # a Unicode space before the value
         "oauth2-redirect, Token indices, encoder_cudagraph_token_budgets': [] and api_key=abcdefgh123",
+        "xoxb-tokentokenidsx=\nnextline value",  # a name inside a key shape, its value on the next line
         # each alternative of SECRET_NAME, alone on its line (the gate spells their lookarounds out)
         *(f"{name}=v4lue{i}x9q" for i, name in enumerate(_EACH_SECRET_NAME_ALTERNATIVE)),
         "-----BEGIN RSA PRIVATE KEY-----\nMIIabc\n-----END RSA PRIVATE KEY-----\npassword=hunter22x",
@@ -334,6 +335,20 @@ def test_fast_path_gives_the_reference_result_on_random_text(parts, pad):
     s = "".join(parts)
     texts = [_PAD + s if pad else s, s + _PAD, s, s[:64], s[:64]]  # long ones take the fast path; short ones the cache
     _same_as_reference(texts)
+    lines = (_PAD + "\n") * 2  # log lines around it: the gate redacts the hit's lines only
+    for t in (lines + s + "\n" + lines, lines + s):  # fresh redactors: what one text teaches would hide the next
+        _same_as_reference([t])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from(_FRAGMENTS + [f"{n}=" for n in _EACH_SECRET_NAME_ALTERNATIVE] + ["\n"] * 4), max_size=40)
+)
+def test_the_gate_gives_the_reference_result_between_log_lines(parts):
+    """Found by a 30,000-example run: a key shape (xoxb-…) swallowed a secret name inside it whose
+    value sat on the next line; the gate's region stopped at the line end and the value leaked."""
+    lines = (_PAD + "\n") * 2
+    _same_as_reference([lines + "".join(parts) + "\n" + lines])
 
 
 def test_fast_path_gives_the_reference_result_on_real_text(shared):
