@@ -124,7 +124,7 @@ class K3App(App):
 
     # --- leaving ----------------------------------------------------------------------------
 
-    def action_back(self) -> None:
+    def action_back(self) -> None:  # type: ignore[override]  # synchronous here: screens call it directly
         if len(self.screen_stack) > 2:
             self.pop_screen()
 

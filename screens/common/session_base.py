@@ -99,7 +99,7 @@ class SessionBase(Screen):
             box.display = False
             self.view.log_view.focus()
         else:
-            self.app.action_back()
+            self.app.action_back()  # type: ignore[unused-coroutine]  # K3App's is synchronous
 
     def action_search_next(self) -> None:
         self.search_next(True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from rich.text import Text
 from textual import on
@@ -85,9 +86,14 @@ class HomeScreen(Screen):
             else "No recorded sessions yet — press d for the demo"
         )
 
+    @property
+    def _k3(self) -> Any:
+        """The k3tui app (its ``open_path``/``start_session``; Textual types ``self.app`` as a plain App)."""
+        return self.app
+
     @on(RecentSessions.Open)
     def _open_selected(self, event: RecentSessions.Open) -> None:
-        self.app.open_path(event.path)
+        self._k3.open_path(event.path)
 
     def action_focus_list(self) -> None:
         self.query_one(RecentSessions).focus()
@@ -101,7 +107,7 @@ class HomeScreen(Screen):
         if not target:
             self.notify("type an ssh alias or user@host", severity="warning", markup=False)
             return
-        self.app.start_session(target)
+        self._k3.start_session(target)
 
     def action_demo(self) -> None:
         names = demo_scenarios()
@@ -113,7 +119,7 @@ class HomeScreen(Screen):
 
     def _demo(self, scenario: str | None) -> None:
         if scenario:
-            self.app.start_session(f"demo:{neutralise(scenario)}")
+            self._k3.start_session(f"demo:{neutralise(scenario)}")
 
     def action_open(self) -> None:
         self.app.push_screen(
@@ -122,7 +128,7 @@ class HomeScreen(Screen):
 
     def _open_typed(self, text: str | None) -> None:
         if text:
-            self.app.open_path(Path(text).expanduser())
+            self._k3.open_path(Path(text).expanduser())
 
     def action_help(self) -> None:
         keys = [("enter", "replay the selected session (runs nothing)"), *binding_help(self, self.app)]

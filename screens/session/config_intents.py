@@ -11,7 +11,7 @@ warning — and a refusal is one error line that changes nothing.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import work
@@ -29,6 +29,15 @@ class ConfigIntents:
     """``c`` preview · ``a`` apply · ``u`` revert · ``t`` debug toggles (needs ``driver``, ``view``, ``_driver_ready``)."""
 
     driver: Any
+    if TYPE_CHECKING:  # what the screen it is mixed into provides
+        from textual.app import App
+
+        app: App[Any]
+        view: Any
+
+        def notify(self, message: str, **kwargs: Any) -> None: ...
+        def _driver_ready(self) -> bool: ...
+
     _pending: dict[str, Any] | None = None
     """The change previewed with ``c`` and not applied yet (what ``a`` applies)."""
     _change_text = ""
@@ -120,7 +129,12 @@ class ConfigIntents:
         if not items:
             self.notify("this session's profile has no debug toggles", markup=False)
             return
-        self.app.push_screen(TogglePicker(items), lambda name: name and self._flip(items, name))
+
+        def picked(name: str | None) -> None:
+            if name:
+                self._flip(items, name)
+
+        self.app.push_screen(TogglePicker(items), picked)
 
     def _flip(self, items: list[dict[str, Any]], name: str) -> None:
         item = next(i for i in items if i["name"] == name)

@@ -50,9 +50,9 @@ class ScenePanel(Panel):
                 t.append(("\n" if n else "") + f"── {host_label(state, neutralise(host or '?'))} ", style="bold cyan")
                 t.append(f"frozen at {sc.t:.1f}s ({neutralise(sc.reason)})\n", style="bright_black")
                 self._rows(t, rows[host], differ)
-        for host in state.hosts.values():
-            if host.simulated:
-                t.append(f"\n{neutralise(host.alias)} is a SIMULATED host", style="bold black on yellow")
+        for view in state.hosts.values():
+            if view.simulated:
+                t.append(f"\n{neutralise(view.alias)} is a SIMULATED host", style="bold black on yellow")
         self.show_text(t)
 
     @staticmethod

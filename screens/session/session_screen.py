@@ -172,15 +172,20 @@ class SessionScreen(ConfigIntents, SessionBase):
             self._intent("freeze", "operator")
 
     def action_note(self) -> None:
-        self.app.push_screen(
-            PromptDialog("Add a note to the session"), lambda text: text and self._intent("note", text)
-        )
+        def add(text: str | None) -> None:
+            if text:
+                self._intent("note", text)
+
+        self.app.push_screen(PromptDialog("Add a note to the session"), add)
 
     def action_marker(self) -> None:
         label = f"marker at {self.view.state.t:.1f}s"
-        self.app.push_screen(
-            PromptDialog("Drop a marker (label)", value=label), lambda text: text and self._intent("marker", text)
-        )
+
+        def drop(text: str | None) -> None:
+            if text:
+                self._intent("marker", text)
+
+        self.app.push_screen(PromptDialog("Drop a marker (label)", value=label), drop)
 
     @work(group="intent", description="send an operator intent to the driver", exit_on_error=False)
     async def _intent(self, name: str, arg: str) -> None:
@@ -218,10 +223,12 @@ class SessionScreen(ConfigIntents, SessionBase):
             "The recording is finished and the connections are closed.\n"
             "A server this session started is stopped, as on quit."
         )
-        self.app.push_screen(
-            ConfirmDialog("Leave the live session?", body, yes="Leave"),
-            lambda yes: yes and self._leave(),
-        )
+
+        def leave(yes: bool | None) -> None:
+            if yes:
+                self._leave()
+
+        self.app.push_screen(ConfirmDialog("Leave the live session?", body, yes="Leave"), leave)
 
     @work(exclusive=True, group="leave", description="close the live session", exit_on_error=False)
     async def _leave(self) -> None:
