@@ -120,6 +120,8 @@ _SHAPES = [
     _Shape(("AKIA", "ASIA"), r"(?:AKIA|ASIA)[A-Z0-9]{16}\b"),
     _Shape(("eyJ",), r"eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"),  # JWT
 ]
+_AUTH_SHAPES = _SHAPES[:2]
+"""The Authorization header and the bearer token: their value may sit on a later line."""
 # user:password@host in URLs (matched from the scheme's start, found by its "://").
 _URL_CREDS = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]+:(?!<redacted>)([^@\s/]+)@")
 _PEM = re.compile(r"-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----(?:.|\n)*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)")
@@ -153,10 +155,10 @@ _GATED = frozenset({n for _, names in _LEADS for n in names.values()} | {"author
 _ODD_LOWER = ("\u0130", "\u212a")
 
 MIN_LEARNT = 6
+"""Shorter secret values are masked where they stand but not hunted for in all text."""
 _FAST_FROM = 200  # shorter texts: a find per needle costs less than the leads (measured)
 _SHORT = 64  # texts up to this long are remembered with their result (field values repeat)
 _AUTH_SCHEMES = frozenset({"bearer", "basic", "token", "digest", "negotiate"})
-"""Shorter secret values are masked where they stand but not hunted for in all text."""
 GATE_FROM = 4096
 """Texts at least this long go through the gate (when google-re2 is installed)."""
 
@@ -324,12 +326,10 @@ class Redactor:
                 return gated
         if s.isascii():
             asc = s
-        elif any(c in s for c in _ODD_LOWER):
-            return self._text_reference_tail(s)
+        elif (twin := _ascii_twin(s)) is not None:
+            asc = twin.decode("ascii")
         else:
-            # one byte per character, non-ASCII as "?": every needle is ASCII without "?", so
-            # it is found at exactly the positions where it is found in s
-            asc = s.encode("ascii", "replace").decode("ascii")
+            return self._text_reference_tail(s)
         low = asc.lower()
         found = {"authorization"}
         for rx, names in _LEADS:
@@ -351,22 +351,15 @@ class Redactor:
 
     def _gated(self, s: str, gate: _Gate) -> str | None:
         """The exact rules run on the lines around each gate hit only (None: use the whole-text path)."""
-        if s.isascii():
-            asc = s.encode("ascii")
-        elif any(c in s for c in _ODD_LOWER):
+        asc = _ascii_twin(s)
+        if asc is None:
             return None
-        else:
-            asc = s.encode("ascii", "replace")  # one byte per character: positions line up with s
         spans: list[tuple[int, int]] = []
         for m in (gate.broad if self._names else gate.narrow).finditer(asc):
             a, e = m.span()
             if m.start(1) >= 0:
                 return None  # a private key block: the whole-text path masks it across lines
-            if m.start(2) >= 0:  # "Authorization: Bearer X" may run over lines: find its end by its rule
-                for shape in _SHAPES[:2]:
-                    if (hit := shape.rx.match(s, a)) is not None:
-                        e = max(e, hit.end())
-            elif m.start(3) >= 0:  # a name: masked only as _value_after would, its value maybe quoted over lines
+            if m.start(3) >= 0:  # a name: masked only as _value_after would, its value maybe quoted over lines
                 a, b = _name_around(s, a, a + 1)
                 value = self._value_match(s, a, b)
                 if value is None:
@@ -375,7 +368,11 @@ class Redactor:
                     # last, so no key shape (each starts after a non-word character) begins inside.
                     continue
                 e = max(e, value.end())
-            if m.start(3) < 0:
+            else:
+                if m.start(2) >= 0:  # "Authorization: Bearer X" may run over lines: find its end by its rule
+                    for shape in _AUTH_SHAPES:
+                        if (hit := shape.rx.match(s, a)) is not None:
+                            e = max(e, hit.end())
                 # A key shape lies inside one identifier and may have swallowed a name hit in it
                 # ("xoxb-tokentokenx=" then a value on the next line): follow that name's value too.
                 ia, ib = _name_around(s, e - 1, e)
@@ -589,6 +586,17 @@ class Redactor:
         if begins and "-----END" not in s[begins[-1] :]:
             self._pem_open.add(key)
         return out
+
+
+def _ascii_twin(s: str) -> bytes | None:
+    """s as ASCII bytes, one per character (non-ASCII as ``?``), so a position found in it is
+    the same position in s: every needle is ASCII without "?". None when s holds a character
+    whose lower case is ASCII or longer (``_ODD_LOWER``): then only the reference path is exact."""
+    if s.isascii():
+        return s.encode("ascii")
+    if any(c in s for c in _ODD_LOWER):
+        return None
+    return s.encode("ascii", "replace")
 
 
 def _lower(s: str) -> str:
