@@ -20,21 +20,12 @@ from screens.session.freeze_banner import FreezeBanner
 from screens.session.scene_panel import ScenePanel
 from screens.session.session_screen import SessionScreen
 
-from .ui_recordings import TRAY_ROOT, ScriptedDriver, two_host_events, write_session, write_two_hosts
+from .ui_recordings import TRAY_ROOT, ScriptedDriver, open_screen, two_host_events, write_session, write_two_hosts
 
 
 @pytest.fixture
 def trays(tmp_path) -> Path:
     return write_two_hosts(tmp_path / "trays.k3rec")
-
-
-async def _open(app: K3App, pilot, screen_type=ReplayScreen):  # noqa: ANN001
-    for _ in range(100):
-        await pilot.pause(0.05)
-        if isinstance(app.screen, screen_type):
-            await pilot.pause(0.1)
-            return app.screen
-    raise AssertionError(f"{screen_type.__name__} did not open: {app.screen}")
 
 
 def _status(screen) -> str:  # noqa: ANN001
@@ -91,7 +82,7 @@ async def _check_cycle(pilot, screen, roles: bool = True) -> None:  # noqa: ANN0
 async def test_replay_cycles_the_log_through_the_hosts(trays):
     app = K3App(replay_path=trays, home_dirs=[])
     async with app.run_test(size=(140, 40)) as pilot:
-        rs = await _open(app, pilot)
+        rs = await open_screen(app, pilot, ReplayScreen)
         await pilot.press("G")
         await pilot.pause(0.1)
         await _check_cycle(pilot, rs)
@@ -112,7 +103,7 @@ async def test_replay_cycles_the_log_through_the_hosts(trays):
 async def test_host_filter_survives_a_seek_and_the_errors_filter(trays):
     app = K3App(replay_path=trays, home_dirs=[])
     async with app.run_test(size=(140, 40)) as pilot:
-        rs = await _open(app, pilot)
+        rs = await open_screen(app, pilot, ReplayScreen)
         await pilot.press("G", "h", "h")  # tray-b
         await pilot.pause(0.05)
         await pilot.press("e")
@@ -129,7 +120,7 @@ async def test_host_filter_survives_a_seek_and_the_errors_filter(trays):
 async def test_palette_and_help_offer_the_host_filter_only_with_several_hosts(trays, tmp_path, shared):
     app = K3App(replay_path=trays, home_dirs=[])
     async with app.run_test(size=(140, 40)) as pilot:
-        rs = await _open(app, pilot)
+        rs = await open_screen(app, pilot, ReplayScreen)
         await pilot.press("G")
         await pilot.pause(0.1)
         names = [c.title for c in app.get_system_commands(rs)]
@@ -142,7 +133,7 @@ async def test_palette_and_help_offer_the_host_filter_only_with_several_hosts(tr
     one = write_session(tmp_path / "one.k3rec", shared)
     app = K3App(replay_path=one, home_dirs=[])
     async with app.run_test(size=(140, 40)) as pilot:
-        rs = await _open(app, pilot)
+        rs = await open_screen(app, pilot, ReplayScreen)
         await pilot.press("G")
         await pilot.pause(0.1)
         log = rs.view.log_view
@@ -165,7 +156,7 @@ async def test_live_session_cycles_the_log_through_the_hosts(tmp_path, shared):
 
     app = K3App(driver_factory=factory, home_dirs=[])
     async with app.run_test(size=(140, 40)) as pilot:
-        ss = await _open(app, pilot, SessionScreen)
+        ss = await open_screen(app, pilot, SessionScreen)
         for _ in range(100):
             await pilot.pause(0.05)
             if ss.ready:
@@ -186,7 +177,7 @@ async def test_a_recording_from_before_roles_shows_the_hosts_without_roles(tmp_p
     old = write_two_hosts(tmp_path / "old.k3rec", roles=False)
     app = K3App(replay_path=old, home_dirs=[])
     async with app.run_test(size=(140, 40)) as pilot:
-        rs = await _open(app, pilot)
+        rs = await open_screen(app, pilot, ReplayScreen)
         await pilot.press("G")
         await pilot.pause(0.1)
         await _check_cycle(pilot, rs, roles=False)

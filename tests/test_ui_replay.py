@@ -20,7 +20,7 @@ from screens.session.freeze_banner import FreezeBanner
 from screens.session.scene_panel import ScenePanel
 from screens.session.stage_panel import StagePanel
 
-from .ui_recordings import ROOT, write_session
+from .ui_recordings import ROOT, open_screen, write_session
 
 HOSTILE = "evil \x1b]52;c;cm0gLXJmIH4=\x07 [bold red]not markup[/] \x1b[2J\x1b[H done"
 
@@ -28,15 +28,6 @@ HOSTILE = "evil \x1b]52;c;cm0gLXJmIH4=\x07 [bold red]not markup[/] \x1b[2J\x1b[H
 @pytest.fixture
 def session(tmp_path, shared) -> Path:
     return write_session(tmp_path / "s.k3rec", shared, extra_lines=[HOSTILE])
-
-
-async def _open(app: K3App, pilot) -> ReplayScreen:  # noqa: ANN001
-    for _ in range(100):
-        await pilot.pause(0.05)
-        if isinstance(app.screen, ReplayScreen):
-            await pilot.pause(0.1)
-            return app.screen
-    raise AssertionError(f"replay did not open: {app.screen}")
 
 
 def _panel_text(screen, cls) -> str:  # noqa: ANN001
@@ -47,7 +38,7 @@ async def test_open_seek_end_shows_banner_and_matches_fold(session):
     _, events = read_all(session)
     app = K3App(replay_path=session, home_dirs=[])
     async with app.run_test(size=(120, 40)) as pilot:
-        rs = await _open(app, pilot)
+        rs = await open_screen(app, pilot, ReplayScreen)
         assert rs.engine.position == 0
         assert not rs.query_one(FreezeBanner).display
         assert rs.query_one("#simbar").has_class("-shown")
@@ -68,7 +59,7 @@ async def test_seek_by_time_step_and_markers(session):
     _, events = read_all(session)
     app = K3App(replay_path=session, home_dirs=[])
     async with app.run_test(size=(120, 40)) as pilot:
-        rs = await _open(app, pilot)
+        rs = await open_screen(app, pilot, ReplayScreen)
         await pilot.press("t")
         await pilot.pause(0.1)
         for _ in range(5):
@@ -94,7 +85,7 @@ async def test_seek_by_time_step_and_markers(session):
 async def test_play_with_speed_and_pause(session):
     app = K3App(replay_path=session, home_dirs=[])
     async with app.run_test(size=(120, 40)) as pilot:
-        rs = await _open(app, pilot)
+        rs = await open_screen(app, pilot, ReplayScreen)
         for _ in range(6):
             await pilot.press("plus")
         assert rs.speed == 16.0
@@ -117,7 +108,7 @@ async def test_play_with_speed_and_pause(session):
 async def test_search_jumps_to_match_in_the_recording(session):
     app = K3App(replay_path=session, home_dirs=[])
     async with app.run_test(size=(120, 40)) as pilot:
-        rs = await _open(app, pilot)
+        rs = await open_screen(app, pilot, ReplayScreen)
         await pilot.press("slash")
         await pilot.press(*"no available memory")
         await pilot.press("enter")
@@ -143,7 +134,7 @@ async def test_search_jumps_to_match_in_the_recording(session):
 async def test_filters_errors_only_and_jump_to_first_exception(session):
     app = K3App(replay_path=session, home_dirs=[])
     async with app.run_test(size=(120, 40)) as pilot:
-        rs = await _open(app, pilot)
+        rs = await open_screen(app, pilot, ReplayScreen)
         await pilot.press("G")
         log = rs.view.log_view
         total = log.line_count
@@ -166,7 +157,7 @@ async def test_filters_errors_only_and_jump_to_first_exception(session):
 async def test_hostile_escape_sequences_and_markup_are_inert(session):
     app = K3App(replay_path=session, home_dirs=[])
     async with app.run_test(size=(160, 48)) as pilot:
-        rs = await _open(app, pilot)
+        rs = await open_screen(app, pilot, ReplayScreen)
         await pilot.press("G")
         log = rs.view.log_view
         hostile = [ln for ln in log.lines if "not markup" in ln]
@@ -185,7 +176,7 @@ async def test_hostile_escape_sequences_and_markup_are_inert(session):
 async def test_progress_bar_from_the_log(session):
     app = K3App(replay_path=session, home_dirs=[])
     async with app.run_test(size=(160, 48)) as pilot:
-        rs = await _open(app, pilot)
+        rs = await open_screen(app, pilot, ReplayScreen)
         i = rs.engine.search("27/64", forward=False, start=rs.engine.count)  # in the second run
         rs.seek(i + 1)
         await pilot.pause(0.1)
@@ -197,7 +188,7 @@ async def test_progress_bar_from_the_log(session):
 async def test_export_diff_and_help(session):
     app = K3App(replay_path=session, home_dirs=[])
     async with app.run_test(size=(120, 40)) as pilot:
-        rs = await _open(app, pilot)
+        rs = await open_screen(app, pilot, ReplayScreen)
         await pilot.press("G", "E")
         out = session.with_name("s.repro.tar.gz")
         for _ in range(100):
@@ -226,7 +217,7 @@ async def test_opening_a_repro_package_replays_its_session(session, tmp_path):
     pkg = export_session(session, tmp_path / "pkg.tar.gz")
     app = K3App(replay_path=pkg, home_dirs=[])
     async with app.run_test(size=(120, 40)) as pilot:
-        rs = await _open(app, pilot)
+        rs = await open_screen(app, pilot, ReplayScreen)
         await pilot.press("G")
         assert rs.view.state.first_exception is not None and ROOT in rs.view.state.first_exception.line
 
@@ -254,7 +245,7 @@ def test_parse_time():
 async def test_markup_in_a_query_is_shown_literally(session):
     app = K3App(replay_path=session, home_dirs=[])
     async with app.run_test(size=(120, 40)) as pilot:
-        rs = await _open(app, pilot)
+        rs = await open_screen(app, pilot, ReplayScreen)
         app.clear_notifications()
         await pilot.press("slash", *"[/]nope[bold]", "enter")
         for _ in range(60):
@@ -271,7 +262,7 @@ async def test_markup_in_a_query_is_shown_literally(session):
 async def test_skip_idle_jumps_the_silence_and_timeline_click_seeks(session):
     app = K3App(replay_path=session, home_dirs=[])
     async with app.run_test(size=(120, 40)) as pilot:
-        rs = await _open(app, pilot)
+        rs = await open_screen(app, pilot, ReplayScreen)
         # the recording is silent between the first run (ends ~t=10s) and the minimal rung (t=100s)
         rs.seek_to_time(20.0)
         before = rs.engine.position
@@ -308,7 +299,7 @@ async def test_replay_of_a_two_tray_demo_shows_each_nodes_recorded_role(tmp_path
     assert sorted(roles.values()) == ["head", "worker"]
     app = K3App(replay_path=path, home_dirs=[])
     async with app.run_test(size=(140, 40)) as pilot:
-        rs = await _open(app, pilot)
+        rs = await open_screen(app, pilot, ReplayScreen)
         await pilot.press("G")
         await pilot.pause(0.1)
         scene = _panel_text(rs, ScenePanel)

@@ -11,7 +11,7 @@ from screens.session.freeze_banner import FreezeBanner
 from screens.session.session_screen import SessionScreen
 from screens.session.session_view import SessionView
 
-from .ui_recordings import ROOT, ScriptedDriver
+from .ui_recordings import ROOT, ScriptedDriver, live_app
 
 
 async def _session(app: K3App, pilot) -> SessionScreen:  # noqa: ANN001
@@ -35,13 +35,10 @@ async def test_run_rung_freeze_banner_note_marker_and_quit(tmp_path, shared):
     driver = ScriptedDriver(tmp_path / "live.k3rec", shared)
     exited = []
 
-    async def factory():
-        return driver
-
     async def on_exit():
         exited.append(True)
 
-    app = K3App(driver_factory=factory, on_exit=on_exit, home_dirs=[])
+    app = live_app(driver, on_exit=on_exit)
     async with app.run_test(size=(120, 40)) as pilot:
         ss = await _session(app, pilot)
         assert ss.query_one("#simbar").has_class("-shown")
@@ -90,10 +87,7 @@ async def test_run_rung_freeze_banner_note_marker_and_quit(tmp_path, shared):
 async def test_live_log_filters_search_and_change_preview(tmp_path, shared):
     driver = ScriptedDriver(tmp_path / "live.k3rec", shared)
 
-    async def factory():
-        return driver
-
-    app = K3App(driver_factory=factory, home_dirs=[])
+    app = live_app(driver)
     async with app.run_test(size=(160, 48)) as pilot:
         ss = await _session(app, pilot)
         await pilot.press("r")
@@ -207,10 +201,7 @@ async def test_help_lists_the_config_keys_and_a_driver_without_them_refuses_clea
 
     driver = ScriptedDriver(tmp_path / "live.k3rec", shared)  # previews, but cannot apply or revert
 
-    async def factory():
-        return driver
-
-    app = K3App(driver_factory=factory, home_dirs=[])
+    app = live_app(driver)
     async with app.run_test(size=(120, 40)) as pilot:
         ss = await _session(app, pilot)
         await pilot.press("question_mark")

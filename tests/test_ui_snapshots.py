@@ -12,7 +12,7 @@ from screens.app import K3App
 from screens.replay.replay_screen import ReplayScreen
 from screens.session.session_screen import SessionScreen
 
-from .ui_recordings import ScriptedDriver, write_session, write_two_hosts
+from .ui_recordings import ScriptedDriver, live_app, write_session, write_two_hosts
 
 SIZES = [(80, 24), (160, 48)]
 
@@ -78,10 +78,7 @@ def test_replay_mid_weights_with_progress(snap_compare, recdir, no_ssh, size):
 def test_live_session_after_failure(snap_compare, tmp_path, shared, no_ssh, size):
     driver = ScriptedDriver(tmp_path / "live.k3rec", shared)
 
-    async def factory():
-        return driver
-
-    app = K3App(driver_factory=factory, home_dirs=[], ssh_config=no_ssh)
+    app = live_app(driver, ssh_config=no_ssh)
 
     async def go(pilot):  # noqa: ANN001
         await _settle(pilot, SessionScreen)

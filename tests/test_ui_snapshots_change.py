@@ -9,20 +9,15 @@ from __future__ import annotations
 from screens.session.session_screen import SessionScreen
 
 from .test_ui_snapshots import _settle
-from .ui_recordings import ScriptedDriver
+from .ui_recordings import ScriptedDriver, live_app
 
 
 def test_live_session_change_preview_80x24(snap_compare, tmp_path, shared):
-    from screens.app import K3App
-
     ssh_config = tmp_path / "ssh_config"
     ssh_config.write_text("Host gb300-01\n")
     driver = ScriptedDriver(tmp_path / "live.k3rec", shared)
 
-    async def factory():
-        return driver
-
-    app = K3App(driver_factory=factory, home_dirs=[], ssh_config=ssh_config)
+    app = live_app(driver, ssh_config=ssh_config)
 
     async def go(pilot):  # noqa: ANN001
         await _settle(pilot, SessionScreen)

@@ -371,3 +371,23 @@ def write_two_hosts(path: Path, *, roles: bool = True) -> Path:
         rec.emit(e)
     rec.close()
     return path
+
+
+def live_app(driver, **kwargs):  # noqa: ANN001, ANN201
+    """A K3App that goes straight into a live session over ``driver`` (kwargs: ``on_exit``, ``ssh_config`` …)."""
+    from screens.app import K3App
+
+    async def factory():  # noqa: ANN202
+        return driver
+
+    return K3App(driver_factory=factory, home_dirs=[], **kwargs)
+
+
+async def open_screen(app, pilot, screen_type):  # noqa: ANN001, ANN201
+    """Wait (up to ~5 s) until ``app`` shows a screen of ``screen_type``; returns it."""
+    for _ in range(100):
+        await pilot.pause(0.05)
+        if isinstance(app.screen, screen_type):
+            await pilot.pause(0.1)
+            return app.screen
+    raise AssertionError(f"{screen_type.__name__} did not open: {app.screen}")
