@@ -371,7 +371,10 @@ def _summary(e: AnyEvent) -> str:  # noqa: C901 - one flat dispatch is clearer t
         case XidEvent():
             return f"Xid {e.xid} on GPU {e.gpu}: {e.text}"
         case RunConfigSet():
-            changed = ", ".join(f"{d.get('key')}={d.get('new')!r}" for d in e.diff) or "no change"
+            from .redact import shown  # values of secret-named variables masked by name, not by scanning
+
+            changed = ", ".join(f"{d.get('key')}={shown(str(d.get('key')), d.get('new'))}" for d in e.diff)
+            changed = changed or "no change"
             return f"run config {e.run}: {changed}"
         case RungEntered():
             return f"▶ rung {e.rung} (attempt {e.attempt})"

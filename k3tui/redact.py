@@ -588,6 +588,24 @@ class Redactor:
         return out
 
 
+def secret_variable(key: str) -> bool:
+    """Whether a run variable (``env:HF_TOKEN``, ``flag:--api-key``, ``hf_token``) holds a secret, by its name."""
+    bare = key.split(":", 1)[1] if key.startswith(("env:", "flag:")) else key
+    bare = bare.lstrip("-")
+    return bool(bare) and bool(SECRET_NAME.search(bare)) and not NOT_SECRET_NAME.search(bare)
+
+
+def shown(key: str, value: Any) -> str:
+    """``repr(value)`` of a run variable for display, masked by the variable's *name*.
+
+    Why structural: a rendered change reads ``env:WANDB_API_KEY: None → 'abc…'``; a text
+    scan takes "None" as the value and lets the real one through. Unset stays ``None``.
+    """
+    if value is None or value == "" or not secret_variable(str(key)):
+        return repr(value)
+    return repr(MASK)
+
+
 def _ascii_twin(s: str) -> bytes | None:
     """s as ASCII bytes, one per character (non-ASCII as ``?``), so a position found in it is
     the same position in s: every needle is ASCII without "?". None when s holds a character

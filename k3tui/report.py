@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import events as ev
-from .redact import MASK
+from .redact import MASK, shown
 from .state import SessionState, reduce
 from .textsafe import neutralise
 
@@ -449,7 +449,10 @@ def _finished(c: Collector, run: str) -> bool:
 def diff_text(diff: list[dict[str, Any]]) -> str:
     if not diff:
         return "(no change)"
-    return "; ".join(f"{d.get('key')}: {d.get('old')!r} → {d.get('new')!r}" for d in diff)
+    return "; ".join(
+        f"{d.get('key')}: {shown(str(d.get('key')), d.get('old'))} → {shown(str(d.get('key')), d.get('new'))}"
+        for d in diff
+    )
 
 
 def changes_csv(rows: list[Change]) -> str:

@@ -13,13 +13,15 @@ from __future__ import annotations
 import re
 
 # CSI … final byte; OSC … BEL/ST; DCS/SOS/PM/APC … ST; two-byte ESC sequences; 8-bit C1 CSI/OSC.
+# A string sequence (OSC, DCS …) never runs past the end of its line: an unterminated one in
+# a hostile line is dropped up to the newline, and every later line is shown.
 _ESCAPES = re.compile(
     r"\x1b\[[0-?]*[ -/]*[@-~]"
-    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
-    r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"
+    r"|\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\)?"
+    r"|\x1b[PX^_][^\x1b\n]*(?:\x1b\\)?"
     r"|\x1b[ -/]*[0-~]"
     r"|\x9b[0-?]*[ -/]*[@-~]"
-    r"|\x9d[^\x07\x9c]*[\x07\x9c]?"
+    r"|\x9d[^\x07\x9c\n]*[\x07\x9c]?"
 )
 _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f\u202a-\u202e\u2066-\u2069]")
 _QUICK = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")

@@ -68,7 +68,7 @@ def _write_event(out: TextIO, e: ev.AnyEvent, raw: bool, roles: dict[str, str]) 
         return
     host = f" {host_label(e.host, roles.get(e.host, ''))}" if e.host else ""
     if isinstance(e, ev.Output):
-        for line in e.text.splitlines():
+        for line in e.text.removesuffix("\n").split("\n") if e.text else ():  # "\n" only: not U+2028, \x1c …
             out.write(neutralise(f"{e.t:10.3f}{host} │ {line}") + "\n")
     else:
         line = f"{e.t:10.3f}{host} {ev.kind_of(e):17} {ev.summary(e, 160)}"

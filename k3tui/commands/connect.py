@@ -88,7 +88,7 @@ async def _session(args: argparse.Namespace, targets: list[Any], emit: Any) -> i
         for h in hosts:
             skew = f"{h.clock_skew:+.3f}s" if h.clock_skew is not None else "unknown"
             key = h.fingerprint or "-"
-            print(f"connected: {h.alias} {h.address} user={h.user} key={key} clock-skew={skew}", flush=True)
+            print(neutralise(f"connected: {h.alias} {h.address} user={h.user} key={key} clock-skew={skew}"), flush=True)
         if not args.run:
             return 0
         results = await asyncio.gather(*(h.run(args.run, timeout=args.timeout, purpose="operator") for h in hosts))
@@ -98,12 +98,16 @@ async def _session(args: argparse.Namespace, targets: list[Any], emit: Any) -> i
 
 
 def _print_results(hosts: list[Any], results: list[Any]) -> int:
+    """Print each host's output, redacted (incidents are screen-shared) and neutralised."""
+    from ..redact import Redactor
+
+    red = Redactor.from_environment()
     code = 0
     many = len(hosts) > 1
     for h, res in zip(hosts, results, strict=True):
         prefix = f"[{h.alias}] " if many else ""
         for stream, text in ((sys.stdout, res.stdout), (sys.stderr, res.stderr)):
-            for line in neutralise(text).splitlines():
+            for line in neutralise(red.text(text)).splitlines():
                 print(f"{prefix}{line}", file=stream)
         why = f" ({res.error})" if res.error else ""
         print(

@@ -15,6 +15,7 @@ import msgspec
 from ..scene.diff import odd_lines, odd_nodes
 from ..scene.session import add_scene_target_options, freeze_target, recorder_for, reject_inventory
 from ..scene.summary import scene_lines
+from ..textsafe import neutralise
 from ._common import add_record_option, add_target_options
 
 HELP = "freeze the failure scene of a host"
@@ -32,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     with recorder_for(args) as rec:
         outcome = asyncio.run(freeze_target(args, rec.emit if rec else None))
     for alias, why in outcome.unreachable.items():
-        print(f"k3tui: {alias}: {why}", file=sys.stderr)
+        print(neutralise(f"k3tui: {alias}: {why}"), file=sys.stderr)
     if args.json:
         data = [s.to_dict() for s in outcome.scenes]
         blob = msgspec.json.format(msgspec.json.encode(data[0] if len(data) == 1 else data), indent=2)
@@ -43,12 +44,12 @@ def run(args: argparse.Namespace) -> int:
                 fh.write(blob + b"\n")
     if args.json != "-":
         for s in outcome.scenes if len(outcome.scenes) <= 8 else []:  # a fleet: the table below, scenes in --json
-            print("\n".join(scene_lines(s)))
+            print(neutralise("\n".join(scene_lines(s))))  # host names and facts come from the host
         if len(outcome.scenes) > 1:
             print(f"== {len(outcome.scenes)} nodes compared")
-            print("\n".join(odd_lines(odd_nodes(outcome.scenes))))
+            print(neutralise("\n".join(odd_lines(odd_nodes(outcome.scenes)))))
         if hasattr(outcome, "nodes"):  # a group or an --inventory (k3tui.fleet, issue 9)
             from ..fleet.cli import report
 
-            print("\n".join(report(outcome)))
+            print(neutralise("\n".join(report(outcome))))
     return 1 if outcome.unreachable else 0

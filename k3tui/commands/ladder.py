@@ -17,6 +17,7 @@ from typing import Any
 
 from .. import events as ev
 from ..errors import UsageError
+from ..textsafe import neutralise
 from ._common import add_record_option, add_target_options
 
 HELP = "run the ladder rungs headless, one variable at a time"
@@ -111,8 +112,15 @@ def parse_sets(items: list[str]) -> dict[str, Any]:
 
 
 def _printer(emit: Any) -> Any:
-    """Print the events an operator follows; stop conditions only when their verdict changes."""
+    """Print the events an operator follows; stop conditions only when their verdict changes.
+
+    What is printed is redacted (incidents are screen-shared; without ``--record`` nothing
+    else would redact it) and neutralised (log lines and host names come from the host).
+    """
+    from ..redact import Redactor
+
     stops: dict[tuple[str, str], str] = {}
+    red = Redactor.from_environment()
 
     def quiet(e: Any) -> bool:
         if not isinstance(e, ev.CheckVerdict) or e.rung not in ("stop", "checklist"):
@@ -127,8 +135,9 @@ def _printer(emit: Any) -> Any:
     def show(e: Any) -> Any:
         out = emit(e) if emit is not None else e
         if isinstance(e, _SHOWN) and not quiet(e):
-            host = f"[{e.host}] " if e.host else ""
-            print(f"{host}{ev.summary(e, 160)}", flush=True)
+            shown = red.event(out if isinstance(out, type(e)) else e)
+            host = f"[{shown.host}] " if shown.host else ""
+            print(neutralise(red.text(f"{host}{ev.summary(shown, 160)}")), flush=True)
         return out
 
     return show
@@ -160,7 +169,7 @@ async def _run(args: argparse.Namespace, profile: Any, changes: dict[str, Any], 
     emit = _printer(keep)
     async with open_hosts(args, emit) as (hosts, errors):
         for alias, why in errors.items():
-            print(f"k3tui: {alias}: {why}", file=sys.stderr)
+            print(neutralise(f"k3tui: {alias}: {why}"), file=sys.stderr)
         make: Any = LadderEngine
         if args.multinode or args.multinode_mode:  # issue 9: every node a detached run (k3tui.fleet.launch)
             from ..fleet.cli import multinode_engine_for
@@ -179,7 +188,7 @@ async def _run(args: argparse.Namespace, profile: Any, changes: dict[str, Any], 
         finally:
             await engine.close()
     for item in checklist.evaluate(events):
-        print(f"checklist {item.status:7} {item.title}: {item.why}")
+        print(neutralise(f"checklist {item.status:7} {item.title}: {item.why}"))
     return _summary(results, events)
 
 

@@ -19,13 +19,14 @@ import msgspec
 
 from .. import events as ev
 from ..errors import OneVariableRule, UsageError
+from ..redact import shown
 from .config import OBSERVED, RunConfig, apply_changes, diff
 
 Emit = Callable[[Any], Any]
 
 
 def _describe(d: list[dict[str, Any]]) -> str:
-    return ", ".join(f"{x['key']}: {x['old']!r} → {x['new']!r}" for x in d) or "no change"
+    return ", ".join(f"{x['key']}: {shown(x['key'], x['old'])} → {shown(x['key'], x['new'])}" for x in d) or "no change"
 
 
 class ConfigLedger:
