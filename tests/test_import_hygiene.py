@@ -66,3 +66,96 @@ def test_import_linter_contracts_hold():
     out = subprocess.run([str(exe), "--no-cache"], capture_output=True, text=True, cwd=REPO, timeout=300)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
     assert re.search(r"Contracts: [2-9]\d* kept, 0 broken", out.stdout), out.stdout[-2000:]
+
+
+# --- no import circles inside k3tui ---------------------------------------------------------
+# Every import counts: at module level, inside a function (a lazy import only hides a circle
+# until the day someone hoists it) and under TYPE_CHECKING (mypy then loads both ends).
+
+
+def import_cycles(package: str, search_path: Path | None = None) -> list[list[str]]:
+    """Every strongly connected set of two or more modules of ``package`` (grimp's graph, Tarjan)."""
+    import grimp
+
+    if search_path is not None:
+        sys.path.insert(0, str(search_path))
+    try:
+        graph = grimp.build_graph(package, cache_dir=None)
+    finally:
+        if search_path is not None:
+            sys.path.remove(str(search_path))
+    mods = sorted(graph.modules)
+    edges = {m: sorted(graph.find_modules_directly_imported_by(m) & set(mods)) for m in mods}
+    return _strongly_connected(mods, edges)
+
+
+def _strongly_connected(nodes: list[str], edges: dict[str, list[str]]) -> list[list[str]]:
+    """Tarjan's algorithm without recursion: the components with more than one node."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in nodes:
+        if root in index:
+            continue
+        work = [(root, iter(edges[root]))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            v, it = work[-1]
+            w = next(it, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, iter(edges[w])))
+                elif w in on_stack:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    x = stack.pop()
+                    on_stack.discard(x)
+                    comp.append(x)
+                    if x == v:
+                        break
+                if len(comp) > 1:
+                    found.append(sorted(comp))
+    return found
+
+
+def test_no_import_cycle_inside_k3tui():
+    cycles = import_cycles("k3tui")
+    assert cycles == [], "import circles (break each with a shared leaf module or a Protocol): " + "; ".join(
+        " <-> ".join(c) for c in cycles
+    )
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        # the three shapes removed from k3tui: a lazy import back, a TYPE_CHECKING import back, a longer ring
+        {"a.py": "from . import b\n", "b.py": "def f():\n    from . import a\n"},
+        {
+            "a.py": "from . import b\n",
+            "b.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .a import X\n",
+        },
+        {"a.py": "from .b import x\n", "b.py": "from .c import x\n", "c.py": "from .a import y\nx = 1\n"},
+    ],
+)
+def test_the_cycle_check_catches_a_circle(tmp_path, files):
+    pkg = tmp_path / "ringpkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "leaf.py").write_text("from . import a\n")
+    for name, text in files.items():
+        (pkg / name).write_text(text)
+    cycles = import_cycles("ringpkg", tmp_path)
+    assert len(cycles) == 1 and "ringpkg.a" in cycles[0] and "ringpkg.leaf" not in cycles[0]

@@ -16,7 +16,7 @@ from typing import IO, Any
 from ..errors import HostError, UsageError
 from ..events import Notice
 from ..remote.base import Emit
-from ..scene.session import FreezeOutcome
+from ..scene.outcome import FreezeOutcome
 from .compare import differences, sentences, table, unknown_facts, unknown_lines
 from .freeze import CONCURRENCY, HOST_TIMEOUT, FleetOutcome, NodeResult, freeze_fleet
 from .inventory import Node, load_inventory, nodes_from_group_spec

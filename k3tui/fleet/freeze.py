@@ -26,7 +26,7 @@ from typing import Any
 
 from ..errors import K3Error
 from ..remote.base import Emit
-from ..scene.session import FreezeOutcome
+from ..scene.outcome import FreezeOutcome
 from .inventory import Node
 
 CONCURRENCY = 16
@@ -60,7 +60,7 @@ class NodeResult:
 
 @dataclass
 class FleetOutcome(FreezeOutcome):
-    """A :class:`~k3tui.scene.session.FreezeOutcome` plus what only a fleet has."""
+    """A :class:`~k3tui.scene.outcome.FreezeOutcome` plus what only a fleet has."""
 
     nodes: list[NodeResult] = field(default_factory=list)
     wall: float = 0.0

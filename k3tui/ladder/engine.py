@@ -36,7 +36,6 @@ import itertools
 import re
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from .. import events as ev
@@ -46,7 +45,7 @@ from . import checklist as checklist_mod
 from . import rungs, stops
 from .config import RunConfig, apply_changes, diff, from_profile
 from .ledger import ConfigLedger
-from .server import Outcome, Server
+from .server import Outcome, RungResult, Server
 
 Emit = Callable[[Any], Any]
 CORE_RUNGS = ("baseline", "minimal", "request")
@@ -55,18 +54,6 @@ RUN_GONE_S = 60.0
 _SERVING = re.compile(
     r"vllm serve|vllm\.entrypoints|sglang\.launch_server|tritonserver|text-generation-launcher|trtllm-serve"
 )
-
-
-@dataclass
-class RungResult:
-    """A rung's verdict over its attempts."""
-
-    rung: str
-    verdict: str
-    summary: str
-    reproduced: int = 0
-    repeats: int = 1
-    outcomes: list[Outcome] = field(default_factory=list)
 
 
 class LadderEngine:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from .. import events as ev
 from ..assets import asset
@@ -20,10 +20,38 @@ from ..errors import UsageError
 from ..gpu import total_used
 from ..http import Chat, metric_delta
 from .config import changes_from_args
-from .server import Outcome, Server
+from .ledger import ConfigLedger
+from .server import Outcome, RungResult, Server
 
-if TYPE_CHECKING:
-    from .engine import LadderEngine, RungResult
+
+class LadderEngine(Protocol):
+    """What the rungs use of :class:`~k3tui.ladder.engine.LadderEngine`.
+
+    A Protocol, not an import: the engine imports this module to dispatch its rungs, so the
+    rungs naming the engine's class would close an import circle (tests/test_import_hygiene.py).
+    """
+
+    profile: Any
+    head: Any
+    hosts: list[Any]
+    ledger: ConfigLedger
+    server: Server | None
+    samplers: dict[str, Any]
+    events: list[Any]
+    request_repeat: int
+    ready_timeout: float
+
+    @property
+    def config(self) -> Any: ...
+    def emit(self, event: Any) -> Any: ...
+    def preview_change(self, changes: dict[str, Any]) -> list[dict[str, Any]]: ...
+    def apply_change(self, changes: dict[str, Any], reason: str | None = None) -> list[dict[str, Any]]: ...
+    def revert(self, reason: str = "") -> list[dict[str, Any]]: ...
+    async def launch(self, rung: str) -> Server: ...
+    async def ensure_server(self, rung: str) -> Server: ...
+    async def stop_server(self, reason: str = "") -> None: ...
+    async def freeze_all(self, reason: str, run: Server | None = None) -> dict[str, Any]: ...
+    async def probe_live_inference(self) -> None: ...
 
 GROWTH_MIB = 64.0
 """GPU memory that rises by more than this after every request counts as still rising."""
@@ -31,8 +59,6 @@ GROWTH_MIB = 64.0
 
 def verdict(name: str, outcomes: list[Outcome]) -> RungResult:
     """PASS / FAIL / DRIFT / ERROR over the attempts of one rung."""
-    from .engine import RungResult
-
     K = len(outcomes)
     errors = [o for o in outcomes if o.error]
     if errors:

@@ -49,6 +49,18 @@ class Outcome:
 
 
 @dataclass
+class RungResult:
+    """A rung's verdict over its attempts."""
+
+    rung: str
+    verdict: str
+    summary: str
+    reproduced: int = 0
+    repeats: int = 1
+    outcomes: list[Outcome] = field(default_factory=list)
+
+
+@dataclass
 class Server:
     """A detached ``vllm serve`` on the head host."""
 

@@ -12,7 +12,6 @@ import argparse
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import HostError
@@ -21,16 +20,10 @@ from ..recording import Recorder
 from ..remote.base import Emit
 from .freeze import freeze
 from .model import Scene
+from .outcome import FreezeOutcome
 
 MAX_CONCURRENT_FREEZES = 32
 """Hosts frozen at once in a group (each runs ~20 probes on its own connection)."""
-
-
-@dataclass
-class FreezeOutcome:
-    scenes: list[Scene] = field(default_factory=list)
-    unreachable: dict[str, str] = field(default_factory=dict)
-    """alias → one-line reason."""
 
 
 @contextlib.contextmanager

@@ -41,7 +41,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .tools import _alive
+from .pathmap import alive as _alive
 
 VERSION = "2.49.1"
 SHORT_LOG = "multinode-ray-placement-group.log"

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shlex
 import shutil
 import stat
@@ -35,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ..assets import asset
+from .pathmap import PathMap  # noqa: F401 - re-exported (rootfs.PathMap, as before)
 from .scenario import _merge, host_list
 
 REPO_PARENT = str(Path(__file__).resolve().parents[2])
@@ -76,34 +76,6 @@ def _mapped_tool(name: str, overlays: list[Path]) -> str:
         '  esac\n  set -- "$@" "$a"\ndone\nshift $n\n'
         f'exec {shlex.quote(real)} "$@"\n'
     )
-
-
-class PathMap:
-    """Rewrites virtual absolute paths in a command to their overlay files, and back in output."""
-
-    _CANDIDATE = re.compile(r"(?<![\w.~-])(/(?:etc|proc|usr/local/cuda|var/log)/[\w.+-]+(?:/[\w.+-]*)*)")
-
-    def __init__(self, overlays: list[Path]) -> None:
-        self.overlays = [str(o) for o in overlays]
-
-    def command(self, cmd: str) -> str:
-        def sub(m: re.Match[str]) -> str:
-            path = m.group(1)
-            parts = path.split("/")
-            # try the longest existing prefix (/proc/123/maps -> overlay has proc/123)
-            for cut in range(len(parts), 2, -1):
-                prefix = "/".join(parts[:cut])
-                for o in self.overlays:
-                    if os.path.lexists(o + prefix):
-                        return o + path
-            return path
-
-        return self._CANDIDATE.sub(sub, cmd)
-
-    def output(self, data: bytes) -> bytes:
-        for o in self.overlays:
-            data = data.replace(o.encode(), b"")
-        return data
 
 
 def build(root: Path, scenario: dict[str, Any], node: int = 0) -> dict[str, Any]:

@@ -26,23 +26,14 @@ from pathlib import Path
 from typing import Any
 
 from . import containers, smi
-from .rootfs import PathMap
+from .pathmap import PathMap
+from .pathmap import alive as _alive
 
 # --- state --------------------------------------------------------------------------
 
 
 def load_state(root: str) -> dict[str, Any]:
     return json.loads((Path(root) / "state" / "host.json").read_text())
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def gpu_procs(root: str) -> list[dict[str, Any]]:

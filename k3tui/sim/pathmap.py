@@ -1,0 +1,51 @@
+"""Virtual paths of the simulated host: a command's ``/etc/…``, ``/proc/…`` paths mapped to overlay files.
+
+Its own module because both the host's installer (:mod:`k3tui.sim.rootfs`) and its fake tools
+(:mod:`k3tui.sim.tools`) use it, and the installer imports the tools: a shared leaf keeps
+the two out of an import circle (tests/test_import_hygiene.py).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+
+class PathMap:
+    """Rewrites virtual absolute paths in a command to their overlay files, and back in output."""
+
+    _CANDIDATE = re.compile(r"(?<![\w.~-])(/(?:etc|proc|usr/local/cuda|var/log)/[\w.+-]+(?:/[\w.+-]*)*)")
+
+    def __init__(self, overlays: list[Path]) -> None:
+        self.overlays = [str(o) for o in overlays]
+
+    def command(self, cmd: str) -> str:
+        def sub(m: re.Match[str]) -> str:
+            path = m.group(1)
+            parts = path.split("/")
+            # try the longest existing prefix (/proc/123/maps -> overlay has proc/123)
+            for cut in range(len(parts), 2, -1):
+                prefix = "/".join(parts[:cut])
+                for o in self.overlays:
+                    if os.path.lexists(o + prefix):
+                        return o + path
+            return path
+
+        return self._CANDIDATE.sub(sub, cmd)
+
+    def output(self, data: bytes) -> bytes:
+        for o in self.overlays:
+            data = data.replace(o.encode(), b"")
+        return data
+
+
+def alive(pid: int) -> bool:
+    """Is process ``pid`` there (one owned by another user counts)?"""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
