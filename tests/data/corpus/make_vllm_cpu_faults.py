@@ -1,0 +1,992 @@
+"""Regenerate ``vllm-cpu-faults/``: complete logs of REAL ``vllm serve`` runs, one injected fault each.
+
+Why a script: a labelled log is only worth something if anyone can make it again and see what was
+done to the server. Each fault below is one small declarative :class:`Fault` — the setup it needs
+(files of the model copy to break, libraries to plant, a port to take, a tmpfs to fill), the argv and
+env changes, rlimits, an optional uid to drop to (root ignores chmod 000 and ``ulimit -u``), and the
+actions during the run (wait for a marker line or for ready, send a request, signal a process found by
+its title). The harness runs the real vLLM 0.32.0 CPU build (``/opt/k3tui-vllm``) on the tiny local
+model of ``tests/support/vllm.py`` served as ``moonshotai/Kimi-K3``.
+
+What lands on disk per fault: ``<name>.log`` — the server's stdout+stderr bytes exactly as printed,
+through one pipe (a pipe, so that ``RLIMIT_FSIZE`` does not cut the log itself), nothing of the harness
+mixed in — and ``<name>.fault.json``, what was injected and what the harness saw (exit code, requests
+and their HTTP status, signals sent, whether it timed out). Labels are *not* written here: they are
+written by hand into ``labels.jsonl`` after reading each log (see ``../README.md``).
+
+Bounded: every run has a timeout; at the end the server gets SIGTERM (a normal stop, recorded), then
+its whole process group SIGKILL; stopped processes are continued first. Nothing is left running.
+
+Usage (from the repository root, with the project venv, which has what ``tests/support`` needs)::
+
+    .venv/bin/python tests/data/corpus/make_vllm_cpu_faults.py --list
+    .venv/bin/python tests/data/corpus/make_vllm_cpu_faults.py --only cfg-json-invalid --jobs 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import os
+import resource
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+import zlib
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent.parent.parent))
+
+from tests.support.vllm import SERVER_ENV, VLLM_VENV, build_tiny_model, vllm_available  # noqa: E402
+
+OUT = HERE / "vllm-cpu-faults"
+WORK = Path(os.environ.get("K3TUI_FAULT_WORK", "/var/tmp/k3tui-faults"))
+SERVED = "moonshotai/Kimi-K3"
+READY = "Application startup complete."
+DEL = object()  # json_set value that deletes the key
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One injected fault: what to break, how to launch, what to do while it runs."""
+
+    name: str
+    family: str
+    what: str  # one sentence, goes into the label's source
+    args: tuple = ()  # extra argv, appended (placeholders {model} {dir} {port})
+    drop: tuple = ()  # base flags removed (with their value)
+    env: dict = field(default_factory=dict)
+    unset: tuple = ()
+    setup: tuple = ()  # (op, *params) applied to the run's folder before start
+    limits: dict = field(default_factory=dict)  # RLIMIT name -> soft=hard value
+    uid: bool = False  # run as an unprivileged uid of its own
+    actions: tuple = ()  # (op, *params) once the server is started
+    eager: bool = True
+    model: str = "{model}"
+    port_taken: str = ""  # "127.0.0.1" / "0.0.0.0": another process listens on the port before start
+    timeout: float = 240.0
+
+
+# ---------------------------------------------------------------- setup operations
+
+
+def _json_set(d: Path, file: str, changes: dict) -> None:
+    path = d / "model" / file
+    data = json.loads(path.read_text())
+    for key, value in changes.items():
+        if value is DEL:
+            data.pop(key, None)
+        else:
+            data[key] = value
+    path.write_text(json.dumps(data, indent=2))
+
+
+def _write(d: Path, file: str, text: str) -> None:
+    path = d / file
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def _write_bytes(d: Path, file: str, data: bytes) -> None:
+    path = d / file
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+
+
+def _truncate(d: Path, file: str, size: int) -> None:
+    with open(d / file, "r+b") as f:
+        f.truncate(size if size >= 0 else max(0, os.path.getsize(d / file) + size))
+
+
+def _overwrite(d: Path, file: str, offset: int, data: bytes) -> None:
+    with open(d / file, "r+b") as f:
+        f.seek(offset if offset >= 0 else os.path.getsize(d / file) + offset)
+        f.write(data)
+
+
+def _remove(d: Path, file: str) -> None:
+    path = d / file
+    shutil.rmtree(path) if path.is_dir() else path.unlink()
+
+
+def _chmod(d: Path, file: str, mode: int) -> None:
+    (d / file).chmod(mode)
+
+
+def _st_header(d: Path, file: str, tensor: str, key: str, value: object) -> None:
+    """Rewrite one entry of a safetensors header (dtype, shape, offsets), data left as it is."""
+    path = d / "model" / file
+    raw = path.read_bytes()
+    n = struct.unpack("<Q", raw[:8])[0]
+    header = json.loads(raw[8 : 8 + n])
+    names = [k for k in header if k != "__metadata__" and fnmatch.fnmatch(k, tensor)]
+    for name in names:
+        if value is DEL:
+            header.pop(name)
+        else:
+            header[name][key] = value
+    blob = json.dumps(header, separators=(",", ":")).encode()
+    blob += b" " * (-len(blob) % 8)
+    path.write_bytes(struct.pack("<Q", len(blob)) + blob + raw[8 + n :])
+
+
+def _shards(d: Path, missing: bool) -> None:
+    """Split the checkpoint into an index + two shards; optionally the second shard is absent."""
+    model = d / "model"
+    raw = (model / "model.safetensors").read_bytes()
+    n = struct.unpack("<Q", raw[:8])[0]
+    header = json.loads(raw[8 : 8 + n])
+    data = raw[8 + n :]
+    names = sorted(k for k in header if k != "__metadata__")
+    halves = (names[: len(names) // 2], names[len(names) // 2 :])
+    files = ("model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors")
+    weight_map = {}
+    for part, fname in zip(halves, files, strict=True):
+        out_h, chunks, pos = {"__metadata__": {"format": "pt"}}, [], 0
+        for name in part:
+            a, b = header[name]["data_offsets"]
+            out_h[name] = {**header[name], "data_offsets": [pos, pos + b - a]}
+            chunks.append(data[a:b])
+            pos += b - a
+            weight_map[name] = fname
+        blob = json.dumps(out_h, separators=(",", ":")).encode()
+        blob += b" " * (-len(blob) % 8)
+        (model / fname).write_bytes(struct.pack("<Q", len(blob)) + blob + b"".join(chunks))
+    (model / "model.safetensors").unlink()
+    index = {"metadata": {"total_size": len(data)}, "weight_map": weight_map}
+    (model / "model.safetensors.index.json").write_text(json.dumps(index, indent=2))
+    if missing:
+        (model / files[1]).unlink()
+
+
+def _cc(d: Path, file: str, source: str, *flags: str) -> None:
+    """Compile a small shared library with the system C compiler (for LD_PRELOAD / shadowed libs)."""
+    path = d / file
+    path.parent.mkdir(parents=True, exist_ok=True)
+    src = d / (path.name + ".c")
+    src.write_text(source)
+    cmd = ["cc", "-shared", "-fPIC", "-o", str(path), str(src), *flags]
+    subprocess.run(cmd, check=True, capture_output=True, cwd=path.parent)
+
+
+def _tmpfs(d: Path, file: str, size: str) -> None:
+    path = d / file
+    path.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size},mode=0777", "tmpfs", str(path)], check=True)
+
+
+def _copy(d: Path, src: str, dst: str) -> None:
+    shutil.copy(src, d / dst)
+
+
+SETUP = {
+    "json_set": _json_set,
+    "write": _write,
+    "write_bytes": _write_bytes,
+    "truncate": _truncate,
+    "overwrite": _overwrite,
+    "remove": _remove,
+    "chmod": _chmod,
+    "st_header": _st_header,
+    "shards": _shards,
+    "cc": _cc,
+    "tmpfs": _tmpfs,
+    "copy": _copy,
+}
+
+# ---------------------------------------------------------------- requests
+
+LONG_PROMPT = "the quick brown fox jumps over the lazy dog " * 400  # ~3,600 tokens > max-model-len 1024
+
+
+def _chat(content: str = "Say hello.", **extra: object) -> dict:
+    body = {"model": SERVED, "messages": [{"role": "user", "content": content}], "max_tokens": 16, "temperature": 0}
+    return {"path": "/v1/chat/completions", "json": {**body, **extra}}
+
+
+PAYLOADS = {
+    "chat": _chat(),
+    "completion": {"path": "/v1/completions", "json": {"model": SERVED, "prompt": "def main():", "max_tokens": 16}},
+    "long": _chat("Tell a long story.", max_tokens=900, ignore_eos=True),
+    "stream_long": _chat("Tell a long story.", max_tokens=900, ignore_eos=True, stream=True),
+    "oversize": _chat(LONG_PROMPT),
+    "oversize_completion": {"path": "/v1/completions", "json": {"model": SERVED, "prompt": LONG_PROMPT}},
+    "max_tokens_huge": _chat(max_tokens=100000),
+    "max_tokens_negative": _chat(max_tokens=-5),
+    "temperature_negative": _chat(temperature=-1.0),
+    "unknown_model": {"path": "/v1/chat/completions", "json": {**_chat()["json"], "model": "no/such-model"}},
+    "bad_json": {"path": "/v1/chat/completions", "raw": b'{"model": "moonshotai/Kimi-K3", "messages": [}'},
+    "messages_wrong_type": {"path": "/v1/chat/completions", "json": {"model": SERVED, "messages": "hello"}},
+    "models": {"path": "/v1/models", "get": True},
+    "health": {"path": "/health", "get": True},
+}
+
+
+def _request(port: int, name: str, timeout: float = 120.0) -> dict:
+    spec = PAYLOADS[name]
+    url = f"http://127.0.0.1:{port}{spec['path']}"
+    if spec.get("get"):
+        req = urllib.request.Request(url)
+    else:
+        data = spec.get("raw") or json.dumps(spec["json"]).encode()
+        req = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
+    t0 = time.monotonic()
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
+            status, body = resp.status, resp.read()
+    except urllib.error.HTTPError as e:
+        status, body = e.code, e.read()
+    except (OSError, urllib.error.URLError) as e:
+        status, body = None, repr(e).encode()
+    took = round(time.monotonic() - t0, 2)
+    return {"payload": name, "status": status, "seconds": took, "body": body[:300].decode("utf-8", "replace")}
+
+
+# ---------------------------------------------------------------- one run
+
+
+class Run:
+    """One server process, its log pipe, and what the harness did to it."""
+
+    def __init__(self, fault: Fault, model_src: Path, out: Path) -> None:
+        self.fault, self.out = fault, out
+        self.dir = WORK / fault.name
+        self.model_src = model_src
+        self.port = _free_port()
+        self.seen = ""  # the log so far, decoded, for markers
+        self.lock = threading.Condition()
+        self.record: dict = {"fault": fault.name, "family": fault.family, "what": fault.what, "events": []}
+        self.listener: socket.socket | None = None
+        self.bg: list[threading.Thread] = []
+        self.proc: subprocess.Popen | None = None
+        self.uid = 61000 + zlib.crc32(fault.name.encode()) % 3000 if fault.uid else None
+
+    # -- preparation
+    def prepare(self) -> None:
+        _cleanup_dir(self.dir)
+        self.dir.mkdir(parents=True)
+        shutil.copytree(self.model_src, self.dir / "model")
+        (self.dir / "home").mkdir()
+        for op, *params in self.fault.setup:
+            SETUP[op](self.dir, *params)
+        if self.uid is not None:
+            os.chown(self.dir / "home", self.uid, self.uid)
+            for p in (WORK, self.dir):
+                p.chmod(0o755)
+
+    def _fill(self, value: object) -> object:
+        if isinstance(value, str):
+            return value.format(model=self.dir / "model", dir=self.dir, port=self.port, venv=VLLM_VENV)
+        return value
+
+    def argv(self) -> list[str]:
+        base = ["--served-model-name", SERVED, "--max-model-len", "1024", "--host", "127.0.0.1"]
+        base += ["--port", str(self.port)] + (["--enforce-eager"] if self.fault.eager else [])
+        for flag in self.fault.drop:
+            if flag in base:
+                i = base.index(flag)
+                del base[i : i + (1 if flag == "--enforce-eager" else 2)]
+        extra = [str(self._fill(a)) for a in self.fault.args]
+        return [str(VLLM_VENV / "bin" / "vllm"), "serve", str(self._fill(self.fault.model)), *base, *extra]
+
+    def environ(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("VLLM_", "K3TUI_"))}
+        env.update(SERVER_ENV)
+        env.update(
+            PATH=f"{VLLM_VENV / 'bin'}:/usr/local/bin:/usr/bin:/bin",
+            HOME=str(self.dir / "home"),
+            USER="k3fault",
+            LOGNAME="k3fault",
+        )
+        env.pop("VIRTUAL_ENV", None)
+        env.pop("PYTHONPATH", None)
+        env.update({k: str(self._fill(v)) for k, v in self.fault.env.items()})
+        for k in self.fault.unset:
+            env.pop(k, None)
+        return env
+
+    def _preexec(self) -> None:
+        for name, value in self.fault.limits.items():
+            lim = getattr(resource, name)
+            resource.setrlimit(lim, (value, value))
+        if self.uid is not None:
+            os.setgroups([])
+            os.setgid(self.uid)
+            os.setuid(self.uid)
+
+    # -- running
+    def start(self) -> None:
+        argv, env = self.argv(), self.environ()
+        self.record.update(argv=argv, env={k: env[k] for k in sorted(env) if k in self._env_keys()})
+        self.record.update(setup=[_jsonable(s) for s in self.fault.setup], limits=self.fault.limits)
+        self.record.update(uid=self.uid, actions=[list(a) for a in self.fault.actions], timeout=self.fault.timeout)
+        self.t0 = time.monotonic()
+        if self.fault.port_taken:
+            self._listen(self.fault.port_taken)
+        self.proc = subprocess.Popen(
+            argv,
+            env=env,
+            cwd=self.dir,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=self._preexec,
+        )
+        self.reader = threading.Thread(target=self._pump, daemon=True)
+        self.reader.start()
+
+    def _env_keys(self) -> set[str]:
+        return set(SERVER_ENV) | set(self.fault.env) | {"HOME"}
+
+    def _pump(self) -> None:
+        assert self.proc and self.proc.stdout
+        with open(self.out / f"{self.fault.name}.log", "wb") as log:
+            for chunk in iter(lambda: self.proc.stdout.read1(65536), b""):
+                log.write(chunk)
+                log.flush()
+                with self.lock:
+                    self.seen += chunk.decode("utf-8", "replace")
+                    self.lock.notify_all()
+        with self.lock:
+            self.lock.notify_all()
+
+    def note(self, what: str, **info: object) -> None:
+        self.record["events"].append({"t": round(time.monotonic() - self.t0, 2), "what": what, **info})
+
+    def left(self) -> float:
+        return self.fault.timeout - (time.monotonic() - self.t0)
+
+    def wait_for(self, marker: str) -> bool:
+        with self.lock:
+            while marker not in self.seen:
+                if self.proc.poll() is not None and not self.reader.is_alive():
+                    return False
+                if self.left() <= 0:
+                    return False
+                self.lock.wait(timeout=0.2)
+        return True
+
+    def act(self) -> bool:
+        """Play the fault's actions; False when a wait did not come (the server died or timed out)."""
+        for op, *params in self.fault.actions:
+            if op == "wait":
+                marker = READY if params[0] == "ready" else params[0]
+                ok = self.wait_for(marker)
+                self.note("wait", marker=marker, seen=ok)
+                if not ok:
+                    return False
+            elif op == "sleep":
+                time.sleep(params[0])
+            elif op == "request":
+                self.note("request", **_request(self.port, params[0]))
+            elif op == "request_bg":
+                t = threading.Thread(target=lambda p=params[0]: self.note("request(bg)", **_request(self.port, p)))
+                t.start()
+                self.bg.append(t)
+                self.note("request started", payload=params[0])
+            elif op == "signal":
+                self._signal(params[0], getattr(signal, params[1]))
+            elif op == "listen":
+                self._listen()
+            elif op == "wait_exit":
+                self._wait_exit(params[0])
+        return True
+
+    def _signal(self, title: str, sig: int) -> None:
+        pids = [self.proc.pid] if title == "main" else _find(self.proc.pid, title)
+        for pid in pids:
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        self.note("signal", target=title, signal=signal.Signals(sig).name, pids=pids)
+
+    def _listen(self, host: str = "127.0.0.1") -> None:
+        """Another process's listener on the server's port, bound with SO_REUSEADDR like vLLM's own socket."""
+        s = socket.socket()
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind((host, self.port))
+        s.listen(8)
+        self.listener = s
+        self.note("port taken", host=host, port=self.port)
+
+    def _wait_exit(self, seconds: float) -> None:
+        try:
+            self.proc.wait(timeout=min(seconds, max(self.left(), 1)))
+        except subprocess.TimeoutExpired:
+            pass
+
+    def finish(self) -> None:
+        """Let a dying server exit by itself; else a normal stop (SIGTERM), then SIGKILL of the group."""
+        self._wait_exit(max(self.left(), 0) if not self.fault.actions else 3)
+        if self.proc.poll() is None:
+            self.record["timed_out"] = self.left() <= 0
+            self._continue_group()
+            self.note("harness stop", signal="SIGTERM")
+            self.proc.send_signal(signal.SIGTERM)
+            self._wait_exit(40)
+        _killpg(self.proc.pid)
+        self.proc.wait()
+        self.reader.join(timeout=10)
+        for t in self.bg:
+            t.join(timeout=30)
+        if self.listener:
+            self.listener.close()
+        self.record["exit_code"] = self.proc.returncode
+        self.record["seconds"] = round(time.monotonic() - self.t0, 1)
+        self.record.setdefault("timed_out", False)
+
+    def _continue_group(self) -> None:
+        try:
+            os.killpg(self.proc.pid, signal.SIGCONT)
+        except ProcessLookupError:
+            pass
+
+
+def _jsonable(value: object) -> object:
+    if value is DEL:
+        return "<deleted>"
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, bytes):
+        return value.decode("latin-1")
+    return value
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _children(root: int) -> list[int]:
+    """Every descendant of ``root`` (by /proc ppid)."""
+    parent: dict[int, int] = {}
+    for p in Path("/proc").iterdir():
+        if p.name.isdigit():
+            try:
+                parent[int(p.name)] = int((p / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    out, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        kids = [c for c, pp in parent.items() if pp == pid]
+        out += kids
+        todo += kids
+    return out
+
+
+def _find(root: int, title: str) -> list[int]:
+    """Descendants whose process title (cmdline) contains ``title``, e.g. ``VLLM::EngineCore``."""
+    found = []
+    for pid in _children(root):
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
+        except OSError:
+            continue
+        if title in cmd:
+            found.append(pid)
+    return found
+
+
+def _killpg(pid: int) -> None:
+    for sig in (signal.SIGCONT, signal.SIGKILL):
+        try:
+            os.killpg(pid, sig)
+        except ProcessLookupError:
+            return
+
+
+def _cleanup_dir(d: Path) -> None:
+    if not d.exists():
+        return
+    mounts = [line.split()[1] for line in Path("/proc/mounts").read_text().splitlines()]
+    for m in sorted((m for m in mounts if m.startswith(str(d))), reverse=True):
+        subprocess.run(["umount", "-l", m], check=False)
+    for root, dirs, _files in os.walk(d):
+        for name in dirs:
+            try:
+                os.chmod(os.path.join(root, name), 0o755)
+            except OSError:
+                pass
+    subprocess.run(["chmod", "-R", "u+rwX", str(d)], check=False, capture_output=True)
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def run_fault(fault: Fault, model_src: Path, out: Path) -> dict:
+    run = Run(fault, model_src, out)
+    run.prepare()
+    try:
+        run.start()
+        run.act()
+        run.finish()
+    finally:
+        if run.proc and run.proc.poll() is None:
+            _killpg(run.proc.pid)
+            run.proc.wait()
+        if run.listener:
+            run.listener.close()
+        _cleanup_dir(run.dir)
+    (out / f"{fault.name}.fault.json").write_text(json.dumps(run.record, indent=1) + "\n")
+    return run.record
+
+
+# ---------------------------------------------------------------- the faults
+
+_DOUBLE_FREE_CTOR = """#include <stdlib.h>
+__attribute__((constructor)) static void k3_ctor(void) { char *volatile p = malloc(32); free(p); free(p); }
+"""
+_SEGV_CTOR = """__attribute__((constructor)) static void k3_ctor(void) { *(volatile int *)0 = 1; }
+"""
+_LISTEN_DOUBLE_FREE = """#include <stdlib.h>
+int listen(int fd, int backlog) { char *volatile p = malloc(24); free(p); free(p); return 0; }
+"""
+_THROW_CTOR = """#include <stdexcept>
+__attribute__((constructor)) static void k3_ctor() { throw std::runtime_error("k3 injected: bad init"); }
+"""
+_AFFINITY_SEGV = """#define _GNU_SOURCE
+#include <sched.h>
+int sched_setaffinity(int pid, size_t n, const cpu_set_t *m) { *(volatile int *)0 = pid; return 0; }
+"""
+_NO_SYMBOLS = "int k3_nothing(void) { return 0; }\n"
+_NEEDS = "extern int k3_gone(void);\nint k3_uses(void) { return k3_gone(); }\n"
+
+
+def _args(name: str, what: str, *args: str, drop: tuple = (), **kw: object) -> Fault:
+    return Fault(name, "args", what, args=args, drop=drop, **kw)
+
+
+def _cfg(name: str, what: str, *setup: tuple, **kw: object) -> Fault:
+    return Fault(name, "config-json", what, setup=setup, **kw)
+
+
+def _tok(name: str, what: str, *setup: tuple, **kw: object) -> Fault:
+    return Fault(name, "tokenizer", what, setup=setup, **kw)
+
+
+def _st(name: str, what: str, *setup: tuple, **kw: object) -> Fault:
+    return Fault(name, "safetensors", what, setup=setup, **kw)
+
+
+SERVE_AND_STOP = (("wait", "ready"), ("request", "chat"), ("request", "completion"), ("signal", "main", "SIGTERM"))
+
+
+def _req(name: str, what: str, payload: str, **kw: object) -> Fault:
+    acts = (("wait", "ready"), ("request", payload), ("request", "chat"), ("signal", "main", "SIGTERM"))
+    return Fault(name, "request", what, actions=acts, **kw)
+
+
+def _kill(name: str, what: str, marker: str, target: str, sig: str, **kw: object) -> Fault:
+    acts = (("wait", marker), ("signal", target, sig), ("wait_exit", 90))
+    return Fault(name, "kill-startup", what, actions=acts, **kw)
+
+
+def _inflight(name: str, what: str, target: str, sig: str, payload: str = "long", **kw: object) -> Fault:
+    acts = (("wait", "ready"), ("request", "chat"), ("request_bg", payload), ("sleep", 1.5), ("signal", target, sig))
+    return Fault(name, "kill-runtime", what, actions=(*acts, ("wait_exit", 60), ("request", "chat")), **kw)
+
+
+FAULTS: tuple[Fault, ...] = (
+    # -- bad arguments and values
+    _args("args-unknown-flag", "an unknown flag --no-such-flag", "--no-such-flag"),
+    _args("args-unknown-flag-typo", "a misspelt flag --max-model-length 512", "--max-model-length", "512"),
+    _args("args-unknown-positional", "a stray second positional argument", "extra-model"),
+    _args("args-bad-choice-dtype", "--dtype float7 (not a choice)", "--dtype", "float7"),
+    _args("args-bad-choice-load-format", "--load-format bogus", "--load-format", "bogus"),
+    _args("args-bad-choice-kv-cache-dtype", "--kv-cache-dtype fp3", "--kv-cache-dtype", "fp3"),
+    _args("args-bad-int-max-model-len", "--max-model-len abc", "--max-model-len", "abc", drop=("--max-model-len",)),
+    _args("args-bad-int-seed", "--seed x", "--seed", "x"),
+    _args("args-bad-float-gpu-util", "--gpu-memory-utilization lots", "--gpu-memory-utilization", "lots"),
+    _args("args-negative-max-num-seqs", "--max-num-seqs -4", "--max-num-seqs", "-4"),
+    _args("args-zero-max-num-seqs", "--max-num-seqs 0", "--max-num-seqs", "0"),
+    _args("args-negative-max-model-len", "--max-model-len -1", "--max-model-len", "-1", drop=("--max-model-len",)),
+    _args("args-gpu-util-above-one", "--gpu-memory-utilization 1.5", "--gpu-memory-utilization", "1.5"),
+    _args("args-tp-3-heads-4", "--tensor-parallel-size 3 on a 4-head model", "--tensor-parallel-size", "3"),
+    _args("args-tp-16", "--tensor-parallel-size 16 on a 2-core machine", "--tensor-parallel-size", "16"),
+    _args("args-pp-4-layers-2", "--pipeline-parallel-size 4 on a 2-layer model", "--pipeline-parallel-size", "4"),
+    _args("args-max-model-len-4096", "--max-model-len 4096 above the model's 2048", "--max-model-len", "4096",
+          drop=("--max-model-len",)),
+    _args("args-max-model-len-1m", "--max-model-len 1000000", "--max-model-len", "1000000", drop=("--max-model-len",)),
+    _args("args-max-model-len-64k-suffix", "--max-model-len 64k (suffix form)", "--max-model-len", "64k",
+          drop=("--max-model-len",)),
+    _args("args-hf-overrides-bad-json", "--hf-overrides with broken JSON", "--hf-overrides", "{'num_hidden_layers': 1"),
+    _args("args-override-generation-config-bad-json", "--override-generation-config not JSON",
+          "--override-generation-config", "temperature=0.5"),
+    _args("args-compilation-config-bad-json", "--compilation-config '{level: 3'", "--compilation-config", "{level: 3"),
+    _args("args-compilation-config-bad-key", "--compilation-config with an unknown key",
+          "--compilation-config", '{"no_such_key": 1}'),
+    _args("args-speculative-config-bad-json", "--speculative-config not JSON", "--speculative-config", "{ngram"),
+    _args("args-served-model-name-empty", "--served-model-name '' (empty)", "--served-model-name", ""),
+    _args("args-chat-template-missing", "--chat-template pointing at a missing file",
+          "--chat-template", "{dir}/no-such-template.jinja"),
+    _args("args-chat-template-dir", "--chat-template pointing at a directory", "--chat-template", "{dir}/home"),
+    _args("args-tokenizer-missing", "--tokenizer pointing at a missing folder", "--tokenizer", "{dir}/no-tokenizer"),
+    _args("args-quantization-unknown", "--quantization bogusq", "--quantization", "bogusq"),
+    _args("args-quantization-awq-on-bf16", "--quantization awq on an unquantised checkpoint", "--quantization", "awq"),
+    _args("args-block-size-7", "--block-size 7", "--block-size", "7"),
+    _args("args-max-num-batched-tokens-tiny", "--max-num-batched-tokens 16 with chunked prefill off",
+          "--max-num-batched-tokens", "16", "--no-enable-chunked-prefill"),
+    _args("args-mutually-exclusive-attention", "--attention-backend and --attention-config backend together",
+          "--attention-backend", "CPU_ATTN", "--attention-config", '{"backend": "CPU_ATTN"}'),
+    _args("args-mutually-exclusive-cudagraph", "--cudagraph-capture-sizes and compilation_config's together",
+          "--cudagraph-capture-sizes", "1", "2", "--compilation-config", '{"cudagraph_capture_sizes": [1]}'),
+    _args("args-attention-backend-bogus", "--attention-backend BOGUS_ATTN", "--attention-backend", "BOGUS_ATTN"),
+    _args("args-port-out-of-range", "--port 99999", "--port", "99999", drop=("--port",)),
+    _args("args-host-unresolvable", "--host no-such-host.invalid", "--host", "no-such-host.invalid", drop=("--host",)),
+    _args("args-port-privileged-unprivileged-user", "--port 80 as an unprivileged user", "--port", "80",
+          drop=("--port",), uid=True),
+    _args("args-model-path-missing-relative", "a model path that does not exist (relative)",
+          model="models/no-such-model"),
+    _args("args-hub-id-offline", "a hub id with HF_HUB_OFFLINE=1 and an empty cache", model="moonshotai/Kimi-K3"),
+    _args("args-limit-mm-bad-json", "--limit-mm-per-prompt not JSON", "--limit-mm-per-prompt", "{image: 2"),
+    _args("args-max-logprobs-negative-compiled", "--max-logprobs -2 (compiled start-up)", "--max-logprobs", "-2",
+          eager=False),
+    _args("args-swap-space-huge", "--swap-space 100000 (GiB)", "--swap-space", "100000"),
+    _args("args-long-prefill-above-batched", "--long-prefill-token-threshold above --max-num-batched-tokens",
+          "--max-num-batched-tokens", "64", "--long-prefill-token-threshold", "4096"),
+    # -- config.json
+    _cfg("cfg-invalid-json", "config.json is not JSON", ("write", "model/config.json", "{\n  \"architectures\": [\n")),
+    _cfg("cfg-truncated", "config.json truncated to 100 bytes", ("truncate", "model/config.json", 100)),
+    _cfg("cfg-empty", "config.json empty", ("truncate", "model/config.json", 0)),
+    _cfg("cfg-missing", "config.json removed", ("remove", "model/config.json")),
+    _cfg("cfg-model-type-unknown", "config.json model_type no_such_arch",
+         ("json_set", "config.json", {"model_type": "no_such_arch"})),
+    _cfg("cfg-model-type-missing", "config.json without model_type", ("json_set", "config.json", {"model_type": DEL})),
+    _cfg("cfg-architecture-unknown", "config.json architectures [NoSuchForCausalLM]",
+         ("json_set", "config.json", {"architectures": ["NoSuchForCausalLM"]})),
+    _cfg("cfg-architecture-encoder-only", "config.json architectures [BertModel] on a llama model_type",
+         ("json_set", "config.json", {"architectures": ["BertModel"]})),
+    _cfg("cfg-heads-not-dividing-hidden", "config.json 3 attention heads, 3 KV heads, head_dim unset",
+         ("json_set", "config.json", {"num_attention_heads": 3, "num_key_value_heads": 3, "head_dim": DEL})),
+    _cfg("cfg-kv-heads-not-dividing", "config.json 4 attention heads and 3 KV heads",
+         ("json_set", "config.json", {"num_key_value_heads": 3})),
+    _cfg("cfg-kv-heads-zero", "config.json num_key_value_heads 0", ("json_set", "config.json", {"num_key_value_heads": 0})),
+    _cfg("cfg-hidden-size-mismatch", "config.json hidden_size 256 against 128-wide weights",
+         ("json_set", "config.json", {"hidden_size": 256})),
+    _cfg("cfg-vocab-mismatch", "config.json vocab_size 4096 against a 2048-row embedding",
+         ("json_set", "config.json", {"vocab_size": 4096})),
+    _cfg("cfg-more-layers-than-weights", "config.json num_hidden_layers 4, weights for 2",
+         ("json_set", "config.json", {"num_hidden_layers": 4})),
+    _cfg("cfg-max-position-512", "config.json max_position_embeddings 512 under --max-model-len 1024",
+         ("json_set", "config.json", {"max_position_embeddings": 512})),
+    _cfg("cfg-dtype-bogus", "config.json dtype float7", ("json_set", "config.json", {"dtype": "float7"})),
+    _cfg("cfg-rope-type-bogus", "config.json rope_parameters rope_type bogus",
+         ("json_set", "config.json", {"rope_parameters": {"rope_theta": 10000.0, "rope_type": "bogus"}})),
+    _cfg("cfg-quantization-config-bogus", "config.json quantization_config quant_method bogus",
+         ("json_set", "config.json", {"quantization_config": {"quant_method": "bogus"}})),
+    _cfg("cfg-head-dim-16", "config.json head_dim 16 with 8 heads (weights the same size)",
+         ("json_set", "config.json", {"head_dim": 16, "num_attention_heads": 8, "num_key_value_heads": 8}),
+         actions=SERVE_AND_STOP),
+    _cfg("cfg-hidden-act-bogus", "config.json hidden_act no_such_act", ("json_set", "config.json", {"hidden_act": "no_such_act"})),
+    _cfg("cfg-string-where-int", "config.json num_hidden_layers \"two\"",
+         ("json_set", "config.json", {"num_hidden_layers": "two"})),
+    # -- tokenizer
+    _tok("tok-json-invalid", "tokenizer.json is not JSON", ("write", "model/tokenizer.json", "{\"version\": \"1.0\", ")),
+    _tok("tok-json-truncated", "tokenizer.json truncated to 4 KiB", ("truncate", "model/tokenizer.json", 4096)),
+    _tok("tok-json-empty", "tokenizer.json empty", ("truncate", "model/tokenizer.json", 0)),
+    _tok("tok-json-missing", "tokenizer.json removed, tokenizer_config.json kept", ("remove", "model/tokenizer.json")),
+    _tok("tok-config-invalid-json", "tokenizer_config.json is not JSON",
+         ("write", "model/tokenizer_config.json", "{tokenizer_class: fast")),
+    _tok("tok-config-unknown-class", "tokenizer_config.json tokenizer_class NoSuchTokenizer",
+         ("json_set", "tokenizer_config.json", {"tokenizer_class": "NoSuchTokenizer"})),
+    _tok("tok-all-missing", "tokenizer.json and tokenizer_config.json removed",
+         ("remove", "model/tokenizer.json"), ("remove", "model/tokenizer_config.json")),
+    _tok("tok-model-wrong-type", "tokenizer.json model type NoSuchModel",
+         ("write", "model/tokenizer.json", '{"version": "1.0", "model": {"type": "NoSuchModel"}}')),
+    _tok("tok-chat-template-broken-jinja", "chat_template.jinja with a Jinja syntax error, then a chat request",
+         ("write", "model/chat_template.jinja", "{% for m in messages %}{{ m['content'] }"), actions=SERVE_AND_STOP),
+    _tok("tok-chat-template-missing-var", "chat_template.jinja raising an exception, then a chat request",
+         ("write", "model/chat_template.jinja", "{{ raise_exception('k3 injected: template refuses') }}"),
+         actions=SERVE_AND_STOP),
+    # -- safetensors
+    _st("st-truncated-half", "model.safetensors truncated to half", ("truncate", "model/model.safetensors", 850000)),
+    _st("st-truncated-to-header", "model.safetensors cut inside its header", ("truncate", "model/model.safetensors", 200)),
+    _st("st-truncated-tail", "model.safetensors missing its last 64 bytes", ("truncate", "model/model.safetensors", -64)),
+    _st("st-empty", "model.safetensors empty", ("truncate", "model/model.safetensors", 0)),
+    _st("st-header-garbage", "model.safetensors header bytes overwritten",
+        ("overwrite", "model/model.safetensors", 8, b"\x00\xff" * 16)),
+    _st("st-header-length-huge", "model.safetensors header length field set huge",
+        ("overwrite", "model/model.safetensors", 0, b"\xff\xff\xff\xff\x00\x00\x00\x00")),
+    _st("st-missing", "model.safetensors removed, no other weights", ("remove", "model/model.safetensors")),
+    _st("st-wrong-dtype-f32", "safetensors header says F32 for bf16 data", ("st_header", "model.safetensors", "*", "dtype", "F32")),
+    _st("st-wrong-dtype-i8", "safetensors header says I8 for one bf16 tensor",
+        ("st_header", "model.safetensors", "model.norm.weight", "dtype", "I8")),
+    _st("st-wrong-shape-same-size", "safetensors q_proj shape [64, 256] instead of [128, 128]",
+        ("st_header", "model.safetensors", "model.layers.0.self_attn.q_proj.weight", "shape", [64, 256])),
+    _st("st-wrong-shape-size", "safetensors embed_tokens shape [4096, 128] over 2048 rows of data",
+        ("st_header", "model.safetensors", "model.embed_tokens.weight", "shape", [4096, 128])),
+    _st("st-tensor-missing", "safetensors header without lm_head.weight",
+        ("st_header", "model.safetensors", "lm_head.weight", "dtype", DEL)),
+    _st("st-shard-missing", "sharded checkpoint whose second shard is missing", ("shards", True)),
+    _st("st-index-invalid-json", "model.safetensors.index.json not JSON", ("shards", False),
+        ("write", "model/model.safetensors.index.json", "{\"weight_map\": ")),
+    _st("st-sharded-ok", "a healthy two-shard checkpoint (control run)", ("shards", False), actions=SERVE_AND_STOP),
+    _st("st-data-zeroed-healthy", "all weight data bytes zeroed (loads, serves)",
+        ("overwrite", "model/model.safetensors", -1600000, b"\x00" * 1600000), actions=SERVE_AND_STOP),
+    _st("st-not-safetensors-pickle", "model.safetensors replaced by a pickle-like blob",
+        ("write_bytes", "model/model.safetensors", b"\x80\x04\x95" + b"PK\x03\x04" * 64)),
+    # -- file system
+    Fault("fs-model-dir-unreadable", "filesystem", "model folder chmod 000, served by an unprivileged user",
+          setup=(("chmod", "model", 0o000),), uid=True),
+    Fault("fs-config-unreadable", "filesystem", "config.json chmod 000, unprivileged user",
+          setup=(("chmod", "model/config.json", 0o000),), uid=True),
+    Fault("fs-safetensors-unreadable", "filesystem", "model.safetensors chmod 000, unprivileged user",
+          setup=(("chmod", "model/model.safetensors", 0o000),), uid=True),
+    Fault("fs-tokenizer-unreadable", "filesystem", "tokenizer.json chmod 000, unprivileged user",
+          setup=(("chmod", "model/tokenizer.json", 0o000),), uid=True),
+    Fault("fs-cache-unwritable-compiled", "filesystem", "~/.cache owned by root and chmod 000, compiled start-up",
+          setup=(("write", "home/.cache/.keep", ""), ("chmod", "home/.cache", 0o000)), uid=True, eager=False,
+          actions=SERVE_AND_STOP),
+    Fault("fs-cache-tmpfs-full-compiled", "filesystem", "~/.cache on a 64 KiB tmpfs, compiled start-up",
+          setup=(("tmpfs", "home/.cache", "64k"),), eager=False, actions=SERVE_AND_STOP),
+    Fault("fs-cache-root-tmpfs-full", "filesystem", "VLLM_CACHE_ROOT on a 16 KiB tmpfs, compiled start-up",
+          setup=(("tmpfs", "vcache", "16k"),), env={"VLLM_CACHE_ROOT": "{dir}/vcache"}, eager=False,
+          actions=SERVE_AND_STOP),
+    Fault("fs-ulimit-f-compiled", "filesystem", "ulimit -f 8 KiB (RLIMIT_FSIZE), compiled start-up",
+          limits={"RLIMIT_FSIZE": 8192}, eager=False, actions=SERVE_AND_STOP),
+    Fault("fs-tmpdir-missing", "filesystem", "TMPDIR pointing at a missing folder", env={"TMPDIR": "{dir}/no-tmp"},
+          actions=SERVE_AND_STOP),
+    Fault("fs-tmpdir-full", "filesystem", "TMPDIR on a full 4 KiB tmpfs", setup=(("tmpfs", "tmp", "4k"),
+          ("write", "tmp/fill", "x" * 4096)), env={"TMPDIR": "{dir}/tmp"}, actions=SERVE_AND_STOP),
+    Fault("fs-home-unwritable", "filesystem", "HOME not writable by the unprivileged user, eager",
+          setup=(("chmod", "home", 0o555),), uid=True, actions=SERVE_AND_STOP),
+    # -- ports
+    Fault("port-taken-before-start", "port", "another process listens on 127.0.0.1:PORT before start",
+          port_taken="127.0.0.1"),
+    Fault("port-taken-before-start-any", "port", "another process listens on 0.0.0.0:PORT before start",
+          port_taken="0.0.0.0"),
+    Fault("port-taken-at-load", "port", "another listener takes the port (SO_REUSEADDR) at 'Starting to load model'",
+          actions=(("wait", "Starting to load model"), ("listen",), ("wait_exit", 120))),
+    Fault("port-taken-at-kv-cache", "port", "another listener takes the port at 'CPU KV cache size'",
+          actions=(("wait", "CPU KV cache size"), ("listen",), ("wait_exit", 120))),
+    Fault("port-taken-at-routes-compiled", "port", "another listener takes the port at 'Available routes are', compiled",
+          actions=(("wait", "Available routes are"), ("listen",), ("wait_exit", 120)), eager=False),
+    # -- ulimits
+    Fault("ulimit-n-16", "ulimit", "ulimit -n 16", limits={"RLIMIT_NOFILE": 16}),
+    Fault("ulimit-n-64", "ulimit", "ulimit -n 64", limits={"RLIMIT_NOFILE": 64}, actions=SERVE_AND_STOP),
+    Fault("ulimit-n-256", "ulimit", "ulimit -n 256", limits={"RLIMIT_NOFILE": 256}, actions=SERVE_AND_STOP),
+    Fault("ulimit-v-1g", "ulimit", "ulimit -v 1 GiB (RLIMIT_AS)", limits={"RLIMIT_AS": 1 << 30}),
+    Fault("ulimit-v-3g", "ulimit", "ulimit -v 3 GiB", limits={"RLIMIT_AS": 3 << 30}),
+    Fault("ulimit-v-6g", "ulimit", "ulimit -v 6 GiB", limits={"RLIMIT_AS": 6 << 30}, actions=SERVE_AND_STOP),
+    Fault("ulimit-u-16", "ulimit", "ulimit -u 16 (threads) for an unprivileged user", limits={"RLIMIT_NPROC": 16},
+          uid=True),
+    Fault("ulimit-u-64", "ulimit", "ulimit -u 64 for an unprivileged user", limits={"RLIMIT_NPROC": 64}, uid=True,
+          actions=SERVE_AND_STOP),
+    Fault("ulimit-s-64k", "ulimit", "ulimit -s 64 KiB (stack)", limits={"RLIMIT_STACK": 64 << 10},
+          actions=SERVE_AND_STOP),
+    # -- LD_PRELOAD / LD_LIBRARY_PATH / missing libraries and modules
+    Fault("ld-preload-missing", "libraries", "LD_PRELOAD names a library that does not exist",
+          env={"LD_PRELOAD": "{dir}/libk3-missing.so"}, actions=SERVE_AND_STOP),
+    Fault("ld-preload-not-elf", "libraries", "LD_PRELOAD names a text file", setup=(("write", "libk3.so", "not a lib\n"),),
+          env={"LD_PRELOAD": "{dir}/libk3.so"}, actions=SERVE_AND_STOP),
+    Fault("ld-preload-double-free", "libraries", "LD_PRELOAD library whose constructor double-frees",
+          setup=(("cc", "libk3df.so", _DOUBLE_FREE_CTOR),), env={"LD_PRELOAD": "{dir}/libk3df.so"}),
+    Fault("ld-preload-segv", "libraries", "LD_PRELOAD library whose constructor segfaults",
+          setup=(("cc", "libk3segv.so", _SEGV_CTOR),), env={"LD_PRELOAD": "{dir}/libk3segv.so"}),
+    Fault("ld-preload-throw", "libraries", "LD_PRELOAD C++ library whose constructor throws",
+          setup=(("cc", "libk3throw.so", _THROW_CTOR, "-x", "c++", "-lstdc++"),),
+          env={"LD_PRELOAD": "{dir}/libk3throw.so"}),
+    Fault("ld-preload-listen-double-free", "libraries", "LD_PRELOAD library whose listen() double-frees (crash at bind)",
+          setup=(("cc", "libk3listen.so", _LISTEN_DOUBLE_FREE),), env={"LD_PRELOAD": "{dir}/libk3listen.so"}),
+    Fault("ld-preload-affinity-segv", "libraries", "LD_PRELOAD library whose sched_setaffinity() segfaults",
+          setup=(("cc", "libk3aff.so", _AFFINITY_SEGV),), env={"LD_PRELOAD": "{dir}/libk3aff.so"},
+          actions=SERVE_AND_STOP),
+    Fault("ld-path-libnuma-empty", "libraries", "LD_LIBRARY_PATH folder with an empty libnuma.so.1",
+          setup=(("write", "lib/libnuma.so.1", ""),), env={"LD_LIBRARY_PATH": "{dir}/lib"}),
+    Fault("ld-path-libnuma-text", "libraries", "LD_LIBRARY_PATH folder with a text file as libnuma.so.1",
+          setup=(("write", "lib/libnuma.so.1", "x" * 4096),), env={"LD_LIBRARY_PATH": "{dir}/lib"}),
+    Fault("ld-path-libnuma-no-symbols", "libraries", "LD_LIBRARY_PATH libnuma.so.1 without libnuma's symbols",
+          setup=(("cc", "lib/libnuma.so.1", _NO_SYMBOLS),), env={"LD_LIBRARY_PATH": "{dir}/lib"}),
+    Fault("ld-path-libnuma-needs-missing", "libraries", "libnuma.so.1 shadow that needs a library that is gone",
+          setup=(("cc", "lib/libk3gone.so", "int k3_gone(void) { return 1; }\n"),
+                 ("cc", "lib/libnuma.so.1", _NEEDS, "-L.", "-lk3gone"), ("remove", "lib/libk3gone.so")),
+          env={"LD_LIBRARY_PATH": "{dir}/lib"}),
+    Fault("ld-path-libstdcxx-empty", "libraries", "LD_LIBRARY_PATH folder with an empty libstdc++.so.6",
+          setup=(("write", "lib/libstdc++.so.6", ""),), env={"LD_LIBRARY_PATH": "{dir}/lib"}),
+    Fault("ld-path-libgcc-text", "libraries", "LD_LIBRARY_PATH folder with a text file as libgcc_s.so.1",
+          setup=(("write", "lib/libgcc_s.so.1", "y" * 2048),), env={"LD_LIBRARY_PATH": "{dir}/lib"}),
+    Fault("ld-path-empty-dir", "libraries", "LD_LIBRARY_PATH an empty folder (shadows nothing)",
+          setup=(("write", "lib/.keep", ""),), env={"LD_LIBRARY_PATH": "{dir}/lib"}, actions=SERVE_AND_STOP),
+    Fault("py-shadow-transformers-empty", "modules", "PYTHONPATH shadows transformers with an empty package",
+          setup=(("write", "py/transformers/__init__.py", ""),), env={"PYTHONPATH": "{dir}/py"}),
+    Fault("py-shadow-torch-no-c", "modules", "PYTHONPATH torch package whose torch._C is missing",
+          setup=(("write", "py/torch/__init__.py", "from torch._C import *  # noqa\n"),), env={"PYTHONPATH": "{dir}/py"}),
+    Fault("py-shadow-zmq-namespace", "modules", "PYTHONPATH folder named zmq without __init__ (namespace package)",
+          setup=(("write", "py/zmq/.keep", ""),), env={"PYTHONPATH": "{dir}/py"}),
+    Fault("py-shadow-fastapi-missing-dep", "modules", "PYTHONPATH fastapi that imports a module that is not installed",
+          setup=(("write", "py/fastapi/__init__.py", "import starlette_k3_gone  # noqa\n"),),
+          env={"PYTHONPATH": "{dir}/py"}),
+    Fault("py-shadow-msgspec-empty", "modules", "PYTHONPATH shadows msgspec with an empty module",
+          setup=(("write", "py/msgspec.py", ""),), env={"PYTHONPATH": "{dir}/py"}),
+    Fault("py-shadow-safetensors-worker", "modules", "PYTHONPATH safetensors whose safe_open is missing",
+          setup=(("write", "py/safetensors/__init__.py", "__version__ = '0.0'\n"),), env={"PYTHONPATH": "{dir}/py"}),
+    Fault("py-pythonhome-bad", "modules", "PYTHONHOME pointing at a missing folder", env={"PYTHONHOME": "{dir}/nohome"}),
+    Fault("py-logging-config-missing", "modules", "VLLM_LOGGING_CONFIG_PATH pointing at a missing file",
+          env={"VLLM_LOGGING_CONFIG_PATH": "{dir}/no-logging.json"}),
+    # -- env knobs
+    Fault("env-attention-backend-bogus", "env", "VLLM_ATTENTION_BACKEND=BOGUS_BACKEND",
+          env={"VLLM_ATTENTION_BACKEND": "BOGUS_BACKEND"}, actions=SERVE_AND_STOP),
+    Fault("env-omp-bind-out-of-range", "env", "VLLM_CPU_OMP_THREADS_BIND=64-65 (cores that do not exist)",
+          env={"VLLM_CPU_OMP_THREADS_BIND": "64-65"}),
+    Fault("env-omp-bind-garbage", "env", "VLLM_CPU_OMP_THREADS_BIND=abc", env={"VLLM_CPU_OMP_THREADS_BIND": "abc"}),
+    Fault("env-omp-bind-too-many-ranks", "env", "VLLM_CPU_OMP_THREADS_BIND with two ranks for TP 1",
+          env={"VLLM_CPU_OMP_THREADS_BIND": "0|1"}, actions=SERVE_AND_STOP),
+    Fault("env-reserved-cpus-all", "env", "VLLM_CPU_NUM_OF_RESERVED_CPU=2 on 2 cores",
+          env={"VLLM_CPU_NUM_OF_RESERVED_CPU": "2"}),
+    Fault("env-kvcache-space-not-int", "env", "VLLM_CPU_KVCACHE_SPACE=abc", env={"VLLM_CPU_KVCACHE_SPACE": "abc"}),
+    Fault("env-hub-online-no-network", "env", "a hub id with HF_HUB_OFFLINE=0 and no network",
+          model="moonshotai/Kimi-K3", env={"HF_HUB_OFFLINE": "0", "TRANSFORMERS_OFFLINE": "0", "HF_HUB_ETAG_TIMEOUT": "5",
+                                           "HF_HUB_DOWNLOAD_TIMEOUT": "5"}),
+    Fault("env-tp2-on-2-cores", "env", "--tensor-parallel-size 2 on a 2-core machine", args=("--tensor-parallel-size", "2")),
+    # -- tiny KV caches
+    Fault("kv-space-0", "kv-cache", "VLLM_CPU_KVCACHE_SPACE=0", env={"VLLM_CPU_KVCACHE_SPACE": "0"}),
+    Fault("kv-memory-bytes-1k", "kv-cache", "--kv-cache-memory-bytes 1024", args=("--kv-cache-memory-bytes", "1024"),
+          unset=("VLLM_CPU_KVCACHE_SPACE",)),
+    Fault("kv-memory-bytes-64k", "kv-cache", "--kv-cache-memory-bytes 64k", args=("--kv-cache-memory-bytes", "65536"),
+          unset=("VLLM_CPU_KVCACHE_SPACE",)),
+    Fault("kv-memory-bytes-512k", "kv-cache", "--kv-cache-memory-bytes 512 KiB (under one max-model-len)",
+          args=("--kv-cache-memory-bytes", "524288"), unset=("VLLM_CPU_KVCACHE_SPACE",)),
+    Fault("kv-memory-bytes-8m-compiled", "kv-cache", "--kv-cache-memory-bytes 8 MiB, compiled (enough: healthy)",
+          args=("--kv-cache-memory-bytes", "8388608"), unset=("VLLM_CPU_KVCACHE_SPACE",), eager=False,
+          actions=SERVE_AND_STOP),
+    Fault("kv-gpu-util-0.001", "kv-cache", "--gpu-memory-utilization 0.001 without VLLM_CPU_KVCACHE_SPACE",
+          args=("--gpu-memory-utilization", "0.001"), unset=("VLLM_CPU_KVCACHE_SPACE",)),
+    Fault("kv-gpu-util-0.05", "kv-cache", "--gpu-memory-utilization 0.05 without VLLM_CPU_KVCACHE_SPACE",
+          args=("--gpu-memory-utilization", "0.05"), unset=("VLLM_CPU_KVCACHE_SPACE",), actions=SERVE_AND_STOP),
+    Fault("kv-space-negative", "kv-cache", "VLLM_CPU_KVCACHE_SPACE=-1", env={"VLLM_CPU_KVCACHE_SPACE": "-1"}),
+    Fault("kv-memory-bytes-zero", "kv-cache", "--kv-cache-memory-bytes 0", args=("--kv-cache-memory-bytes", "0"),
+          unset=("VLLM_CPU_KVCACHE_SPACE",)),
+    # -- workers / engine killed or stopped at start-up
+    _kill("kill9-engine-at-engine-init", "SIGKILL of VLLM::EngineCore at 'Initializing a V1 LLM engine'",
+          "Initializing a V1 LLM engine", "EngineCore", "SIGKILL"),
+    _kill("kill9-engine-at-load", "SIGKILL of VLLM::EngineCore at 'Starting to load model'",
+          "Starting to load model", "EngineCore", "SIGKILL"),
+    _kill("kill9-worker-at-load", "SIGKILL of VLLM::Worker at 'Starting to load model'",
+          "Starting to load model", "VLLM::Worker", "SIGKILL"),
+    _kill("kill9-worker-at-weights-done", "SIGKILL of VLLM::Worker at 'Loading weights took'",
+          "Loading weights took", "VLLM::Worker", "SIGKILL"),
+    _kill("kill9-worker-at-warmup-compiled", "SIGKILL of VLLM::Worker at 'Warming up model for the compilation', compiled",
+          "Warming up model for the compilation", "VLLM::Worker", "SIGKILL", eager=False),
+    _kill("kill9-engine-at-kv-cache", "SIGKILL of VLLM::EngineCore at 'CPU KV cache size'",
+          "CPU KV cache size", "EngineCore", "SIGKILL"),
+    _kill("kill9-worker-at-kv-cache", "SIGKILL of VLLM::Worker at 'CPU KV cache size'",
+          "CPU KV cache size", "VLLM::Worker", "SIGKILL"),
+    _kill("kill9-api-at-load", "SIGKILL of the API server (main process) at 'Starting to load model'",
+          "Starting to load model", "main", "SIGKILL"),
+    _kill("kill-segv-worker-at-load", "SIGSEGV sent to VLLM::Worker at 'Starting to load model'",
+          "Starting to load model", "VLLM::Worker", "SIGSEGV"),
+    _kill("kill-abrt-engine-at-kv-cache", "SIGABRT sent to VLLM::EngineCore at 'CPU KV cache size'",
+          "CPU KV cache size", "EngineCore", "SIGABRT"),
+    _kill("sigstop-engine-at-load", "SIGSTOP of VLLM::EngineCore at 'Starting to load model', ready timeout 30 s",
+          "Starting to load model", "EngineCore", "SIGSTOP", env={"VLLM_ENGINE_READY_TIMEOUT_S": "30"}),
+    _kill("sigstop-worker-at-load", "SIGSTOP of VLLM::Worker at 'Starting to load model', ready timeout 30 s",
+          "Starting to load model", "VLLM::Worker", "SIGSTOP", env={"VLLM_ENGINE_READY_TIMEOUT_S": "30"}),
+    _kill("sigstop-engine-at-engine-init", "SIGSTOP of VLLM::EngineCore at 'Initializing a V1 LLM engine', timeout 30 s",
+          "Initializing a V1 LLM engine", "EngineCore", "SIGSTOP", env={"VLLM_ENGINE_READY_TIMEOUT_S": "30"}),
+    _kill("sigterm-at-load", "SIGTERM of the API server at 'Starting to load model' (an operator stop during start-up)",
+          "Starting to load model", "main", "SIGTERM"),
+    # -- killed or stopped in flight / after ready
+    _inflight("kill9-worker-inflight", "SIGKILL of VLLM::Worker during a long request", "VLLM::Worker", "SIGKILL"),
+    _inflight("kill9-engine-inflight", "SIGKILL of VLLM::EngineCore during a long request", "EngineCore", "SIGKILL"),
+    _inflight("kill9-worker-inflight-stream", "SIGKILL of VLLM::Worker during a streaming request", "VLLM::Worker",
+              "SIGKILL", payload="stream_long"),
+    _inflight("kill9-engine-inflight-compiled", "SIGKILL of VLLM::EngineCore during a request, compiled start-up",
+              "EngineCore", "SIGKILL", eager=False),
+    _inflight("kill-segv-worker-inflight", "SIGSEGV sent to VLLM::Worker during a request", "VLLM::Worker", "SIGSEGV"),
+    _inflight("kill-abrt-engine-inflight", "SIGABRT sent to VLLM::EngineCore during a request", "EngineCore", "SIGABRT"),
+    _inflight("kill-bus-worker-inflight", "SIGBUS sent to VLLM::Worker during a request", "VLLM::Worker", "SIGBUS"),
+    _inflight("sigstop-worker-inflight", "SIGSTOP of VLLM::Worker during a request, execute timeout 15 s",
+              "VLLM::Worker", "SIGSTOP", env={"VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS": "15"}),
+    _inflight("sigterm-engine-inflight", "SIGTERM sent to VLLM::EngineCore (not the server) during a request",
+              "EngineCore", "SIGTERM"),
+    Fault("kill9-worker-idle", "kill-runtime", "SIGKILL of VLLM::Worker while idle after ready, then a request",
+          actions=(("wait", "ready"), ("request", "chat"), ("signal", "VLLM::Worker", "SIGKILL"), ("sleep", 5),
+                   ("request", "chat"), ("wait_exit", 30))),
+    Fault("kill9-engine-idle", "kill-runtime", "SIGKILL of VLLM::EngineCore while idle after ready, then a request",
+          actions=(("wait", "ready"), ("signal", "EngineCore", "SIGKILL"), ("sleep", 5), ("request", "chat"),
+                   ("wait_exit", 30))),
+    # -- normal stops and healthy runs
+    Fault("stop-sigterm-idle", "stop", "healthy start, two requests, SIGTERM (normal stop)", actions=SERVE_AND_STOP),
+    Fault("stop-sigint-idle", "stop", "healthy start, a request, SIGINT (Ctrl-C)",
+          actions=(("wait", "ready"), ("request", "chat"), ("signal", "main", "SIGINT"))),
+    Fault("stop-sigterm-inflight", "stop", "SIGTERM of the server while a long request runs",
+          actions=(("wait", "ready"), ("request_bg", "long"), ("sleep", 1.5), ("signal", "main", "SIGTERM"))),
+    Fault("stop-sigterm-compiled", "stop", "healthy compiled start-up, requests, SIGTERM", eager=False,
+          actions=SERVE_AND_STOP),
+    Fault("stop-sigterm-no-prefix-caching", "stop", "healthy start with prefix caching off, requests, SIGTERM",
+          args=("--no-enable-prefix-caching",), actions=SERVE_AND_STOP),
+    Fault("stop-sigterm-streams", "stop", "healthy start, a streaming and a plain request, SIGTERM",
+          actions=(("wait", "ready"), ("request", "stream_long"), ("request", "models"), ("signal", "main", "SIGTERM"))),
+    Fault("stop-sigterm-before-any-request", "stop", "healthy start then SIGTERM with no request",
+          actions=(("wait", "ready"), ("signal", "main", "SIGTERM"))),
+    # -- requests the server refuses (it stays up)
+    _req("req-oversize-chat", "a chat prompt of ~3,600 tokens over max-model-len 1024", "oversize"),
+    _req("req-oversize-completion", "a completion prompt over max-model-len", "oversize_completion"),
+    _req("req-max-tokens-huge", "max_tokens 100000", "max_tokens_huge"),
+    _req("req-max-tokens-negative", "max_tokens -5", "max_tokens_negative"),
+    _req("req-temperature-negative", "temperature -1", "temperature_negative"),
+    _req("req-bad-json", "a request body that is not JSON", "bad_json"),
+    _req("req-unknown-model", "a request for a model that is not served", "unknown_model"),
+    _req("req-messages-wrong-type", "messages given as a string", "messages_wrong_type"),
+    _req("req-oversize-compiled", "an oversize prompt on a compiled start-up", "oversize", eager=False),
+)
+
+
+# ---------------------------------------------------------------- CLI
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--list", action="store_true", help="print the faults and exit")
+    ap.add_argument("--only", action="append", help="fault name or glob (repeatable)")
+    ap.add_argument("--jobs", type=int, default=1, help="servers at a time (default 1; at most 2 on 2 cores)")
+    ap.add_argument("--out", type=Path, default=OUT, help=f"folder for the logs (default {OUT})")
+    a = ap.parse_args(argv)
+    chosen = [f for f in FAULTS if not a.only or any(fnmatch.fnmatch(f.name, p) for p in a.only)]
+    if a.list:
+        for f in chosen:
+            print(f"{f.name:38} {f.family:12} {f.what}")
+        return 0
+    why = vllm_available()
+    if why:
+        print(f"error: {why}", file=sys.stderr)
+        return 2
+    if not chosen:
+        print("error: no fault matches --only", file=sys.stderr)
+        return 2
+    a.out.mkdir(parents=True, exist_ok=True)
+    WORK.mkdir(parents=True, exist_ok=True)
+    model = build_tiny_model()
+    t0 = time.monotonic()
+
+    def one(f: Fault) -> None:
+        try:
+            rec = run_fault(f, model, a.out)
+        except (OSError, subprocess.SubprocessError, ValueError) as e:
+            print(f"{f.name:38} HARNESS ERROR {e!r}", flush=True)
+            return
+        print(f"{f.name:38} exit={rec['exit_code']} {rec['seconds']:6.1f}s timed_out={rec['timed_out']}", flush=True)
+
+    with ThreadPoolExecutor(max_workers=max(1, a.jobs)) as pool:
+        list(pool.map(one, chosen))
+    print(f"{len(chosen)} runs in {time.monotonic() - t0:.0f} s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
