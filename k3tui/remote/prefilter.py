@@ -1,0 +1,528 @@
+"""The first root of a log of any size: scan it on the host, read only windows, classify those.
+
+Why: a server log that has grown for hours is gigabytes; reading it over SSH costs minutes
+and reading only its tail misses a root printed early. :func:`find_root` runs
+:mod:`k3tui.remote.prefilter_remote` on the host (``python3 -S``, stdlib only; ``grep -b -n
+-F`` where the host has no python3; the plain tail read, loudly, where neither), which scans
+the WHOLE file once for the classifier's needles and returns line offsets, the size and the
+SHA-256. k3tui then fetches the windows that start at those lines and feeds them, in order,
+to the same :class:`~k3tui.classify.Classifier`.
+
+Why the answer equals classifying the whole file (``tests/test_prefilter_equiv.py``):
+
+- a line outside every window holds no needle, so the classifier would only count it —
+  unless it was busy (a traceback open, a root waiting for its stack) or in its first lines:
+  a window therefore ends only where the classifier has settled (:func:`_settled`), never
+  inside its first ``HEAD_LINES``;
+- the lines between windows are fed as filler lines (same count, so line numbers stay true)
+  whose first line is longer than the classifier's look-back (``LOOKBACK`` characters), and a
+  window ends only once the last look-back literal (a traceback head, a normal stop) is
+  further back than that: a look-back never reaches across a gap, in the file or here;
+- a needle that reached its cap on the host (a stage marker repeated all day) is scanned
+  for again from where it was dropped if it can still matter at that line.
+
+The root is certain once announced, settled, and its OOM verdict known; the walk stops there
+(else it reads every window to the end of the file).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+import shlex
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from ..classify import Classifier, ClassifyResult
+from ..classify.classifier import HEAD_LINES
+from ..classify.history import LOOKBACK
+from ..classify.rules import STAGES, load_rules
+from ..classify.traces import TB_HEAD
+from ..errors import HostError
+from .base import Host, RunResult
+
+FORMATS = ("raw", "docker-json", "cri")
+WINDOW = 32 * 1024
+"""Bytes first fetched from a hit's line (then more, doubling, while the classifier is busy)."""
+BATCH = 64
+"""Windows asked for in one fetch."""
+MARKER_CAP = 8
+"""Hits kept per stage marker in one scan (later ones are looked for again only if still needed)."""
+NEEDLE_CAP = 20000
+"""Hits kept per error word / look-back literal and per host worker in one scan."""
+TAIL_BYTES = 4 * 1024 * 1024
+"""What the last resort reads when the host has neither python3 nor grep."""
+
+
+class PrefilterError(HostError):
+    """The log could not be scanned or read on the host."""
+
+
+@dataclass(frozen=True)
+class Needles:
+    """What can make a line matter to the classifier, and in which case.
+
+    ``words`` are matched case-insensitively by the classifier; ``plain`` are stage markers
+    found on any line; ``gated`` (stage index, literal) only on lines holding ``gate``;
+    ``lookback`` are searched case-sensitively in the text before a would-be root.
+    """
+
+    words: tuple[str, ...]
+    plain: tuple[tuple[int, str], ...]
+    gate: str
+    gated: tuple[tuple[int, str], ...]
+    lookback: tuple[str, ...]
+
+
+@cache
+def classifier_needles() -> Needles:
+    """The classifier's needles, derived from its rules data (``assets/classify/*.toml``).
+
+    TODO(lead): switch to k3tui.classify's needles once issue 13 exposes them.
+    """
+    r = load_rules()
+    plain = tuple((s.index, m.lower()) for s in r.stages for m in s.plain)
+    gated = tuple((s.index, m.lower()) for s in r.stages for m in s.markers)
+    done = tuple((s.index + 1, m.lower()) for s in r.stages for m in s.done)
+    return Needles(
+        words=tuple(w.lower() for w in r.always),
+        plain=plain,
+        gate=r.gate,
+        gated=gated + done,
+        lookback=(TB_HEAD, *r.normal_stop),
+    )
+
+
+def _variants(word: str) -> list[str]:
+    """The spellings a case-insensitive literal takes in logs: lower, UPPER, Capitalised, Title Case."""
+    return list(dict.fromkeys([word, word.lower(), word.upper(), word.capitalize(), word.title()]))
+
+
+def _encode(literal: str, fmt: str) -> bytes:
+    """The literal as it appears in the file on disk (docker's json-file escapes text)."""
+    if fmt != "docker-json":
+        return literal.encode()
+    esc = json.dumps(literal, ensure_ascii=False)[1:-1]
+    return esc.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026").encode()
+
+
+SEP = {"raw": b"\n", "cri": b"\n", "docker-json": b'\\n","stream"'}
+"""What ends one line of TEXT in the file (a docker entry ends its ``log`` with ``\\n``)."""
+
+
+@dataclass
+class _Spec:
+    """Needle ids sent to the host and what each stands for."""
+
+    needles: list[list[Any]] = field(default_factory=list)
+    gated: list[list[Any]] = field(default_factory=list)
+    kind: dict[int, tuple[str, int]] = field(default_factory=dict)
+    """id -> (``word``/``lookback``/``marker``, stage index a marker reaches)."""
+
+
+def build_spec(fmt: str, only: set[int] | None = None) -> _Spec:
+    """Needles for the host, by id; ``only`` keeps those ids (a rescan)."""
+    nd, spec, nid = classifier_needles(), _Spec(), 0
+
+    def add(kind: str, lit: str, cap: int, stage: int = -1, gated: bool = False) -> None:
+        nonlocal nid
+        if only is None or nid in only:
+            (spec.gated if gated else spec.needles).append([nid, _encode(lit, fmt).hex(), cap])
+        spec.kind[nid] = (kind, stage)
+        nid += 1
+
+    for w in nd.words:
+        for v in _variants(w):
+            add("word", v, NEEDLE_CAP)
+    for lit in nd.lookback:
+        add("lookback", lit, NEEDLE_CAP)
+    for stage, m in nd.plain:
+        for v in _variants(m):
+            add("marker", v, MARKER_CAP, stage)
+    for stage, m in nd.gated:
+        add("marker", m, MARKER_CAP, stage, gated=True)
+    return spec
+
+
+# --- talking to the host ---------------------------------------------------------------
+
+
+@cache
+def remote_source() -> str:
+    """The program run on the host (sent on stdin)."""
+    return Path(__file__).with_name("prefilter_remote.py").read_text(encoding="utf-8")
+
+
+def _py(op: str, arg: dict[str, Any]) -> str:
+    blob = shlex.quote(json.dumps(arg, separators=(",", ":")))
+    return f"command -v python3 >/dev/null 2>&1 || exit 127; exec python3 -S - {op} {blob}"
+
+
+@dataclass
+class _Scanned:
+    hits: list[tuple[int, int, int]]
+    size: int
+    lines: int
+    last_nl: bool
+    sha256: str | None
+    dropped: dict[int, tuple[int, int]]
+    method: str
+
+
+async def _scan(host: Host, path: str, fmt: str, spec: _Spec, start: int, start_line: int, hash_it: bool) -> _Scanned:
+    nd = classifier_needles()
+    arg = {
+        "path": path,
+        "start": start,
+        "needles": spec.needles,
+        "gate": [_encode(nd.gate, fmt).hex(), spec.gated] if spec.gated else None,
+        "sep": SEP[fmt].hex(),
+        "hash": hash_it,
+    }
+    r = await host.run(_py("scan", arg), timeout=600.0, purpose="log prefilter scan", stdin=remote_source())
+    if r.status == 127 and not r.stdout:
+        return await _grep_scan(host, path, fmt, spec, start, start_line)
+    docs = _json_lines(r, path)
+    head = docs[0]
+    sha = next((d.get("sha256") for d in docs[1:] if "sha256" in d), None)
+    hits = [(o, n + start_line, i) for o, n, i in head["hits"]]
+    dropped = {int(k): (o, n + start_line) for k, (o, n) in head["dropped"].items()}
+    return _Scanned(hits, head["size"], head["lines"] + start_line, head["last_nl"], sha, dropped, "python")
+
+
+def _json_lines(r: RunResult, path: str) -> list[dict[str, Any]]:
+    if not r.ok:
+        why = (r.stderr.strip().splitlines() or [r.error or f"exit status {r.status}"])[-1]
+        raise PrefilterError(f"cannot scan {path} on the host: {why}")
+    try:
+        return [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
+    except ValueError as exc:
+        raise PrefilterError(f"the host's prefilter answered garbage for {path}: {exc}") from exc
+
+
+async def _grep_scan(host: Host, path: str, fmt: str, spec: _Spec, start: int, start_line: int) -> _Scanned:
+    """No python3 on the host: ``grep -b -n -F`` over the same bytes (no caps, no parallel hash)."""
+    q = shlex.quote(path)
+    lits = [bytes.fromhex(h).decode("utf-8", "replace") for _, h, _ in spec.needles + spec.gated]
+    pats = " ".join(f"-e {shlex.quote(p)}" for p in dict.fromkeys(lits))
+    body = f"tail -c +{start + 1} {q} | head -c $s"
+    cmd = (
+        f"export LC_ALL=C; s=$(wc -c < {q}) || exit 2; s=$((s - {start})); echo size $((s + {start})); "
+        f"{body} | grep -b -n -F {pats} | cut -d: -f1,2; echo lines $({body} | wc -l); "
+        f"echo last $({body} | tail -c 1 | od -An -tx1); "
+        + ("echo sha $(head -c $((s)) " + q + " | sha256sum)" if start == 0 else "true")
+    )
+    r = await host.run(cmd, timeout=600.0, purpose="log prefilter scan (grep)")
+    if not r.ok and "size" not in r.stdout:
+        raise PrefilterError(f"cannot scan {path} on the host: {(r.stderr.strip() or r.error).splitlines()[-1:]}")
+    return _parse_grep(r.stdout, start, start_line)
+
+
+def _parse_grep(out: str, start: int, start_line: int) -> _Scanned:
+    size, lines, last_nl, sha = 0, 0, True, None
+    hits: list[tuple[int, int, int]] = []
+    for line in out.splitlines():
+        word, _, rest = line.partition(" ")
+        if word == "size":
+            size = int(rest)
+        elif word == "lines":
+            lines = int(rest)
+        elif word == "last":
+            last_nl = rest.strip() in ("0a", "")
+        elif word == "sha":
+            sha = rest.split()[0] if rest.split() else None
+        elif ":" in line:
+            n, _, off = line.partition(":")
+            if n.isdigit() and off.isdigit():
+                hits.append((int(off) + start, int(n) - 1 + start_line, -1))
+    if not last_nl:
+        lines = max(lines, 0)
+    return _Scanned(hits, size, lines + start_line, last_nl, sha, {}, "grep")
+
+
+async def _fetch(host: Host, path: str, size: int, ranges: list[tuple[int, int]]) -> list[tuple[int, int, str]]:
+    """The bytes of each range (from a line start to the first line end at or after its end), decoded."""
+    nonce = secrets.token_hex(16)
+    arg = {"path": path, "size": size, "nonce": nonce, "ranges": [list(r) for r in ranges]}
+    r = await host.run(_py("fetch", arg), timeout=300.0, purpose="log window fetch", stdin=remote_source())
+    if r.status == 127 and not r.stdout:
+        return await _fetch_dd(host, path, size, ranges)
+    if not r.ok:
+        raise PrefilterError(f"cannot read {path} on the host: {(r.stderr.strip() or r.error).splitlines()[-1:]}")
+    return _split_fetched(r.stdout, nonce)
+
+
+def _split_fetched(out: str, nonce: str) -> list[tuple[int, int, str]]:
+    got: list[tuple[int, int, str]] = []
+    mark = nonce + " "
+    pos = 0
+    while pos < len(out):
+        if not out.startswith(mark, pos):
+            raise PrefilterError("the host's window reader answered out of step (a header was expected)")
+        nl = out.index("\n", pos)
+        a, b = (int(x) for x in out[len(mark) + pos : nl].split())
+        nxt = out.find("\n" + mark, nl)
+        text = out[nl + 1 : (nxt + 1 if nxt >= 0 else len(out))]
+        got.append((a, b, text))
+        pos = nxt + 1 if nxt >= 0 else len(out)
+    return got
+
+
+async def _fetch_dd(host: Host, path: str, size: int, ranges: list[tuple[int, int]]) -> list[tuple[int, int, str]]:
+    """No python3: each range with ``tail -c`` / ``head -c``, cut here at the line end (exact for UTF-8 text)."""
+    got = []
+    for a, b in ranges:
+        want = min(size - a, max(b - a, 1) + 65536)
+        r = await host.run(f"tail -c +{a + 1} {shlex.quote(path)} | head -c {want}", purpose="log window fetch")
+        raw = r.stdout.encode("utf-8", "surrogateescape")
+        i = raw.find(b"\n", max(0, b - a - 1))
+        end = len(raw) if i < 0 else i + 1
+        got.append((a, a + end, raw[:end].decode("utf-8", "replace")))
+    return got
+
+
+# --- decoding the formats ----------------------------------------------------------------
+
+
+def decode(text: str, fmt: str) -> str:
+    """The log text inside a window of the file (docker's JSON entries, CRI's tagged lines)."""
+    if fmt == "raw":
+        return text
+    parts: list[str] = []
+    for line in text.split("\n"):
+        if not line:
+            continue
+        if fmt == "docker-json":
+            try:
+                parts.append(str(json.loads(line).get("log", "")))
+            except (ValueError, AttributeError):
+                continue
+        else:
+            ts, _, rest = line.partition(" ")
+            stream, _, rest = rest.partition(" ")
+            tag, _, msg = rest.partition(" ")
+            parts.append(msg + ("" if tag == "P" else "\n"))
+    return "".join(parts)
+
+
+# --- the walk ----------------------------------------------------------------------------
+
+
+@dataclass
+class LogScan:
+    """What :func:`find_root` found and what it read."""
+
+    path: str
+    fmt: str
+    result: ClassifyResult
+    size: int = 0
+    sha256: str | None = None
+    ranges: list[tuple[int, int]] = field(default_factory=list)
+    """Byte ranges of the file read over SSH, in order."""
+    method: str = "python"
+    """``python`` / ``grep`` (the host's prefilter), ``full`` (everything read), ``tail`` (last resort)."""
+    hits: int = 0
+    excerpt: str = ""
+    """The window that holds the root (text as classified, capped)."""
+    seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def bytes_read(self) -> int:
+        return sum(b - a for a, b in self.ranges)
+
+
+def _settled(c: Classifier) -> bool:
+    """No traceback open and no root waiting for its stack: lines without a needle are only counted.
+
+    TODO(lead): ask issue 13 for a public ``Classifier.settled``; until then the private
+    ``_busy`` is read here only. Without it every window runs on to the end of the file.
+    """
+    busy = getattr(c, "_busy", None)
+    return busy is not None and c.result().lines >= HEAD_LINES and not busy()
+
+
+def filler(lines: int, partial: bool = False) -> str:
+    """``lines`` lines that no needle, marker or look-back finds, the first longer than the look-back."""
+    if lines <= 0 and not partial:
+        return ""
+    text = "~" * (LOOKBACK + 1) + "\n" + "\n" * (lines - 1) if lines > 0 else "~" * (LOOKBACK + 1)
+    return text + ("~" if partial and lines > 0 else "")
+
+
+class _Walk:
+    """Feeds windows and fillers to one classifier in file order."""
+
+    def __init__(self, fmt: str, emit: Callable[[Any], None] | None, run: str) -> None:
+        self.fmt = fmt
+        self.announced = False
+        self._emit = emit
+
+        def on(ev: Any) -> None:
+            if type(ev).__name__ == "ExceptionFound":
+                self.announced = True
+            if emit is not None:
+                emit(ev)
+
+        self.c = Classifier(run=run, emit=on)
+        self.line = 0
+        self.off = 0
+        self.since_lookback: int | None = None
+        self.root_window: tuple[int, str] | None = None
+        self._lookback = classifier_needles().lookback
+
+    def gap(self, lines: int) -> None:
+        if lines > 0:
+            self.c.feed(filler(lines))
+            self.line += lines
+            self.since_lookback = None
+
+    def window(self, a: int, b: int, raw: str) -> None:
+        text = decode(raw, self.fmt)
+        before = self.announced
+        self.c.feed(text)
+        self.line += raw.count("\n") if self.fmt != "docker-json" else text.count("\n")
+        self.off = b
+        i = max(text.rfind(n) for n in self._lookback)
+        if i >= 0:
+            self.since_lookback = len(text) - (text.rfind("\n", 0, i) + 1)
+        elif self.since_lookback is not None:
+            self.since_lookback += len(text)
+        if self.announced and not before:
+            self.root_window = (a, text)
+
+    def may_leave(self) -> bool:
+        """A gap may start here: settled, out of every look-back's reach."""
+        shadow = self.since_lookback is not None and self.since_lookback <= LOOKBACK
+        return _settled(self.c) and not shadow
+
+    def certain(self, full: bool = False) -> bool:
+        return not full and self.announced and _settled(self.c) and self.c.result().oom_root_cause is not None
+
+    def stage_reached(self) -> int:
+        marks = self.c.result().stages
+        return max((STAGES.index(m.stage) for m in marks), default=-1)
+
+
+async def find_root(
+    host: Host,
+    path: str,
+    *,
+    fmt: str = "raw",
+    full: bool = False,
+    emit: Callable[[Any], None] | None = None,
+    run: str = "",
+) -> LogScan:
+    """Classify the log file ``path`` on ``host`` as a whole, reading only what matters.
+
+    Args:
+        fmt: ``raw`` (the server's own output), ``docker-json`` (docker's json-file:
+            scanned raw, classified decoded), ``cri`` (containerd/Kubernetes ``TS STREAM F text``).
+        full: read the whole file over SSH (``--full-log``), still with its size and SHA-256.
+        emit: receives the classifier's ``StageReached``/``ExceptionFound``/``RunClassified``.
+        run: the run id put on those events.
+
+    Raises:
+        PrefilterError: the file cannot be read on the host (missing, unreadable, shrank).
+    """
+    if fmt not in FORMATS:
+        raise PrefilterError(f"unknown log format {fmt!r}: use one of {', '.join(FORMATS)}")
+    t0 = time.monotonic()
+    spec = build_spec(fmt)
+    try:
+        sc = await _scan(host, path, fmt, spec, 0, 0, True)
+    except PrefilterError:
+        raise
+    walk = _Walk(fmt, emit, run)
+    out = LogScan(path, fmt, walk.c.result(), size=sc.size, sha256=sc.sha256, method=sc.method, hits=len(sc.hits))
+    if full:
+        out.method = "full"
+        sc.hits = [(0, 0, -1)]
+    await _walk(host, path, fmt, spec, sc, walk, out, full)
+    out.result = walk.c.finish()
+    if walk.root_window:
+        out.excerpt = walk.root_window[1][:65536]
+    out.seconds = round(time.monotonic() - t0, 3)
+    return out
+
+
+async def _walk(host: Host, path: str, fmt: str, spec: _Spec, sc: _Scanned, walk: _Walk, out: LogScan, full: bool) -> None:
+    pending = sorted({(o, n) for o, n, _ in sc.hits} | ({(0, 0)} if sc.size else set()))
+    dropped = dict(sc.dropped)
+    cache: dict[int, tuple[int, str]] = {}
+    i = 0
+    while i < len(pending) and not walk.certain(full):
+        off, line = pending[i]
+        if off < walk.off:
+            i += 1
+            continue
+        if dropped and min(o for o, _ in dropped.values()) < off:
+            extra = await _rescan(host, path, fmt, spec, dropped, walk)
+            pending = sorted(set(pending[i:]) | {h for h in extra if h[0] >= walk.off})
+            i = 0
+            continue
+        i += 1
+        walk.gap(line - walk.line)
+        if off not in cache:
+            cache = await _prefetch(host, path, sc.size, [p for p, _ in pending[i - 1 : i - 1 + BATCH]], full)
+        b = await _read_window(host, path, sc.size, off, cache.pop(off), walk, out, full)
+        if b >= sc.size:
+            break
+    if not walk.certain(full) and walk.off < sc.size:
+        if dropped:
+            extra = await _rescan(host, path, fmt, spec, dropped, walk)
+            if extra:  # a dropped needle still mattered: go on from the hits found again
+                sc.hits = [(o, n, -1) for o, n in extra]
+                return await _walk(host, path, fmt, spec, sc, walk, out, full)
+        walk.gap(sc.lines - walk.line)
+        if not sc.last_nl:
+            walk.c.feed("~")
+
+
+async def _prefetch(host: Host, path: str, size: int, offs: list[int], full: bool) -> dict[int, tuple[int, str]]:
+    """First windows of the next hits, in one round trip (non-overlapping by construction)."""
+    step = WINDOW if not full else 8 << 20
+    ranges: list[tuple[int, int]] = []
+    for o in offs:
+        if ranges and o < ranges[-1][1]:
+            continue
+        ranges.append((o, min(size, o + step)))
+    return {a: (b, text) for a, b, text in await _fetch(host, path, size, ranges)}
+
+
+async def _read_window(
+    host: Host, path: str, size: int, off: int, first: tuple[int, str], walk: _Walk, out: LogScan, full: bool
+) -> int:
+    """Feed from ``off`` until the classifier may leave; returns the end offset."""
+    a, (b, text), step = off, first, WINDOW if not full else 8 << 20
+    while True:
+        if b <= a:
+            return size
+        out.ranges.append((a, b))
+        walk.window(a, b, text)
+        if b >= size or (not full and walk.may_leave()) or walk.certain(full):
+            return b
+        a, step = b, min(step * 2, 8 << 20)
+        _, b, text = (await _fetch(host, path, size, [(a, min(size, a + step))]))[0]
+
+
+async def _rescan(host: Host, path: str, fmt: str, spec: _Spec, dropped: dict[int, tuple[int, int]], walk: _Walk) -> list[tuple[int, int]]:
+    """Needles dropped at their cap before here: scan again from here for those still needed."""
+    reached = walk.stage_reached()
+    need = {k for k in dropped if spec.kind[k][0] != "marker" or spec.kind[k][1] > reached}
+    dropped.clear()
+    if not need:
+        return []
+    again = await _scan(host, path, fmt, build_spec(fmt, need), walk.off, walk.line, False)
+    dropped.update(again.dropped)
+    return [(o, n) for o, n, _ in again.hits]
+
+
+def run_async(coro: Any) -> Any:
+    """Run a coroutine from synchronous code (the CLI)."""
+    return asyncio.run(coro)
