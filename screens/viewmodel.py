@@ -12,11 +12,14 @@ line stays literal.
 from __future__ import annotations
 
 import re
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any
 
 from k3tui import events as ev
+from k3tui.severity import louder, severity
 from k3tui.state import RunView, SessionState
 from k3tui.state import host_label as _label
 from k3tui.textsafe import neutralise
@@ -27,8 +30,8 @@ STAGE_CODE = {"container": "C", "config": "F", "device": "D", "weights": "W", "e
 CORE_RUNGS = ("baseline", "minimal", "request")
 DEFAULT_RUNGS = ("prefix-caching", "context-length", "concurrency")
 
-_ERRORISH = re.compile(r"\bERROR\b|Traceback \(most recent call last\)|(?:Error|Exception):|\bCRITICAL\b|\bFATAL\b")
-"""Lines shown as errors. No leading ``\\w*``: a search finds the suffix anywhere, without backtracking."""
+RETAG_WINDOW = 4096
+"""Server-log lines kept to re-tag a root traceback found after it was printed."""
 
 
 @dataclass(slots=True)
@@ -41,6 +44,8 @@ class LogLine:
     text: str
     host: str = ""
     """The host the line came from ("" for the session's own lines: gaps, notes without a host)."""
+    sev: str = "info"
+    """How loud it is drawn (:data:`k3tui.severity.LEVELS`): ``fault`` ``error`` ``warn`` ``info`` ``debug``."""
 
 
 class LogFeed:
@@ -53,12 +58,17 @@ class LogFeed:
         """Ids of detached runs (server logs); output of anything else is probe output."""
         self._in_tb: set[str] = set()
         """Output ids inside a bare (unprefixed) traceback: its frames count as error lines."""
+        self._recent: deque[tuple[str, LogLine]] = deque(maxlen=RETAG_WINDOW)
+        """The latest server-log lines with their run id: a root traceback found later is re-tagged here."""
+        self.retagged = False
+        """Lines already handed out changed their stage letter (the view must redraw them)."""
 
     def reset(self, state: SessionState | None = None, at: float | None = None) -> None:
         """Start over (after a seek): stages as they were at time ``at`` in ``state``."""
         self.stage = {}
         self.progress = ProgressTracker()
         self._in_tb = set()
+        self._recent.clear()
         self.runs = set()
         if state is None:
             return
@@ -87,7 +97,10 @@ class LogFeed:
                     LogLine("stage", f"▶│━━ stage {neutralise(e.stage)} ━━ run {neutralise(e.run)}, log line {e.line}")
                 ]
             case ev.ExceptionFound():
-                return [LogLine("exc", f"✖│FIRST EXCEPTION at {neutralise(e.stage)}: {neutralise(e.line)}")]
+                self._retag(e)
+                return [
+                    LogLine("exc", f"✖│FIRST EXCEPTION at {neutralise(e.stage)}: {neutralise(e.line)}", sev="error")
+                ]
             case ev.RunStarted():
                 self.runs.add(e.run)
                 self.progress = ProgressTracker()
@@ -98,15 +111,37 @@ class LogFeed:
             case ev.Note() | ev.Marker():
                 return [LogLine("note", f"◆│{neutralise(ev.summary(e, 500))}")]
             case ev.SceneFrozen() | ev.RungEntered() | ev.RungLeft():
-                return [LogLine("stage", f"■│{neutralise(ev.summary(e, 500))}")]
+                sev = "error" if isinstance(e, ev.RungLeft) and e.verdict.upper() in _FAILED else "info"
+                return [LogLine("stage", f"■│{neutralise(ev.summary(e, 500))}", sev=sev)]
             case ev.CheckVerdict() if e.verdict != "PASS":
-                return [LogLine("err" if e.verdict == "FAIL" else "info", f"·│{neutralise(ev.summary(e, 300))}")]
+                return [_own_line(e, "error" if e.verdict.upper() in _FAILED else "warn")]
             case ev.RunEnded() | ev.RunClassified() | ev.HostConnected() | ev.HostDisconnected() | ev.HostReconnected():
-                return [LogLine("info", f"·│{neutralise(ev.summary(e, 300))}")]
+                return [_own_line(e, _event_severity(e))]
             case ev.Notice() | ev.Decision() | ev.XidEvent() | ev.HttpResponse():
-                kind = "err" if getattr(e, "level", "") == "error" or isinstance(e, ev.XidEvent) else "info"
-                return [LogLine(kind, f"·│{neutralise(ev.summary(e, 300))}")]
+                return [_own_line(e, _event_severity(e))]
         return []
+
+    def _retag(self, e: ev.ExceptionFound) -> None:
+        """Give the root traceback's lines the letter of the stage it failed in.
+
+        The gutter letter is the stage the run had *entered* when a line was printed; the
+        classifier decides the failed stage from the root's own frames, often later (an
+        engine failure printed while the markers still said device). The stack, the root
+        line and the lines between them are re-tagged with that stage."""
+        code = STAGE_CODE.get(e.stage)
+        if code is None:
+            return
+        wanted = {neutralise(x).rstrip() for x in (*e.stack, e.line) if x.strip()}
+        root = neutralise(e.line).rstrip()
+        hits = [ln for run, ln in self._recent if run == e.run and ln.text[2:].rstrip() in wanted]
+        if not hits:
+            return
+        # the root line itself closes the traceback: the last hit equal to it, else the last hit
+        end = max((i for i, ln in enumerate(hits) if ln.text[2:].rstrip() == root), default=len(hits) - 1)
+        for ln in hits[: end + 1]:
+            if ln.text[:1] != code:
+                ln.text = code + ln.text[1:]
+                self.retagged = True
 
     def _output(self, e: ev.Output) -> list[LogLine]:
         # whole-chunk checks first: most chunks have no control characters, no progress bar
@@ -120,22 +155,24 @@ class LogFeed:
         if "shards" in text or "CUDA graph" in text:
             for line in raw:
                 self.progress.feed(line)
-        if e.id not in self._in_tb and e.stream != "stderr" and not _maybe_error(text):
-            return [LogLine("out", code + line, host) for line in raw]
-        return [LogLine(self._kind(e.id, line, e.stream), code + line, host) for line in raw]
+        if e.id not in self._in_tb and e.stream != "stderr" and not _maybe_loud(text):
+            out = [LogLine("out", code + line, host) for line in raw]
+        else:
+            out = [self._line(e.id, code, line, host, e.stream) for line in raw]
+        self._recent.extend(zip(repeat(e.id), out))
+        return out
 
-    def _kind(self, src: str, line: str, stream: str) -> str:
+    def _line(self, src: str, code: str, line: str, host: str, stream: str) -> LogLine:
+        sev = severity(line) if _maybe_loud(line) else "info"
         if src in self._in_tb:
-            if line[:1] in (" ", "\t"):
-                return "err"
-            self._in_tb.discard(src)
-            return "err"  # the exception line that ends the traceback
+            if line[:1] not in (" ", "\t"):
+                self._in_tb.discard(src)  # the exception line that ends the traceback
+            return LogLine("err", code + line, host, louder(sev, "error"))
         if line.startswith("Traceback (most recent call last)"):
             self._in_tb.add(src)
-            return "err"
-        if (stream == "stderr" and line.strip()) or (_maybe_error(line) and _ERRORISH.search(line)):
-            return "err"
-        return "out"
+            return LogLine("err", code + line, host, "error")
+        loud = sev in ("fault", "error")
+        return LogLine("err" if loud or (stream == "stderr" and line.strip()) else "out", code + line, host, sev)
 
 
 def _flat(text: str) -> str:
@@ -143,16 +180,52 @@ def _flat(text: str) -> str:
     return neutralise(text).replace("\r", "").replace("\n", " ⏎ ")
 
 
-def _maybe_error(text: str) -> bool:
-    """Cheap prefilter of :data:`_ERRORISH` (substring tests run at C speed; the regex does not)."""
-    return (
-        "ERROR" in text
-        or "rror" in text
-        or "Exception" in text
-        or "Traceback" in text
-        or "CRITICAL" in text
-        or "FATAL" in text
+_LOUD = tuple(
+    dict.fromkeys(
+        ["ERROR", "rror", "Exception", "Traceback", "CRITICAL", "FATAL", "WARN", "Warn", "DEBUG", "Xid", "NVLink"]
+        + ["ECC", "abric", "IMEX", "fallen off", "out of memory", "Killed", "Segmentation", "OOM", "TRACE"]
     )
+)
+"""Substrings one of which every line that is not plain ``info`` contains (most lines have none)."""
+
+
+def _maybe_loud(text: str) -> bool:
+    """Cheap prefilter of :func:`k3tui.severity.severity` (substring tests run at C speed; regexes do not)."""
+    return any(s in text for s in _LOUD)
+
+
+def _own_line(e: ev.AnyEvent, sev: str) -> LogLine:
+    """A line of k3tui's own (the ``·`` gutter) for an event, as loud as what it says."""
+    text = neutralise(ev.summary(e, 300))
+    sev = louder(sev, severity(text)) if sev != "debug" else sev
+    return LogLine("err" if sev in ("fault", "error") else "info", f"·│{text}", sev=sev)
+
+
+_FAILED = ("FAIL", "STOP", "DRIFT")
+_NOTICE = {"error": "error", "warning": "warn", "warn": "warn"}
+
+
+def _event_severity(e: ev.AnyEvent) -> str:  # noqa: PLR0911 - one flat table
+    """How loud one of k3tui's own event lines is, by what the event says."""
+    match e:
+        case ev.XidEvent():
+            return "fault"
+        case ev.RunEnded():
+            failed = e.status not in (0, None) and e.reason != "stopped"
+            return "error" if failed else "debug"
+        case ev.RunClassified():
+            return "info" if e.failed_stage in ("", "none") else "error"
+        case ev.HostDisconnected():
+            return "warn"
+        case ev.Notice():
+            return _NOTICE.get(e.level, "info")
+        case ev.HttpResponse():
+            if e.status is None or e.status >= 500:
+                return "error"
+            return "warn" if e.status >= 400 else "debug"
+        case ev.HostConnected() | ev.HostReconnected():
+            return "debug"
+    return "info"
 
 
 def session_hosts(state: SessionState) -> list[str]:

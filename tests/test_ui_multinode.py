@@ -97,7 +97,7 @@ async def test_replay_cycles_the_log_through_the_hosts(trays):
         await pilot.pause(0.05)
         log = rs.view.log_view
         assert log.host_filter is None and log.current is not None
-        assert log.lines[log.current].startswith("✖│tray-b│FIRST EXCEPTION")
+        assert log.lines[log.current].startswith("D│tray-b│ERROR RuntimeError: NCCL error")  # the root line
 
 
 async def test_host_filter_survives_a_seek_and_the_errors_filter(trays):

@@ -145,8 +145,8 @@ async def test_filters_errors_only_and_jump_to_first_exception(session):
         assert not any("INFO" in ln and "ERROR" not in ln for ln in log.lines)
         await pilot.press("e")
         assert log.mode == "all" and log.line_count == total
-        await pilot.press("x")
-        assert log.lines[log.current].startswith("✖│")
+        await pilot.press("x")  # the root line itself (not the synthetic ✖ line), tagged with its stage
+        assert log.lines[log.current].startswith("E│") and "No available memory" in log.lines[log.current]
         assert not log.auto_scroll
         # only lines matching the query
         await pilot.press("slash", *"Worker", "escape", "o")

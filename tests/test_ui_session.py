@@ -73,7 +73,11 @@ async def test_run_rung_freeze_banner_note_marker_and_quit(tmp_path, shared):
         assert ("stop_run",) not in driver.calls
         await pilot.press("s")
         await _until(pilot, lambda: ("stop_run",) in driver.calls)
-        await pilot.press("q")
+        await pilot.press("q")  # asks, as Esc does (it used to stop the server and quit at once)
+        await _until(pilot, lambda: type(app.screen).__name__ == "ConfirmDialog")
+        assert not driver.closed
+        await pilot.press("y")
+        await _until(pilot, lambda: driver.closed)
         await pilot.pause(0.2)
     assert driver.closed and exited == [True]
     _, events = read_all(driver.recording_path)
@@ -107,8 +111,8 @@ async def test_live_log_filters_search_and_change_preview(tmp_path, shared):
         assert log.current == first
         await pilot.press("F")
         assert log.auto_scroll and log.current is None
-        await pilot.press("x")
-        assert log.lines[log.current].startswith("✖│FIRST EXCEPTION")
+        await pilot.press("x")  # the root line itself, not the synthetic ✖ line after the traceback
+        assert ROOT in log.lines[log.current] and log.lines[log.current].startswith("E│")
         # preview the next change: the diff appears in the run-config panel before anything is applied
         await pilot.press("c")
         await pilot.pause(0.1)

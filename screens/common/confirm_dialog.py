@@ -14,6 +14,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
+from . import key_guard
+
 
 class ConfirmDialog(ModalScreen[bool]):
     """A question with yes/no; dismisses with True only on ``y`` or the yes button."""
@@ -41,9 +43,13 @@ class ConfirmDialog(ModalScreen[bool]):
                 yield Button(f"{self.no} (n)", id="no", variant="primary")
             yield Label("y confirms · n or Esc cancels", classes="dialog-hint")
 
+    def on_mount(self) -> None:
+        self.app.clear_notifications()  # a toast must not sit on the question
+
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
         self.dismiss(event.button.id == "yes")
 
     def action_answer(self, yes: bool) -> None:
+        key_guard.arm(self.app)  # answered by a letter: the rest of a typed word is no command
         self.dismiss(yes)

@@ -9,9 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import ActiveBinding, Binding
 from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Static
@@ -21,7 +21,8 @@ from k3tui.textsafe import neutralise
 
 from ..session.session_view import SessionView
 from ..viewmodel import flat_diff, host_label
-from .help_screen import HelpScreen, binding_help
+from . import key_guard
+from .help_screen import HelpScreen, binding_help, legend
 from .text_dialog import TextDialog
 from .workers import forward_worker_state
 
@@ -36,14 +37,19 @@ class SessionBase(Screen):
         Binding("e", "filter('errors')", "Errors"),
         Binding("o", "filter('match')", "Only matches", show=False),
         Binding("x", "first_exception", "1st exc"),
+        Binding("w", "wrap", "Wrap long lines (again: clip them)", show=False),
+        Binding("b", "banner", "Banner: the whole first exception, advice and scene", show=False),
         Binding("F", "follow", "Follow/pause", show=False),
         Binding("P", "probes", "Probe output", show=False),
         Binding("h", "cycle_host", "Host filter (all → each host)", show=False),
         Binding("E", "export", "Export", show=False),
         Binding("D", "diff", "Diff scenes", show=False),
         Binding("question_mark", "help", "Help"),
+        Binding("q", "quit_session", "Quit"),
         Binding("escape", "escape", "Back", show=False),
     ]
+    FOOTER_FIRST: tuple[str, ...] = ()
+    """Actions the footer shows first, in this order (at 80 columns the rest falls off its end)."""
 
     recording_path: Path | None = None
 
@@ -59,6 +65,24 @@ class SessionBase(Screen):
 
     def on_mount(self) -> None:
         self.view.log_view.focus()
+
+    def on_key(self, event: events.Key) -> None:
+        key_guard.swallow(self.app, event)  # the tail of a word typed into a yes/no dialog
+
+    @property
+    def active_bindings(self) -> dict[str, ActiveBinding]:
+        """The screen's bindings with :attr:`FOOTER_FIRST` first: the footer shows them in this order."""
+        found = super().active_bindings
+        order = {a: i for i, a in enumerate(self.FOOTER_FIRST)}
+        first = sorted(
+            (k for k, b in found.items() if b.binding.action in order), key=lambda k: order[found[k].binding.action]
+        )
+        rest = [k for k, b in found.items() if b.binding.action not in order]
+        return {k: found[k] for k in (*first, *rest)}
+
+    def on_resize(self) -> None:
+        # at 80 columns the command palette's hint costs the controls their place (help names ctrl+p)
+        self.query_one(Footer).show_command_palette = self.size.width >= 110
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         forward_worker_state(self, event)
@@ -116,7 +140,7 @@ class SessionBase(Screen):
                 f"no {'further' if forward else 'earlier'} match for {neutralise(log.query_text)!r} in the log window",
                 markup=False,
             )
-        self.view.render_panels()
+        self.view.render_panels(everything=False)
 
     def action_filter(self, mode: str) -> None:
         log = self.view.log_view
@@ -131,7 +155,7 @@ class SessionBase(Screen):
         if st.first_exception is None:
             self.notify("no root exception in this session (yet)", markup=False)
             return
-        if not self.view.log_view.jump_to_exception():
+        if not self.view.log_view.jump_to_exception(neutralise(st.first_exception.line)):
             self.notify(
                 "the first exception has scrolled out of the log window; it is in the freeze banner",
                 severity="warning",
@@ -173,11 +197,17 @@ class SessionBase(Screen):
 
     def action_follow(self) -> None:
         log = self.view.log_view
-        log.auto_scroll = not log.auto_scroll
-        if log.auto_scroll:
-            log.current = None
-            log.scroll_end(animate=False)
+        log.follow(not log.auto_scroll)
         self.view.render_panels()
+
+    def action_wrap(self) -> None:
+        log = self.view.log_view
+        log.set_wrap(not log.wrap)
+        self.view.render_panels(everything=False)
+
+    def action_banner(self) -> None:
+        if not self.view.toggle_banner():
+            self.notify("no first exception yet: the banner opens when one is found", markup=False)
 
     # --- export, diff, help --------------------------------------------------------------
 
@@ -226,7 +256,11 @@ class SessionBase(Screen):
         self.app.push_screen(TextDialog("Scene diff", t))
 
     def action_help(self) -> None:
-        self.app.push_screen(HelpScreen(self.title or "session", binding_help(self, self.app)))
+        self.app.push_screen(HelpScreen(self.title or "session", binding_help(self, self.app), legend()))
+
+    async def action_quit_session(self) -> None:
+        """``q``: quit k3tui (the live session asks first, as Esc does)."""
+        await self.app.action_quit()
 
 
 def _free_name(session: Path) -> Path:

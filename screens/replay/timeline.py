@@ -21,6 +21,16 @@ GLYPH = {
     "note": ("◆", "magenta"),
     "marker": ("◆", "bold magenta"),
 }
+GLYPH_LEGEND = {
+    "rung_entered": "a rung started",
+    "rung_left": "a rung ended",
+    "stage_reached": "a start-up stage reached",
+    "exception_found": "the first root exception",
+    "scene_frozen": "a scene frozen",
+    "note": "an operator's note",
+    "marker": "a marker (m / M jump between them)",
+}
+"""What each glyph means (the help's legend)."""
 PRIORITY = ["stage_reached", "rung_left", "rung_entered", "note", "marker", "scene_frozen", "exception_found"]
 
 

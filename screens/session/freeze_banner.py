@@ -28,7 +28,20 @@ def advice_for(stage: str, state: SessionState) -> str:
 
 
 class FreezeBanner(Panel):
-    """Stage, root exception, what was frozen, and what to try next at that layer."""
+    """Stage, root exception, what to try next at that layer, and what was frozen — never clipped.
+
+    Collapsed (the default) it shows the root line, its stage and the next step in full and
+    the scene in one line; ``b`` expands it with what the failed layer means and where the
+    root was found (run, process, node, log line). The CSS caps the collapsed height; the
+    expanded one may take most of the screen.
+    """
+
+    expanded = False
+
+    def toggle(self) -> None:
+        self.expanded = not self.expanded
+        self.set_class(self.expanded, "-expanded")
+        self._shown = None  # rebuild the text (expanded shows more)
 
     def show(self, state: SessionState) -> bool:
         """Render the banner; returns True when there is something to show."""
@@ -36,33 +49,54 @@ class FreezeBanner(Panel):
         if e is None:
             self.display = False
             return False
+        multi = len(session_hosts(state)) > 1
+        meaning, nxt = split_advice(advice_for(e.stage, state))
         t = Text()
         t.append(" FROZEN ", style="bold white on red")
-        t.append(f" first root exception at stage {neutralise(e.stage or '?').upper()}", style="bold")
-        if e.process:
-            t.append(f" in {neutralise(e.process)}", style="bold")
-        multi = len(session_hosts(state)) > 1
+        t.append(f" stage {neutralise(e.stage or '?').upper()}", style="bold")
         if multi and e.host:
             t.append(f" on node {host_label(state, neutralise(e.host))}", style="bold")
-        t.append(f"  (run {neutralise(e.run)}, log line {e.line_number}, {e.t:.1f}s)\n", style="bright_black")
-        t.append(_clip(neutralise(e.line.strip()), 160), style="bold red")
+        if e.process:
+            t.append(f" · {neutralise(e.process)}", style="bold")
+        t.append(f" · log line {e.line_number} · {e.t:.1f}s", style="bright_black")
+        t.append("  b: less" if self.expanded else "  b: more", style="bold cyan")
+        t.append("\n")
+        t.append(neutralise(e.line.strip()), style="bold red")
         t.append("\nnext: ", style="bold")
-        t.append(_clip(neutralise(advice_for(e.stage, state)), 240))
+        t.append(neutralise(nxt))
+        if self.expanded and meaning:
+            t.append("\nwhy: ", style="bold")
+            t.append(neutralise(meaning))
+        self._scene_line(t, state, e, multi)
+        if self.expanded:
+            t.append(
+                f"\nrun {neutralise(e.run)} · first root exception of the session; x jumps to it in the log",
+                style="bright_black",
+            )
+        self.show_text(t)
+        self.display = True
+        return True
+
+    @staticmethod
+    def _scene_line(t: Text, state: SessionState, e, multi: bool) -> None:  # noqa: ANN001 - an ExceptionView
         frozen = [s for s in state.scenes if s.t >= e.t]
         if multi:  # that node's scene first
             frozen = [s for s in frozen if s.host == e.host] or frozen
         t.append("\nscene: ", style="bold")
-        if frozen:
-            t.append(
-                f"frozen at {frozen[0].t:.1f}s ({neutralise(frozen[0].reason)}): {neutralise(scene_summary(frozen[0].scene))}"
-            )
-            if multi and frozen[0].host:
-                t.append(f" on {host_label(state, neutralise(frozen[0].host))}", style="bright_black")
-        else:
+        if not frozen:
             t.append("freezing…", style="yellow")
-        self.show_text(t)
-        self.display = True
-        return True
+            return
+        t.append(
+            f"frozen at {frozen[0].t:.1f}s ({neutralise(frozen[0].reason)}): {neutralise(scene_summary(frozen[0].scene))}"
+        )
+        if multi and frozen[0].host:
+            t.append(f" on {host_label(state, neutralise(frozen[0].host))}", style="bright_black")
+
+
+def split_advice(text: str) -> tuple[str, str]:
+    """``"meaning Next: step"`` → (meaning, step); advice without ``Next:`` is all step."""
+    meaning, sep, step = text.partition(" Next: ")
+    return (meaning.strip(), step.strip()) if sep else ("", text.strip())
 
 
 def scene_summary(scene: dict) -> str:
@@ -82,7 +116,3 @@ def scene_summary(scene: dict) -> str:
     if probes:
         parts.append(f"{len(probes)} probes" + (f" ({failed} failed)" if failed else ""))
     return ", ".join(parts) or "empty"
-
-
-def _clip(text: str, n: int) -> str:
-    return text if len(text) <= n else text[: n - 1] + "…"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from rich.text import Text
 
 from k3tui.state import SessionState
@@ -36,6 +38,24 @@ class LadderPanel(Panel):
             if r.repeats:
                 t.append(f" {r.reproduced or 0}/{r.repeats}", style="bold")
             if r.summary:
-                summary = neutralise(r.summary)
-                t.append(f" {summary[:57] + '…' if len(summary) > 58 else summary}", style="bright_black")
+                t.append(f" {short_summary(neutralise(r.summary))}", style="bright_black")
         self.show_text(t)
+
+
+_LOG_PREFIX = re.compile(
+    r"\((?:[\w.-]+ )?pid=\d+\)\s*"  # (Worker_TP3 pid=9257)
+    r"|\b(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\s+\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?\s+\[[^\]]*\]\s*"
+)
+SUMMARY_MAX = 110
+
+
+def short_summary(text: str, limit: int = SUMMARY_MAX) -> str:
+    """A rung's summary without vLLM's log prefixes (process, level, time, source), cut at a word.
+
+    ``start-up failed at stage engine: (Worker_TP3 pid=9) ERROR 12-01 … [x.py:9] RuntimeError: NCCL error``
+    → ``start-up failed at stage engine: RuntimeError: NCCL error``: the exception, not ``ER…``."""
+    text = " ".join(_LOG_PREFIX.sub("", text).split())
+    if len(text) <= limit:
+        return text
+    cut = text.rfind(" ", 0, limit)
+    return text[: cut if cut > limit // 2 else limit].rstrip(" ,:;") + "…"

@@ -14,6 +14,7 @@ window.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections import deque
 
 from rich.highlighter import Highlighter
@@ -22,20 +23,30 @@ from rich.text import Text
 from textual.strip import Strip
 from textual.widgets import Log
 
-from ..viewmodel import _ERRORISH, LogLine, _maybe_error
+from ..viewmodel import LogLine
 
 WINDOW = 20_000
 
-_STAGE_STYLE = {
-    "C": "bright_black",
-    "F": "blue",
+STAGE_STYLE = {
+    # cool colours only: a stage letter must never read as a severity (red, amber, pink are taken)
+    "C": "grey50",
+    "F": "steel_blue1",
     "D": "cyan",
-    "W": "yellow",
-    "E": "magenta",
+    "W": "sky_blue3",
+    "E": "dodger_blue1",
     "A": "green",
     "R": "bright_green",
 }
-_LINE_STYLE = {
+STAGE_LEGEND = {
+    "C": "container",
+    "F": "config",
+    "D": "device",
+    "W": "weights",
+    "E": "engine",
+    "A": "api",
+    "R": "runtime",
+}
+LINE_STYLE = {
     "✖": "bold bright_white on dark_red",
     "▶": "bold cyan",
     "■": "bold bright_cyan",
@@ -44,39 +55,70 @@ _LINE_STYLE = {
     "·": "bright_black",
     "⋯": "bold yellow",
 }
+LINE_LEGEND = {
+    "✖": "the first root exception (x jumps to its root line)",
+    "▶": "a stage the run entered",
+    "■": "a rung entered or left, a scene frozen",
+    "◆": "a note or a marker",
+    "$": "a command k3tui ran",
+    "·": "k3tui's own findings and events, coloured by severity",
+    "⋯": "lines this view skipped under a flood (the recording has them)",
+}
+SEVERITY_STYLE = {
+    "fault": "bold bright_white on red",
+    "error": "bold red",
+    "warn": "#ffaf00",
+    "info": "",
+    "debug": "bright_black",
+}
+"""Body style by :mod:`k3tui.severity` level: faults and failures red, warnings amber, routine dim."""
+_OWN_STYLE = {**SEVERITY_STYLE, "info": "bright_black", "fault": "bold bright_red"}
+"""k3tui's own ``·`` lines: routine stays dim, what they report decides the rest."""
 _HOST_STYLES = ("bold cyan", "bold magenta", "bold green", "bold yellow", "bold blue", "bold red")
 """Colour of each host's column, by the order hosts were first seen."""
 HOST_WIDTH = 12
 """Widest host column (longer aliases are clipped there)."""
 _MATCH = Style(color="black", bgcolor="yellow", bold=True)
+_CURRENT_MATCH = Style(color="black", bgcolor="#ff8700", bold=True, underline=True)
 _CURRENT = Style(bgcolor="grey30")
+_WRAP = "┆"
+"""Gutter separator of a wrapped line's continuation rows."""
 
 
 class _Highlighter(Highlighter):
-    """Colours the gutter by stage, error lines in red, and every match of the query."""
+    """Colours the gutter by stage, each line's body by its severity, and every match of the query."""
 
     def __init__(self, view: LogView) -> None:
         self.view = view
 
     def highlight(self, text: Text) -> None:
+        view = self.view
         plain = text.plain
         mark = plain[:1]
-        if mark in _LINE_STYLE:
-            text.stylize(_LINE_STYLE[mark])
+        body = view.body_start
+        sev = view.severity_at(view.render_y)
+        if mark in LINE_STYLE:
+            if mark == "·":
+                text.stylize(_OWN_STYLE.get(sev) or LINE_STYLE["·"])
+            elif mark == "■" and sev == "error":
+                text.stylize("bold red")
+            else:
+                text.stylize(LINE_STYLE[mark])
         else:
-            text.stylize(_STAGE_STYLE.get(mark, "bright_black"), 0, 1)
-            if _maybe_error(plain) and _ERRORISH.search(plain):
-                text.stylize("bold red", self.view.body_start)
+            text.stylize(STAGE_STYLE.get(mark, "bright_black"), 0, 1)
+            style = SEVERITY_STYLE.get(sev, "")
+            if style:
+                text.stylize(style, body)
         text.stylize("bright_black", 1, 2)
-        body = self.view.body_start
         if body > 2:
             host = plain[2 : body - 1].rstrip()
-            text.stylize(self.view.host_style(host), 2, body - 1)
+            text.stylize(view.host_style(host), 2, body - 1)
             text.stylize("bright_black", body - 1, body)
-        rx = self.view.query_rx
+        rx = view.query_rx
         if rx is not None:
+            hit = _CURRENT_MATCH if view.render_y == view.current else _MATCH
             for m in rx.finditer(plain, body):
-                text.stylize(_MATCH, m.start(), m.end())
+                text.stylize(hit, m.start(), m.end())
 
 
 class LogView(Log):
@@ -89,15 +131,26 @@ class LogView(Log):
         self.window = window
         self.highlighter = _Highlighter(self)
         self._all: deque[LogLine] = deque(maxlen=window)
+        self._sev: list[str] = []
+        """Severity of each shown line (parallel to ``_lines``)."""
+        self.render_y = -1
+        """The shown line being rendered (what the highlighter asks the severity of)."""
         self.mode = "all"
         """``all`` lines, only ``errors`` (and markers), or only lines that ``match`` the query."""
         self.show_probes = False
         """Also show the output of probe and sampler commands (hidden: the scene panel has it)."""
+        self.wrap = False
+        """Long lines wrapped at the pane's edge (``w``) instead of clipped there."""
+        self._wrap_width = 0
         self.query_text = ""
         self.query_rx: re.Pattern[str] | None = None
         self.current: int | None = None
         """Index (in the shown lines) of the current search hit."""
+        self.unseen = 0
+        """Lines shown below the view since following was paused (``N new lines below``)."""
         self._k3_rich_style: Style | None = None
+        self._hits_key: tuple | None = None
+        self._hits: list[int] = []
         self.hosts: list[str] = []
         """Every host seen (never forgotten after a seek, so the columns stay put)."""
         self.host_filter: str | None = None
@@ -116,11 +169,13 @@ class LogView(Log):
         if self._new_hosts(lines):
             self._refilter()
             return
-        shown = self._shown_lines(lines)
-        if shown:
-            if self.current is not None and len(self._lines) + len(shown) > self.window:
-                self.current = max(0, self.current - (len(self._lines) + len(shown) - self.window))
-            self.write_lines(shown)
+        texts, sevs = self._shown_lines(lines)
+        if texts:
+            if self.current is not None and len(self._lines) + len(texts) > self.window:
+                self.current = max(0, self.current - (len(self._lines) + len(texts) - self.window))
+            if not self.auto_scroll:
+                self.unseen += len(texts)
+            self._write(texts, sevs)
 
     def replace(self, lines: list[LogLine]) -> None:
         """Show exactly these lines (after a seek in replay)."""
@@ -129,10 +184,40 @@ class LogView(Log):
         self._new_hosts(lines)
         self._refilter()
 
+    def redraw(self) -> None:
+        """Show the kept lines again (their text changed: a root traceback was re-tagged)."""
+        keep = self.current
+        self._refilter()
+        if keep is not None and keep < len(self._lines):
+            self.current = keep
+            self._repaint()
+
     @property
     def kept(self) -> int:
         """Lines held in the window (shown or filtered out)."""
         return len(self._all)
+
+    def _write(self, texts: list[str], sevs: list[str], scroll_end: bool | None = None) -> None:
+        # Log splits on every line separator Python knows; keep one severity per stored line
+        if any("\u2028" in t or "\u2029" in t for t in texts):
+            pairs = [(part, sev) for t, sev in zip(texts, sevs, strict=True) for part in t.splitlines() or [t]]
+            texts, sevs = [p for p, _ in pairs], [v for _, v in pairs]
+        self._sev.extend(sevs)
+        self.write_lines(texts, scroll_end=scroll_end)
+
+    def _prune_max_lines(self) -> None:
+        extra = len(self._sev) - (self.max_lines or len(self._sev))
+        if extra > 0:
+            del self._sev[:extra]
+        super()._prune_max_lines()
+
+    def clear(self) -> LogView:
+        self._sev.clear()
+        return super().clear()
+
+    def severity_at(self, y: int) -> str:
+        sev = self._sev
+        return sev[y] if 0 <= y < len(sev) else "info"
 
     # --- hosts --------------------------------------------------------------------------
 
@@ -184,13 +269,57 @@ class LogView(Log):
         else:
             self.body_start = 2
 
-    def _shown_lines(self, lines) -> list[str]:  # noqa: ANN001 - any iterable of LogLine
-        """The kept lines as shown: with the host column when several hosts are shown together."""
+    def _shown_lines(self, lines) -> tuple[list[str], list[str]]:  # noqa: ANN001 - any iterable of LogLine
+        """The kept lines as shown (with the host column when several hosts are shown together,
+        wrapped into rows when wrapping is on), and the severity of each."""
         keep = self._keep
-        if self.body_start == 2:
-            return [ln.text for ln in lines if keep(ln)]
+        kept = [ln for ln in lines if keep(ln)]
         w = self._host_width
-        return [ln.text[:2] + ln.host[:w].ljust(w) + "│" + ln.text[2:] for ln in lines if keep(ln)]
+        if self.body_start == 2:
+            texts = [ln.text for ln in kept]
+        else:
+            texts = [ln.text[:2] + ln.host[:w].ljust(w) + "│" + ln.text[2:] for ln in kept]
+        sevs = [ln.sev for ln in kept]
+        if self.wrap and self._wrap_width > self.body_start + 8:
+            return self._wrapped(texts, sevs)
+        return texts, sevs
+
+    def _wrapped(self, texts: list[str], sevs: list[str]) -> tuple[list[str], list[str]]:
+        width, body = self._wrap_width, self.body_start
+        room = width - body
+        out_t: list[str] = []
+        out_s: list[str] = []
+        for text, sev in zip(texts, sevs, strict=True):
+            if len(text) <= width:
+                out_t.append(text)
+                out_s.append(sev)
+                continue
+            lead = text[:body]
+            cont = lead[0] + _WRAP + lead[2:]
+            rest = text[body:]
+            out_t.append(lead + rest[:room])
+            out_s.append(sev)
+            for i in range(room, len(rest), room):
+                out_t.append(cont + rest[i : i + room])
+                out_s.append(sev)
+        return out_t, out_s
+
+    # --- wrapping --------------------------------------------------------------------------
+
+    def set_wrap(self, on: bool) -> None:
+        """Wrap long lines at the pane's edge (``w``, as in lnav), or clip them there."""
+        self.wrap = on
+        self._wrap_width = self._usable_width()
+        self.scroll_to(x=0, animate=False, immediate=True)
+        self._refilter()
+
+    def _usable_width(self) -> int:
+        return max(0, self.scrollable_content_region.width - 1)
+
+    def on_resize(self) -> None:
+        if self.wrap and self._usable_width() != self._wrap_width:
+            self._wrap_width = self._usable_width()
+            self._refilter()
 
     # --- filtering and search --------------------------------------------------------------
 
@@ -212,6 +341,22 @@ class LogView(Log):
         self.mode = mode
         self._refilter()
 
+    def hits(self) -> list[int]:
+        """Shown lines that match the query, in order."""
+        rx, body = self.query_rx, self.body_start
+        if rx is None:
+            return []
+        return [i for i, line in enumerate(self._lines) if rx.search(line, body)]
+
+    def position(self) -> tuple[int, int]:
+        """(the current hit's number counting from 1 — 0 when none is current, hits shown)."""
+        lines = self._lines
+        key = (self.query_text, len(lines), lines[0] if lines else None, lines[-1] if lines else None, self.body_start)
+        if key != self._hits_key:
+            self._hits_key, self._hits = key, self.hits()
+        hits, cur = self._hits, self.current
+        return (bisect_left(hits, cur) + 1 if cur is not None and cur in hits else 0), len(hits)
+
     def find(self, forward: bool = True) -> bool:
         """Move to the next (or previous) shown line matching the query, wrapping around; pauses following."""
         rx = self.query_rx
@@ -228,22 +373,39 @@ class LogView(Log):
         else:
             order = [*range(start - 1, -1, -1), *range(n - 1, start - 1, -1)]
         for i in order:
-            if rx.search(lines[i], self.body_start):
-                self.show_line(i)
+            m = rx.search(lines[i], self.body_start)
+            if m:
+                self.show_line(i, column=m.start(), end=m.end())
                 return True
         return False
 
-    def jump_to_exception(self) -> bool:
-        """Show the first-exception line (clearing a filter that hides it, the host filter too)."""
-        idx = self._index_of(lambda s: s.startswith("✖│"))
+    def jump_to_exception(self, root: str = "") -> bool:
+        """Show the root line of the first exception (else the ``✖`` line), clearing a filter that hides it."""
+        idx = self._exception_index(root)
         if idx is None and (self.mode != "all" or self.host_filter is not None):
             self.host_filter = None
             self.set_filter("all")
-            idx = self._index_of(lambda s: s.startswith("✖│"))
+            idx = self._exception_index(root)
         if idx is None:
             return False
         self.show_line(idx)
         return True
+
+    def _exception_index(self, root: str) -> int | None:
+        """The root line itself: the last line before the ``✖`` line that starts like it; else the ``✖`` line."""
+        mark = self._index_of(lambda s: s[:2] == "✖│")
+        if mark is None:
+            return None
+        body = self.body_start
+        room = self._wrap_width - body if self.wrap else 40
+        needle = root.strip()[: max(8, min(40, room))]
+        if not needle:
+            return mark
+        lines = self._lines
+        for i in range(mark - 1, max(-1, mark - 5000), -1):
+            if lines[i][1:2] == "│" and needle in lines[i][body:]:
+                return i
+        return mark
 
     def find_text(self, needle: str) -> bool:
         idx = self._index_of(lambda s: needle in s)
@@ -252,11 +414,27 @@ class LogView(Log):
         self.show_line(idx)
         return True
 
-    def show_line(self, index: int) -> None:
+    def show_line(self, index: int, column: int | None = None, end: int | None = None) -> None:
+        """Make line ``index`` the current one, in the middle of the view; a hit at ``column`` is scrolled into view."""
         self.auto_scroll = False
         self.current = index
-        self.scroll_to(y=max(0, index - self.size.height // 2), animate=False, immediate=True)
+        x = self.scroll_offset.x
+        if column is not None and not self.wrap:
+            width = self._usable_width()
+            if column < x + self.body_start or (end or column) > x + width:
+                x = max(0, column - width // 3)
+        elif column is None:
+            x = 0
+        self.scroll_to(x=x, y=max(0, index - self.size.height // 2), animate=False, immediate=True)
         self._repaint()
+
+    def follow(self, on: bool) -> None:
+        """Follow new lines (scroll to the end) or pause where the view is."""
+        self.auto_scroll = on
+        if on:
+            self.current = None
+            self.unseen = 0
+            self.scroll_end(animate=False)
 
     # --- internals ---------------------------------------------------------------------------
 
@@ -274,7 +452,7 @@ class LogView(Log):
         if ln.kind == "probe" and not self.show_probes:
             return False
         if self.mode == "errors":
-            return ln.kind in ("err", "exc", "stage")
+            return ln.kind in ("err", "exc", "stage") or ln.sev in ("fault", "error")
         if self.mode == "match":
             return self.query_rx is None or bool(self.query_rx.search(ln.text, 2)) or ln.kind == "exc"
         return True
@@ -283,9 +461,9 @@ class LogView(Log):
         self.current = None
         self.clear()
         self._set_columns()
-        shown = self._shown_lines(self._all)
-        if shown:
-            self.write_lines(shown, scroll_end=self.auto_scroll)
+        texts, sevs = self._shown_lines(self._all)
+        if texts:
+            self._write(texts, sevs, scroll_end=self.auto_scroll)
         self._repaint()
 
     def _repaint(self) -> None:
@@ -304,6 +482,11 @@ class LogView(Log):
     def notify_style_update(self) -> None:
         self._k3_rich_style = None
         super().notify_style_update()
+
+    def _render_line_strip(self, y: int, rich_style: Style) -> Strip:
+        # the highlighter sees only the text; it asks the severity of the line being rendered
+        self.render_y = y
+        return super()._render_line_strip(y, rich_style)
 
     def render_line(self, y: int) -> Strip:
         strip = super().render_line(y)

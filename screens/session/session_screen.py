@@ -50,13 +50,25 @@ class SessionScreen(ConfigIntents, SessionBase):
         Binding("R", "run_pick", "Pick rung", show=False),
         Binding("f", "freeze", "Freeze"),
         Binding("n", "note", "Note"),
-        Binding("m", "marker", "Marker"),
+        Binding("m", "marker", "Mark", tooltip="drop a marker (a label on the timeline)"),
         Binding("c", "change", "Change", tooltip="preview a change to the next run's config (key=value, …)"),
         Binding("a", "apply", "Apply", tooltip="apply the previewed change to the next run (2+ variables: a reason)"),
         Binding("u", "revert", "Revert", tooltip="revert to the last known good config (asks for a reason)"),
         Binding("t", "toggles", "Toggles", tooltip="debug toggles (NCCL_DEBUG=TRACE, CUDA_LAUNCH_BLOCKING=1 …)"),
-        Binding("s", "stop", "Stop run", show=False),
+        Binding("s", "stop", "Stop run", show=False, tooltip="stop the running server (press s twice)"),
     ]
+    FOOTER_FIRST = (
+        "run_next",
+        "freeze",
+        "change",
+        "apply",
+        "revert",
+        "toggles",
+        "help",
+        "quit_session",
+        "note",
+        "marker",
+    )
 
     def __init__(self, driver: Any = None, driver_factory: DriverFactory | None = None) -> None:
         super().__init__(fold=True)
@@ -215,20 +227,34 @@ class SessionScreen(ConfigIntents, SessionBase):
         if box.display or self.driver is None or len(self.app.screen_stack) <= 2:
             super().action_escape()
             return
+        self._ask_leave("Leave the live session?", "Leave", self._leave)
+
+    async def action_quit_session(self) -> None:
+        """``q`` asks, as Esc does: it stops what this session started and ends the recording."""
+        self._ask_leave("Quit k3tui?", "Quit", self._quit)
+
+    def _ask_leave(self, title: str, yes: str, then: Callable[[], object]) -> None:
+        """Ask before leaving a connected session; a session that never connected just goes."""
+        if not self.ready or self.driver is None:
+            then()
+            return
         from rich.text import Text
 
         from ..common.confirm_dialog import ConfirmDialog
 
-        body = Text(
-            "The recording is finished and the connections are closed.\n"
-            "A server this session started is stopped, as on quit."
-        )
+        running = [r for r in self.view.state.runs.values() if r.ended is None]
+        body = Text("The recording is finished and the connections are closed.")
+        if running:
+            body.append(f"\nThe server this session started ({neutralise(running[-1].run)}) is STOPPED.", style="bold")
 
-        def leave(yes: bool | None) -> None:
-            if yes:
-                self._leave()
+        def answered(ok: bool | None) -> None:
+            if ok:
+                then()
 
-        self.app.push_screen(ConfirmDialog("Leave the live session?", body, yes="Leave"), leave)
+        self.app.push_screen(ConfirmDialog(title, body, yes=yes), answered)
+
+    def _quit(self) -> None:
+        self.app.call_later(self.app.action_quit)
 
     @work(exclusive=True, group="leave", description="close the live session", exit_on_error=False)
     async def _leave(self) -> None:

@@ -139,8 +139,10 @@ class SessionView(Vertical):
         self._lines_done = self._lines_in
         self.feed.reset(state, recent[0].t if recent else None)
         lines: list[LogLine] = []
+        feed = self.feed
         for e in recent:
-            lines.extend(self.feed.lines(e))
+            lines.extend(feed.lines(e))
+        feed.retagged = False
         self.log_view.replace(lines[-self.window :])
         self._banner_shown = state.first_exception is not None and self._banner_shown
         self.render_panels()
@@ -177,6 +179,9 @@ class SessionView(Vertical):
             lines.extend(feed.lines(e))
             if time.perf_counter() > deadline:
                 break
+        if feed.retagged:  # a root traceback already on screen now carries its failed stage's letter
+            feed.retagged = False
+            self.log_view.redraw()
         if n:
             self.events_applied += n
             self._dirty = True
@@ -245,12 +250,27 @@ class SessionView(Vertical):
         elif not shown:
             self._banner_shown = False
 
+    def toggle_banner(self) -> bool:
+        """Expand or collapse the freeze banner (``b``); False when there is none."""
+        if self.state.first_exception is None:
+            return False
+        banner = self.query_one(FreezeBanner)
+        banner.toggle()
+        banner.show(self.state)
+        return True
+
     def _render_log_status(self) -> None:
         log = self.log_view
         follow = "● following" if log.auto_scroll else "‖ paused"
+        if not log.auto_scroll and log.unseen:
+            follow += f" — {log.unseen:,} new lines below (F follows)"
         mode = {"all": "all lines", "errors": "errors only", "match": "matching only"}[log.mode]
         mode += " +probes" if log.show_probes else ""
-        q = f"  /{log.query_text}" if log.query_text else ""
+        mode += " wrapped" if log.wrap else ""
+        q = ""
+        if log.query_text:
+            at, n = log.position()
+            q = f"  /{log.query_text} {at}/{n}" if at else f"  /{log.query_text} {n} hits"
         text = f"{follow}  {mode}{q}  {log.line_count:,} shown · {log.kept:,} kept"
         if len(log.hosts) > 1:
             # first, so that it stays on screen at 80 columns (h cycles it)
