@@ -192,6 +192,27 @@ class Feature(_Strict):
     """How the ladder judges the feature: ``prefix-cache-hits``, ``completes`` …"""
 
 
+class XidClass(_Strict):
+    """One Xid code of NVIDIA's catalogue: what it means and what the operator does about it."""
+
+    meaning: str
+    action: str = "check the GPU with nvidia-smi -q and the kernel log"
+    fatal: bool = False
+    """True: the GPU needs a reset or the node a drain before any further step (the ladder stops)."""
+
+
+class HardwareSpec(_Strict):
+    """Which host faults are roots (``[hardware]``): the Xid catalogue and the NVLink-domain rules."""
+
+    xids: dict[str, XidClass] = {}
+    """Xid code (as a string key) → its class; a code not listed is reported, not fatal."""
+    nvlink_domain: bool = False
+    """True: multi-node NVLink hosts (GB300 NVL72 trays) must share one fabric cluster and clique,
+    run IMEX with every node connected and show an IMEX channel in the serving container."""
+    nvlink_error_growth: int = 1
+    """NVLink error counters growing by at least this much between two freezes of a host is a fault."""
+
+
 class Profile(_Strict, kw_only=True):
     name: str
     description: str = ""
@@ -206,6 +227,7 @@ class Profile(_Strict, kw_only=True):
     request: RequestSpec = msgspec.field(default_factory=RequestSpec)
     features: list[Feature] = []
     debug_toggles: list[DebugToggle] = []
+    hardware: HardwareSpec = msgspec.field(default_factory=HardwareSpec)
     path: str = ""
     """Filled in by the loader: the file the profile came from."""
 

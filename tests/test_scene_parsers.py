@@ -43,6 +43,11 @@ PARSER_OF = {
     "h200-r580/fail_oom.txt": P.parse_failure,
     "h200-r580/nccl_fail_worldsize.txt": P.parse_failure,
     "h200x2-r580/fail_index_assert.txt": P.parse_failure,
+    "h200-r580-health/smi_q.xml": P.health_from_smi_xml,
+    "h200-r580-health/smi_sections.txt": P.parse_capture_sections,
+    "h200-r580-health/kernel_and_fabric.txt": P.parse_capture_sections,
+    "h200-r580-health/nvml_calls.txt": P.parse_nvml_calls,
+    "h200-r580-health/nccl_trace_1rank.txt": P.parse_nccl_log,
 }
 
 

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..remote.base import RunResult
+from . import hostfaults
 from . import parsers as P
 from .model import Gpu, GpuProcess, HostFacts, ProbeRecord, Scene
 
@@ -62,8 +63,32 @@ def assemble(outs: Outputs, *, alias: str = "", pid: int | None = None) -> Scene
     xid = outs.get("xid", P.parse_xid)
     s.xids = xid["events"] if xid else []
     s.topology = outs.get("smi_topo", P.parse_topo)
+    _hardware(outs, s)
     s.probes = _records(outs)
     return s
+
+
+def _hardware(outs: Outputs, s: Scene) -> None:
+    """GPU health and fabric from the XML, NVLink, the NVLink domain's services; then the host faults."""
+    health = outs.get("smi_xml", P.health_from_smi_xml) or []
+    by_uuid = {h["uuid"]: h for h in health if h.get("uuid")}
+    for i, g in enumerate(s.gpus):
+        h = by_uuid.get(g.uuid) or (health[i] if i < len(health) and not by_uuid else None)
+        if h:
+            g.fabric = {k: h["fabric"][k] for k in ("state", "status", "clique_id", "cluster_uuid")}
+            g.health = {k: h[k] for k in ("ecc", "retired_pages", "remapped_rows", "clocks_event_reasons", "pcie")}
+    s.nvlink = outs.get("nvlink", P.parse_nvlink)
+    services = outs.get("fabric_services", P.parse_fabric_services)
+    if services:
+        s.imex, s.fabricmanager = services["imex"], services["fabricmanager"]
+        s.imex_channels["host"] = services["channels"]
+    chans = outs.get("container_imex_channels", P.parse_channels)
+    if chans is not None:
+        s.imex_channels["container"] = chans
+    kernel = outs.get("xid", P.parse_kernel_events)
+    if kernel:
+        s.kernel_log = {"source": kernel["source"], "boot": kernel["boot"]}
+    s.host_faults = hostfaults.build(s, (kernel or {}).get("events", []), (kernel or {}).get("uuids", {}))
 
 
 def _host(outs: Outputs, s: Scene) -> None:

@@ -47,6 +47,12 @@ class Gpu(msgspec.Struct, kw_only=True):
     mig_mode: str | None = None
     ecc_mode: str | None = None
     ecc_errors: dict[str, int] = {}
+    fabric: dict[str, Any] | None = None
+    """The NVLink domain as this GPU registered in it: ``state``, ``status``, ``clique_id``,
+    ``cluster_uuid`` (``nvidia-smi -q -x`` Fabric; None where the XML has no such section)."""
+    health: dict[str, Any] = {}
+    """``ecc`` (volatile/aggregate uncorrectable), ``retired_pages``, ``remapped_rows``,
+    ``clocks_event_reasons`` (active), ``pcie`` (gen/width against the maximum)."""
 
 
 class GpuProcess(msgspec.Struct, kw_only=True):
@@ -79,6 +85,19 @@ class Scene(msgspec.Struct, kw_only=True):
     gpu_processes: list[GpuProcess] = []
     topology: dict[str, Any] | None = None
     xids: list[dict[str, Any]] = []
+    host_faults: list[dict[str, Any]] = []
+    """Hardware faults (:mod:`k3tui.scene.hostfaults`): ``kind`` (xid, sxid, ecc, row-remap, nvlink,
+    fabric, imex), ``gpu``, ``uuid``, ``code``, ``fatal``, ``time``, ``line`` …"""
+    kernel_log: dict[str, Any] | None = None
+    """Where the kernel events came from: ``source`` (journalctl, dmesg) and ``boot`` (unix)."""
+    nvlink: dict[str, Any] | None = None
+    """Per GPU NVLink link states and error counters (``nvidia-smi nvlink -s`` / ``-e``)."""
+    imex: dict[str, Any] | None = None
+    """The IMEX daemon: ``service``, ``domain_state``, ``nodes``, ``config_nodes``."""
+    fabricmanager: dict[str, Any] | None = None
+    """nvidia-fabricmanager's ``service`` state (8-GPU NVSwitch servers)."""
+    imex_channels: dict[str, Any] = {}
+    """IMEX channel devices: ``{"host": {present, channels}, "container": {…}}``."""
     container: dict[str, Any] | None = None
     container_gpus: list[dict[str, Any]] | None = None
     """GPUs as ``nvidia-smi -L`` inside the container lists them (None: not read)."""
@@ -99,6 +118,11 @@ class Scene(msgspec.Struct, kw_only=True):
     """Where each ``env`` variable comes from: ``image``, ``runtime``, ``process``, ``host``."""
     first_exception: dict[str, Any] | None = None
     log_source: str = ""
+    launcher: str = ""
+    """Which launcher froze it (:mod:`k3tui.launch`): ``docker``, ``containerd``, ``kubernetes`` …"""
+    pod: dict[str, Any] | None = None
+    """The Kubernetes pod of the serving container: ``namespace``, ``name``, ``uid``, ``container``,
+    ``node``, ``owner``, ``restarts``, ``manifest`` (as applied, redacted), ``events`` (None: not a pod)."""
     notes: list[str] = []
     probes: list[ProbeRecord] = []
 

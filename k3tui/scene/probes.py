@@ -7,7 +7,8 @@ function in :mod:`k3tui.scene.parsers`, tested on real captures.
 
 A freeze runs in three phases, every probe of a phase at once, each with its own timeout:
 
-1. **host** probes (no arguments): host facts, GPUs, the kernel log, ``docker ps``, the
+1. **host** probes (no arguments): host facts, GPUs, the kernel log (Xid, SXid), NVLink, the
+   NVLink domain's services (IMEX, fabric manager), ``docker ps``, the
    serving process found by ``pgrep``.
 2. **target** probes, for the container (``{container}``) and the serving process
    (``{pid}``) chosen from phase 1 or given by the operator.
@@ -81,6 +82,36 @@ _LDCONFIG = f"{{ ldconfig -p 2>/dev/null || /sbin/ldconfig -p; }} | grep -E '{_L
 _ENV = "env"
 
 
+# Kernel GPU events since boot: journalctl -k (wall-clock stamps) else dmesg (seconds since
+# boot, turned into wall time with /proc/stat's btime). A kernel log that neither answers
+# (dmesg_restrict, no journal access) is a failed probe whose reason says what to grant.
+KERNEL_EVENTS = (
+    "echo \"# boot: $(awk '/^btime/{print $2}' /proc/stat 2>/dev/null)\"; "
+    "if out=$(journalctl -k -b -o short-iso-precise --no-pager -q 2>/dev/null) && [ -n \"$out\" ]; then src=journalctl; "
+    "elif out=$(dmesg 2>/dev/null) && [ -n \"$out\" ]; then src=dmesg; "
+    'else echo "kernel log not readable (journalctl -k and dmesg both refused: run as root, or add the user to '
+    'the adm / systemd-journal group)" >&2; exit 1; fi; '
+    'echo "# source: $src"; printf "%s\\n" "$out" | grep -E "NVRM: Xid|SXid|NVRM: GPU at PCI" | tail -n 200; exit 0'
+)
+NVLINK = (
+    'command -v nvidia-smi >/dev/null 2>&1 || { echo "nvidia-smi not found" >&2; exit 127; }; '
+    'nvidia-smi nvlink -s; echo "# errors"; nvidia-smi nvlink -e; exit 0'
+)
+# systemctl show says not-found for a unit that is not installed (is-active cannot tell); without
+# systemd (a container, a VM like the H200 capture's) pgrep decides.
+FABRIC_SERVICES = (
+    "svc() { if s=$(systemctl show -p LoadState -p ActiveState \"$1\" 2>/dev/null) && [ -n \"$s\" ]; then echo \"$s\"; "
+    "elif pgrep -x \"$2\" >/dev/null 2>&1; then echo ActiveState=active; else echo LoadState=not-found; fi; }; "
+    'echo "==> imex-service <=="; svc nvidia-imex nvidia-imex; '
+    'echo "==> imex-ctl <=="; if command -v nvidia-imex-ctl >/dev/null 2>&1; then nvidia-imex-ctl -N 2>&1; '
+    'else echo "nvidia-imex-ctl: not installed"; fi; '
+    'echo "==> imex-nodes <=="; cat /etc/nvidia-imex/nodes_config.cfg 2>&1; '
+    'echo "==> channels <=="; ls /dev/nvidia-caps-imex-channels 2>&1; '
+    'echo "==> fm-service <=="; svc nvidia-fabricmanager nv-fabricmanager; exit 0'
+)
+IMEX_CHANNELS = "ls /dev/nvidia-caps-imex-channels 2>&1; exit 0"
+
+
 def _in_container(inner: str) -> str:
     return "docker exec {container} sh -c " + shlex.quote(inner)
 
@@ -121,14 +152,13 @@ PROBES: tuple[Probe, ...] = (
     ),
     Probe("smi_list", "nvidia-smi -L", 10, why="GPU UUIDs as the host sees them"),
     Probe("smi_topo", "nvidia-smi topo -m", 10, why="interconnect (NVLink) between GPUs"),
+    Probe("xid", KERNEL_EVENTS, 8, why="GPU faults since boot: Xid and SXid lines of the kernel log, with boot time"),
+    Probe("nvlink", NVLINK, 10, why="NVLink state and error counters per GPU and link"),
     Probe(
-        "xid",
-        "if out=$(dmesg 2>/dev/null); then src=dmesg; "
-        "elif out=$(journalctl -k --no-pager -q 2>/dev/null); then src=journalctl; "
-        'else echo "kernel log not readable (dmesg and journalctl -k both refused)" >&2; exit 1; fi; '
-        'echo "# source: $src"; printf "%s\\n" "$out" | grep -i "NVRM: Xid" | tail -n 50; exit 0',
-        5,
-        why="recent GPU faults (Xid) from the kernel log",
+        "fabric_services",
+        FABRIC_SERVICES,
+        8,
+        why="the NVLink domain's services: IMEX daemon, its node list and channels; nvidia-fabricmanager",
     ),
     Probe("host_ldconfig", _LDCONFIG, 5, why="which libcuda the host's linker offers"),
     Probe("host_ld_so_conf", _LD_SO_CONF, 3, why="linker configuration on the host"),
@@ -184,6 +214,13 @@ PROBES: tuple[Probe, ...] = (
         10,
         "container",
         why="GPU UUIDs the container sees",
+    ),
+    Probe(
+        "container_imex_channels",
+        _in_container(IMEX_CHANNELS),
+        5,
+        "container",
+        why="IMEX channel devices inside the serving container (multi-node NVLink needs one)",
     ),
     Probe("container_env", "docker exec {container} env", 5, "container", why="env inside the container"),
     Probe(

@@ -58,6 +58,7 @@ from . import containers, rootfs, tools
 CLOCK = "date +%s.%N"
 """The clock probe of every connection (``k3tui.remote.ssh``: the host's clock skew)."""
 FLEET_LOG_LINES = 5000
+_KERNEL_EVENT = re.compile(r"NVRM: Xid|SXid|NVRM: GPU at PCI")  # the probe's grep -E
 """``k3tui.fleet.freeze.read_log`` reads this many lines of the container log (its exact command is answered)."""
 _REMEMBER_MAX = 512
 _ROOT_TOKEN = b"\x00K3SIM-ROOT\x00"
@@ -142,7 +143,7 @@ class FastPath:
             argv = _argv(cmds.get(probe, ""))
             if argv[:1] == ["cat"] and len(argv) == 2:
                 self._add(cmds[probe], partial(self._cat, argv[1]), ["bin/cat"])
-        self._add(cmds.get("xid", ""), self._xid, ["bin/dmesg", "bin/grep", "bin/tail"])
+        self._add(cmds.get("xid", ""), self._xid, ["bin/journalctl", "bin/grep", "bin/tail"])
         for probe in ("host_ldconfig", "host_ld_so_conf"):
             found = self._pipeline(cmds.get(probe, ""), self.host_map, "host")
             if found is not None:
@@ -293,16 +294,17 @@ class FastPath:
         return Answer(b"")
 
     def _xid(self) -> Answer:
-        """The kernel-log probe on dmesg: ``dmesg | grep -i "NVRM: Xid" | tail -n 50`` with its header."""
-        data = b""
-        for f in rootfs.kernel_log_files(self.root):  # what ROOT/bin/dmesg cats, in its order
-            try:
-                data += f.read_bytes()
-            except OSError:
-                pass
-        lines = (data.rstrip(b"\n") + b"\n").split(b"\n")[:-1]  # $(…) then printf "%s\n"
-        hits = [line + b"\n" for line in lines if b"nvrm: xid" in line.lower()]
-        return Answer(b"# source: dmesg\n" + b"".join(hits[-50:]))
+        """The kernel-events probe: boot time, then journalctl -k's Xid/SXid/GPU-at lines (the fake journal answers)."""
+        state = self.state()
+        args = ["-k", "-b", "-o", "short-iso-precise", "--no-pager", "-q"]
+        host = state["host"]["hostname"]
+        lines = [
+            f"{tools.journal_stamp(ln, state, args)} {host} kernel: {ln.split('] ', 1)[-1]}"
+            for ln in tools._kernel_lines(state)
+        ]
+        hits = [ln + "\n" for ln in lines if _KERNEL_EVENT.search(ln)]
+        boot = state["host"].get("boot_time", "")
+        return Answer(f"# boot: {boot}\n# source: journalctl\n".encode() + "".join(hits[-200:]).encode())
 
     def _ldconfig_grep(self, ctx: str, pattern: re.Pattern[bytes]) -> Answer | None:
         status, out, _ = tools.capture(self.state(), ctx, "ldconfig", ["-p"])

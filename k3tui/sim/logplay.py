@@ -171,7 +171,7 @@ def _directive(d: str, f: _Filler) -> Iterator[Op]:
     elif d.startswith("mem "):
         yield Op("mem", value=float(d.split()[1]))
     elif d.startswith("kernel "):
-        yield Op("kernel", text=f.fill(d[7:]))
+        yield Op("kernel", text=f.fill(d[7:]), value=f.clock)  # the log's clock: dmesg stamps agree with it
     elif d.startswith("exit "):
         yield Op("exit", value=float(d.split()[1]))
     elif d in ("serve", "ready", "unserve", "wait-stop", "wait-request", "respond-failed"):

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ..assets import asset
+from . import fabric
 from .pathmap import PathMap  # noqa: F401 - re-exported (rootfs.PathMap, as before)
 from .scenario import _merge, host_list
 
@@ -83,6 +84,11 @@ def build(root: Path, scenario: dict[str, Any], node: int = 0) -> dict[str, Any]
     hosts = host_list(scenario)
     if not 0 <= node < len(hosts):
         raise ValueError(f"scenario {scenario['name']!r} has {len(hosts)} host(s); no node {node}")
+    import time
+
+    now = time.time()
+    # booted four days ago (each node a few minutes apart): /proc/stat's btime and dmesg stamps agree
+    hosts[node].setdefault("boot_time", int(now) // 60 * 60 - 4 * 86400 - 420 * node)
     state = {
         "scenario": scenario["name"],
         "title": scenario["title"],
@@ -102,14 +108,16 @@ def build(root: Path, scenario: dict[str, Any], node: int = 0) -> dict[str, Any]
     _host_fs(root / "fs", hosts[node])
     _venv(root / "venv", state["container"])
     _tools(root, "host", root / "bin", [root / "fs"])
+    fabric.write_host_files(root, root / "fs", state, _write)
     ctr = state["container"]
     if ctr:
         ctr["_vllm"] = state["vllm"]
         c = root / "ctr" / ctr["name"]
         _container_fs(c / "fs", ctr, hosts[node])
+        fabric.write_container_files(c / "fs", ctr, hosts[node], _write)
         _tools(root, f"ctr:{ctr['name']}", c / "bin", [c / "fs", root / "fs"])
-        _write(c / "log", _container_log(ctr))
-        _kernel_history(ctr, root / "state")
+        _write(c / "log", _container_log(ctr, now - 3 * 3600))
+        _kernel_history(ctr, root / "state", now - 3 * 3600, hosts[node]["boot_time"])
         for name in ("python3", "python"):
             _write(
                 c / "bin" / name, f'#!/bin/sh\nexec {shlex.quote(str(root / "venv" / "bin" / "python3"))} "$@"\n', 0o755
@@ -120,10 +128,8 @@ def build(root: Path, scenario: dict[str, Any], node: int = 0) -> dict[str, Any]
     return state
 
 
-def _container_log(ctr: dict[str, Any]) -> str:
-    """``docker logs``: the deployment's own last start-up, as the scenario had it fail."""
-    import time
-
+def _container_log(ctr: dict[str, Any], start: float) -> str:
+    """``docker logs``: the deployment's own last start-up (at ``start``), as the scenario had it fail."""
     from .logplay import LogVars, render
     from .vllm import _non_default, choose_template, parse_args
 
@@ -139,27 +145,33 @@ def _container_log(ctr: dict[str, Any]) -> str:
         load_format=ns.load_format,
         prefix_caching=ns.prefix,
         args=_non_default(ns),
-        start=time.time() - 3 * 3600,
+        start=start,
     )
     template = choose_template(ctr.get("_vllm", {}), argv)
     text, _ = render(template, v)
     return text
 
 
-def _kernel_history(ctr: dict[str, Any], state_dir: Path) -> None:
-    """What the kernel logged while the deployment failed (Xid, OOM killer): dmesg shows it from the start."""
+def _kernel_history(ctr: dict[str, Any], state_dir: Path, start: float, boot: float) -> None:
+    """What the kernel logged while the deployment failed (Xid, OOM killer): dmesg shows it from the start.
+
+    Stamped in seconds since the simulated boot at the container log's own clock, so a
+    kernel event sorts just before the exception it caused (the diagnosis correlates them).
+    """
     from .logplay import LogVars, ops
     from .vllm import choose_template, parse_args
 
     argv = list(ctr["entrypoint"][2:]) + list(ctr["cmd"])
     ns = parse_args(argv)
-    lines = [
-        o.text
-        for o in ops(choose_template(ctr.get("_vllm", {}), argv), LogVars(tp=ns.tensor_parallel_size))
+    kernel = [
+        o for o in ops(choose_template(ctr.get("_vllm", {}), argv), LogVars(tp=ns.tensor_parallel_size, start=start))
         if o.kind == "kernel"
     ]
-    if lines:
-        _write(state_dir / "dmesg", "".join(f"[{74213.5 + i * 0.000731:12.6f}] {t}\n" for i, t in enumerate(lines)))
+    if kernel:
+        _write(
+            state_dir / "dmesg",
+            "".join(f"[{o.value - boot + i * 0.000731:12.6f}] {o.text}\n" for i, o in enumerate(kernel)),
+        )
 
 
 # Usual forms answered from files rendered once at start (no interpreter start per probe).
@@ -271,6 +283,7 @@ def _host_fs(fs: Path, host: dict[str, Any]) -> None:
     arch_mod = "aarch64" if host["arch"] == "aarch64" else "x86_64"
     _write(fs / "etc" / "os-release", asset("scenarios", "host", host["os_release"]).read_text())
     _write(fs / "etc" / "hostname", host["hostname"] + "\n")
+    _write(fs / "proc" / "stat", f"btime {host['boot_time']}\n")  # what the kernel-events probe reads
     _write(fs / "etc" / "motd", BANNER + "\n")
     _write(
         fs / "proc" / "driver" / "nvidia" / "version",

@@ -154,7 +154,30 @@ def _slots(host: dict[str, Any], g: dict[str, Any], procs_text: str) -> dict[str
         power_min=f"{host['power_min_w']:.2f}",
         processes=procs_text,
     )
+    d.update(_health_slots(host, g))
     return d
+
+
+# Per-GPU health of the scenario (``[host]`` fabric_* keys, ``[host.gpu_faults.N]`` overrides):
+# the defaults print what the real H200 capture prints (no ECC error, no remap, fabric N/A).
+_HEALTH = {
+    "ecc_vol_dram_unc": 0,
+    "ecc_agg_dram_unc": 0,
+    "remap_unc": 0,
+    "remap_pending": "No",
+    "remap_failure": "No",
+    "fabric_state": "N/A",
+    "fabric_status": "N/A",
+    "fabric_clique": "N/A",
+    "fabric_cluster": "N/A",
+    "fabric_health": "N/A",
+}
+
+
+def _health_slots(host: dict[str, Any], g: dict[str, Any]) -> dict[str, Any]:
+    out = {k: host.get(k, v) for k, v in _HEALTH.items()}
+    out.update((host.get("gpu_faults") or {}).get(str(g["index"]), {}))
+    return out
 
 
 def _full_query(

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -103,6 +104,8 @@ def nvidia_smi(state: dict[str, Any], args: list[str]) -> int:
     if args[:1] == ["topo"]:
         _out(_topo(host))
         return 0
+    if args[:1] == ["nvlink"]:
+        return _nvlink(host, args[1:])
     fields, apps, fmt, select, loop_ms, mode = None, None, {"csv"}, None, None, "plain"
     i = 0
     while i < len(args):
@@ -181,6 +184,19 @@ def _smi_csv(
         time.sleep(loop_ms / 1000)
 
 
+def _nvlink(host: dict[str, Any], args: list[str]) -> int:
+    from . import fabric
+
+    if args[:1] in (["-s"], ["--status"]):
+        _out(fabric.nvlink_status(host))
+    elif args[:1] in (["-e"], ["--errorcounters"]):
+        _out(fabric.nvlink_errors(host))
+    else:
+        _err("nvidia-smi nvlink: this simulated host answers only -s and -e\n")
+        return 2
+    return 0
+
+
 def _topo(host: dict[str, Any]) -> str:
     n = len(host["gpus"])
     link = host.get("nvlink", "NV18")
@@ -251,12 +267,19 @@ def journalctl(state: dict[str, Any], args: list[str]) -> int:
     if "-k" not in args and "--dmesg" not in args:
         _out("-- No entries --\n")
         return 0
-    stamp = time.strftime("%b %d %H:%M:%S", time.localtime())
     host = state["host"]["hostname"]
     for line in _kernel_lines(state):
-        msg = line.split("] ", 1)[-1]
-        _out(f"{stamp} {host} kernel: {msg}\n")
+        _out(f"{journal_stamp(line, state, args)} {host} kernel: {line.split('] ', 1)[-1]}\n")
     return 0
+
+
+def journal_stamp(line: str, state: dict[str, Any], args: list[str]) -> str:
+    """The stamp journald gives a kernel line: boot time + its dmesg seconds (``-o short-iso-precise`` or short)."""
+    m = re.match(r"\[\s*(\d+\.\d+)\]", line)
+    t = float(state["host"].get("boot_time", 0)) + (float(m.group(1)) if m else 0.0)
+    if "short-iso-precise" in args or "--output=short-iso-precise" in args:
+        return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t % 1 * 1e6):06d}+0000"
+    return time.strftime("%b %d %H:%M:%S", time.gmtime(t))
 
 
 def ldconfig(state: dict[str, Any], ctx: str, args: list[str]) -> int:

@@ -299,7 +299,7 @@ class Server:
             self.ready = False
             self.failed.set()
         elif k == "kernel":
-            self._kernel(op.text)
+            self._kernel(op.text, op.value)
         elif k == "exit":
             self.status = int(op.value)
             return False
@@ -313,8 +313,9 @@ class Server:
         self.unserve()
         return 0
 
-    def _kernel(self, text: str) -> None:
-        uptime = 86400 + time.time() % 1000
+    def _kernel(self, text: str, clock: float) -> None:
+        """Append a kernel line stamped like dmesg: seconds since the simulated boot, at the log's clock."""
+        uptime = max(clock - float(self.state["host"].get("boot_time", 0)), 0.0)
         try:
             with open(self.root / "state" / "dmesg", "a") as f:
                 f.write(f"[{uptime:12.6f}] {text}\n")

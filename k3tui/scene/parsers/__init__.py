@@ -7,6 +7,17 @@ raises :class:`ParseError` with one line saying what was expected.
 from ._common import ParseError, as_float, as_int, na, strip_transcript
 from .docker import container_from_inspect, image_from_inspect, parse_docker_ps
 from .failures import parse_failure
+from .hardware import (
+    health_from_smi_xml,
+    parse_capture_sections,
+    parse_channels,
+    parse_fabric_services,
+    parse_kernel_event,
+    parse_kernel_events,
+    parse_nvlink,
+    parse_nvml_calls,
+    pci_key,
+)
 from .nvidia import (
     apps_from_query,
     gpus_from_query,
@@ -47,4 +58,6 @@ __all__ = [
     "lib_version", "libcuda_from_maps", "parse_cmdline", "parse_env", "parse_ld_so_conf",
     "parse_ldconfig", "parse_maps", "parse_os_release", "parse_pgrep", "parse_torch_report",
     "parse_uname", "parse_versions_json",
+    "health_from_smi_xml", "parse_capture_sections", "parse_channels", "parse_fabric_services", "parse_kernel_event",
+    "parse_kernel_events", "parse_nvlink", "parse_nvml_calls", "pci_key",
 ]  # fmt: skip
