@@ -67,9 +67,11 @@ class PrefilterError(HostError):
 class Needles:
     """What can make a line matter to the classifier, and in which case.
 
-    ``words`` are matched case-insensitively by the classifier; ``plain`` are stage markers
-    found on any line; ``gated`` (stage index, literal) only on lines holding ``gate``;
-    ``lookback`` are searched case-sensitively in the text before a would-be root.
+    ``words`` are matched case-insensitively by the classifier; ``once`` too, but only
+    their first occurrence matters (``vllm``: is this a vLLM log at all); ``plain`` are
+    stage markers found on any line; ``gated`` (stage index, literal) only on lines holding
+    ``gate``; ``lookback`` are looked for in the text before a line (a traceback head, a
+    normal stop, a native crash), matched here case-insensitively, which only widens windows.
     """
 
     words: tuple[str, ...]
@@ -77,6 +79,7 @@ class Needles:
     gate: str
     gated: tuple[tuple[int, str], ...]
     lookback: tuple[str, ...]
+    once: tuple[str, ...] = ()
 
 
 @cache
@@ -89,18 +92,23 @@ def classifier_needles() -> Needles:
     plain = tuple((s.index, m.lower()) for s in r.stages for m in s.plain)
     gated = tuple((s.index, m.lower()) for s in r.stages for m in s.markers)
     done = tuple((s.index + 1, m.lower()) for s in r.stages for m in s.done)
+    crash = tuple(getattr(r, "crash_needles", ()))
     return Needles(
-        words=tuple(w.lower() for w in r.always),
+        words=tuple(dict.fromkeys(w.lower() for w in (*r.always, *crash))),
         plain=plain,
         gate=r.gate,
         gated=gated + done,
-        lookback=(TB_HEAD, *r.normal_stop),
+        lookback=tuple(dict.fromkeys(x.lower() for x in (TB_HEAD, *r.normal_stop, *crash))),
+        once=("vllm",),
     )
 
 
 def _variants(word: str) -> list[str]:
     """The spellings a case-insensitive literal takes in logs: lower, UPPER, Capitalised, Title Case."""
-    return list(dict.fromkeys([word, word.lower(), word.upper(), word.capitalize(), word.title()]))
+    forms = [word, word.lower(), word.upper(), word.capitalize(), word.title()]
+    if word.lower() == "vllm":
+        forms.append("vLLM")
+    return list(dict.fromkeys(forms))
 
 
 def _encode(literal: str, fmt: str) -> bytes:
@@ -139,8 +147,12 @@ def build_spec(fmt: str, only: set[int] | None = None) -> _Spec:
     for w in nd.words:
         for v in _variants(w):
             add("word", v, NEEDLE_CAP)
+    for w in nd.once:
+        for v in _variants(w):
+            add("once", v, 1)
     for lit in nd.lookback:
-        add("lookback", lit, NEEDLE_CAP)
+        for v in _variants(lit):
+            add("lookback", v, NEEDLE_CAP)
     for stage, m in nd.plain:
         for v in _variants(m):
             add("marker", v, MARKER_CAP, stage)
@@ -388,7 +400,8 @@ class _Walk:
         self.c.feed(text)
         self.line += raw.count("\n") if self.fmt != "docker-json" else text.count("\n")
         self.off = b
-        i = max(text.rfind(n) for n in self._lookback)
+        low = text.lower()
+        i = max(low.rfind(n) for n in self._lookback) if len(low) == len(text) else len(text) - 1
         if i >= 0:
             self.since_lookback = len(text) - (text.rfind("\n", 0, i) + 1)
         elif self.since_lookback is not None:
@@ -514,7 +527,7 @@ async def _read_window(
 async def _rescan(host: Host, path: str, fmt: str, spec: _Spec, dropped: dict[int, tuple[int, int]], walk: _Walk) -> list[tuple[int, int]]:
     """Needles dropped at their cap before here: scan again from here for those still needed."""
     reached = walk.stage_reached()
-    need = {k for k in dropped if spec.kind[k][0] != "marker" or spec.kind[k][1] > reached}
+    need = {k for k in dropped if spec.kind[k][0] in ("word", "lookback") or spec.kind[k][1] > reached}
     dropped.clear()
     if not need:
         return []

@@ -1,0 +1,281 @@
+"""The prefilter's answer equals classifying the whole file (issue 15: equivalence is the product).
+
+Every labelled log of ``../shared/corpus`` and of the tuned part of ``tests/data/corpus`` is
+embedded at random places in floods of real routine lines (NCCL INFO/TRACE lines of a real
+H200 rank, vLLM INFO lines of the corpus' healthy runs); :func:`find_root` must give the same
+stage, root line and number, stack, process, signature and OOM verdict as
+:func:`classify_text` of the whole file. Also: two roots, a root near the end, CRLF, no final
+newline, invalid UTF-8, very long lines, docker's json-file and the CRI format.
+
+Most examples run the host program (``k3tui/remote/prefilter_remote.py``) in this process
+through :class:`InProcessHost` — the same functions the host runs, without a python start-up
+per window — so that hundreds of examples fit in CI; ``test_local_host_*`` run it for real as
+``python3 -S`` subprocesses (a growing file, the no-python fallback).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import os
+import random
+import shlex
+import shutil
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from k3tui.classify import ClassifyResult, classify_text
+from k3tui.remote import prefilter_remote
+from k3tui.remote.base import RunResult
+from k3tui.remote.local import LocalHost
+from k3tui.remote.prefilter import decode, find_root
+from tests.support.corpus import SHARED_CORPUS, cases, tuned_cases
+
+NCCL = Path("/work/shared/fixtures/hosts/h200-r580-health/nccl_trace_1rank.txt")
+CASES = cases(SHARED_CORPUS) + tuned_cases()
+
+
+def _nccl_lines() -> list[str]:
+    return NCCL.read_text(encoding="utf-8").splitlines(keepends=True)
+
+
+def _vllm_info_lines() -> list[str]:
+    out: list[str] = []
+    for c in CASES:
+        if c.label.get("stage") == "none":
+            out += [ln for ln in c.text().splitlines(keepends=True) if "INFO" in ln[:40] and "rror" not in ln.lower()]
+    return out or _nccl_lines()
+
+
+FLOODS = {"nccl": _nccl_lines(), "vllm": _vllm_info_lines()}
+
+
+class InProcessHost:
+    """Runs the host program's ``scan``/``fetch`` in this process (a stand-in for the shell
+    only: the program's own functions run, forks included); anything else is refused."""
+
+    alias = "inprocess"
+    simulated = False
+
+    def __init__(self) -> None:
+        self.commands: list[str] = []
+
+    async def run(self, command: str, *, timeout: float = 30.0, purpose: str = "", stdin: str | None = None) -> RunResult:
+        self.commands.append(command)
+        argv = shlex.split(command.split("exec ", 1)[1])
+        buf = io.BytesIO()
+        out = io.TextIOWrapper(buf, encoding="utf-8", write_through=True)
+        real = sys.stdout
+        sys.stdout = out
+        try:
+            status = prefilter_remote.main(["prefilter", argv[3], argv[4]])
+        finally:
+            sys.stdout = real
+        return RunResult(command, stdout=buf.getvalue().decode("utf-8", "replace"), status=status)
+
+
+def key(r: ClassifyResult) -> tuple:
+    fe = r.first_exception
+    return (
+        r.failed_stage,
+        None if fe is None else (fe.line, fe.line_number, tuple(fe.stack), fe.process),
+        r.signature,
+        r.exception_type,
+        r.oom_root_cause,
+    )
+
+
+def scan(path: Path, fmt: str = "raw", host: object | None = None):
+    return asyncio.run(find_root(host or InProcessHost(), str(path), fmt=fmt))
+
+
+def check(path: Path, fmt: str = "raw", reference: str | None = None) -> None:
+    text = reference if reference is not None else decode(path.read_bytes().decode("utf-8", "replace"), fmt)
+    got = scan(path, fmt)
+    assert key(got.result) == key(classify_text(text))
+    assert got.size == path.stat().st_size
+
+
+def embed(rnd: random.Random, log: list[str], floods: int, flood_lines: int) -> str:
+    """The log cut at random places, a flood of real routine lines before, between and after the pieces."""
+    cuts = sorted(rnd.randrange(0, len(log) + 1) for _ in range(floods))
+    pieces, prev = [], 0
+    for c in [*cuts, len(log)]:
+        pieces.append(log[prev:c])
+        prev = c
+    out: list[str] = []
+    for i, piece in enumerate(pieces):
+        flood = FLOODS[rnd.choice(sorted(FLOODS))]
+        start = rnd.randrange(len(flood))
+        n = rnd.randrange(flood_lines) if i else rnd.randrange(flood_lines // 2)
+        out += [flood[(start + k) % len(flood)] for k in range(n)]
+        out += piece
+    return "".join(out)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**32), floods=st.integers(1, 3), flood_lines=st.sampled_from([200, 3000, 12000]))
+def test_corpus_log_in_a_flood_same_as_whole_file(tmp_path: Path, case, seed: int, floods: int, flood_lines: int) -> None:
+    text = embed(random.Random(seed), case.text().splitlines(keepends=True), floods, flood_lines)
+    p = tmp_path / "server.log"
+    p.write_text(text, encoding="utf-8")
+    check(p)
+
+
+def _failing_cases() -> list:
+    return [c for c in CASES if c.label.get("stage") not in (None, "none") and c.label.get("first_exception")]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**32), near_end=st.booleans())
+def test_two_roots_first_wins_and_root_near_end(tmp_path: Path, seed: int, near_end: bool) -> None:
+    rnd = random.Random(seed)
+    a, b = rnd.sample(_failing_cases(), 2)
+    flood = FLOODS["nccl"] * 40
+    head = flood[: rnd.randrange(len(flood))] if near_end else flood[: rnd.randrange(50)]
+    text = "".join(head) + a.text() + "".join(flood[: rnd.randrange(2000)]) + b.text() + "".join(flood[:rnd.randrange(30)])
+    p = tmp_path / "server.log"
+    p.write_text(text, encoding="utf-8")
+    got = scan(p)
+    assert key(got.result) == key(classify_text(text))
+    first = classify_text("".join(head) + a.text())
+    if first.first_exception is not None:  # the first log's root stays the file's root
+        assert got.result.first_exception is not None
+        assert got.result.first_exception.line_number == first.first_exception.line_number
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    seed=st.integers(0, 2**32),
+    crlf=st.booleans(),
+    final_newline=st.booleans(),
+    garbage=st.sampled_from([b"", b"\xff\xfe", b"\xe2\x82", b"\xc3", b"caf\xc3\xa9 \xf0\x9f\x94\xa5"]),
+    long_line=st.sampled_from([0, 70_000, 300_000, 1_300_000]),
+)
+def test_line_endings_bad_utf8_long_lines(tmp_path: Path, seed: int, crlf: bool, final_newline: bool, garbage: bytes, long_line: int) -> None:
+    rnd = random.Random(seed)
+    case = rnd.choice(CASES)
+    text = embed(rnd, case.text().splitlines(keepends=True), 2, 3000)
+    lines = text.encode().split(b"\n")
+    for _ in range(5):
+        i = rnd.randrange(len(lines))
+        lines[i] = lines[i][: rnd.randrange(len(lines[i]) + 1)] + garbage + lines[i][rnd.randrange(len(lines[i]) + 1):]
+    if long_line:
+        i = rnd.randrange(len(lines))
+        word = rnd.choice([b"x", b" rror ", b"Traceback (most recent call last):", b".py: KV cache "])
+        lines[i] = (b"y" * rnd.randrange(long_line)) + word + b"z" * long_line
+    data = (b"\r\n" if crlf else b"\n").join(lines)
+    data = data.rstrip(b"\r\n") + (b"\n" if final_newline else b"")
+    p = tmp_path / "server.log"
+    p.write_bytes(data)
+    check(p)
+
+
+def _docker_json(text: str) -> str:
+    rnd = random.Random(len(text))
+    out = []
+    for ln in text.splitlines(keepends=True):
+        entry = {"log": ln, "stream": rnd.choice(["stdout", "stderr"]), "time": "2026-12-01T21:59:00.123456789Z"}
+        out.append(json.dumps(entry, separators=(",", ":")).replace("<", "\\u003c").replace(">", "\\u003e") + "\n")
+    return "".join(out)
+
+
+def _cri(text: str) -> str:
+    return "".join(f"2026-12-01T21:59:00.123456789Z stderr F {ln}" for ln in text.splitlines(keepends=True))
+
+
+@pytest.mark.parametrize("fmt", ["docker-json", "cri"])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**32))
+def test_container_log_formats(tmp_path: Path, fmt: str, seed: int) -> None:
+    rnd = random.Random(seed)
+    text = embed(rnd, rnd.choice(CASES).text().splitlines(keepends=True), 2, 3000)
+    if not text.endswith("\n"):
+        text += "\n"
+    p = tmp_path / "container.log"
+    p.write_text(_docker_json(text) if fmt == "docker-json" else _cri(text), encoding="utf-8")
+    check(p, fmt, reference=text)
+
+
+def test_reads_a_small_part_of_a_big_flood(tmp_path: Path) -> None:
+    case = _failing_cases()[0]
+    flood = "".join(FLOODS["nccl"]) * 400  # ~21 MB
+    text = "".join(FLOODS["nccl"][:100]) + case.text() + flood
+    p = tmp_path / "server.log"
+    p.write_text(text, encoding="utf-8")
+    got = scan(p)
+    assert key(got.result) == key(classify_text(text))
+    assert got.bytes_read < 0.15 * len(text), got.ranges
+    import hashlib
+
+    assert got.sha256 == hashlib.sha256(p.read_bytes()).hexdigest()
+
+
+def test_local_host_growing_file_is_the_prefix_it_had(tmp_path: Path) -> None:
+    """A real ``python3 -S`` on this machine while a writer appends: size, hash and answer are of one prefix."""
+    case = _failing_cases()[0]
+    p = tmp_path / "server.log"
+    p.write_text(case.text() + "".join(FLOODS["nccl"]) * 200, encoding="utf-8")
+    stop = threading.Event()
+
+    def writer() -> None:
+        with p.open("a", encoding="utf-8") as fh:
+            while not stop.is_set():
+                fh.write("".join(FLOODS["vllm"][:50]) + "ERROR 12-01 22:00:00 [x.py:1] RuntimeError: later\n")
+                fh.flush()
+                time.sleep(0.001)
+
+    t = threading.Thread(target=writer)
+    t.start()
+    try:
+        got = asyncio.run(_with_local(lambda h: find_root(h, str(p))))
+    finally:
+        stop.set()
+        t.join()
+    prefix = p.read_bytes()[: got.size]
+    import hashlib
+
+    assert got.sha256 == hashlib.sha256(prefix).hexdigest()
+    assert key(got.result) == key(classify_text(prefix.decode("utf-8", "replace")))
+
+
+async def _with_local(fn):
+    async with LocalHost() as h:
+        return await fn(h)
+
+
+def test_local_host_without_python_uses_grep(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """PATH without python3: the grep fallback finds the same root, size and SHA-256."""
+    binp = tmp_path / "bin"
+    binp.mkdir()
+    for tool in ("sh", "grep", "cut", "wc", "head", "tail", "od", "sha256sum"):
+        found = shutil.which(tool)
+        assert found, tool
+        os.symlink(found, binp / tool)
+    case = _failing_cases()[1]
+    text = "".join(FLOODS["nccl"]) * 20 + case.text() + "".join(FLOODS["nccl"]) * 20
+    p = tmp_path / "server.log"
+    p.write_text(text, encoding="utf-8")
+    monkeypatch.setenv("PATH", str(binp))
+    got = asyncio.run(_with_local(lambda h: find_root(h, str(p))))
+    assert got.method == "grep"
+    assert key(got.result) == key(classify_text(text))
+    import hashlib
+
+    assert got.sha256 == hashlib.sha256(p.read_bytes()).hexdigest()
+    assert got.bytes_read < len(text)
+
+
+def test_missing_file_is_one_clear_error(tmp_path: Path) -> None:
+    from k3tui.remote.prefilter import PrefilterError
+
+    with pytest.raises(PrefilterError, match="no-such.log"):
+        scan(tmp_path / "no-such.log")
