@@ -30,6 +30,23 @@ STAGE_CODE = {"container": "C", "config": "F", "device": "D", "weights": "W", "e
 CORE_RUNGS = ("baseline", "minimal", "request")
 DEFAULT_RUNGS = ("prefix-caching", "context-length", "concurrency")
 
+LOG_PREFIX = re.compile(
+    r"\((?:[\w.-]+ )?pid=\d+\)\s*"  # (Worker_TP3 pid=9257)
+    r"|\b(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\s+\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?\s+\[[^\]]*\]\s*"
+)
+"""vLLM's line prefixes: the process, then level, time and source (``ERROR 12-01 22:00:13 [x.py:953]``)."""
+
+
+def message_start(line: str) -> int:
+    """Where the message of a vLLM log line starts, after its prefixes (0 when it has none)."""
+    end = 0
+    while m := LOG_PREFIX.match(line, end):
+        if m.end() == end:
+            break
+        end = m.end()
+    return end
+
+
 RETAG_WINDOW = 4096
 """Server-log lines kept to re-tag a root traceback found after it was printed."""
 

@@ -67,7 +67,16 @@ class SessionBase(Screen):
         self.view.log_view.focus()
 
     def on_key(self, event: events.Key) -> None:
-        key_guard.swallow(self.app, event)  # the tail of a word typed into a yes/no dialog
+        if key_guard.swallow(self.app, event):  # the tail of a word typed into a yes/no dialog
+            return
+        box = self.query_one("#search", Input)
+        if box.display and not box.has_focus and event.is_printable and event.character:
+            # typed right after / while the box was still being shown: the query, not commands
+            event.stop()
+            event.prevent_default()
+            box.value += event.character
+            box.cursor_position = len(box.value)
+            box.focus()
 
     @property
     def active_bindings(self) -> dict[str, ActiveBinding]:

@@ -223,15 +223,20 @@ class ReplayScreen(SessionBase):
 
     @work(thread=True, exclusive=True, group="search", description="search the recording", exit_on_error=False)
     def _search(self, query: str, forward: bool) -> None:
-        hit = self.engine.search(query, forward=forward)
-        self.app.call_from_thread(self._found, query, hit, forward)
+        eng = self.engine
+        hit = eng.search(query, forward=forward)
+        wrapped = False
+        if hit is None:  # past the last (or before the first) match: wrap around, as less does
+            hit = eng.search(query, forward=forward, start=0 if forward else eng.count)
+            wrapped = hit is not None
+        self.app.call_from_thread(self._found, query, hit, forward, wrapped)
 
-    def _found(self, query: str, hit: int | None, forward: bool) -> None:
+    def _found(self, query: str, hit: int | None, forward: bool, wrapped: bool = False) -> None:
         if hit is None:
-            self.notify(
-                f"no {'later' if forward else 'earlier'} match for {neutralise(query)!r} in the recording", markup=False
-            )
+            self.notify(f"no match for {neutralise(query)!r} in the recording", markup=False)
             return
+        if wrapped:
+            self.notify(f"search wrapped to the {'start' if forward else 'end'} of the recording", markup=False)
         self._pause()
         self.seek(hit + 1)
         log = self.view.log_view

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import re
-
 from rich.text import Text
 
 from k3tui.state import SessionState
 from k3tui.textsafe import neutralise
 
 from ..common.panel import Panel
-from ..viewmodel import rung_names
+from ..viewmodel import LOG_PREFIX, rung_names
 
 _VERDICT = {"PASS": "bold green", "FAIL": "bold red", "UNKNOWN": "yellow", "STOP": "bold red", "DRIFT": "bold yellow"}
 
@@ -42,10 +40,6 @@ class LadderPanel(Panel):
         self.show_text(t)
 
 
-_LOG_PREFIX = re.compile(
-    r"\((?:[\w.-]+ )?pid=\d+\)\s*"  # (Worker_TP3 pid=9257)
-    r"|\b(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\s+\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?\s+\[[^\]]*\]\s*"
-)
 SUMMARY_MAX = 110
 
 
@@ -54,7 +48,7 @@ def short_summary(text: str, limit: int = SUMMARY_MAX) -> str:
 
     ``start-up failed at stage engine: (Worker_TP3 pid=9) ERROR 12-01 … [x.py:9] RuntimeError: NCCL error``
     → ``start-up failed at stage engine: RuntimeError: NCCL error``: the exception, not ``ER…``."""
-    text = " ".join(_LOG_PREFIX.sub("", text).split())
+    text = " ".join(LOG_PREFIX.sub("", text).split())
     if len(text) <= limit:
         return text
     cut = text.rfind(" ", 0, limit)

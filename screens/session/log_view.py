@@ -23,7 +23,7 @@ from rich.text import Text
 from textual.strip import Strip
 from textual.widgets import Log
 
-from ..viewmodel import LogLine
+from ..viewmodel import LogLine, message_start
 
 WINDOW = 20_000
 
@@ -65,14 +65,14 @@ LINE_LEGEND = {
     "⋯": "lines this view skipped under a flood (the recording has them)",
 }
 SEVERITY_STYLE = {
-    "fault": "bold bright_white on red",
-    "error": "bold red",
+    "fault": "bold #ffffff on #d70000",
+    "error": "bold #ff1f1f",
     "warn": "#ffaf00",
     "info": "",
     "debug": "bright_black",
 }
 """Body style by :mod:`k3tui.severity` level: faults and failures red, warnings amber, routine dim."""
-_OWN_STYLE = {**SEVERITY_STYLE, "info": "bright_black", "fault": "bold bright_red"}
+_OWN_STYLE = {**SEVERITY_STYLE, "info": "bright_black"}
 """k3tui's own ``·`` lines: routine stays dim, what they report decides the rest."""
 _HOST_STYLES = ("bold cyan", "bold magenta", "bold green", "bold yellow", "bold blue", "bold red")
 """Colour of each host's column, by the order hosts were first seen."""
@@ -101,7 +101,7 @@ class _Highlighter(Highlighter):
             if mark == "·":
                 text.stylize(_OWN_STYLE.get(sev) or LINE_STYLE["·"])
             elif mark == "■" and sev == "error":
-                text.stylize("bold red")
+                text.stylize(SEVERITY_STYLE["error"])
             else:
                 text.stylize(LINE_STYLE[mark])
         else:
@@ -388,7 +388,9 @@ class LogView(Log):
             idx = self._exception_index(root)
         if idx is None:
             return False
-        self.show_line(idx)
+        line = self._lines[idx]
+        start = self.body_start + message_start(line[self.body_start :])
+        self.show_line(idx, column=start, end=len(line))  # the message, not vLLM's prefix, in view
         return True
 
     def _exception_index(self, root: str) -> int | None:
