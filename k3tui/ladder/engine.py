@@ -72,6 +72,8 @@ class LadderEngine:
         request_repeat: int | None = None,
         ready_timeout: float | None = None,
         freeze: Callable[..., Any] | None = None,
+        launcher: Any = None,
+        start_config: RunConfig | None = None,
     ) -> None:
         self.hosts = list(hosts) if isinstance(hosts, (list, tuple)) else [hosts]
         if not self.hosts:
@@ -94,6 +96,10 @@ class LadderEngine:
         self._token = secrets.token_hex(3)
         """Run ids are unique per session: run directories on a host outlive the session."""
         self._probed_live = False
+        self.launcher = launcher
+        """Where runs start (:mod:`k3tui.launch`; None: ``docker`` / a bare process on the head)."""
+        self.start_config = start_config
+        """The first run's config when it comes from the frozen launch (a pod's manifest), not the profile."""
         self.events = events if events is not None else self._subscribe(emit)
 
     # --- the session's stream --------------------------------------------------------
@@ -223,7 +229,7 @@ class LadderEngine:
     def config(self) -> RunConfig:
         """The config the next run uses (the profile's minimal launch until something changes)."""
         if self.ledger.current is None:
-            cfg = from_profile(self.profile, model_path=self.model_path, port=self.port)
+            cfg = self.start_config or from_profile(self.profile, model_path=self.model_path, port=self.port)
             if self.program:
                 cfg.entry = [self.program, *cfg.entry[1:]]
             self.ledger.start(cfg, run=self.peek_run_id())
@@ -281,7 +287,18 @@ class LadderEngine:
         await self.probe_live_inference()
         await self.stop_server(reason=f"restart for rung {rung}")
         cfg = self.config
-        server = Server(self.head, self._take_run_id(rung), cfg, self.port, self.emit, on_exception=self._on_exception)
+        server = Server(
+            self.head,
+            self._take_run_id(rung),
+            cfg,
+            self.port,
+            self.emit,
+            on_exception=self._on_exception,
+            launcher=self.launcher,
+        )
+        if self.launcher is not None:
+            for line in self.launcher.plan(cfg, server.run_id):
+                self.emit(ev.Notice(host=self.head.alias, level="info", message=line))
         self.server = server
         for s in self.samplers.values():
             await s.start()

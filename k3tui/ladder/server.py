@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import shlex
 import time
 from collections import deque
 from collections.abc import Callable, Coroutine
@@ -22,7 +21,7 @@ from typing import Any
 from .. import events as ev
 from ..errors import UsageError
 from ..http import VllmClient
-from .config import RunConfig, launch_argv, launch_env
+from .config import RunConfig
 
 Emit = Callable[[Any], Any]
 PORT_RELEASE_S = 30.0
@@ -70,6 +69,9 @@ class Server:
     port: int
     emit: Emit
     on_exception: Callable[[Server, ev.ExceptionFound], Coroutine[Any, Any, None]] | None = None
+    launcher: Any = None
+    """How the run is started, followed and stopped (:mod:`k3tui.launch`; None: ``docker``, which
+    also runs a bare ``vllm serve`` when the config has no image)."""
     handle: Any = None
     classifier: Any = None
     client: VllmClient | None = None
@@ -109,14 +111,16 @@ class Server:
         from ..classify import Classifier
 
         self.classifier = Classifier(self.run_id, self._classifier_emit)
-        cmd = shlex.join(launch_argv(self.config, self.run_id))
-        env = launch_env(self.config)
         self.started = time.monotonic()
-        try:
-            self.handle = await self.host.start_detached(cmd, run_id=self.run_id, env=env, rung=rung)
-        except TypeError:  # a Host without the optional ``rung`` keyword
-            self.handle = await self.host.start_detached(cmd, run_id=self.run_id, env=env)
+        self.handle = await self._launcher().start(self.host, self.config, self.run_id, rung)
         self._tail = asyncio.create_task(self._follow())
+
+    def _launcher(self) -> Any:
+        if self.launcher is None:
+            from ..launch import get
+
+            self.launcher = get("docker")
+        return self.launcher
 
     def _classifier_emit(self, event: Any) -> Any:
         event.host = event.host or self.host.alias
@@ -130,7 +134,7 @@ class Server:
 
     async def _follow(self) -> None:
         try:
-            async for line in self.host.tail(self.handle):
+            async for line in self._launcher().follow(self.host, self.handle):
                 self.classifier.feed(line + "\n")
                 if line.strip():
                     self.last_lines.append(line)
@@ -148,7 +152,7 @@ class Server:
 
     async def wait_ready(self, timeout: float) -> bool:
         """Poll /health through a forwarded port until 200, the run ends, or it has clearly failed."""
-        local = self.local_port = await self.host.forward_port(self.port)
+        local = self.local_port = await self._launcher().forward(self.host, self.handle, self.port)
         self.client = VllmClient(f"http://127.0.0.1:{local}", self.emit, host=self.host.alias)
         deadline = time.monotonic() + timeout
 
@@ -219,10 +223,7 @@ class Server:
         """Stop the run (TERM, then KILL) and let the classifier finish on the whole log."""
         if self.handle is not None and not self.ended.is_set():
             self.stopped_by_us = True
-            try:
-                await self.host.stop(self.handle, grace=grace, reason=reason)
-            except TypeError:
-                await self.host.stop(self.handle, grace=grace)
+            await self._launcher().stop(self.host, self.handle, grace=grace, reason=reason)
         if self._tail is not None:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(grace + 30.0):

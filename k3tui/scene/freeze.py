@@ -21,6 +21,7 @@ import asyncio
 import json
 import re
 import time
+from collections.abc import Callable
 from typing import Any
 
 from ..events import SceneFrozen, XidEvent
@@ -46,6 +47,9 @@ async def freeze(
     reason: str = "operator",
     redactor: Redactor | None = None,
     docker_socket: str | None = DEFAULT_SOCKET,
+    pick_container: bool = True,
+    launcher_probes: dict[str, RunResult] | None = None,
+    overlay: Callable[[Scene], None] | None = None,
 ) -> Scene:
     """Freeze the scene of ``host``; emit ``SceneFrozen`` when ``emit`` is given.
 
@@ -56,6 +60,12 @@ async def freeze(
         run: the detached run this freeze belongs to (its id, or its handle, whose log is read).
         reason: why the scene was frozen (``operator``, ``first-exception`` …).
         docker_socket: the engine's socket on the host, used through a forward (None: CLI only).
+        pick_container: choose the serving container from ``docker ps`` when none is named
+            (False when another launcher owns the container: :mod:`k3tui.launch`).
+        launcher_probes: results of the launcher's own commands (``ctr``, ``kubectl`` …),
+            recorded among the scene's probes.
+        overlay: adds a launcher's own facts to the assembled scene, before redaction and
+            before ``SceneFrozen`` is emitted.
     """
     t0 = time.monotonic()
     results: dict[str, RunResult] = {}
@@ -68,7 +78,7 @@ async def freeze(
     if api is not None:
         results["docker_ps"] = await api.ps()
     picked_note = ""
-    if not container:
+    if not container and pick_container:
         container, picked_note = _pick_container(results)
     pid = pid or (None if container else _pick_pid(results, None))
     try:
@@ -78,13 +88,15 @@ async def freeze(
             await api.aclose()
     for name, task in host_tasks.items():
         results.setdefault(name, await task)
-    results = _in_table_order(results)
+    results = {**_in_table_order(results), **(launcher_probes or {})}
     pid = pid or _chosen_pid(results)
     scene = assemble(Outputs(results), alias=getattr(host, "alias", ""), pid=pid)
     scene.simulated = bool(getattr(host, "simulated", False))
     if picked_note:
         scene.notes.append(picked_note)
     await _first_exception(host, scene, results, log_text, run)
+    if overlay is not None:
+        overlay(scene)
     scene.frozen_at = time.time()
     scene.seconds = round(time.monotonic() - t0, 3)
     if container and scene.container is None:

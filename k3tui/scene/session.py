@@ -16,9 +16,10 @@ from typing import Any
 
 from ..errors import HostError
 from ..events import Header
+from ..launch import CONTAINERD_SOCKET, DOCKER_SOCKET, Pick, detect, names
+from ..launch import get as get_launcher
 from ..recording import Recorder
 from ..remote.base import Emit
-from .freeze import freeze
 from .model import Scene
 from .outcome import FreezeOutcome
 
@@ -107,24 +108,47 @@ async def freeze_target(args: argparse.Namespace, emit: Emit | None, reason: str
     out = FreezeOutcome()
     async with open_hosts(args, emit) as (hosts, errors):
         out.unreachable = errors
-        sock = args.docker_socket or None
+        pick = pick_from_args(args)
         bound = asyncio.Semaphore(MAX_CONCURRENT_FREEZES)
 
         async def one(h: Any) -> Scene:
             async with bound:
-                return await freeze(
-                    h, container=args.container, pid=args.pid, emit=emit, reason=reason, docker_socket=sock
-                )
+                return await freeze_launched(h, pick, emit, reason)
 
         scenes = await asyncio.gather(*(one(h) for h in hosts))
         out.scenes = list(scenes)
     return out
 
 
+def pick_from_args(args: argparse.Namespace) -> Pick:
+    """What ``--container``/``--pod``/``--pid``/``--runtime`` … name (:mod:`k3tui.launch`)."""
+    pick = Pick(
+        container=getattr(args, "container", None),
+        pod=getattr(args, "pod", None),
+        pid=getattr(args, "pid", None),
+        runtime=getattr(args, "runtime", None) or "",
+        docker_socket=getattr(args, "docker_socket", DOCKER_SOCKET) or None,
+        containerd_socket=getattr(args, "containerd_socket", None) or CONTAINERD_SOCKET,
+        pod_log_root=getattr(args, "pod_log_root", None) or "/var/log/pods",
+        kube_context=getattr(args, "kube_context", None),
+        kubeconfig=getattr(args, "kubeconfig", None),
+    )
+    pick.pod_ref()  # a malformed --pod is a usage error before any host is touched
+    return pick
+
+
+async def freeze_launched(host: Any, pick: Pick, emit: Emit | None, reason: str = "operator") -> Scene:
+    """Freeze one host through the launcher that runs its server (``--runtime``, or detected on the host)."""
+    name = await detect(host, pick)
+    scene: Scene = await get_launcher(name, pick).freeze(host, pick, emit=emit, reason=reason)
+    return scene
+
+
 def add_scene_target_options(p: argparse.ArgumentParser) -> None:
     """``--container`` and ``--pid`` (shared by ``freeze`` and ``check``)."""
     p.add_argument("--container", help="serving container name or id (default: the one running vLLM)")
     p.add_argument("--pid", type=int, help="host pid of the serving process (default: found with pgrep)")
+    add_launcher_options(p)
     p.add_argument(
         "--docker-socket",
         default="/var/run/docker.sock",
@@ -135,3 +159,20 @@ def add_scene_target_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--host-timeout", type=float, default=60.0, help="seconds one host of a group may take in all (default 60)"
     )
+
+
+def add_launcher_options(p: argparse.ArgumentParser) -> None:
+    """``--pod``, ``--runtime`` and how to reach containerd / the Kubernetes API (freeze, check, ladder)."""
+    p.add_argument("--pod", metavar="NAMESPACE/NAME", help="the serving pod (Kubernetes: kubectl, and containerd on its node)")
+    p.add_argument(
+        "--runtime",
+        choices=names(),
+        help="where the server runs (default: detected: --pod -> kubernetes, a Docker socket -> docker, "
+        "a containerd socket without Docker -> containerd)",
+    )
+    p.add_argument(
+        "--containerd-socket", default=CONTAINERD_SOCKET, help=f"containerd's socket on the host (default {CONTAINERD_SOCKET})"
+    )
+    p.add_argument("--pod-log-root", default="/var/log/pods", help="the kubelet's pod log folder on the node")
+    p.add_argument("--kube-context", metavar="NAME", help="kubectl context on the target (default: its current context)")
+    p.add_argument("--kubeconfig", metavar="PATH", help="kubeconfig file on the target (default: kubectl's own)")

@@ -1,0 +1,99 @@
+"""The launcher protocol: how a serving process is found, frozen, started, followed and stopped.
+
+A launcher is the one place that knows *where* the server under test runs — a ``docker run``
+container, a container of a Kubernetes pod on its node (containerd), a pod through the
+Kubernetes API, a Slurm job, a bare process. Everything above it (the freeze, the check,
+the ladder) talks to this protocol only, so a new kind of deployment is one new module,
+not an edit in every caller.
+
+The protocol is deliberately small:
+
+- :meth:`Launcher.freeze` — find the serving container/process named by a :class:`Pick`
+  and freeze the scene (the host's probes plus this launcher's own facts), tagged
+  ``scene.launcher = name``;
+- :meth:`Launcher.start` / :meth:`Launcher.follow` / :meth:`Launcher.forward` /
+  :meth:`Launcher.stop` — one ladder run: start it from a :class:`~k3tui.ladder.config.RunConfig`,
+  follow its log (resuming after a dropped connection), reach its port, stop it;
+- :meth:`Launcher.plan` — what a run will apply, shown before it runs (the ``docker run``
+  line, the pod manifest diff …).
+
+This module imports nothing of the scene or the ladder at run time: it is the leaf every
+launcher module and every caller shares.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+from ..errors import UsageError
+
+DOCKER_SOCKET = "/var/run/docker.sock"
+CONTAINERD_SOCKET = "/run/containerd/containerd.sock"
+CONTAINERD_NAMESPACE = "k8s.io"
+"""The containerd namespace the kubelet's CRI plugin puts every pod container in."""
+
+
+@dataclass
+class Pick:
+    """What the operator named on the command line: which serving process, and how to reach its launcher."""
+
+    container: str | None = None
+    """Container name (a pod's container name, or a Docker name) or id."""
+    pod: str | None = None
+    """``NAMESPACE/NAME`` of a Kubernetes pod."""
+    pid: int | None = None
+    runtime: str = ""
+    """A launcher name (``docker``, ``containerd``, ``kubernetes`` …); "" = detect on the host."""
+    docker_socket: str | None = DOCKER_SOCKET
+    containerd_socket: str = CONTAINERD_SOCKET
+    containerd_namespace: str = CONTAINERD_NAMESPACE
+    pod_log_root: str = "/var/log/pods"
+    """Where the kubelet writes the CRI logs of pod containers on the node."""
+    kube_context: str | None = None
+    kubeconfig: str | None = None
+
+    def pod_ref(self) -> tuple[str, str] | None:
+        """(namespace, name) of ``--pod`` (UsageError when it is not ``NAMESPACE/NAME``)."""
+        if not self.pod:
+            return None
+        ns, sep, name = self.pod.partition("/")
+        if not sep or not ns or not name or "/" in name:
+            raise UsageError(f"--pod {self.pod!r}: expected NAMESPACE/NAME (e.g. vllm/vllm-server-7d9c-x2x)")
+        return ns, name
+
+
+@runtime_checkable
+class Launcher(Protocol):
+    """One way a serving process runs; see the module docstring."""
+
+    name: str
+    """The registry name, also recorded as the scene's ``launcher``."""
+
+    async def freeze(self, host: Any, pick: Pick, *, emit: Any = None, reason: str = "operator") -> Any:
+        """Freeze the scene of ``host`` for the process ``pick`` names; returns a :class:`~k3tui.scene.model.Scene`.
+
+        Never raises for a fact that cannot be read: the scene says ``None`` and ``probes`` says why.
+        """
+        ...
+
+    def plan(self, config: Any, run_id: str) -> list[str]:
+        """Lines the operator sees before a run starts (the command, or the manifest's diff)."""
+        ...
+
+    async def start(self, host: Any, config: Any, run_id: str, rung: str = "") -> Any:
+        """Start one run of ``config``; returns its handle (a :class:`~k3tui.remote.base.RunHandle`)."""
+        ...
+
+    def follow(self, host: Any, handle: Any) -> AsyncIterator[str]:
+        """The run's log as whole lines, resuming after a dropped connection, until the run ends."""
+        ...
+
+    async def forward(self, host: Any, handle: Any, port: int) -> int:
+        """A local port that reaches the run's ``port``."""
+        ...
+
+    async def stop(self, host: Any, handle: Any, grace: float = 10.0, reason: str = "") -> int | None:
+        """Stop the run (and remove what it created); returns its exit status when known."""
+        ...
