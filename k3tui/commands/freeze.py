@@ -13,6 +13,7 @@ import sys
 import msgspec
 
 from ..scene.diff import odd_lines, odd_nodes
+from ..scene.logscan import REQUEST
 from ..scene.session import add_scene_target_options, freeze_target, recorder_for, reject_inventory
 from ..scene.summary import scene_lines
 from ..textsafe import neutralise
@@ -25,13 +26,23 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_target_options(p, nargs="?")
     add_scene_target_options(p)
     p.add_argument("--json", metavar="PATH", help="write the scene as JSON ('-' for stdout)")
+    p.add_argument(
+        "--log",
+        metavar="PATH",
+        help="the server's log file on the host: scanned there whole, only windows around the root read",
+    )
+    p.add_argument("--full-log", action="store_true", help="read the whole server log over SSH instead of windows")
     add_record_option(p)
 
 
 def run(args: argparse.Namespace) -> int:
     reject_inventory(args)
-    with recorder_for(args) as rec:
-        outcome = asyncio.run(freeze_target(args, rec.emit if rec else None))
+    token = REQUEST.set((args.log, args.full_log))
+    try:
+        with recorder_for(args) as rec:
+            outcome = asyncio.run(freeze_target(args, rec.emit if rec else None))
+    finally:
+        REQUEST.reset(token)
     for alias, why in outcome.unreachable.items():
         print(neutralise(f"k3tui: {alias}: {why}"), file=sys.stderr)
     if args.json:

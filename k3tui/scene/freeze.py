@@ -24,12 +24,14 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ..classify import ClassifyResult
 from ..events import SceneFrozen, XidEvent
 from ..redact import Redactor
 from ..remote.base import Emit, Host, RunHandle, RunResult
 from ..remote.docker_api import DEFAULT_SOCKET, DockerApi, container_probes
 from . import parsers as P
 from .assemble import Outputs, assemble
+from .logscan import log_target, requested, scan_server_log
 from .model import Scene, scene_from_dict
 from .probes import PROBES, Probe, command_for, probes_for, stdin_for
 
@@ -50,6 +52,8 @@ async def freeze(
     pick_container: bool = True,
     launcher_probes: dict[str, RunResult] | None = None,
     overlay: Callable[[Scene], None] | None = None,
+    log_path: str | None = None,
+    full_log: bool = False,
 ) -> Scene:
     """Freeze the scene of ``host``; emit ``SceneFrozen`` when ``emit`` is given.
 
@@ -94,7 +98,7 @@ async def freeze(
     scene.simulated = bool(getattr(host, "simulated", False))
     if picked_note:
         scene.notes.append(picked_note)
-    await _first_exception(host, scene, results, log_text, run)
+    await _first_exception(host, scene, results, log_text, run, log_path, full_log)
     if overlay is not None:
         overlay(scene)
     scene.frozen_at = time.time()
@@ -269,9 +273,26 @@ def _chosen_pid(results: dict[str, RunResult]) -> int | None:
 
 
 async def _first_exception(
-    host: Host, scene: Scene, results: dict[str, RunResult], log_text: str | None, run: str | RunHandle | None
+    host: Host,
+    scene: Scene,
+    results: dict[str, RunResult],
+    log_text: str | None,
+    run: str | RunHandle | None,
+    log_path: str | None = None,
+    full_log: bool = False,
 ) -> None:
     source = "given"
+    log_path, full_log = requested(log_path, full_log)
+    target = log_target(results, log_path, run) if log_text is None else None
+    if target is not None and getattr(host, "simulated", False) and not log_path:
+        target = None  # the simulated host serves its scenario's log through the tail
+    if target is not None:  # the whole log, scanned on the host (issue 15)
+        found = await scan_server_log(host, target, full=full_log)
+        if not isinstance(found, str):
+            res, scene.log_scan = found
+            scene.log_source, scene.first_exception = target.source, exception_dict(res)
+            return
+        scene.notes.append(f"{found}; the first exception below comes from the END of the log only")
     if log_text is None and isinstance(run, RunHandle) and run.run_dir:
         r = await _run_probe(host, Probe("run_log", "", 10), f"tail -c {LOG_TAIL_BYTES} {run.run_dir}/log")
         results["run_log"] = r
@@ -288,7 +309,11 @@ def classify_first_exception(log_text: str) -> dict[str, Any] | None:
     """The root exception of a server log through :mod:`k3tui.classify` (None if it has none)."""
     from ..classify import classify_text
 
-    res = classify_text(log_text)
+    return exception_dict(classify_text(log_text))
+
+
+def exception_dict(res: ClassifyResult) -> dict[str, Any] | None:
+    """The scene's ``first_exception`` of a classifier result (None if it has none)."""
     fe = res.first_exception
     if fe is None:
         return None

@@ -118,6 +118,9 @@ class Scene(msgspec.Struct, kw_only=True):
     """Where each ``env`` variable comes from: ``image``, ``runtime``, ``process``, ``host``."""
     first_exception: dict[str, Any] | None = None
     log_source: str = ""
+    log_scan: dict[str, Any] | None = None
+    """How the server log was read (issue 15): path, format, method, byte ranges read, size and
+    SHA-256 computed on the host, the excerpt around the root; None when only a tail was read."""
     launcher: str = ""
     """Which launcher froze it (:mod:`k3tui.launch`): ``docker``, ``containerd``, ``kubernetes`` …"""
     pod: dict[str, Any] | None = None

@@ -38,6 +38,8 @@ def scene_lines(s: Scene) -> list[str]:
         out.append(f"xid       {len(s.xids)} Xid event(s), last: {s.xids[-1]['text'][:120]}")
     if s.first_exception:
         out.append(f"exception {s.first_exception.get('line')}  ({s.log_source})")
+    if s.log_scan:
+        out.append(log_scan_line(s.log_scan))
     out += [f"NOTE      {n}" for n in s.notes]
     failed = [p for p in s.probes if not p.ok]
     out.append(f"probes    {len(s.probes) - len(failed)}/{len(s.probes)} ok")
@@ -77,3 +79,14 @@ def _container_lines(s: Scene) -> list[str]:
     if s.container_gpus is not None:
         out.append(f"  sees {len(s.container_gpus)} GPU(s): {', '.join(g['uuid'] for g in s.container_gpus)}")
     return out
+
+
+def log_scan_line(scan: dict) -> str:
+    """How much of the server log was read to find the root (issue 15)."""
+    size, got = scan.get("size") or 0, scan.get("bytes_read") or 0
+    share = f"{100 * got / size:.2f}%" if size else "-"
+    sha = (scan.get("sha256") or "?")[:16]
+    return (
+        f"log       {scan.get('path')}: {size:,} B, sha256 {sha}…; read {got:,} B ({share}) in "
+        f"{scan.get('ranges_total', 0)} ranges by {scan.get('method')} in {scan.get('seconds', 0):.2f}s"
+    )
