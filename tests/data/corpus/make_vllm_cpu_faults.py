@@ -286,8 +286,9 @@ class Run:
                 p.chmod(0o755)
 
     def _fill(self, value: object) -> object:
-        if isinstance(value, str):
-            return value.format(model=self.dir / "model", dir=self.dir, port=self.port, venv=VLLM_VENV)
+        if isinstance(value, str):  # not str.format: JSON arguments carry braces
+            for key, sub in (("{model}", self.dir / "model"), ("{dir}", self.dir), ("{port}", self.port)):
+                value = value.replace(key, str(sub))
         return value
 
     def argv(self) -> list[str]:
@@ -429,7 +430,13 @@ class Run:
             pass
 
     def finish(self) -> None:
-        """Let a dying server exit by itself; else a normal stop (SIGTERM), then SIGKILL of the group."""
+        """Let a dying server exit by itself; else a normal stop (SIGTERM), then SIGKILL of the group.
+
+        A fault without actions that comes up healthy anyway is stopped 5 s after ready, not at its timeout.
+        """
+        if not self.fault.actions and self.wait_for(READY):
+            self.note("ready although no failure was expected")
+            self._wait_exit(5)
         self._wait_exit(max(self.left(), 0) if not self.fault.actions else 3)
         if self.proc.poll() is None:
             self.record["timed_out"] = self.left() <= 0
@@ -955,9 +962,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--list", action="store_true", help="print the faults and exit")
     ap.add_argument("--only", action="append", help="fault name or glob (repeatable)")
     ap.add_argument("--jobs", type=int, default=1, help="servers at a time (default 1; at most 2 on 2 cores)")
+    ap.add_argument("--missing", action="store_true", help="only the faults with no record in --out yet")
     ap.add_argument("--out", type=Path, default=OUT, help=f"folder for the logs (default {OUT})")
     a = ap.parse_args(argv)
     chosen = [f for f in FAULTS if not a.only or any(fnmatch.fnmatch(f.name, p) for p in a.only)]
+    if a.missing:
+        chosen = [f for f in chosen if not (a.out / f"{f.name}.fault.json").exists()]
     if a.list:
         for f in chosen:
             print(f"{f.name:38} {f.family:12} {f.what}")
@@ -977,7 +987,7 @@ def main(argv: list[str] | None = None) -> int:
     def one(f: Fault) -> None:
         try:
             rec = run_fault(f, model, a.out)
-        except (OSError, subprocess.SubprocessError, ValueError) as e:
+        except Exception as e:  # noqa: BLE001 - one broken fault must not stop the others
             print(f"{f.name:38} HARNESS ERROR {e!r}", flush=True)
             return
         print(f"{f.name:38} exit={rec['exit_code']} {rec['seconds']:6.1f}s timed_out={rec['timed_out']}", flush=True)
