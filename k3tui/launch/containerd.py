@@ -89,14 +89,12 @@ class ContainerdLauncher:
 
     async def find(self, host: Any, pick: Pick) -> Found:
         """The serving container ``pick`` names (by container name or id, pod, or the one running vLLM)."""
+        self.pick = pick
         found = Found()
-        listed = await self._run(
-            host,
-            found,
-            "ctr_containers",
-            f'for id in $({self.ctr("containers ls -q")}); do {self.ctr("containers info")} "$id"; done',
-            15.0,
-        )
+        ids = self.ctr("containers ls -q")
+        each = self.ctr("containers info")
+        script = f'ids=$({ids}) || exit $?; for id in $ids; do {each} "$id"; done'
+        listed = await self._run(host, found, "ctr_containers", script, 15.0)
         if not listed.ok:
             found.notes.append(f"containerd not readable: {_why(listed)}")
             return found

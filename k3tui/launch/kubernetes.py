@@ -192,6 +192,7 @@ class KubernetesLauncher:
     async def freeze(self, host: Any, pick: Pick, *, emit: Any = None, reason: str = "operator") -> Any:
         from ..scene.freeze import freeze
 
+        self.pick, self.container = pick, pick.container or self.container
         node = ContainerdLauncher(pick)
         ref = pick.pod_ref()
         if ref is None:  # no --pod: the pod of the serving container on this node

@@ -46,8 +46,8 @@ from pathlib import Path
 import pytest
 
 from . import unavailable
-from .dockerd import BUSYBOX, busybox_rootfs_tar
 
+BUSYBOX = "/bin/busybox"
 CONTAINERD = "/usr/bin/containerd"
 CTR = "/usr/bin/ctr"
 IMAGE = "docker.io/vllm/vllm-openai:kimi-k3"
@@ -85,6 +85,8 @@ def _digest(b: bytes) -> str:
 
 def oci_image_tar(ref: str = IMAGE, env: list[str] | None = None) -> tuple[bytes, str]:
     """An OCI image layout tar of the busybox rootfs, named ``ref``; returns (tar, manifest digest)."""
+    from .dockerd import busybox_rootfs_tar  # at call time: the plugin loader imports that module itself
+
     layer = busybox_rootfs_tar()
     config = json.dumps(
         {
