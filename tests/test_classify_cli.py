@@ -11,7 +11,7 @@ from k3tui.cli import main
 
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
 LOG = SHARED / "corpus" / "vllm-cpu" / "10f1-fail-kvcache-space-0.log"
-KEYS = {"failed_stage", "stages", "first_exception", "oom_root_cause", "signature", "advice"}
+KEYS = {"failed_stage", "stages", "first_exception", "oom_root_cause", "signature", "advice", "evidence", "confidence"}
 
 
 def test_json_has_exactly_the_documented_keys(capsys) -> None:
@@ -19,7 +19,8 @@ def test_json_has_exactly_the_documented_keys(capsys) -> None:
     out = json.loads(capsys.readouterr().out)
     assert set(out) == KEYS
     assert out["failed_stage"] == "engine"
-    assert set(out["first_exception"]) == {"line", "line_number", "stack", "process"}
+    assert set(out["first_exception"]) == {"line", "line_number", "stack", "process", "context"}
+    assert set(out["evidence"]) == {"rule", "lines", "why"} and out["confidence"] in ("high", "medium", "low")
     assert out["first_exception"]["process"] == "EngineCore pid=2811"
     assert all(set(s) == {"stage", "line", "time"} for s in out["stages"])
     assert out["oom_root_cause"] is None

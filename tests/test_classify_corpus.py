@@ -1,67 +1,63 @@
-"""Every real log of ../shared/corpus against its label: one test case per log.
+"""Every real labelled log against its label: the shared corpus and the tuned part of ours.
 
-The label's ``first_exception`` must be contained in the reported root line, the failed
-stage and ``oom_root_cause`` must match. Per-folder accuracy is what the issue asks to
-report; ``test_every_labelled_log_is_a_case`` makes sure no log silently drops out.
+The label's ``first_exception`` must be contained in the reported root line (or in the
+wrapper line reported as its context: pydantic's header, ``RayTaskError(…)``), the failed
+stage and ``oom_root_cause`` must match; a ``none`` log has no exception. One test case per
+log of ``../shared/corpus`` and of the TUNED part of ``tests/data/corpus``
+(``tests/support/corpus.py``). The held-out fifth is checked only in aggregate, against
+issue 13's bar, and its failure message holds counts only: never a file name or a line.
 """
 
 from __future__ import annotations
-
-import json
-from pathlib import Path
 
 import pytest
 
 from k3tui.classify import Classifier, classify_text
 from k3tui.events import ExceptionFound, RunClassified, StageReached
+from tests.support.corpus import SHARED_CORPUS, Case, cases, held_out_cases, tuned_cases
 
-CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
-FOLDERS = ("vllm-cpu", "vllm-issues")
-
-
-def _labels() -> list[tuple[str, dict]]:
-    out = []
-    for folder in FOLDERS:
-        path = CORPUS / folder / "labels.jsonl"
-        if path.is_file():
-            out += [(folder, json.loads(line)) for line in path.read_text().splitlines() if line.strip()]
-    return out
+SHARED = cases(SHARED_CORPUS)
+TUNED = tuned_cases()
+ALL = SHARED + TUNED
 
 
-LABELS = _labels()
+def _root_ok(case: Case, result) -> bool:
+    want, fe = case.label["first_exception"], result.first_exception
+    if case.label["stage"] == "none":
+        return fe is None
+    if want is None:
+        return True
+    return fe is not None and (want in fe.line or (fe.context is not None and want in fe.context))
 
 
-def _text(folder: str, name: str) -> str:
-    return (CORPUS / folder / name).read_text(encoding="utf-8", errors="replace")
-
-
-def test_every_labelled_log_is_a_case(shared: Path) -> None:
-    for folder in FOLDERS:
+def test_every_labelled_log_is_a_case(shared) -> None:
+    for folder in ("vllm-cpu", "vllm-issues"):
         logs = {p.name for p in (shared / "corpus" / folder).glob("*.log")}
-        labelled = {lab["file"] for f, lab in LABELS if f == folder}
+        labelled = {c.label["file"] for c in SHARED if c.folder == folder}
         assert logs and logs == labelled, f"{folder}: logs without labels or labels without logs"
+    assert all(c.path.is_file() for c in TUNED), "a tuned label names a file that is not there"
 
 
-@pytest.mark.parametrize(("folder", "label"), LABELS, ids=[f"{f}/{lab['file']}" for f, lab in LABELS])
-def test_corpus_log_matches_label(folder: str, label: dict) -> None:
-    result = classify_text(_text(folder, label["file"]))
+@pytest.mark.parametrize("case", ALL, ids=[("shared/" if c.root == SHARED_CORPUS else "") + c.id for c in ALL])
+def test_corpus_log_matches_label(case: Case) -> None:
+    result = classify_text(case.text())
+    label = case.label
     assert result.failed_stage == label["stage"], label["notes"]
-    if label["first_exception"] is None:
-        assert result.first_exception is None
+    assert _root_ok(case, result), label["notes"]
+    if label["stage"] == "none":
         assert result.signature == ""
-    else:
-        assert result.first_exception is not None
-        assert label["first_exception"] in result.first_exception.line
+    elif result.first_exception is not None:
         assert result.first_exception.line in result.first_exception.stack
         assert result.signature.startswith(label["stage"] + "|")
+        assert result.evidence is not None and result.confidence in ("high", "medium", "low")
     assert result.oom_root_cause == label["oom_root_cause"]
 
 
-@pytest.mark.parametrize(("folder", "label"), LABELS, ids=[f"{f}/{lab['file']}" for f, lab in LABELS])
-def test_corpus_events_agree_with_result(folder: str, label: dict) -> None:
+@pytest.mark.parametrize("case", SHARED, ids=[c.id for c in SHARED])
+def test_corpus_events_agree_with_result(case: Case) -> None:
     events: list = []
     c = Classifier(run="r1", emit=events.append)
-    c.feed(_text(folder, label["file"]))
+    c.feed(case.text())
     result = c.finish()
     found = [e for e in events if isinstance(e, ExceptionFound)]
     assert len(found) == (0 if result.first_exception is None else 1), "ExceptionFound is emitted once, for the root"
@@ -75,8 +71,24 @@ def test_corpus_events_agree_with_result(folder: str, label: dict) -> None:
     assert all(e.run == "r1" for e in events)
 
 
+def test_held_out_part_meets_the_bar() -> None:
+    """Issue 13's bar on the held-out fifth; only counts are ever printed."""
+    held = held_out_cases()
+    if not held:
+        pytest.skip("the repository corpus has no held-out logs yet")
+    stage = root = none_with_exception = 0
+    for case in held:
+        result = classify_text(case.text())
+        stage += result.failed_stage == case.label["stage"]
+        root += _root_ok(case, result)
+        none_with_exception += case.label["stage"] == "none" and result.first_exception is not None
+    n = len(held)
+    summary = f"held-out: {n} logs, stage {stage}/{n}, root {root}/{n}, none logs with an exception {none_with_exception}"
+    assert stage >= 0.95 * n and root >= 0.90 * n and none_with_exception == 0, summary
+
+
 def test_vllm_cpu_timeline_is_in_startup_order() -> None:
-    result = classify_text(_text("vllm-cpu", "01-baseline-full-session.log"))
+    result = classify_text((SHARED_CORPUS / "vllm-cpu" / "01-baseline-full-session.log").read_text())
     assert [s.stage for s in result.stages] == ["container", "config", "device", "weights", "engine", "api", "runtime"]
     lines = [s.line for s in result.stages]
     assert lines == sorted(lines)

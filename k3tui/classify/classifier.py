@@ -19,7 +19,16 @@ Why it is shaped this way:
   left by earlier lines, never on where a chunk ends (a property test checks it).
 - **The root is the first failure that is not a consequence**, decided per process after
   demultiplexing; consequence patterns, decoy WARNINGs and a normal stop are data
-  (``assets/classify/patterns.toml``).
+  (``assets/classify/patterns.toml``). Some roots take more than one line to recognise:
+  a WRAPPER (``RayTaskError(X)``, ``CalledProcessError``, pydantic's header) waits for
+  the inner line it wraps; a native crash or a kill prints no traceback and often no
+  sentinel word, so it is found by looking back from the line it causes (``Fatal Python
+  error: Aborted``, ``died unexpectedly``, ``EngineDeadError``); a broken ``vllm._C`` is
+  only a WARNING, the root once anything fails after it.
+- **The stage is decided by evidence** (:mod:`.layers`): the root's message and stack
+  first, then when it came, then the markers, then its type; the result says which.
+- **Not a vLLM log** (``/etc/passwd``): no root, no marker, no ``vllm`` anywhere gives
+  ``failed_stage = "unknown"`` instead of a healthy ``none``.
 """
 
 from __future__ import annotations
@@ -29,10 +38,10 @@ from dataclasses import dataclass, field
 
 from ..events import Event, ExceptionFound, RunClassified, StageReached
 from .history import History
-from .layers import advice_text, decide
+from .layers import Evidence, Verdict, advice_text, decide
 from .lines import QUIET_LEVELS, Line, parse
 from .result import ClassifyResult, FirstException, StageMark
-from .rules import Rules, load_rules
+from .rules import Rules, Wrapper, load_rules
 from .signature import make_signature
 from .timeline import Timeline
 from .traces import STALE_AFTER, TB_HEAD, Trace, opens_trace, rebuild
@@ -47,6 +56,13 @@ MAX_TRACES = 32
 """Tracebacks assembled at once (TP=8 x DP plus the API server fit); the oldest is dropped."""
 HEAD_LINES = 30
 """The first lines are always parsed in full: excerpts and cut logs start mid-traceback."""
+WRAP_WINDOW = 200
+"""Lines a wrapper root waits for the inner root it wraps."""
+CRASH_LOOKBACK = 100
+"""Lines looked back from a crash's consequence for the native crash or kill line."""
+CRASH_CHARS = 1 << 16
+"""Characters of that look-back."""
+_CRASH_TYPES = frozenset({"FatalError", "WorkerDied"})
 
 
 @dataclass(slots=True)
@@ -61,9 +77,26 @@ class _Root:
     stage_idx: int
     """The furthest stage reached when the root was printed."""
     stack: list[str] = field(default_factory=list)
+    numbers: list[int] = field(default_factory=list)
     trace: Trace | None = None
     emitted: bool = False
     stage: str | None = None
+    marks: list[tuple[str, int]] = field(default_factory=list)
+    """The stages reached when the root was printed."""
+    header: tuple[str, int] | None = None
+    context: str | None = None
+    """The wrapper line this root was unwrapped from (pydantic's header, RayTaskError(…))."""
+    wrap: Wrapper | None = None
+    """Set while this root is a wrapper waiting for the line it wraps."""
+    dump: bool = False
+    """A faulthandler dump follows (``Fatal Python error``): its lines join the stack."""
+    chained: bool = False
+    """Python printed ``The above exception …`` after this wrapper: what follows is not the
+    subprocess's own traceback but a new exception (only another wrapper takes over)."""
+    borrowed: list[str] = field(default_factory=list)
+    """A native crash's stage evidence: the traceback the same incident printed next."""
+    borrowed_numbers: list[int] = field(default_factory=list)
+    verdict: Verdict | None = None
 
 
 class Classifier:
@@ -93,6 +126,9 @@ class Classifier:
         self._fallback: _Root | None = None
         self._oom_seen = False
         self._stopped = False
+        self._warning: _Root | None = None
+        self._vllm = False
+        """Seen the word vllm anywhere (lines without a root or marker may still be a vLLM log)."""
         self._always = tuple(a.lower() for a in self._rules.always)
         self._sentinels: tuple[str, ...] = ()
         self._needles: tuple[str, ...] = ()
@@ -131,6 +167,10 @@ class Classifier:
             self._scan(tail + "\n", len(tail) + 1)
         for trace in list(self._traces.values()):
             self._close(trace)
+        if self._root is None and not self._stopped:
+            self._history.at_end()
+            self._crash_lookback(self._n + 1)
+            self._root = self._root or self._warning
         if self._root is None and self._fallback is not None and not self._stopped:
             self._root = self._fallback
         if self._root is not None and not self._root.emitted:
@@ -154,6 +194,8 @@ class Classifier:
         low = buf.lower()
         aligned = len(low) == len(buf)  # lower() never shrinks; a longer copy would shift offsets
         pos = 0
+        if not self._vllm and "vllm" in low:
+            self._vllm = True
         nexts: dict[str, int] = {}
         while pos < end:
             if not aligned or self._busy() or self._n < HEAD_LINES:
@@ -191,10 +233,16 @@ class Classifier:
         raw = buf[start : min(nl, start + MAX_LINE)]
         self._history.at(start)
         ln = parse(raw)
+        if n <= HEAD_LINES and ln.level is not None:
+            self._vllm = True  # a logger's line (vLLM, uvicorn, NCCL, glog): a server log
         if n == 1:
             self._announce_stages(self._timeline.first_line(ln), ln)
         self._expire(n)
+        if self._dump_line(ln, n):
+            return
         trace = self._traces.get(ln.key)
+        if trace is None and self._wrapping() and ln.body[:1].isspace():
+            self._unwrap_continuation(None, ln, n)
         if trace is None or not self._continue(trace, ln, n):
             low = raw.lower()
             if n <= HEAD_LINES or any(s in low for s in self._sentinels):
@@ -208,7 +256,11 @@ class Classifier:
             self._exception_line(trace, ln, n)
             return True
         if what in ("frame", "end"):
+            if what == "frame" and self._wrapping() and trace.mode == "exc":
+                self._unwrap_continuation(trace, ln, n)
             if what == "end":
+                if self._wrapping() and self._root is not None and self._root.trace is trace:
+                    self._root.chained = True
                 self._close(trace)
             return True
         if what == "other":
@@ -222,6 +274,9 @@ class Classifier:
             return
         if ln.body[:1].isspace():
             return  # code or a continuation printed outside any traceback we follow
+        if ln.level == "WARNING" and self._warning is None and self._root is None:
+            if self._rules.warning_root.search(ln.body):
+                self._warning = self._new_root(ln, n, "ImportError", ln.body)
         if (n <= HEAD_LINES or any(s in low for s in self._always)) and ln.level not in QUIET_LEVELS:
             self._error_line(ln, n)
         if self._timeline.pending:
@@ -247,6 +302,8 @@ class Classifier:
             rule = next((r for r in rules.roots if r.match.search(ln.body)), None)
             if rule is not None:
                 self._candidate(ln, n, rule.type, ln.body)
+            elif rules.crash.search(ln.body):
+                self._candidate(ln, n, "NativeCrash", ln.body)
         if ln.level in ("ERROR", "CRITICAL"):
             self._headers[ln.key] = (ln, n)
             if len(self._headers) > 256:
@@ -286,10 +343,14 @@ class Classifier:
             typ, msg = m["type"], (m["msg"] if m["msg"] is not None else (m["rmsg"] or ""))
         else:
             typ, _, msg = body.partition(": ") if ": " in body else ("", "", body)
-        if self._root is None:
+        if self._root is None or self._wrapping():
             self._candidate(ln, n, typ, msg, trace)
 
     def _close(self, trace: Trace) -> None:
+        root = self._root
+        if root is not None and not root.emitted and root.type == "NativeCrash" and not root.borrowed:
+            if trace.start > root.n and trace is not root.trace and not trace.quiet:
+                root.borrowed, root.borrowed_numbers = list(trace.lines), list(trace.numbers)
         if trace.mode == "tb" and not trace.quiet and self._fallback is None:
             self._fallback = self._truncated_root(trace)
         trace.mode = "closed"
@@ -300,9 +361,10 @@ class Classifier:
         if trace.header is None or self._rules.consequence.search(trace.header[0].body):
             return None
         head, hn = trace.header
-        return _Root(
-            head.raw, hn, head.body, "", head.body, trace.process, trace.key, self._timeline.now, trace.lines, trace
-        )
+        root = _Root(head.raw, hn, head.body, "", head.body, trace.process, trace.key, self._timeline.now)
+        root.stack, root.numbers, root.trace = trace.lines, trace.numbers, trace
+        root.marks = [(m.stage, m.line) for m in self._timeline.marks]
+        return root
 
     def _expire(self, n: int) -> None:
         for trace in [t for t in self._traces.values() if n - t.last > STALE_AFTER]:
@@ -310,27 +372,145 @@ class Classifier:
 
     # --- roots -----------------------------------------------------------------------------
 
+    def _new_root(self, ln: Line, n: int, typ: str, msg: str, trace: Trace | None = None) -> _Root:
+        root = _Root(ln.raw, n, ln.body, typ, msg, ln.process, ln.key, self._timeline.now)
+        root.marks = [(m.stage, m.line) for m in self._timeline.marks]
+        if trace is not None:
+            root.trace, root.stack, root.numbers = trace, trace.lines, trace.numbers
+            if trace.header is not None and trace.header[1] != n:
+                root.header = (trace.header[0].body, trace.header[1])
+        else:
+            root.stack, root.numbers = [ln.raw], [n]
+        return root
+
     def _candidate(self, ln: Line, n: int, typ: str, msg: str, trace: Trace | None = None) -> None:
-        if self._root is not None or self._stopped:
+        if self._stopped:
+            return
+        if self._root is not None:
+            if self._wrapping() and self._inner_of(self._root, typ) and not self._rules.consequence.search(ln.body):
+                self._unwrap(self._new_root(ln, n, typ, msg, trace))
             return
         if self._rules.consequence.search(ln.body):
+            self._crash_lookback(n)
+            if self._root is None and self._warning is not None:
+                self._root = self._warning
             return
         if self._stop_before():
             self._stopped = True
             return
-        root = _Root(ln.raw, n, ln.body, typ, msg, ln.process, ln.key, self._timeline.now)
-        if trace is not None:
-            root.trace, root.stack = trace, trace.lines
-        else:
-            root.stack = [ln.raw]
-        if self._rules.oom.search(ln.body):
-            self._oom_seen = True
+        root = self._warning or self._new_root(ln, n, typ, msg, trace)
+        if root is not self._warning:
+            root.wrap = next((w for w in self._rules.wrappers if w.match.search(ln.body)), None)
+            root.dump = ln.body.startswith("Fatal Python error")
         self._root = root
+        if typ in _CRASH_TYPES or typ == "NativeCrash":
+            self._crash_lookback(n)
+        if self._rules.oom.search(self._root.body):
+            self._oom_seen = True
+
+    # --- wrappers: report the root a wrapper line wraps ---------------------------------------
+
+    def _wrapping(self) -> bool:
+        root = self._root
+        return root is not None and root.wrap is not None and not root.emitted
+
+    def _inner_of(self, root: _Root, typ: str) -> bool:
+        """Is an exception of type ``typ`` the one the pending wrapper root waits for?"""
+        wrap = root.wrap
+        if wrap is None or wrap.inner == "value-error" or not typ:
+            return False
+        if wrap.inner == "any":
+            return not root.chained or any(w.match.search(typ) for w in self._rules.wrappers)
+        m = wrap.match.search(root.body)
+        return m is not None and typ.rsplit(".", 1)[-1] == m.group(1)
+
+    def _unwrap(self, inner: _Root) -> None:
+        """The wrapper's inner line becomes the root; the wrapper stays as its context."""
+        outer = self._root
+        assert outer is not None
+        inner.context = outer.context or outer.raw
+        inner.stage_idx, inner.marks = outer.stage_idx, outer.marks
+        if inner.header is None:
+            inner.header = outer.header
+        inner.wrap = next((w for w in self._rules.wrappers if w.match.search(inner.body)), None)
+        self._root = inner
+
+    def _unwrap_continuation(self, trace: Trace | None, ln: Line, n: int) -> None:
+        """A line printed under the wrapper's exception line (pydantic's ``Value error, …``)."""
+        root = self._root
+        if root is None or root.trace is not trace or ln.key != root.key:
+            return
+        body = ln.body.strip()
+        wrap = root.wrap
+        if wrap is not None and wrap.inner == "value-error" and ("[type=" in body or body.startswith("Value error, ")):
+            root.context, root.raw, root.n, root.message = root.raw, ln.raw, n, body
+            root.body = f"{body} ({root.body})"
+            root.wrap = None
+            return
+        m = self._rules.exception.match(body)
+        if m and self._inner_of(root, m["type"]):
+            inner = self._new_root(ln, n, m["type"], m["msg"] or m["rmsg"] or "", trace)
+            self._unwrap(inner)
+
+    # --- native crashes and kills: no traceback, found by looking back -----------------------
+
+    def _crash_lookback(self, n: int) -> None:
+        """The earliest native crash / kill line in the lines before line n becomes the root."""
+        text = self._history.before(CRASH_CHARS)
+        if not text or not any(s in text.lower() for s in self._rules.crash_needles):
+            return
+        lines = text.split("\n")[:-1][-CRASH_LOOKBACK:]
+        for i, raw in enumerate(lines):
+            if not any(s in raw.lower() for s in self._rules.crash_needles):
+                continue
+            ln = parse(raw[:MAX_LINE])
+            if ln.level in QUIET_LEVELS and ln.level != "WARNING":
+                continue
+            if self._rules.crash.search(ln.body) and not self._rules.consequence.search(ln.body):
+                k = n - len(lines) + i
+                if self._root is not None and self._root.n <= k:
+                    return
+                self._adopt_crash(ln, k)
+                return
+
+    def _adopt_crash(self, ln: Line, k: int) -> None:
+        later = self._root
+        root = self._new_root(ln, k, "NativeCrash", ln.body)
+        root.dump = later is not None and later.dump
+        if later is not None:
+            root.stack, root.numbers = [ln.raw, *later.stack], [k, *later.numbers]
+            root.trace = later.trace if later.trace is not None and later.trace.mode == "tb" else None
+        self._root = root
+
+    def _dump_line(self, ln: Line, n: int) -> bool:
+        """A faulthandler line after ``Fatal Python error``: part of the root's stack."""
+        root = self._root
+        if root is None or root.emitted or not root.dump or ln.key != root.key or n <= root.numbers[-1]:
+            return False
+        if n - root.numbers[-1] > 1 or not self._rules.faulthandler.match(ln.body):
+            root.dump = False
+            return False
+        root.stack.append(ln.raw[:4096])
+        root.numbers.append(n)
+        return True
 
     def _maybe_announce(self, ln: Line, n: int) -> None:
         root = self._root
         if root is None or root.emitted:
             return
+        if root.wrap is not None:
+            trace_over = (
+                root.trace.mode == "closed"
+                if root.trace is not None
+                else n > root.n and ln.key == root.key and not ln.body[:1].isspace()
+            )
+            if n - root.n < WRAP_WINDOW and not (root.wrap.inner == "value-error" and trace_over):
+                return
+            root.wrap = None
+        if root.dump:
+            return
+        if root.type == "NativeCrash" and n - root.n < EMIT_AFTER:
+            return  # the incident's traceback, printed next, tells the stage
         if root.trace is not None:
             if root.trace.mode != "tb":
                 self._announce(root)
@@ -339,7 +519,8 @@ class Classifier:
 
     def _announce(self, root: _Root) -> None:
         root.emitted = True
-        root.stage = self._stage_of(root)
+        root.verdict = self._verdict(root)
+        root.stage = root.verdict.stage
         self._send(
             ExceptionFound(
                 run=self.run,
@@ -358,8 +539,11 @@ class Classifier:
             return True
         return False if self._oom_seen else None
 
-    def _stage_of(self, root: _Root) -> str:
-        return decide(self._rules, root.body, root.stack, root.stage_idx)
+    def _verdict(self, root: _Root) -> Verdict:
+        text = root.body if root.context is None else f"{root.body} {parse(root.context).body}"
+        stack, numbers = root.stack + root.borrowed, root.numbers + root.borrowed_numbers
+        ev = Evidence(text, root.n, stack, numbers, root.header, root.stage_idx, root.marks)
+        return decide(self._rules, ev)
 
     def _stop_before(self) -> bool:
         """Did the operator stop the server (``shutdown triggered``) shortly before this line?"""
@@ -388,13 +572,29 @@ class Classifier:
         res = ClassifyResult(stages=list(self._timeline.marks), lines=self._n)
         if root is None:
             res.oom_root_cause = None
-            res.advice = advice_text(self._rules, "none")
+            if self._recognised():
+                ready = next((m.line for m in res.stages if m.stage == "runtime"), None)
+                res.advice = advice_text(self._rules, "none")
+                res.confidence = "high" if ready is not None else "medium"
+                res.evidence = Verdict("none", "no-root", (), res.confidence, "no root failure in the log")
+            else:
+                res.failed_stage = "unknown"
+                res.advice = advice_text(self._rules, "unknown")
+                res.confidence = "low"
+                why = "no vLLM log line, start-up marker or exception in it: not a vLLM server log"
+                res.evidence = Verdict("unknown", "not-a-vllm-log", (), "low", why)
             return res
-        stage = root.stage or self._stage_of(root)
+        verdict = root.verdict or self._verdict(root)
+        stage = verdict.stage
         res.failed_stage = stage
-        res.first_exception = FirstException(root.raw, root.n, list(root.stack), root.process)
+        res.first_exception = FirstException(root.raw, root.n, list(root.stack), root.process, root.context)
         res.oom_root_cause = self._oom_flag()
         res.exception_type = root.type
         res.signature = make_signature(stage, root.type, root.message)
         res.advice = advice_text(self._rules, stage)
+        res.evidence, res.confidence = verdict, verdict.confidence
         return res
+
+    def _recognised(self) -> bool:
+        """Anything that says this is a vLLM log: the word vllm, a stage past the first line."""
+        return self._vllm or self._timeline.now > 0 or self._n == 0

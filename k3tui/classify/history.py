@@ -44,6 +44,18 @@ class History:
             self._size -= len(self._parts.popleft())
         self._buf = ""
 
+    def at_end(self) -> None:
+        """Every buffer was scanned: the "current line" is the one after the last."""
+        self._buf, self._start = "", 0
+
+    def before(self, chars: int) -> str:
+        """Up to ``chars`` characters of text before the current line (ends with its newline)."""
+        buf, start = self._buf, self._start
+        if start >= chars:
+            return buf[start - chars : start]
+        w = "".join(self._parts)
+        return w[max(0, len(w) - (chars - start)) :] + buf[:start]
+
     def since(self, needle: str) -> str | None:
         """The text from the line holding the last ``needle`` up to the current line, or None."""
         buf, start = self._buf, self._start

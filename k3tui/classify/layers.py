@@ -1,34 +1,134 @@
-"""The layer verdict: which stage a root failure belongs to, and what to do there.
+"""The layer verdict: which stage a root failure belongs to, why, and what to do there.
 
-Evidence is weighed in a fixed order, strongest first: the root's own text when it is
-unambiguous (Error 803 is the device, a bind failure is the API), then the function
-names of its stack (a failure inside ``load_weights`` is the weights, whatever printed
-it), then how far the start-up had got when it was printed, then weak hints (an
-``ImportError`` with nothing else to go on is the container). Rules are data in
-``assets/classify/patterns.toml``; the advice is the decision table ``advice.toml``.
+Logs often arrive as excerpts with no start-up line at all, and the start-up markers
+only say how far the start-up got, not what failed; so the stage is decided by the
+strongest evidence available, in a fixed order (issue 13):
+
+1. the root's own text when it names one layer unambiguously (``Error 803`` is the
+   device, a bind failure the API, argparse's ``error:`` the config) — ``message``;
+   then the root's own STACK, mapped by module path and function name
+   (``assets/classify/frames.toml``) — ``frames``;
+2. when the root came: after the API was ready it is ``runtime`` (``api-ready``); V1's
+   ``EngineCore encountered a fatal error`` says runtime, ``failed to start`` says
+   start-up (``wording``); then messages typical of one start-up layer
+   (NCCL -> engine, a missing shared object -> container) — ``message``;
+3. the furthest start-up marker reached — ``markers``;
+4. the exception type alone (an ``ImportError`` with nothing else to go on is the
+   container), the weakest — ``exception-type``; nothing at all — ``default``.
+
+Each verdict carries the rule that decided it, the log lines it rests on and a
+confidence (``high`` for 1, ``medium`` for 2 and 3, ``low`` for 4). Rules are data in
+``assets/classify/``; the advice is the decision table ``advice.toml``.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from .rules import STAGES, Rules
-from .traces import frame_names
+from .traces import frames
 
 
-def decide(rules: Rules, text: str, stack: list[str], stage_idx: int) -> str:
-    """The stage of a root whose message is ``text``, printed when ``stage_idx`` was reached."""
+@dataclass(slots=True)
+class Evidence:
+    """What is known about a root when its stage is decided."""
+
+    text: str
+    """The root's message body (a wrapper's line appended, for Ray / pydantic roots)."""
+    line: int
+    stack: list[str] = field(default_factory=list)
+    numbers: list[int] = field(default_factory=list)
+    """The log line number of each stack line (same length as ``stack``, or empty)."""
+    header: tuple[str, int] | None = None
+    """The ERROR line logged just before the traceback (``EngineCore failed to start.``)."""
+    stage_idx: int = 0
+    """The furthest stage reached when the root was printed."""
+    marks: list[tuple[str, int]] = field(default_factory=list)
+    """The stages reached (name, line) when the root was printed."""
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    stage: str
+    rule: str
+    """``message``, ``frames``, ``api-ready``, ``wording``, ``markers``, ``exception-type``, ``default``."""
+    lines: tuple[int, ...]
+    confidence: str
+    why: str
+    """One line for the operator: why this stage."""
+
+
+def decide(rules: Rules, ev: Evidence) -> Verdict:
+    """The stage of a root, with the evidence that decided it."""
+    return (
+        _message(rules, ev, "strong")
+        or _frames(rules, ev)
+        or _message(rules, ev, "firm")
+        or _phase(rules, ev)
+        or _message(rules, ev, "medium")
+        or _markers(ev)
+        or _message(rules, ev, "weak")
+        or Verdict(STAGES[0], "default", (ev.line,), "low", "nothing in the log names a layer; assumed the process start")
+    )
+
+
+def _message(rules: Rules, ev: Evidence, strength: str) -> Verdict | None:
+    startup = _startup_wording(rules, ev) is not None
     for rule in rules.stage_rules:
-        if rule.strong and rule.match.search(text):
-            return rule.stage
-    names = frame_names(stack)
-    for stage, rx in rules.frame_rules:
-        if any(rx.match(name) for name in names):
-            return stage
-    if stage_idx > 0:
-        return STAGES[stage_idx]
-    for rule in rules.stage_rules:
-        if not rule.strong and rule.match.search(text):
-            return rule.stage
-    return STAGES[max(stage_idx, 0)]
+        if rule.strength != strength or (startup and rule.stage == "runtime"):
+            continue
+        if m := rule.match.search(ev.text):
+            conf = {"strong": "high", "firm": "high", "medium": "medium"}.get(strength, "low")
+            kind = "message" if strength != "weak" else "exception-type"
+            return Verdict(rule.stage, kind, (ev.line,), conf, f"the root's message says {m.group(0)!r}")
+    return None
+
+
+def _frames(rules: Rules, ev: Evidence) -> Verdict | None:
+    """Innermost start-up frame, unless a runtime frame lies outside it."""
+    mapped: list[tuple[str, int, str]] = []  # (stage, line number, name), outermost first
+    for i, (path, func) in frames(ev.stack):
+        stage = rules.frame_stage(path, func)
+        if stage is not None:
+            n = ev.numbers[i] if i < len(ev.numbers) else ev.line
+            mapped.append((stage, n, f"{func} ({path.rsplit('/', 1)[-1]})"))
+    for method in rules.methods.findall(ev.text):
+        stage = rules.frame_stage("", method)
+        if stage is not None:
+            mapped.append((stage, ev.line, f"method {method}"))
+    if not mapped:
+        return None
+    startup = [m for m in mapped if m[0] != "runtime"]
+    runtime = [m for m in mapped if m[0] == "runtime"]
+    if runtime and (not startup or mapped.index(runtime[0]) < mapped.index(startup[0])):
+        stage, n, name = runtime[0]
+    else:
+        stage, n, name = startup[-1]
+    return Verdict(stage, "frames", (n,), "high", f"the root's stack runs through {name}")
+
+
+def _startup_wording(rules: Rules, ev: Evidence) -> tuple[str, int] | None:
+    if ev.header is not None and rules.startup_wording.search(ev.header[0]):
+        return ev.header
+    return None
+
+
+def _phase(rules: Rules, ev: Evidence) -> Verdict | None:
+    ready = next((n for s, n in ev.marks if s == "runtime"), None)
+    if ready is not None and ready < ev.line:
+        return Verdict("runtime", "api-ready", (ready, ev.line), "medium", f"the API was ready (line {ready}) before it")
+    for text, n in ([ev.header] if ev.header else []) + [(ev.text, ev.line)]:
+        if m := rules.runtime_wording.search(text):
+            return Verdict("runtime", "wording", (n,), "medium", f"{m.group(0)!r}: the engine was serving")
+    return None
+
+
+def _markers(ev: Evidence) -> Verdict | None:
+    if ev.stage_idx <= 0:
+        return None
+    stage = STAGES[ev.stage_idx]
+    n = next((n for s, n in reversed(ev.marks) if s == stage), ev.line)
+    return Verdict(stage, "markers", (n,), "medium", f"the start-up had reached {stage} (line {n})")
 
 
 def advice_text(rules: Rules, stage: str) -> str:

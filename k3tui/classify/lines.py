@@ -5,7 +5,11 @@ naive matching: a terminal's CR or a literal ``^M``, colour escapes, ``docker lo
 timestamps, docker compose's ``vllm-1  | ``, journald's ``Nov 30 03:29:01 host vllm[42]: ``,
 vLLM V1's ``(Worker_TP3 pid=42)`` or ``(VllmWorker rank=3 pid=42)``, the logging prefix (``ERROR 08-23 08:25:25 file.py:226]``
 in V0, ``ERROR 11-30 03:33:00 [file.py:953]`` in V1, uvicorn's ``ERROR:    ``, glog's
-``W1130 03:25:31.46 870 run.py:851]``) and NCCL's ``host:pid:tid [rank] NCCL INFO``.
+``W1130 03:25:31.46 870 run.py:851]``) and NCCL's ``host:pid:tid [rank] NCCL INFO``. Excerpts
+add their own: a prefix the reporter cut (``[multiproc_executor.py:492] ValueError: …``,
+no level), custom logging formats (``[date] [ERROR] [thread] [logger] >>> …``,
+``date - logger - ERROR - …``, loguru's ``date | ERROR | mod:fn:12 - …``) and journald's
+``#033[`` for the ESC of colour codes.
 
 Only lines the prefilter picked pay for this; the body keeps its indentation because
 traceback frames are recognised by it.
@@ -20,7 +24,12 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\
 _DOCKER_TS = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?) ")
 _COMPOSE = re.compile(r"^([A-Za-z0-9][\w.\-]*) +\| ?")
 _JOURNALD = re.compile(r"^([A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d) \S+ [^\s:\[]+(?:\[\d+\])?: ")
-_PROC = re.compile(r"^\((?P<proc>[\w.\-]+(?: \w+=[\w.\-]+)*) pid=(?P<pid>\d+)(?:, ip=[0-9a-fA-F.:]+)?\) ?")
+_PROC = re.compile(r"^\((?P<proc>[\w.\-]+(?: [\w.\-]+(?:=[\w.\-]+)?)*) pid=(?P<pid>\d+)(?:, ip=[0-9a-fA-F.:]+)?\) ?")
+_RANK = re.compile(r"^\[rank(?P<rank>\d+)\]: ?")
+"""torch.distributed's per-rank prefix (``[rank0]: Traceback …``)."""
+_MARKUP = re.compile(r"^(?:\s*>(?= |$) ?)+|^\s*`+|^ {0,8}[|│](?= |$) ?")
+"""What an excerpt quoted in an issue thread adds: ``> `` quotes, inline-code backticks,
+the ``| `` of Python's exception-group layout."""
 _NCCL = re.compile(r"^[\w.\-]+:(?P<pid>\d+):\d+ \[\d+\] NCCL (?P<lvl>[A-Z]+) ?")
 _ISO = re.compile(r"^(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?) +")
 _LEVEL = re.compile(
@@ -30,6 +39,17 @@ _LEVEL = re.compile(
 )
 _UVICORN = re.compile(r"^(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL): +")
 _GLOG = re.compile(r"^\[?(?P<g>[IWEF])(?P<d>\d{4}) (?P<t>\d\d:\d\d:\d\d)\.\d+ +\d+ [\w.\-/]+:\d+\] ?")
+_CUT = re.compile(r"^(?:[\d:.\-]+ )?\[?[\w.\-/<>]+\.py:\d+\] ?")
+"""A vLLM prefix cut before its level: ``[file.py:N] `` or ``08:25:25 file.py:226] ``."""
+_LEVELS = "DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL"
+_BRACKETED = re.compile(
+    rf"^(?:\[[^\]\n]{{1,64}}\] ?)*?\[(?P<lvl>{_LEVELS})\] ?(?:\[[^\]\n]{{0,128}}\] ?)*(?:>>>|-|:|\|)? ?"
+)
+"""``[2025-01-02 10:00:00] [ERROR] [MainThread] [vllm.engine] >>> message``."""
+_DASHED = re.compile(rf"^(?:[-|] )?(?:[\w.\-]+ [-|] )?(?P<lvl>{_LEVELS}) *[-|:] (?:[\w.\-<>]+:[\w.\-<>]+:\d+ - )?")
+"""After a timestamp: ``- vllm.engine - ERROR - message`` or ``| ERROR    | mod:fn:12 - message``."""
+_C10 = re.compile(r"^\[(?P<g>[IWEF])(?:\d{4} [\d:.]+)? ?[\w.\-]+\.(?:cpp|cc|h|cu):\d+\] ?")
+"""c10 / glog inside torch: ``[E ProcessGroupNCCL.cpp:475] …``."""
 _GLOG_LEVEL = {"I": "INFO", "W": "WARNING", "E": "ERROR", "F": "CRITICAL"}
 _NCCL_LEVEL = {"INFO": "INFO", "TRACE": "INFO", "WARN": "WARN", "ERROR": "ERROR", "ABORT": "ERROR"}
 
@@ -58,6 +78,12 @@ def clean(raw: str) -> str:
     text = raw.replace("\r", "")
     if text.endswith("^M"):
         text = text[:-2]
+    if "#033[" in text:  # journald / syslog write ESC as #033
+        text = text.replace("#033[", "\x1b[")
+    if text[:1] in " >`|│" and (m := _MARKUP.match(text)):
+        text = text[m.end() :]
+        if raw.lstrip()[:1] == "`":
+            text = text.rstrip("`")
     if "\x1b" in text:
         text = _ANSI.sub("", text)
     return text
@@ -85,12 +111,24 @@ def _level(text: str) -> tuple[str, str | None, str | None, str | None]:
     if m := _ISO.match(text):
         time, text = m.group(1), text[m.end() :]
     if m := _LEVEL.match(text):
-        return text[m.end() :], ("WARNING" if m["lvl"] == "WARN" else m["lvl"]), m["ts"] or time, m["pid"]
+        return text[m.end() :], _lvl(m["lvl"]), m["ts"] or time, m["pid"]
     if m := _UVICORN.match(text):
         return text[m.end() :], m["lvl"], time, None
     if m := _GLOG.match(text):
         return text[m.end() :], _GLOG_LEVEL[m["g"]], f"{m['d'][:2]}-{m['d'][2:]} {m['t']}", None
+    if text[:2] == "[" + text[1:2] and (m := _C10.match(text)):
+        return text[m.end() :], _GLOG_LEVEL[m["g"]], time, None
+    if text[:1] == "[" and (m := _BRACKETED.match(text)):
+        return text[m.end() :], _lvl(m["lvl"]), time, None
+    if time is not None and (m := _DASHED.match(text)):
+        return text[m.end() :], _lvl(m["lvl"]), time, None
+    if m := _CUT.match(text):
+        return text[m.end() :], None, time, None
     return text, None, time, None
+
+
+def _lvl(level: str) -> str:
+    return {"WARN": "WARNING", "FATAL": "CRITICAL"}.get(level, level)
 
 
 def parse(raw: str) -> Line:
@@ -100,6 +138,8 @@ def parse(raw: str) -> Line:
     process = None
     if m := _PROC.match(text):
         process, text = f"{m['proc']} pid={m['pid']}", text[m.end() :]
+    elif text[:5] == "[rank" and (m := _RANK.match(text)):
+        process, text = f"rank{m['rank']}", text[m.end() :]
     if m := _NCCL.match(text):
         return Line(
             display,

@@ -43,8 +43,28 @@ class RootRule:
 @dataclass(frozen=True)
 class StageRule:
     stage: str
-    strong: bool
+    strength: str
+    """``strong`` (beats the stack), ``firm`` (right after it), ``medium`` (after the phase), ``weak`` (last)."""
     match: re.Pattern[str]
+
+
+@dataclass(frozen=True)
+class FrameRule:
+    stage: str
+    func: re.Pattern[str]
+    """Matched against the whole function name."""
+    path: re.Pattern[str] | None
+    """Searched in the frame's file path; None: any file."""
+
+
+@dataclass(frozen=True)
+class Wrapper:
+    """A root line that only wraps the real one, printed right after it."""
+
+    match: re.Pattern[str]
+    inner: str
+    """``type``: the exception named in the wrapper's group 1; ``value-error``: pydantic's
+    ``Value error, …`` line; ``any``: the next exception line that is not a consequence."""
 
 
 @dataclass(frozen=True)
@@ -58,8 +78,40 @@ class Rules:
     roots: tuple[RootRule, ...]
     consequence: re.Pattern[str]
     stage_rules: tuple[StageRule, ...]
-    frame_rules: tuple[tuple[str, re.Pattern[str]], ...]
+    frame_rules: tuple[FrameRule, ...]
     advice: dict[str, tuple[str, str]]
+    methods: re.Pattern[str]
+    """Finds the worker method a wrapper line names (group 1)."""
+    startup_wording: re.Pattern[str]
+    runtime_wording: re.Pattern[str]
+    wrappers: tuple[Wrapper, ...]
+    warning_root: re.Pattern[str]
+    """WARNING lines that are the root when a failure follows (a broken vllm._C)."""
+    crash: re.Pattern[str]
+    """Native crash and kill lines (no Python traceback): a root found by looking back."""
+    crash_needles: tuple[str, ...]
+    """Lowercase literals, one of which every ``crash`` line carries."""
+    crash_trigger: re.Pattern[str]
+    """Lines after which the classifier looks back for a ``crash`` line."""
+    faulthandler: re.Pattern[str]
+    """The lines of a faulthandler dump after ``Fatal Python error``."""
+    _frame_cache: dict[tuple[str, str], str | None]
+
+    def frame_stage(self, path: str, func: str) -> str | None:
+        """The stage a stack frame belongs to, or None (cached: stacks repeat)."""
+        key = (path, func)
+        if key not in self._frame_cache:
+            if len(self._frame_cache) > 4096:
+                self._frame_cache.clear()
+            self._frame_cache[key] = next(
+                (
+                    r.stage
+                    for r in self.frame_rules
+                    if r.func.fullmatch(func) and (r.path.search(path) if r.path is not None else True)
+                ),
+                None,
+            )
+        return self._frame_cache[key]
 
 
 def _read(name: str) -> dict:
@@ -104,8 +156,34 @@ def _stage_rules(data: dict) -> tuple[StageRule, ...]:
     for r in data.get("stage_rule", []):
         if r["stage"] not in STAGES:
             raise ProfileError(f"assets/classify/patterns.toml: unknown stage {r['stage']!r} in a stage_rule")
-        rules.append(StageRule(r["stage"], r.get("strength", "strong") == "strong", _rx(r["match"], "patterns.toml")))
+        strength = r.get("strength", "strong")
+        if strength not in ("strong", "firm", "medium", "weak"):
+            raise ProfileError(f"assets/classify/patterns.toml: a stage_rule's strength is one of strong, firm, medium, weak, not {strength!r}")
+        rules.append(StageRule(r["stage"], strength, _rx(r["match"], "patterns.toml")))
     return tuple(rules)
+
+
+def _frame_rules(data: dict) -> tuple[FrameRule, ...]:
+    out = []
+    for r in data.get("frame", []):
+        if r.get("stage") not in STAGES:
+            raise ProfileError(f"assets/classify/frames.toml: unknown stage {r.get('stage')!r} in a [[frame]]")
+        path = _rx(r["path"], "frames.toml") if r.get("path") else None
+        out.append(FrameRule(r["stage"], _rx(r["func"], "frames.toml"), path))
+    return tuple(out)
+
+
+def _wrappers(data: dict) -> tuple[Wrapper, ...]:
+    out = []
+    for w in data.get("wrapper", []):
+        if w.get("inner") not in ("type", "value-error", "any"):
+            raise ProfileError("assets/classify/patterns.toml: a [[wrapper]]'s inner must be type, value-error or any")
+        out.append(Wrapper(_rx(w["match"], "patterns.toml [[wrapper]]"), w["inner"]))
+    return tuple(out)
+
+
+def _alternation(items: list[str], where: str) -> re.Pattern[str]:
+    return _rx("|".join(f"(?:{p})" for p in items), where)
 
 
 def _advice(data: dict) -> dict[str, tuple[str, str]]:
@@ -118,7 +196,8 @@ def _advice(data: dict) -> dict[str, tuple[str, str]]:
 @lru_cache(maxsize=1)
 def load_rules() -> Rules:
     """The compiled rules of this installation (loaded once per process)."""
-    st, pat, adv = _read("stages.toml"), _read("patterns.toml"), _read("advice.toml")
+    st, pat, adv, fr = _read("stages.toml"), _read("patterns.toml"), _read("advice.toml"), _read("frames.toml")
+    crash = pat["crash"]
     return Rules(
         stages=_stages(st),
         gate=st.get("gate", ".py:"),
@@ -127,10 +206,18 @@ def load_rules() -> Rules:
         oom=_rx(pat["oom"]["pattern"], "patterns.toml [oom]"),
         exception=_rx(pat["exception"]["pattern"], "patterns.toml [exception]"),
         roots=tuple(RootRule(_rx(r["match"], "patterns.toml [[root]]"), r["type"]) for r in pat.get("root", [])),
-        consequence=_rx("|".join(f"(?:{p})" for p in pat["consequence"]["patterns"]), "patterns.toml [consequence]"),
+        consequence=_alternation(pat["consequence"]["patterns"], "patterns.toml [consequence]"),
         stage_rules=_stage_rules(pat),
-        frame_rules=tuple(
-            (r["stage"], _rx(r["match"], "patterns.toml [[frame_rule]]")) for r in pat.get("frame_rule", [])
-        ),
+        frame_rules=_frame_rules(fr),
         advice=_advice(adv),
+        methods=_rx(pat["wording"]["method"], "patterns.toml [wording]"),
+        startup_wording=_alternation(pat["wording"]["startup"], "patterns.toml [wording]"),
+        runtime_wording=_alternation(pat["wording"]["runtime"], "patterns.toml [wording]"),
+        wrappers=_wrappers(pat),
+        warning_root=_alternation(pat["warning_root"]["patterns"], "patterns.toml [warning_root]"),
+        crash=_alternation(crash["patterns"], "patterns.toml [crash]"),
+        crash_needles=tuple(n.lower() for n in crash["needles"]),
+        crash_trigger=_alternation(crash["after"], "patterns.toml [crash]"),
+        faulthandler=_rx(crash["faulthandler"], "patterns.toml [crash]"),
+        _frame_cache={},
     )

@@ -24,7 +24,8 @@ STALE_AFTER = 200
 """Lines of other processes after which a silent, unfinished traceback is closed."""
 
 TB_HEAD = "Traceback (most recent call last):"
-_FRAME = re.compile(r'", line \d+, in (\S+)')
+_FRAME = re.compile(r'File "(?P<path>[^"]*)", line \d+,? in (?P<func>[^\s(]+)|(?P<cut>\S*\.py)", line \d+, in (?P<cfunc>\S+)')
+"""A frame: Python's ``File "P", line N, in F``, faulthandler's ``… line N in F``, or one cut before its path."""
 _CUT_FRAME = re.compile(r'^\s*\S*\.py", line \d+, in \S+$')
 """A frame line whose start was cut off (an excerpt that begins mid-stack)."""
 _EXC_SHAPE = re.compile(r"^[A-Za-z_][\w.]*(?::|\(|$)")
@@ -47,6 +48,8 @@ class Trace:
     header: tuple[Line, int] | None = None
     """The ERROR line logged just before it (``logger.exception``'s message)."""
     lines: list[str] = field(default_factory=list)
+    numbers: list[int] = field(default_factory=list)
+    """The log line number of each kept line."""
     mode: str = "tb"
     """``tb`` collecting frames, ``exc`` after the exception line, ``closed``."""
     last: int = 0
@@ -58,6 +61,7 @@ class Trace:
         self.last = n
         if len(self.lines) < MAX_TRACE_LINES:
             self.lines.append(raw[:MAX_STORED])
+            self.numbers.append(n)
         else:
             self.dropped += 1
 
@@ -99,9 +103,31 @@ class Trace:
         return "frame"
 
 
-def frame_names(stack: list[str]) -> list[str]:
-    """Function names of the ``File …, in NAME`` lines of a stack, outermost first."""
-    return [m.group(1) for line in stack if (m := _FRAME.search(line))]
+_CALL = re.compile(r"([A-Za-z_]\w*)\(")
+
+
+def frames(stack: list[str]) -> list[tuple[int, tuple[str, str]]]:
+    """``(index in stack, (file path, function))`` of each frame of a stack, outermost first.
+
+    The source line Python prints under a frame names the function that frame was
+    calling: it is returned as a frame with an empty path, right after its caller, so a
+    stack cut before its innermost frames (an excerpt) still says where it was going.
+    Module-level frames (``<module>``: an import chain) say nothing about the stage.
+    """
+    out: list[tuple[int, tuple[str, str]]] = []
+    after_frame = False
+    for i, line in enumerate(stack):
+        if "line " in line and (m := _FRAME.search(line)):
+            path = (m["path"] if m["path"] is not None else m["cut"]).replace("\\", "/")
+            func = m["func"] or m["cfunc"]
+            if func != "<module>":
+                out.append((i, (path, func)))
+            after_frame = func != "<module>"
+            continue
+        if after_frame and (c := _CALL.search(line)):
+            out.append((i, ("", c.group(1))))
+        after_frame = False
+    return out
 
 
 def rebuild(text: str, ln: Line, n: int, max_line: int) -> Trace | None:
