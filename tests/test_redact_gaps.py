@@ -1,0 +1,169 @@
+"""Redaction gaps of issue 16 (and 22), each a class of generated shapes, on every path.
+
+Classes: secrets that are not ``NAME=value`` (registry logins, a token as a URL's user,
+webhook paths, signed-URL parameters, netrc entries, PGP blocks, colour codes between a
+name and its ``=``, operator notes), the known key shapes gitleaks and detect-secrets carry
+(NGC, Stripe, Google, Slack …), token-like values beside credential words, ``_``-led names,
+numeric values under secret names, a learnt secret of exactly the minimum length, and a
+value cut from its name by an output chunk boundary. Every text goes through the reference
+path, the leads path and the RE2 gate (``gate_from=0``), which must agree, and between real
+log lines (the gate redacts the hit's lines only).
+"""
+
+from __future__ import annotations
+
+import random
+import string
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from k3tui import events as ev
+from k3tui.redact import MASK, MIN_LEARNT, Redactor
+
+_PAD = "INFO 11-30 06:12:00 [model_runner.py:1234] Chunked prefill is enabled with max_num_batched_tokens=8192.\n"
+_ALNUM = string.ascii_letters + string.digits
+
+
+def _tok(n: int, alphabet: str = _ALNUM) -> st.SearchStrategy[str]:
+    """A random token of n characters with a digit and a letter (what keys look like; seeded by hypothesis)."""
+
+    def make(seed: int) -> str:  # from a seed: shrinking gives another random token, not "aaaa…0"
+        r = random.Random(seed)
+        return "".join(r.choice(alphabet) for _ in range(n - 2)) + r.choice("abcdefXYZ") + r.choice("0123456789")
+
+    return st.integers(0, 2**32).map(make)
+
+
+_HEX = "0123456789abcdef"
+# (secret value strategy, how it is written in text): the value must vanish from every path.
+_CASES = {
+    "ngc": (_tok(40, _ALNUM + "_-").map(lambda t: "nvapi-" + t), "docker login nvcr.io -u '$oauthtoken' -p {v}"),
+    "ngc-stdin": (_tok(40).map(lambda t: "nvapi-" + t), "echo {v} | docker login nvcr.io --password-stdin"),
+    "stdin": (_tok(14), "echo '{v}' | docker login -u me --password-stdin"),
+    "login-p": (_tok(12), "podman login registry.example.com -u me -p {v}"),
+    "pat-user": (_tok(60, _ALNUM + "_").map(lambda t: "github_pat_" + t), "git clone https://{v}@github.com/o/r.git"),
+    "url-user": (_tok(32), "pip install git+https://{v}@git.example.com/r.git"),
+    "slack-hook": (_tok(24).map(lambda t: f"T0ABC12/B0DEF34/{t}"), "curl https://hooks.slack.com/services/{v}"),
+    "discord-hook": (_tok(40).map(lambda t: f"1234567890/{t}"), "POST https://discord.com/api/webhooks/{v}"),
+    "sas-sig": (_tok(30), "https://a.blob.core.windows.net/c/f?sv=2022-11-02&sp=r&sig={v}&se=2030"),
+    "google-key": (_tok(35, _ALNUM + "_-").map(lambda t: "AIza" + t), "GET https://maps.googleapis.com/x?key={v}"),
+    "amz-sig": (_tok(64, _HEX), "https://b.s3.amazonaws.com/o?X-Amz-Algorithm=AWS4&X-Amz-Signature={v}"),
+    "netrc": (_tok(14), "machine api.example.com\n  login me\n  password {v}"),
+    "netrc-line": (_tok(14), "machine h.example.com login me password {v}"),
+    "stripe": (_tok(24).map(lambda t: "sk_live_" + t), "stripe key {v} in env"),
+    "npm": (_tok(36).map(lambda t: "npm_" + t), "//registry.npmjs.org/:_authToken {v}"),
+    "vault": (_tok(30, _ALNUM + "_-").map(lambda t: "hvs." + t), "vault token {v}"),
+    "grep-colour": (_tok(12), "\x1b[01;31m\x1b[KDB_PASSWORD\x1b[m\x1b[K={v}"),
+    "note-pw": (_tok(10), "db pw: {v}"),
+    "note-entropy": (_tok(24), "the api token is {v} for now"),
+    "bare-ngc": (_tok(40).map(lambda t: "nvapi-" + t), "{v}"),
+    "underscore-name": (_tok(12), "_HF_TOKEN={v}"),
+    "numeric-key": (st.integers(1000, 10**12).map(str), "API_KEY: {v}"),
+    "pgp": (
+        _tok(64, _ALNUM + "+/"),
+        "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBGF{v}\n=abcd\n-----END PGP PRIVATE KEY BLOCK-----",
+    ),
+}
+
+
+def _paths(text: str) -> dict[str, str]:
+    padded = _PAD * 40 + text + "\n" + _PAD * 40
+    return {
+        "reference": Redactor().text_reference(text),
+        "short/leads": Redactor().text(text),
+        "leads, long": Redactor(gate_from=10**9).text(padded),
+        "gate": Redactor(gate_from=0).text(padded),
+        "gate, short": Redactor(gate_from=0).text(text),
+    }
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.data())
+def test_every_class_is_masked_on_every_path(data):
+    for name, (values, form) in _CASES.items():
+        v = data.draw(values, label=name)
+        text = form.format(v=v)
+        outs = _paths(text)
+        for path, out in outs.items():
+            assert v not in out, (name, path, out[-300:])
+        padded = _PAD * 40 + text + "\n" + _PAD * 40
+        assert Redactor(gate_from=0).text(padded) == Redactor().text_reference(padded), name
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "nvapi-", "github_pat_", "sk_live_", "AIza", "hooks.slack.com/services/", "/api/webhooks/1/", "?sig=",
+                "&key=", "?code=", "machine ", " login ", " -p ", "--password ", "echo ", " | docker login --password-stdin",
+                " password ", "pw: ", "db pw ", "token is ", "secret ", "\x1b[m\x1b[K=", "_HF_TOKEN=", "API_KEY: ",
+                "-----BEGIN PGP PRIVATE KEY BLOCK-----", "-----END PGP PRIVATE KEY BLOCK-----", "https://", "@", "\n",
+                "1234", "abcDEF0123456789xyzQ", "hvs.", "npm_", "xapp-", "=", " ", "'",
+            ]
+        )
+        | st.text(max_size=5),
+        max_size=40,
+    ).map("".join)
+)  # fmt: skip
+def test_the_three_paths_agree_on_generated_fragments(s):
+    for text in (s, _PAD * 3 + s + "\n" + _PAD * 3, _PAD * 40 + s):
+        ref = Redactor()
+        want = ref.text_reference(text)
+        for fast in (Redactor(), Redactor(gate_from=0)):
+            assert fast.text(text) == want, text
+            assert fast._known == ref._known
+
+
+def test_ordinary_vllm_words_are_not_taken_for_secrets():
+    for line in (
+        "cd $PWD && echo started | tee -a log",
+        "pwd=/root/work",
+        "docker login --password-stdin < file",
+        "Using max_num_batched_tokens=8192 and tokenizer=/models/k3 (tokens 123456789012345678)",
+        "prefix caching: 0.12 token hit rate; key 3 of 8 done",
+        "password authentication disabled",
+    ):
+        assert Redactor().text(line) == line, line
+
+
+def test_a_learnt_secret_of_exactly_the_minimum_length_is_hunted():
+    r = Redactor()
+    value = "Zq7!x2"[:MIN_LEARNT]
+    assert len(value) == MIN_LEARNT
+    r.env({"MY_SECRET": value})
+    assert value not in r.text(f"echoed later: {value} and again {value}")
+    shorter = value[:-1]
+    r2 = Redactor()
+    r2.env({"MY_SECRET": shorter})
+    assert r2.text(f"x {shorter} y") == f"x {shorter} y"  # shorter: masked where it stands only
+
+
+_SPLIT_FORMS = [
+    ("Authorization: Bearer ", "{v}", " http://x"),
+    ('-H "Authorization: Basic ', "{v}", '" -X GET'),
+    ("export HF_TOKEN=", "{v}", " && run"),
+    ('{"api_key": "', "{v}", '"}'),
+    ("vllm serve m --api-key ", "{v}", " --port 8000"),
+    ("db pw: ", "{v}", " (rotate)"),
+]
+
+
+@settings(max_examples=40, deadline=None)
+@given(form=st.sampled_from(_SPLIT_FORMS), value=_tok(28), gate=st.booleans())
+def test_a_value_cut_from_its_name_by_a_chunk_boundary_is_masked_at_every_split(form, value, gate):
+    head, _, tail = form
+    line = f"{_PAD}{head}{value}{tail}\nINFO next line\n"
+    start = len(_PAD) + len(head)
+    for i in range(len(_PAD) - 5, len(line) + 1):  # every split point from the line's start to the end
+        r = Redactor(gate_from=0 if gate else 10**9)
+        first = r.event(ev.Output(id="c1", text=line[:i])).text
+        second = r.event(ev.Output(id="c1", text=line[i:])).text
+        rest = value[max(0, i - start) :]
+        if len(rest) >= 4:
+            assert rest not in second, (i, first, second)
+        if i <= start + 1:  # the name alone ended the first chunk: nothing of the value may show
+            assert value[:4] not in first + second, (i, first, second)
+        assert "INFO next line" in first + second
+        assert MASK in first + second
