@@ -230,6 +230,7 @@ class Replay:
         offsets, ends, times = self._offsets, self._ends, self._times
         last_t = 0.0
         tail: deque[tuple[int, int]] = deque()  # (event number, lines) of output still in the log tail
+        logged: set[str] = set()
         tail_lines = 0
         for i, (_, off, ev) in enumerate(self.recording.iter_lines()):
             offsets.append(off)
@@ -238,7 +239,9 @@ class Replay:
             last_t = t
             if i:
                 ends.append(off)
-            if not isinstance(ev, (Output, GpuSample)):
+            if not isinstance(ev, (Output, GpuSample)) or (
+                type(ev) is Output and ev.stream == "log" and ev.id not in logged and not logged.add(ev.id)
+            ):  # each run's first log line too: the checklist sees that its log was kept (as the export does)
                 self._significant.append(ev)
                 self._significant_index.append(i)
             kind = kind_of(ev)

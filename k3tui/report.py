@@ -86,10 +86,15 @@ class Collector:
     re_redacted: int = 0
     """Events the export's redactor changed (0 for any recording made by a sound recorder)."""
 
+    first_log_lines: dict[str, ev.Output] = field(default_factory=dict)
+    """The first server-log output of each run (what the checklist needs to see a log was kept)."""
+
     def add(self, e: ev.AnyEvent) -> None:
         reduce(self.state, e)
         if not isinstance(e, ev.Output):
             self.facts.append(e)
+        elif e.stream == "log" and e.id not in self.first_log_lines:
+            self.first_log_lines[e.id] = e
 
     def of(self, kind: type) -> list[Any]:
         return [e for e in self.facts if isinstance(e, kind)]
@@ -505,16 +510,30 @@ def checks_of(c: Collector, rung: str) -> list[ev.CheckVerdict]:
 
 
 def checklist_md(c: Collector) -> str:
-    items = checks_of(c, "checklist")
+    """The deliverable checklist as the session's screen showed it (recorded, else evaluated from its events)."""
+    from .ladder.checklist import session_checklist
+
+    recorded = checks_of(c, "checklist")
+    items = session_checklist(recorded, [*c.facts, *c.first_log_lines.values()])
     out = [f"# Deliverable checklist — session {md(c.header.session_id)}", ""]
-    if not items:
-        out.append("The ladder recorded no checklist items in this session.")
+    if not recorded:
+        out.append("Evaluated at export from the session's events (this session recorded no checklist).")
+        out.append("")
+    done = sum(v.verdict == "PASS" for v in items)
+    out.append(f"{done} of {len(items)} done.")
+    out.append("")
     for v in items:
         box = "x" if v.verdict == "PASS" else " "
         out.append(
-            f"- [{box}] **{md(v.title or v.check)}** ({md(v.verdict)}) — {md(v.evidence) or 'no evidence recorded'}"
+            f"- [{box}] **{md(v.title or v.check)}** ({md(_checklist_verdict(v.verdict))}) — "
+            f"{md(v.evidence) or 'no evidence recorded'}"
         )
     return "\n".join(out) + "\n"
+
+
+def _checklist_verdict(verdict: str) -> str:
+    """PASS and UNKNOWN as recorded; FAIL is an item not done yet, and says so."""
+    return "not done yet" if verdict.upper() == "FAIL" else verdict
 
 
 # --- fingerprint ---------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from itertools import repeat
 from typing import Any
 
 from k3tui import events as ev
+from k3tui.ladder.checklist import line_of
 from k3tui.severity import louder, severity
 from k3tui.state import RunView, SessionState
 from k3tui.state import host_label as _label
@@ -130,6 +131,8 @@ class LogFeed:
             case ev.SceneFrozen() | ev.RungEntered() | ev.RungLeft():
                 sev = "error" if isinstance(e, ev.RungLeft) and e.verdict.upper() in _FAILED else "info"
                 return [LogLine("stage", f"■│{neutralise(ev.summary(e, 500))}", sev=sev)]
+            case ev.CheckVerdict() if e.rung == "checklist":  # work still to do, not a failure
+                return [LogLine("info", f"·│{neutralise(line_of(e))[:300]}", sev="info")]
             case ev.CheckVerdict() if e.verdict != "PASS":
                 return [_own_line(e, "error" if e.verdict.upper() in _FAILED else "warn")]
             case ev.RunEnded() | ev.RunClassified() | ev.HostConnected() | ev.HostDisconnected() | ev.HostReconnected():
@@ -405,13 +408,19 @@ def checklist(state: SessionState, events: Sequence[ev.AnyEvent] = ()) -> list[t
     so live and replay show what the session recorded. Before the first one, the same
     evaluator runs over the session's significant events.
     """
-    recorded = [c for (rung, _), c in state.checks.items() if rung == "checklist"]
-    if recorded:
-        status = {"PASS": "done", "FAIL": "missing"}
-        return [(c.title or c.check, status.get(c.verdict, "n/a"), c.evidence) for c in recorded]
-    from k3tui.ladder.checklist import evaluate
+    from k3tui.ladder.checklist import session_checklist
 
-    return [(i.title, i.status, i.why) for i in evaluate(events)]
+    recorded = [c for (rung, _), c in state.checks.items() if rung == "checklist"]
+    status = {"PASS": "done", "FAIL": "missing"}
+    return [
+        (c.title or c.check, status.get(c.verdict, "n/a"), _why(c.evidence))
+        for c in session_checklist(recorded, events)
+    ]
+
+
+def _why(evidence: str) -> str:
+    """``done: why — events #3 (t=1.0s)`` → ``why`` (the panel has no room for the references)."""
+    return evidence.split(": ", 1)[-1].split(" — events ", 1)[0]
 
 
 def stop_conditions(state: SessionState) -> list[tuple[str, str, str]]:

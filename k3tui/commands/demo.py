@@ -180,7 +180,12 @@ def result_of_state(st: Any) -> tuple[str, str]:
 def _progress(out: Any, e: Any) -> None:
     if isinstance(e, PROGRESS_KINDS):
         host = f"[{e.host}] " if e.host else ""
-        out.write(f"{e.t:8.2f}s {host}{neutralise(ev.summary(e, 150))}\n")
+        text = ev.summary(e, 150)
+        if isinstance(e, ev.CheckVerdict) and e.rung == "checklist":  # an item not done yet is no FAIL
+            from ..ladder.checklist import line_of
+
+            text = line_of(e)[:150]
+        out.write(f"{e.t:8.2f}s {host}{neutralise(text)}\n")
         out.flush()
 
 

@@ -277,3 +277,38 @@ ITEMS = (
 def evaluate(events: Sequence[Any]) -> list[Item]:
     """The eleven items, in the issue's order."""
     return [f(events) for f in ITEMS]
+
+
+STATUS_WORD = {"PASS": "done", "FAIL": "not done yet", "UNKNOWN": "n/a"}
+"""How a checklist verdict reads: an item without evidence is work still to do, not a failure."""
+
+
+def verdict_word(verdict: str) -> str:
+    return STATUS_WORD.get(verdict.upper(), verdict.lower())
+
+
+def as_verdicts(items: Sequence[Item]) -> list[ev.CheckVerdict]:
+    """Items as the ``CheckVerdict`` events the ladder records for them (``rung="checklist"``)."""
+    return [
+        ev.CheckVerdict(rung="checklist", check=it.key, verdict=it.verdict, evidence=it.evidence_text(), title=it.title)
+        for it in items
+    ]
+
+
+def session_checklist(recorded: Sequence[ev.CheckVerdict], events: Sequence[Any]) -> list[ev.CheckVerdict]:
+    """The checklist of a session, the same for the screen and the package.
+
+    What the ladder recorded (``rung="checklist"``) wins; a session that recorded none — a
+    TUI session climbs rung by rung and never runs the whole ladder — is evaluated from its
+    events, so the work a person did in the TUI is in ``REPORT.md`` and ``checklist.md`` too.
+    ``events`` need not hold every output line: one per run shows that its log was kept.
+    """
+    return list(recorded) if recorded else as_verdicts(evaluate(events))
+
+
+def line_of(e: ev.CheckVerdict) -> str:
+    """``checklist done: First exception stack — …`` (headless progress and the live log)."""
+    evidence = e.evidence
+    for status in ("done: ", "missing: ", "n/a: "):  # Item.evidence_text() starts with its status
+        evidence = evidence.removeprefix(status)
+    return f"checklist {verdict_word(e.verdict)}: {e.title or e.check} — {evidence}"

@@ -88,7 +88,8 @@ class SessionView(Vertical):
         self.profile = ""
         """Profile name (for the ladder's feature rungs)."""
         self.significant: list[AnyEvent] = []
-        """Every event but output and GPU samples (few): what the checklist evaluator reads."""
+        """Every event but output and GPU samples (few), and each run's first log line: what the checklist reads."""
+        self._logged: set[str] = set()
 
     def compose(self) -> ComposeResult:
         yield FreezeBanner(id="banner")
@@ -159,6 +160,7 @@ class SessionView(Vertical):
         more than a tick and never silently incomplete.
         """
         inbox, lines, feed, window = self._inbox, self._lines, self.feed, self.window
+        logged = self._logged
         deadline = time.perf_counter() + BUDGET
         n = 0
         significant = False
@@ -168,6 +170,9 @@ class SessionView(Vertical):
             if self.fold:
                 reduce(self.state, e)
             if type(e) is Output:
+                if e.id not in logged and e.stream == "log":  # the checklist sees that this run's log was kept
+                    logged.add(e.id)
+                    self.significant.append(e)
                 k = e.text.count("\n") or 1
                 self._lines_done += k
                 if self._lines_in - self._lines_done >= window:
