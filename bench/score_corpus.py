@@ -26,10 +26,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "tests"))
 
 from k3tui.classify import classify_text  # noqa: E402
-from support.corpus import SHARED_CORPUS, Case, cases  # noqa: E402
+from tests.support.corpus import SHARED_CORPUS, Case, cases  # noqa: E402
 
 
 @dataclass

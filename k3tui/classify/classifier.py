@@ -527,7 +527,7 @@ class Classifier:
                 stage=root.stage,
                 line=root.raw,
                 line_number=root.n,
-                stack=list(root.stack),
+                stack=_stack(root),
                 process=root.process,
                 signature=make_signature(root.stage, root.type, root.message),
                 oom_root_cause=self._oom_flag(),
@@ -542,7 +542,7 @@ class Classifier:
     def _verdict(self, root: _Root) -> Verdict:
         text = root.body if root.context is None else f"{root.body} {parse(root.context).body}"
         stack, numbers = root.stack + root.borrowed, root.numbers + root.borrowed_numbers
-        ev = Evidence(text, root.n, stack, numbers, root.header, root.stage_idx, root.marks)
+        ev = Evidence(text, root.n, stack, numbers, root.header, root.stage_idx, root.marks, root.raw)
         return decide(self._rules, ev)
 
     def _stop_before(self) -> bool:
@@ -587,7 +587,7 @@ class Classifier:
         verdict = root.verdict or self._verdict(root)
         stage = verdict.stage
         res.failed_stage = stage
-        res.first_exception = FirstException(root.raw, root.n, list(root.stack), root.process, root.context)
+        res.first_exception = FirstException(root.raw, root.n, _stack(root), root.process, root.context)
         res.oom_root_cause = self._oom_flag()
         res.exception_type = root.type
         res.signature = make_signature(stage, root.type, root.message)
@@ -598,3 +598,14 @@ class Classifier:
     def _recognised(self) -> bool:
         """Anything that says this is a vLLM log: the word vllm, a stage past the first line."""
         return self._vllm or self._timeline.now > 0 or self._n == 0
+
+
+def _stack(root: _Root) -> list[str]:
+    """The root's stack as printed, holding the root line itself (a one-line root that
+    borrowed the traceback printed after it keeps its own line first)."""
+    stack = list(root.stack)
+    if root.raw in stack:
+        return stack
+    if root.context is not None and root.context in stack:
+        return [*stack, root.raw]
+    return [root.raw, *stack]

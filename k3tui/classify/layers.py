@@ -23,10 +23,14 @@ confidence (``high`` for 1, ``medium`` for 2 and 3, ``low`` for 4). Rules are da
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from .rules import STAGES, Rules
 from .traces import frames
+
+_LOGGER = re.compile(r"\[?([\w.\-]+\.py):\d+\] ")
+"""The logger location of a vLLM log line (``… [serving_chat.py:661] …``)."""
 
 
 @dataclass(slots=True)
@@ -45,6 +49,8 @@ class Evidence:
     """The furthest stage reached when the root was printed."""
     marks: list[tuple[str, int]] = field(default_factory=list)
     """The stages reached (name, line) when the root was printed."""
+    raw: str = ""
+    """The root line as printed (its logger location is evidence too)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +98,8 @@ def _frames(rules: Rules, ev: Evidence) -> Verdict | None:
         if stage is not None:
             n = ev.numbers[i] if i < len(ev.numbers) else ev.line
             mapped.append((stage, n, f"{func} ({path.rsplit('/', 1)[-1]})"))
+    if (logged := _LOGGER.search(ev.raw)) and (stage := rules.frame_stage(logged.group(1), "<logged>")):
+        mapped.insert(0, (stage, ev.line, f"the log line of {logged.group(1)}"))
     for method in rules.methods.findall(ev.text):
         stage = rules.frame_stage("", method)
         if stage is not None:

@@ -22,12 +22,14 @@ from dataclasses import dataclass
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[()][A-Za-z0-9]")
 _DOCKER_TS = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?) ")
+_CI_TS = re.compile(r"^\[(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z?)\] ")
+"""A CI runner's stamp (Buildkite: ``[2024-09-05T00:38:34Z] ``)."""
 _COMPOSE = re.compile(r"^([A-Za-z0-9][\w.\-]*) +\| ?")
 _JOURNALD = re.compile(r"^([A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d) \S+ [^\s:\[]+(?:\[\d+\])?: ")
 _PROC = re.compile(r"^\((?P<proc>[\w.\-]+(?: [\w.\-]+(?:=[\w.\-]+)?)*) pid=(?P<pid>\d+)(?:, ip=[0-9a-fA-F.:]+)?\) ?")
 _RANK = re.compile(r"^\[rank(?P<rank>\d+)\]: ?")
 """torch.distributed's per-rank prefix (``[rank0]: Traceback …``)."""
-_MARKUP = re.compile(r"^(?:\s*>(?= |$) ?)+|^\s*`+|^ {0,8}[|│](?= |$) ?")
+_MARKUP = re.compile(r"^(?:\s*>(?= |$) ?|\s*`+|\s{0,8}[|│](?= |$) ?)+")
 """What an excerpt quoted in an issue thread adds: ``> `` quotes, inline-code backticks,
 the ``| `` of Python's exception-group layout."""
 _NCCL = re.compile(r"^[\w.\-]+:(?P<pid>\d+):\d+ \[\d+\] NCCL (?P<lvl>[A-Z]+) ?")
@@ -93,7 +95,7 @@ def _wrappers(text: str) -> tuple[str, str, str | None]:
     """Strip docker/compose/journald wrappers: (rest, service, time)."""
     service, time = "", None
     for _ in range(3):
-        if m := _DOCKER_TS.match(text):
+        if (m := _DOCKER_TS.match(text)) or (text[:1] == "[" and (m := _CI_TS.match(text))):
             time = m.group(1)
         elif m := _COMPOSE.match(text):
             service = m.group(1)

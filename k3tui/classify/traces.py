@@ -28,6 +28,7 @@ _FRAME = re.compile(r'File "(?P<path>[^"]*)", line \d+,? in (?P<func>[^\s(]+)|(?
 """A frame: Python's ``File "P", line N, in F``, faulthandler's ``… line N in F``, or one cut before its path."""
 _CUT_FRAME = re.compile(r'^\s*\S*\.py", line \d+, in \S+$')
 """A frame line whose start was cut off (an excerpt that begins mid-stack)."""
+_ENDS_IN_FUNC = re.compile(r", in \S+\s*$")
 _EXC_SHAPE = re.compile(r"^[A-Za-z_][\w.]*(?::|\(|$)")
 
 
@@ -56,6 +57,8 @@ class Trace:
     continuation: int = 0
     dropped: int = 0
     frames: int = 0
+    code_next: bool = False
+    """The last line was an UNINDENTED frame (an excerpt lost its indentation): the next is its code."""
 
     def add(self, raw: str, n: int) -> None:
         self.last = n
@@ -79,9 +82,10 @@ class Trace:
         if self.mode == "tb":
             if body.startswith(TB_HEAD) and len(self.lines) > 1:
                 return "other"
-            if not body or body[0].isspace() or body.startswith(("[Previous line", TB_HEAD)):
+            code, self.code_next = self.code_next, body.startswith('File "') and _ENDS_IN_FUNC.search(body) is not None
+            if not body or body[0].isspace() or code or body.startswith(("[Previous line", TB_HEAD, 'File "')):
                 self.add(ln.raw, n)
-                self.frames += body.startswith('  File "')
+                self.frames += body.startswith(('  File "', 'File "'))
                 return "frame"
             if not self.frames or not _EXC_SHAPE.match(body):
                 return "other"  # Python prints a frame before the exception, and the exception as Type[: msg]
