@@ -90,9 +90,7 @@ def parts() -> list[tuple[Part, list[Case]]]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--json", action="store_true", help="print one JSON object")
-    ap.add_argument(
-        "--show-held-out-misses", action="store_true", help="also list held-out misses (final note only)"
-    )
+    ap.add_argument("--show-held-out-misses", action="store_true", help="also list held-out misses (final note only)")
     args = ap.parse_args(argv)
     out = []
     for part, todo in parts():

@@ -83,7 +83,9 @@ def test_held_out_part_meets_the_bar() -> None:
         root += _root_ok(case, result)
         none_with_exception += case.label["stage"] == "none" and result.first_exception is not None
     n = len(held)
-    summary = f"held-out: {n} logs, stage {stage}/{n}, root {root}/{n}, none logs with an exception {none_with_exception}"
+    summary = (
+        f"held-out: {n} logs, stage {stage}/{n}, root {root}/{n}, none logs with an exception {none_with_exception}"
+    )
     assert stage >= 0.95 * n and root >= 0.90 * n and none_with_exception == 0, summary
 
 

@@ -74,7 +74,9 @@ def decide(rules: Rules, ev: Evidence) -> Verdict:
         or _message(rules, ev, "medium")
         or _markers(ev)
         or _message(rules, ev, "weak")
-        or Verdict(STAGES[0], "default", (ev.line,), "low", "nothing in the log names a layer; assumed the process start")
+        or Verdict(
+            STAGES[0], "default", (ev.line,), "low", "nothing in the log names a layer; assumed the process start"
+        )
     )
 
 
@@ -124,7 +126,9 @@ def _startup_wording(rules: Rules, ev: Evidence) -> tuple[str, int] | None:
 def _phase(rules: Rules, ev: Evidence) -> Verdict | None:
     ready = next((n for s, n in ev.marks if s == "runtime"), None)
     if ready is not None and ready < ev.line:
-        return Verdict("runtime", "api-ready", (ready, ev.line), "medium", f"the API was ready (line {ready}) before it")
+        return Verdict(
+            "runtime", "api-ready", (ready, ev.line), "medium", f"the API was ready (line {ready}) before it"
+        )
     for text, n in ([ev.header] if ev.header else []) + [(ev.text, ev.line)]:
         if m := rules.runtime_wording.search(text):
             return Verdict("runtime", "wording", (n,), "medium", f"{m.group(0)!r}: the engine was serving")

@@ -158,7 +158,9 @@ def _stage_rules(data: dict) -> tuple[StageRule, ...]:
             raise ProfileError(f"assets/classify/patterns.toml: unknown stage {r['stage']!r} in a stage_rule")
         strength = r.get("strength", "strong")
         if strength not in ("strong", "firm", "medium", "weak"):
-            raise ProfileError(f"assets/classify/patterns.toml: a stage_rule's strength is one of strong, firm, medium, weak, not {strength!r}")
+            raise ProfileError(
+                f"assets/classify/patterns.toml: a stage_rule's strength is one of strong, firm, medium, weak, not {strength!r}"
+            )
         rules.append(StageRule(r["stage"], strength, _rx(r["match"], "patterns.toml")))
     return tuple(rules)
 

@@ -24,7 +24,9 @@ STALE_AFTER = 200
 """Lines of other processes after which a silent, unfinished traceback is closed."""
 
 TB_HEAD = "Traceback (most recent call last):"
-_FRAME = re.compile(r'File "(?P<path>[^"]*)", line \d+,? in (?P<func>[^\s(]+)|(?P<cut>\S*\.py)", line \d+, in (?P<cfunc>\S+)')
+_FRAME = re.compile(
+    r'File "(?P<path>[^"]*)", line \d+,? in (?P<func>[^\s(]+)|(?P<cut>\S*\.py)", line \d+, in (?P<cfunc>\S+)'
+)
 """A frame: Python's ``File "P", line N, in F``, faulthandler's ``… line N in F``, or one cut before its path."""
 _CUT_FRAME = re.compile(r'^\s*\S*\.py", line \d+, in \S+$')
 """A frame line whose start was cut off (an excerpt that begins mid-stack)."""
