@@ -16,6 +16,7 @@
     │   └── ConnectionLost    dropped mid-session (reconnect may follow)
     ├── ProfileError          a profile or scenario file is invalid
     ├── OneVariableRule       a change touches more than one variable without a reason
+    ├── HardwareStop          a host fault (Xid, ECC, NVLink, IMEX) stops the ladder until drained or overridden
     └── PackageError          a repro package is malformed or hostile
 
 The CLI prints ``str(error)`` as one line and exits non-zero; no traceback reaches the user.
@@ -100,6 +101,10 @@ class ProfileError(K3Error):
 
 class OneVariableRule(K3Error):
     """A run changes more than one variable and no reason was given."""
+
+
+class HardwareStop(K3Error):
+    """A host has a hardware fault: no further rung until the node is drained and the GPU reset, or a reason is recorded."""
 
 
 class PackageError(K3Error):

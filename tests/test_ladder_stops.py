@@ -33,6 +33,7 @@ def test_nothing_known_yet_is_unknown_not_pass():
         "revertible": "PASS",
         "live-inference": "UNKNOWN",
         "baseline-stable": "UNKNOWN",
+        "hardware": "UNKNOWN",
     }
 
 

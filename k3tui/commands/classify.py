@@ -2,8 +2,10 @@
 
 The log is streamed through the same :class:`~k3tui.classify.Classifier` the live
 session uses, in 1 MiB chunks, so a multi-GB log needs no more memory than a small one.
-Bad input (missing file, a directory, binary garbage) is one line on stderr and a
-non-zero exit, never a traceback.
+Bad input (missing file, a directory, an empty file) is one line on stderr and exit 2,
+never a traceback. A file that is not a vLLM log at all (``/etc/passwd``, random text, a
+binary) is classified ``unknown`` with one line saying so and exit 3, never a healthy
+``none`` with exit 0.
 """
 
 from __future__ import annotations
@@ -16,32 +18,119 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-from ..classify import Classifier, ClassifyResult
-from ..errors import UsageError
+from ..classify import Classifier, ClassifyResult, advice_for
+from ..errors import K3Error, UsageError
 from ..textsafe import neutralise as safe_line
 
 HELP = "classify a vLLM server log: first failing stage and root exception"
 CHUNK = 1 << 20
 SNIFF = 8192
+EXIT_NOT_A_LOG = 3
+
+EPILOG = """\
+--json prints one object with these keys:
+  failed_stage     container|config|device|weights|engine|api|runtime: the layer of the
+                   first root failure; none: no failure; unknown: not a vLLM log
+  stages           [{stage, line, time}]: start-up stages reached, line numbers 1-based
+  first_exception  null, or {line (the root error line as printed), line_number, stack
+                   (the root's stack as printed), process ("Worker_TP3 pid=42" or null),
+                   context (the wrapper line it was unwrapped from: pydantic's header,
+                   RayTaskError(...), CalledProcessError; or null)}
+  oom_root_cause   true: an out-of-memory is the root; false: only a consequence; null: none
+  signature        "stage|ExceptionType|normalised message" ("" without a failure)
+  advice           what the failed layer means and the one next step there
+  evidence         {rule, lines, why}: what decided failed_stage. rule is one of
+                   message, frames, api-ready, wording, markers, exception-type, default,
+                   no-root, not-a-vllm-log; lines are the log lines it rests on
+  confidence       high (the root's own message or stack), medium (when it happened,
+                   the wording, the start-up markers), low (its type alone, or nothing)
+
+exit status: 0 classified (a failure or a healthy run), 2 bad input (no such file,
+a directory, an empty file), 3 not a vLLM server log (failed_stage "unknown")."""
+
+
+class NotAServerLog(K3Error):
+    """The file is not a vLLM server log at all (binary, or no vLLM line in it)."""
+
+    exit_code = EXIT_NOT_A_LOG
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.epilog = EPILOG
     p.add_argument("log", metavar="LOG", help="server log file, or - for stdin")
-    p.add_argument("--json", action="store_true", help="print one JSON object (keys documented in issue 4)")
+    p.add_argument("--json", action="store_true", help="print one JSON object (its keys are listed below)")
     p.add_argument("--run", default="", help="run id to put on the result (default: the file name)")
+    p.add_argument(
+        "--host-log",
+        metavar="KERNEL_LOG",
+        help="the host's kernel log (journalctl -k, dmesg -T, or dmesg with a '# boot: UNIX' line): "
+        "a fatal Xid/SXid close before the first exception becomes the root",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     name = "stdin" if args.log == "-" else args.log
     classifier = Classifier(run=args.run or name)
-    for chunk in _chunks(args.log):
-        classifier.feed(chunk)
+    try:
+        for chunk in _chunks(args.log):
+            classifier.feed(chunk)
+    except NotAServerLog as exc:
+        return _not_a_log(args, str(exc))
     result = classifier.finish()
+    if result.failed_stage == "unknown":
+        return _not_a_log(args, f"{name}: not a vLLM server log (no vLLM line, start-up marker or exception in it)")
+    fault = _host_fault(args.host_log, result) if getattr(args, "host_log", None) else None
     if args.json:
-        print(json.dumps(result.to_json(), ensure_ascii=False))
+        out = result.to_json()
+        if getattr(args, "host_log", None):
+            out["host_fault"] = fault
+        print(json.dumps(out, ensure_ascii=False))
     else:
         print(render(result, name))
+        if getattr(args, "host_log", None):
+            print(_fault_text(fault, result))
     return 0
+
+
+def _not_a_log(args: argparse.Namespace, why: str) -> int:
+    """``unknown`` on stdout (JSON when asked), the one-line reason on stderr, exit 3."""
+    if args.json:
+        out = ClassifyResult(failed_stage="unknown", confidence="low", advice=advice_for("unknown")).to_json()
+        out["evidence"] = {"rule": "not-a-vllm-log", "lines": [], "why": why}
+        print(json.dumps(out, ensure_ascii=False))
+    else:
+        print("failed stage: unknown")
+    print(f"k3tui: {why}", file=sys.stderr)
+    return EXIT_NOT_A_LOG
+
+
+def _host_fault(path: str, result: ClassifyResult) -> dict | None:
+    """The kernel log's fatal fault that is the root of the log's first exception (issue 14)."""
+    from ..classify.hostfault import exception_time, faults_from_kernel_log, root_fault
+    from ..fleet.timeline import NodeLog
+
+    try:
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read the kernel log: {exc.strerror}; give journalctl -k or dmesg -T output") from exc
+    fe = result.first_exception
+    t = exception_time([fe.line, *fe.stack], NodeLog("", "")) if fe else None
+    return root_fault(faults_from_kernel_log(text), t) if fe else None
+
+
+def _fault_text(fault: dict | None, result: ClassifyResult) -> str:
+    from ..classify.hostfault import consequence_text
+
+    if fault is None:
+        return "host fault: none close before the first exception"
+    fe = result.first_exception
+    return "\n".join(
+        [
+            safe_line(consequence_text(fault, fe.line if fe else "")),
+            f"advice: {safe_line(str(fault.get('action')))} (hardware first: the software advice above waits until then)",
+        ]
+    )
 
 
 def _open(path: str) -> BinaryIO:
@@ -80,10 +169,11 @@ def _chunks(path: str) -> Iterator[str]:
 def _refuse_binary(head: bytes, path: str) -> None:
     """A text log has no NUL bytes and few control bytes; anything else is not a log."""
     if b"\x00" in head:
-        raise UsageError(f"{path}: looks binary (NUL bytes), not a server log")
+        raise NotAServerLog(f"{path}: looks binary (NUL bytes), not a vLLM server log")
     controls = sum(1 for b in head if b < 32 and b not in (9, 10, 13, 27))
     if head and controls / len(head) > 0.1:
-        raise UsageError(f"{path}: looks binary ({controls} control bytes in the first {len(head)}), not a server log")
+        why = f"looks binary ({controls} control bytes in the first {len(head)})"
+        raise NotAServerLog(f"{path}: {why}, not a vLLM server log")
 
 
 def render(result: ClassifyResult, name: str = "") -> str:
@@ -96,6 +186,10 @@ def render(result: ClassifyResult, name: str = "") -> str:
     if not result.stages:
         out.append("  (no stage marker found)")
     out.append(f"failed stage: {result.failed_stage.upper() if result.failed_stage != 'none' else 'none'}")
+    if result.evidence is not None:
+        lines = ", ".join(str(n) for n in result.evidence.lines)
+        where = f", line {lines}" if lines else ""
+        out.append(f"why: {safe_line(result.evidence.why)} ({result.evidence.rule}{where}; confidence {result.confidence})")
     fe = result.first_exception
     if fe is not None:
         proc = f" in {fe.process}" if fe.process else ""

@@ -72,6 +72,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--reason", help="why more than one variable changes (recorded as a decision)")
     p.add_argument(
+        "--override-hardware",
+        metavar="REASON",
+        default="",
+        help="climb on although a host has a hardware fault (Xid, ECC, NVLink, IMEX); the reason is recorded",
+    )
+    p.add_argument(
         "--toggle",
         action="append",
         default=[],
@@ -86,7 +92,25 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--port", type=int, help="server port on the host (default: the profile's)")
     p.add_argument("--vllm", metavar="PATH", help="the vllm executable on the host (default: 'vllm' from PATH)")
     p.add_argument("--isolated-node", action="store_true", help="mark this session as the isolated-node comparison run")
+    from ..scene.session import add_launcher_options
+
+    add_launcher_options(p)  # --pod NS/NAME: each run a one-off pod derived from the frozen manifest (issue 18)
     add_record_option(p)
+
+
+async def _launched(args: argparse.Namespace, hosts: list[Any], emit: Any) -> dict[str, Any]:
+    """With ``--pod`` (or ``--runtime kubernetes``): freeze the pod first; every run is a pod derived from it."""
+    if not (getattr(args, "pod", None) or getattr(args, "runtime", None) == "kubernetes"):
+        return {}
+    if args.multinode or args.multinode_mode:
+        raise UsageError("--pod ladders one pod; a multi-node pod group (LeaderWorkerSet) is not supported yet")
+    from ..launch import get
+    from ..scene.session import pick_from_args
+
+    pick = pick_from_args(args)
+    launcher: Any = get("kubernetes", pick)
+    await launcher.freeze(hosts[0], pick, emit=emit, reason="ladder-start")
+    return {"launcher": launcher, "start_config": launcher.start_config()}
 
 
 def _value(text: str) -> Any:
@@ -180,8 +204,9 @@ async def _run(args: argparse.Namespace, profile: Any, changes: dict[str, Any], 
                 from ..errors import HostError
 
                 raise HostError(f"a multi-node launch needs every node; unreachable: {', '.join(errors)}")
+        launched = await _launched(args, hosts, emit)  # issue 18: --pod: runs are pods derived from its manifest
         engine = make(
-            hosts, profile, emit, model_path=args.model_path, port=args.port, program=args.vllm, events=events
+            hosts, profile, emit, model_path=args.model_path, port=args.port, program=args.vllm, events=events, **launched
         )
         try:
             results = await _climb(engine, args, changes)
@@ -195,6 +220,8 @@ async def _run(args: argparse.Namespace, profile: Any, changes: dict[str, Any], 
 async def _climb(engine: Any, args: argparse.Namespace, changes: dict[str, Any]) -> list[Any]:
     if args.isolated_node:
         engine.emit(ev.Decision(action="isolated-node comparison", reason="this session runs on an isolated node"))
+    if args.override_hardware:
+        engine.climb_past_hardware(args.override_hardware)
     for name in args.toggle:
         engine.toggle(name, confirmed=args.yes)
     if changes:

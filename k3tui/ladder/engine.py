@@ -39,7 +39,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import events as ev
-from ..errors import K3Error, UsageError
+from ..errors import HardwareStop, K3Error, UsageError
 from ..gpu import GpuSampler
 from . import checklist as checklist_mod
 from . import rungs, stops
@@ -138,7 +138,11 @@ class LadderEngine:
         """
         results: list[RungResult] = []
         for name in self.rungs:
-            result = await self.run_rung(name, repeat=repeat)
+            try:
+                result = await self.run_rung(name, repeat=repeat)
+            except HardwareStop as exc:
+                self.emit(ev.Notice(host=self.head.alias, level="error", message=f"ladder stopped: {exc}"))
+                break
             results.append(result)
             if result.verdict == "PASS":
                 continue
@@ -173,6 +177,7 @@ class LadderEngine:
         if repeat < 1:
             raise UsageError("--repeat must be at least 1")
         self._check_order(name, force)
+        self._check_hardware(name)
         outcomes: list[Outcome] = []
         for attempt in range(1, repeat + 1):
             self.emit(ev.RungEntered(host=self.head.alias, rung=name, attempt=attempt))
@@ -201,6 +206,22 @@ class LadderEngine:
             return await rungs.run(self, name, attempt, repeat)
         except K3Error as exc:
             return Outcome(False, f"could not run: {exc}", error=True)
+
+    def _check_hardware(self, name: str) -> None:
+        """A host fault seen in a frozen scene stops every rung after the baseline (issue 14)."""
+        if name == "baseline" or stops.overridden(self.events):
+            return
+        found = stops.hardware(self.events)
+        if found.tripped:
+            raise HardwareStop(
+                f"{found.evidence}. To climb on anyway, record why: k3tui ladder --override-hardware REASON"
+            )
+
+    def climb_past_hardware(self, reason: str) -> None:
+        """Record the operator's reason to climb on although a hardware stop tripped."""
+        if not reason.strip():
+            raise UsageError("climbing past a hardware stop needs a reason (why the fault does not matter here)")
+        self.emit(ev.Decision(host=self.head.alias, action=stops.OVERRIDE, reason=reason.strip()))
 
     def _check_order(self, name: str, force: bool) -> None:
         features = [f.name for f in self.profile.features]

@@ -9,7 +9,12 @@ evidence and the indices of the events that decided it.
 2. ``gpus-exclusive`` other processes use the GPUs;
 3. ``revertible``     a change could not be reverted;
 4. ``live-inference`` the work disturbs live inference (other serving processes on the host);
-5. ``baseline-stable`` the official baseline does not reproduce stably.
+5. ``baseline-stable`` the official baseline does not reproduce stably;
+6. ``hardware``       a host fault (fatal Xid, uncorrectable ECC, pending/failed row remap,
+   fabric not registered, IMEX down, NVLink link down or error counters growing between two
+   freezes) — broken hardware makes every later rung's evidence worthless: drain the node and
+   reset the GPU first. Climbing on anyway needs a recorded reason (a ``Decision`` whose
+   action is :data:`OVERRIDE`, after the fault was seen).
 """
 
 from __future__ import annotations
@@ -27,7 +32,10 @@ TITLES = {
     "revertible": "Every change could be reverted",
     "live-inference": "No live inference disturbed on the host",
     "baseline-stable": "Official baseline reproduces stably",
+    "hardware": "No hardware fault on the hosts (Xid, ECC, NVLink, IMEX)",
 }
+OVERRIDE = "climb past a hardware stop"
+"""The ``Decision.action`` that records why the operator climbs on despite a hardware fault."""
 
 
 @dataclass
@@ -48,8 +56,89 @@ class StopCheck:
 
 
 def evaluate(events: Sequence[Any]) -> list[StopCheck]:
-    """All five conditions over ``events`` (in order)."""
-    return [_image_driver(events), _exclusive(events), _revertible(events), _live(events), _baseline_stable(events)]
+    """All six conditions over ``events`` (in order)."""
+    return [
+        _image_driver(events),
+        _exclusive(events),
+        _revertible(events),
+        _live(events),
+        _baseline_stable(events),
+        hardware(events),
+    ]
+
+
+def hardware(events: Sequence[Any]) -> StopCheck:
+    """The latest scene of every host: its fatal host faults; NVLink counters that grew since the one before."""
+    latest: dict[str, tuple[int, dict]] = {}
+    grown: list[tuple[int, str]] = []
+    for i, e in enumerate(events):
+        if isinstance(e, ev.SceneFrozen) and e.scene:
+            before = latest.get(e.host)
+            if before is not None:
+                grown += [(i, g) for g in _nvlink_growth(e.host, before[1], e.scene)]
+            latest[e.host] = (i, e.scene)
+    if not latest:
+        return StopCheck("hardware", "UNKNOWN", "no scene frozen yet")
+    bad = [(i, host, f) for host, (i, sc) in latest.items() for f in sc.get("host_faults") or [] if f.get("fatal")]
+    bad.sort(key=lambda b: (b[2].get("gpu") is None, "daemon is" not in str(b[2].get("meaning"))))
+    grown += _domain_split(latest)
+    if bad or grown:
+        first = bad[0] if bad else None
+        what = [_fault_text(h, f) for _, h, f in bad[:3]] + [g for _, g in grown[:2]]
+        lead = drain_advice(first[1], first[2]) if first else f"drain {grown[0][1].split(' ', 1)[0]}"
+        return StopCheck("hardware", "FAIL", f"{lead} "
+                         f"before any further step: {'; '.join(what)}", [i for i, *_ in bad][:10] + [i for i, _ in grown][:5])  # fmt: skip
+    return StopCheck(
+        "hardware", "PASS", f"no fatal host fault in the latest scene of {', '.join(latest)}", [i for i, _ in latest.values()]
+    )
+
+
+def drain_advice(host: str, f: dict) -> str:
+    """``drain gb300-02 and reset GPU 3`` (what to do before anything else)."""
+    if f.get("gpu") is not None:
+        verb = "replace" if "replace the GPU" in str(f.get("action")) and "reset" not in str(f.get("action")) else "reset"
+        return f"drain {host or 'the host'} and {verb} GPU {f['gpu']}"
+    return f"drain {host or 'the host'} and fix its {f.get('kind')} fault"
+
+
+def _fault_text(host: str, f: dict) -> str:
+    from ..scene.hostfaults import describe
+
+    return describe(f, host)
+
+
+def _domain_split(latest: dict[str, tuple[int, dict]]) -> list[tuple[int, str]]:
+    """Hosts of one deployment whose GPUs registered in different fabric clusters / cliques."""
+    where: dict[tuple[str, str], list[str]] = {}
+    for host, (_, sc) in latest.items():
+        for g in sc.get("gpus") or []:
+            f = g.get("fabric") or {}
+            if f.get("cluster_uuid") or f.get("clique_id"):
+                where.setdefault((str(f.get("cluster_uuid")), str(f.get("clique_id"))), []).append(host)
+    if len(where) < 2:
+        return []
+    main = max(where, key=lambda k: len(where[k]))
+    odd = sorted({h for k, hs in where.items() if k != main for h in hs})
+    i = max(latest[h][0] for h in odd)
+    return [(i, f"{', '.join(odd)} in another NVLink domain (ClusterUUID/CliqueId differ from {main[0]}/{main[1]}): "
+                f"move {', '.join(odd)} into the deployment's clique or use trays of one domain")]  # fmt: skip
+
+
+def _nvlink_growth(host: str, old: dict, new: dict) -> list[str]:
+    """``gb300-02 GPU 5 link errors crc_errors 120 → 480`` for every counter that grew."""
+    out = []
+    before = (old.get("nvlink") or {}).get("gpus") or {}
+    for idx, info in ((new.get("nvlink") or {}).get("gpus") or {}).items():
+        for name, n in (info.get("errors") or {}).items():
+            was = ((before.get(idx) or {}).get("errors") or {}).get(name)
+            if was is not None and n > was:
+                out.append(f"{host} GPU {idx} NVLink {name} grew {was} → {n} between two freezes")
+    return out
+
+
+def overridden(events: Sequence[Any]) -> bool:
+    """Whether the operator recorded a reason to climb on despite the hardware stop (a ``Decision``)."""
+    return any(isinstance(e, ev.Decision) and e.action == OVERRIDE and e.reason.strip() for e in events)
 
 
 def _scene_facts(events: Sequence[Any]) -> list[tuple[int, str, str, str]]:

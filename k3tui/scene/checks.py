@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 
 from ..events import CheckVerdict
 from ..profile import Profile
+from . import hostfaults
 from .model import Scene
 
 PASS, FAIL, UNKNOWN = "PASS", "FAIL", "UNKNOWN"
@@ -277,6 +278,135 @@ def check_nodes_agree(scenes: list[Scene], what: str, get: Callable[[Scene], obj
     )
 
 
+# --- the host under the server (issue 14) ------------------------------------------------
+
+
+def _faults(s: Scene, p: Profile, kinds: tuple[str, ...]) -> list[dict]:
+    """The scene's host faults of ``kinds``, Xid fatality judged by this profile's catalogue."""
+    out = []
+    for f in s.host_faults:
+        if f.get("kind") not in kinds:
+            continue
+        if f["kind"] == "xid" and p.hardware.xids:
+            meaning, action, fatal = hostfaults.xid_class(int(f.get("code") or 0), f.get("line", ""), p.hardware.xids)
+            f = {**f, "meaning": meaning, "action": action, "fatal": fatal}
+        out.append(f)
+    return out
+
+
+def _fault_result(s: Scene, found: list[dict], ok: str) -> Result:
+    bad = hostfaults.fatal(found)
+    if bad:
+        return FAIL, "; ".join(hostfaults.describe(f, s.alias) for f in bad[:4]) + (
+            f" (+{len(bad) - 4} more)" if len(bad) > 4 else ""
+        )
+    seen = [f for f in found if not f.get("fatal")]
+    return PASS, ok + (f"; not fatal: {hostfaults.describe(seen[0], s.alias)}" if seen else "")
+
+
+def check_kernel_faults(s: Scene, p: Profile) -> Result:
+    """No fatal Xid / SXid in the kernel log since boot (the last GPU reset at the latest)."""
+    found = _faults(s, p, ("xid", "sxid"))
+    probe = s.probe("xid")
+    if not hostfaults.fatal(found) and probe is not None and not probe.ok:
+        return UNKNOWN, f"kernel log not read: {probe.error}"
+    src = (s.kernel_log or {}).get("source") or "kernel log"
+    return _fault_result(s, found, f"no fatal Xid or SXid since boot ({src})")
+
+
+def check_gpu_memory(s: Scene, p: Profile) -> Result:
+    """No uncorrectable ECC error since the reset, no pending or failed row remap / page retirement."""
+    if not any(g.health for g in s.gpus):
+        return _old_scene_ecc(s)
+    return _fault_result(s, _faults(s, p, ("ecc", "row-remap")), "no uncorrectable ECC error, no pending row remap")
+
+
+def _old_scene_ecc(s: Scene) -> Result:
+    """A scene frozen before issue 14 has ECC counters (``ecc_errors``) but no row-remapper facts."""
+    unc = {
+        g.index: sum(v for k, v in g.ecc_errors.items() if k.startswith("volatile.") and "uncorrectable" in k)
+        for g in s.gpus
+        if g.ecc_errors
+    }
+    if not unc:
+        return UNKNOWN, "GPU health not read (nvidia-smi -q -x failed)"
+    bad = {i: n for i, n in unc.items() if n}
+    if bad:
+        return FAIL, "; ".join(f"{s.alias} GPU {i}: {n} uncorrectable ECC error(s) since the reset" for i, n in bad.items())
+    return PASS, "no uncorrectable ECC error (row remapping not recorded in this scene)"
+
+
+def check_nvlink(s: Scene, p: Profile) -> Result:
+    """Every GPU's fabric registration Completed / Success, no NVLink link down."""
+    found = _faults(s, p, ("fabric", "nvlink"))
+    states = sorted({f"{(g.fabric or {}).get('state')}/{(g.fabric or {}).get('status')}" for g in s.gpus})
+    in_fabric = any((g.fabric or {}).get("state") for g in s.gpus)
+    ok = f"fabric {', '.join(states)} on every GPU" if in_fabric else "no NVLink fabric registration on this host (N/A)"
+    return _fault_result(s, found, ok)
+
+
+def in_nvlink_domain(scenes: list[Scene]) -> bool:
+    """Hosts whose GPUs registered in a multi-node NVLink fabric (GB300 NVL72 trays), or run IMEX."""
+    return any((g.fabric or {}).get("state") for s in scenes for g in s.gpus) or any(
+        (s.imex or {}).get("service") not in (None, "absent") for s in scenes
+    )
+
+
+def check_imex(s: Scene, p: Profile) -> Result:
+    """IMEX up on this tray with every node of its nodes file connected."""
+    imex = s.imex
+    if imex is None:
+        return UNKNOWN, "IMEX state not read (probe fabric_services failed)"
+    if imex.get("service") in (None, "absent"):
+        return FAIL, (
+            f"{s.alias}: nvidia-imex is not installed or not running on a host in a multi-node NVLink domain: "
+            "install and start nvidia-imex with the deployment's nodes_config.cfg"
+        )
+    return _fault_result(
+        s, _faults(s, p, ("imex",)), f"IMEX {imex.get('service')}, domain {imex.get('domain_state')}, "
+        f"{len(imex.get('nodes') or [])} node(s) READY"
+    )  # fmt: skip
+
+
+def check_imex_channel(s: Scene, p: Profile) -> Result:
+    """The serving container sees an IMEX channel (without one, multi-node NVLink memory sharing fails)."""
+    if s.container is None:
+        return UNKNOWN, "no serving container found"
+    c = (s.imex_channels or {}).get("container")
+    if c is None:
+        return UNKNOWN, "IMEX channels inside the container not read (probe container_imex_channels)"
+    if c.get("present"):
+        return PASS, f"container sees /dev/nvidia-caps-imex-channels/{', '.join(c['channels'])}"
+    host = (s.imex_channels or {}).get("host") or {}
+    where = "the host has " + ", ".join(host.get("channels") or []) if host.get("present") else "the host has none either"
+    return FAIL, (
+        f"{s.alias}: no IMEX channel in the serving container ({where}): pass /dev/nvidia-caps-imex-channels "
+        "into it (--device, or NVIDIA_IMEX_CHANNELS=0 with the NVIDIA runtime)"
+    )
+
+
+def check_one_domain(scenes: list[Scene]) -> Result:
+    """Every GPU of every host in one fabric ClusterUUID and CliqueId (one NVLink domain)."""
+    seen: dict[tuple[str | None, str | None], list[str]] = {}
+    for s in scenes:
+        for g in s.gpus:
+            f = g.fabric or {}
+            seen.setdefault((f.get("cluster_uuid"), f.get("clique_id")), []).append(f"{s.alias} GPU {g.index}")
+    if not seen:
+        return UNKNOWN, "no GPU fabric facts"
+    if len(seen) == 1:
+        ((cluster, clique),) = seen
+        return PASS, f"all {sum(map(len, seen.values()))} GPUs in ClusterUUID {cluster}, CliqueId {clique}"
+    main = max(seen, key=lambda k: len(seen[k]))
+    odd = [f"{', '.join(v[:4])}{'…' if len(v) > 4 else ''} in ClusterUUID {k[0]} CliqueId {k[1]}"
+           for k, v in seen.items() if k != main]  # fmt: skip
+    return FAIL, (
+        f"not one NVLink domain: {'; '.join(odd)} (the others: ClusterUUID {main[0]} CliqueId {main[1]}): "
+        "NCCL fails at init; move the odd tray into the deployment's clique (fabric manager / NVLink switch "
+        "partition) or pick trays of one domain"
+    )
+
+
 # --- all of them ------------------------------------------------------------------------
 
 TITLES = {
@@ -291,6 +421,12 @@ TITLES = {
     "libcuda": "loaded libcuda matches the host driver",
     "nodes-driver": "all nodes on the same driver",
     "nodes-image": "all nodes on the same image digest",
+    "kernel-faults": "no fatal Xid / SXid since boot",
+    "gpu-memory": "no uncorrectable ECC, no pending row remap",
+    "nvlink": "NVLink links up, fabric Completed / Success",
+    "imex": "IMEX up with every node connected",
+    "imex-channel": "IMEX channel visible in the container",
+    "nodes-nvlink-domain": "all nodes in one ClusterUUID and CliqueId",
 }
 
 
@@ -313,6 +449,8 @@ def check_baseline(scene: Scene | Sequence[Scene], profile: Profile) -> list[Che
     results["injected-env"] = _per_node(scenes, lambda s: check_injected_env(s, p))
     if p.gpus.required:
         results["libcuda"] = _per_node(scenes, lambda s: check_libcuda(s, p))
+    if p.gpus.required:
+        _hardware_checks(scenes, p, results)
     if len(scenes) > 1:
         results["nodes-driver"] = check_nodes_agree(scenes, "driver", lambda s: s.host.driver_version)
         if p.image.reference:
@@ -322,6 +460,18 @@ def check_baseline(scene: Scene | Sequence[Scene], profile: Profile) -> list[Che
         CheckVerdict(host=host, rung="baseline", check=k, verdict=v, evidence=e, title=TITLES[k])
         for k, (v, e) in results.items()
     ]
+
+
+def _hardware_checks(scenes: list[Scene], p: Profile, results: dict[str, Result]) -> None:
+    results["kernel-faults"] = _per_node(scenes, lambda s: check_kernel_faults(s, p))
+    results["gpu-memory"] = _per_node(scenes, lambda s: check_gpu_memory(s, p))
+    results["nvlink"] = _per_node(scenes, lambda s: check_nvlink(s, p))
+    if p.hardware.nvlink_domain and in_nvlink_domain(scenes):
+        results["imex"] = _per_node(scenes, lambda s: check_imex(s, p))
+        if p.image.reference:
+            results["imex-channel"] = _per_node(scenes, lambda s: check_imex_channel(s, p))
+        if len(scenes) > 1:
+            results["nodes-nvlink-domain"] = check_one_domain(scenes)
 
 
 def _image_identity(s: Scene) -> object:

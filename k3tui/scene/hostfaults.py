@@ -207,7 +207,8 @@ def build(scene: Scene, events: Iterable[dict[str, Any]] = (), uuids: dict[str, 
 
 def describe(f: dict[str, Any], host: str = "") -> str:
     """``gb300-02 GPU 3: Xid 79 at 03:12:44 — GPU has fallen off the bus: drain the node, reset or replace the GPU``."""
-    where = " ".join(x for x in (host, f"GPU {f['gpu']}" if f.get("gpu") is not None else "") if x) or "host"
+    gpu = f"GPU {f['gpu']}" if f.get("gpu") is not None else (f"GPU at PCI {f['pci']}" if f.get("pci") and f["kind"] == "xid" else "")
+    where = " ".join(x for x in (host, gpu) if x) or "host"
     what = {"xid": f"Xid {f.get('code')}", "sxid": f"SXid {f.get('code')}"}.get(f["kind"], f["kind"])
     at = f" at {f['time'][11:19]}" if f.get("time") else ""
     return f"{where}: {what}{at} — {f.get('meaning')}: {f.get('action')}"

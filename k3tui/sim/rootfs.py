@@ -128,8 +128,10 @@ def build(root: Path, scenario: dict[str, Any], node: int = 0) -> dict[str, Any]
     return state
 
 
-def _container_log(ctr: dict[str, Any], start: float) -> str:
-    """``docker logs``: the deployment's own last start-up (at ``start``), as the scenario had it fail."""
+def _container_log(ctr: dict[str, Any], start: float | None = None) -> str:
+    """``docker logs``: the deployment's own last start-up (at ``start``, default 3 h ago), as the scenario had it fail."""
+    import time
+
     from .logplay import LogVars, render
     from .vllm import _non_default, choose_template, parse_args
 
@@ -145,7 +147,7 @@ def _container_log(ctr: dict[str, Any], start: float) -> str:
         load_format=ns.load_format,
         prefix_caching=ns.prefix,
         args=_non_default(ns),
-        start=start,
+        start=time.time() - 3 * 3600 if start is None else start,
     )
     template = choose_template(ctr.get("_vllm", {}), argv)
     text, _ = render(template, v)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import calendar
 import re
+import time
 import xml.etree.ElementTree as ET
 from typing import Any
 
@@ -42,6 +43,9 @@ _GPU_AT = re.compile(r"NVRM: GPU at PCI:([0-9a-fA-F:.]+): (GPU-[0-9a-fA-F-]{36})
 _DMESG_TS = re.compile(r"^\[\s*(\d+\.\d+)\]\s?")
 _ISO_TS = re.compile(r"^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:[.,](\d+))?(Z|[+-]\d\d:?\d\d)?\s")
 _HEADER = re.compile(r"^# (source|boot|now): (.*)$")
+_DMESG_T = re.compile(r"^\[(?:\w{3} )?(\w{3}) +(\d+) (\d\d):(\d\d):(\d\d) (\d{4})\]\s?")  # dmesg -T (local time)
+_SHORT = re.compile(r"^(\w{3}) +(\d+) (\d\d):(\d\d):(\d\d)(?:\.(\d+))? \S+ kernel: ")  # journalctl short
+_MONTHS = {m: i for i, m in enumerate(calendar.month_abbr) if m}
 
 
 def pci_key(pci: str | None) -> str:
@@ -70,6 +74,13 @@ def kernel_line_time(line: str, boot: float | None) -> tuple[float | None, float
         return (boot + up if boot is not None else None), up
     if m := _ISO_TS.match(line):
         return _iso_time(m), None
+    if (m := _DMESG_T.match(line)) and m.group(1) in _MONTHS:
+        y, d = int(m.group(6)), int(m.group(2))
+        return float(calendar.timegm((y, _MONTHS[m.group(1)], d, *(int(x) for x in m.groups()[2:5])))), None
+    if (m := _SHORT.match(line)) and m.group(1) in _MONTHS:  # no year: this year's (UTC taken for local)
+        y = time.gmtime().tm_year
+        frac = float("0." + m.group(6)) if m.group(6) else 0.0
+        return calendar.timegm((y, _MONTHS[m.group(1)], int(m.group(2)), *(int(x) for x in m.groups()[2:5]))) + frac, None
     return None, None
 
 
