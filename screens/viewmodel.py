@@ -426,18 +426,3 @@ def _why(evidence: str) -> str:
 def stop_conditions(state: SessionState) -> list[tuple[str, str, str]]:
     """The five stop conditions as recorded by the ladder: (title, verdict, evidence)."""
     return [(c.title or c.check, c.verdict, c.evidence) for (rung, _), c in state.checks.items() if rung == "stop"]
-
-
-def flat_diff(a: Any, b: Any, prefix: str = "") -> list[tuple[str, Any, Any]]:
-    """Every leaf that differs between two scenes: (dotted key, old, new)."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        out: list[tuple[str, Any, Any]] = []
-        for k in sorted(set(a) | set(b), key=str):
-            out.extend(flat_diff(a.get(k), b.get(k), f"{prefix}{k}."))
-        return out
-    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
-        out = []
-        for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            out.extend(flat_diff(x, y, f"{prefix}{i}."))
-        return out
-    return [] if a == b else [(prefix.rstrip("."), a, b)]

@@ -6,13 +6,19 @@ image is one, each environment variable is one. More than one changed variable g
 LOUD note — a comparison that moved two things at once proves nothing.
 
 Facts that change on their own (memory in use, timestamps, probe timings) are not
-compared. Multi-node (issue 9): :func:`odd_nodes` compares the scenes of one
+compared, and inside the facts that are, volatile parts — pids (``kill -0 8356``,
+``pid=…``, ``/proc/N/``), timestamps, durations, k3tui's random run ids — are masked
+before comparing (:func:`stable`): two scenes that differ only there are "nothing that
+matters changed", never "more than one variable". A long value is shown where it
+differs: the keys of a nested value that changed, the entries a list gained or lost, or
+the window of text around the first difference — never a clipped common prefix. Multi-node (issue 9): :func:`odd_nodes` compares the scenes of one
 deployment fact by fact and names the node(s) whose value differs from the majority —
 "node b runs driver 575 while a runs 580".
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -34,6 +40,8 @@ class Change:
 @dataclass
 class SceneDiff:
     changes: list[Change] = field(default_factory=list)
+    volatile: list[Change] = field(default_factory=list)
+    """Facts that differ only in volatile parts (pids, timestamps, durations, run ids): not variables."""
 
     def by_group(self) -> dict[str, list[Change]]:
         out: dict[str, list[Change]] = {}
@@ -110,36 +118,118 @@ FACTS: dict[str, dict[str, Callable[[Scene], Any]]] = {
 }
 
 
+_VOLATILE = [
+    (re.compile(r"\bkill -0 \d+"), "kill -0 <pid>"),
+    (re.compile(r"\b(pid[=: ]\s*)\d+", re.I), r"\1<pid>"),
+    (re.compile(r"/proc/\d+/"), "/proc/<pid>/"),
+    (re.compile(r"\b\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"), "<time>"),
+    (re.compile(r"\b\d\d:\d\d:\d\d(?:[.,]\d+)?\b"), "<time>"),
+    (re.compile(r"\b1[5-9]\d{8}(?:\.\d+)?\b"), "<epoch>"),
+    (re.compile(r"\b(took|after|in) \d+(?:\.\d+)? ?(?:ms|s|sec|seconds)\b"), r"\1 <duration>"),
+    (re.compile(r"\br\d+-[0-9a-f]{6}\b"), "<run>"),
+]
+"""Parts of a value that change on their own between two freezes of the same setup."""
+
+
+def stable(v: Any) -> Any:
+    """``v`` with its volatile parts masked (strings inside lists and dicts too)."""
+    if isinstance(v, str):
+        for rx, repl in _VOLATILE:
+            v = rx.sub(repl, v)
+        return v
+    if isinstance(v, list):
+        return [stable(x) for x in v]
+    if isinstance(v, dict):
+        return {k: stable(x) for k, x in v.items()}
+    return v
+
+
+def _compare(d: SceneDiff, c: Change) -> None:
+    if c.a == c.b:
+        return
+    (d.changes if stable(c.a) != stable(c.b) else d.volatile).append(c)
+
+
 def diff_scenes(a: Scene, b: Scene) -> SceneDiff:
-    """Every compared fact that differs between ``a`` and ``b``, grouped."""
+    """Every compared fact that differs between ``a`` and ``b``, grouped (volatile-only ones apart)."""
     d = SceneDiff()
     for group in GROUPS:
         if group == "gpus":
             fa, fb = _gpu_facts(a), _gpu_facts(b)
-            d.changes += [Change("gpus", k, fa[k], fb[k]) for k in fa if fa[k] != fb[k]]
+            for k in fa:
+                _compare(d, Change("gpus", k, fa[k], fb[k]))
         elif group == "env":
             for k in sorted(set(a.env) | set(b.env)):
-                if a.env.get(k) != b.env.get(k):
-                    d.changes.append(Change("env", k, a.env.get(k), b.env.get(k)))
+                _compare(d, Change("env", k, a.env.get(k), b.env.get(k)))
         else:
             for key, get in FACTS[group].items():
-                va, vb = get(a), get(b)
-                if va != vb:
-                    d.changes.append(Change(group, key, va, vb))
+                _compare(d, Change(group, key, get(a), get(b)))
     return d
 
 
 def diff_lines(d: SceneDiff, a_name: str = "A", b_name: str = "B") -> list[str]:
-    """The diff for a terminal: grouped, then the loud note (or 'one variable')."""
-    if not d.changes:
-        return ["no differences in driver, GPUs, image, env, versions, libraries, command or host"]
+    """The diff for a terminal: grouped, each change where it differs, then the verdict line."""
     out = []
     for group, items in d.by_group().items():
         out.append(f"[{group}]")
         for c in items:
-            out.append(f"  {c.key}: {_short(c.a)}  →  {_short(c.b)}")
-    out.append(f"!!! {d.loud}" if d.loud else f"one variable changed: {d.variables[0]}")
+            out += [f"  {line}" for line in change_lines(c.key, c.a, c.b)]
+    if d.volatile:
+        keys = ", ".join(f"{c.group}.{c.key}" for c in d.volatile)
+        out.append(f"(not variables: {keys} differ only in pids, timestamps, durations or run ids)")
+    if not d.changes:
+        where = "driver, GPUs, image, env, versions, libraries, command or host"
+        out.append(
+            f"nothing that matters changed: no difference in {where}" if d.volatile else f"no differences in {where}"
+        )
+    else:
+        out.append(f"!!! {d.loud}" if d.loud else f"one variable changed: {d.variables[0]}")
     return out
+
+
+def change_lines(key: str, a: Any, b: Any, width: int = 140) -> list[str]:
+    """One change shown where it differs: nested keys that changed, list entries gained or lost, or a text window."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = []
+        for k in sorted(set(a) | set(b), key=str):
+            if a.get(k) != b.get(k):
+                out += change_lines(f"{key} {k}", a.get(k), b.get(k), width)
+        return out
+    if isinstance(a, list) and isinstance(b, list) and all(isinstance(x, str) for x in (*a, *b)):
+        gone, new = [x for x in a if x not in b], [x for x in b if x not in a]
+        if gone or new:
+            return [
+                f"{key}: "
+                + ", ".join([*(f"+ {_short(x, width)}" for x in new), *(f"- {_short(x, width)}" for x in gone)])
+            ]
+    sa, sb = _text(a), _text(b)
+    if len(sa) > width or len(sb) > width:
+        sa, sb = where_differs(sa, sb, width)
+    return [f"{key}: {sa}  →  {sb}"]
+
+
+def where_differs(a: str, b: str, width: int = 140, context: int = 24) -> tuple[str, str]:
+    """Both texts cut to the window around their first difference (``…`` marks what was cut)."""
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    start = max(0, n - context)
+
+    def window(s: str) -> str:
+        part = s[start : start + width]
+        return ("…" if start else "") + part + ("…" if start + width < len(s) else "")
+
+    return window(a), window(b)
+
+
+def _text(v: Any) -> str:
+    if v is None:
+        return "(none)"
+    if isinstance(v, list) and all(isinstance(x, str) for x in v):
+        return " ".join(v)
+    return str(v)
 
 
 def _short(v: Any, width: int = 140) -> str:
@@ -182,13 +272,13 @@ def odd_nodes(scenes: Sequence[Scene]) -> list[OddNode]:
     out = []
     for k in keys:
         values = {a: f.get(k) for a, f in per.items()}
-        counts = Counter(repr(v) for v in values.values())
+        counts = Counter(repr(stable(v)) for v in values.values())  # a pid is no difference between nodes
         if len(counts) <= 1:
             continue
         (top, n), *rest = counts.most_common()
         has_majority = not rest or n > rest[0][1]
-        majority = next(v for v in values.values() if repr(v) == top) if has_majority else None
-        odd = [a for a, v in values.items() if not has_majority or repr(v) != top]
+        majority = next(v for v in values.values() if repr(stable(v)) == top) if has_majority else None
+        odd = [a for a, v in values.items() if not has_majority or repr(stable(v)) != top]
         out.append(OddNode(fact=k, majority=majority, values=values, odd=odd))
     return out
 

@@ -20,7 +20,7 @@ from textual.worker import Worker
 from k3tui.textsafe import neutralise
 
 from ..session.session_view import SessionView
-from ..viewmodel import flat_diff, host_label
+from ..viewmodel import host_label
 from . import key_guard
 from .help_screen import HelpScreen, binding_help, legend
 from .text_dialog import TextDialog
@@ -248,20 +248,12 @@ class SessionBase(Screen):
             self.notify("diff needs two frozen scenes (f freezes the scene again)", severity="warning", markup=False)
             return
         a, b = scenes[-2], scenes[-1]
-        rows = flat_diff(a.scene, b.scene)
         t = Text()
         t.append(
             f"scene at {a.t:.1f}s ({neutralise(a.reason)}) → scene at {b.t:.1f}s ({neutralise(b.reason)})\n\n",
             style="bold",
         )
-        if not rows:
-            t.append("no difference", style="green")
-        for key, old, new in rows:
-            t.append(f"{neutralise(key)}\n", style="bold")
-            t.append(f"  - {neutralise(repr(old))}\n", style="red")
-            t.append(f"  + {neutralise(repr(new))}\n", style="green")
-        if len({k.split(".")[0] for k, _, _ in rows}) > 1:
-            t.append("\n⚠ more than one variable changed between these scenes", style="bold black on yellow")
+        t.append_text(scene_diff_text(a.scene, b.scene))
         self.app.push_screen(TextDialog("Scene diff", t))
 
     def action_help(self) -> None:
@@ -270,6 +262,30 @@ class SessionBase(Screen):
     async def action_quit_session(self) -> None:
         """``q``: quit k3tui (the live session asks first, as Esc does)."""
         await self.app.action_quit()
+
+
+def scene_diff_text(a: dict, b: dict) -> Text:
+    """Two frozen scenes compared as ``k3tui diff`` does: variables, not volatile fields, shown where they differ."""
+    from k3tui.scene.diff import diff_lines, diff_scenes
+    from k3tui.scene.model import scene_from_dict
+
+    try:
+        d = diff_scenes(scene_from_dict(a), scene_from_dict(b))
+    except Exception as exc:  # noqa: BLE001 - a scene recorded by another version: say so, show nothing wrong
+        return Text(f"these scenes cannot be compared: {neutralise(str(exc))}", style="yellow")
+    t = Text()
+    for line in diff_lines(d):
+        style = ""
+        if line.startswith("["):
+            style = "bold"
+        elif line.startswith("!!!"):
+            style = "bold black on yellow"
+        elif line.startswith(("nothing that matters", "no differences", "one variable")):
+            style = "green"
+        elif line.startswith("(not variables"):
+            style = "bright_black"
+        t.append(neutralise(line) + "\n", style=style)
+    return t
 
 
 def _free_name(session: Path) -> Path:
