@@ -17,12 +17,14 @@ Public API (other parts of k3tui code against exactly this)::
     classify_text(text) -> ClassifyResult
     advice_for(stage) -> str
     reproduction(signatures) -> (k, K, drift, distinct)
+    needles() -> Needles   # the literals a remote prefilter looks for, and its windows
 """
 
 from __future__ import annotations
 
 from .classifier import Classifier
-from .layers import advice_text
+from .layers import Verdict, advice_text
+from .needles import Needles, needles
 from .result import ClassifyResult, FirstException, StageMark
 from .rules import STAGES, load_rules
 from .signature import make_signature, normalise, reproduction
@@ -32,10 +34,13 @@ __all__ = [
     "Classifier",
     "ClassifyResult",
     "FirstException",
+    "Needles",
     "StageMark",
+    "Verdict",
     "advice_for",
     "classify_text",
     "make_signature",
+    "needles",
     "normalise",
     "reproduction",
 ]

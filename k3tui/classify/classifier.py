@@ -62,6 +62,8 @@ CRASH_LOOKBACK = 100
 """Lines looked back from a crash's consequence for the native crash or kill line."""
 CRASH_CHARS = 1 << 16
 """Characters of that look-back."""
+RECOGNISE = "vllm"
+"""A log holding this word anywhere (any case) is a vLLM log, root or not."""
 _CRASH_TYPES = frozenset({"FatalError", "WorkerDied"})
 
 
@@ -194,7 +196,7 @@ class Classifier:
         low = buf.lower()
         aligned = len(low) == len(buf)  # lower() never shrinks; a longer copy would shift offsets
         pos = 0
-        if not self._vllm and "vllm" in low:
+        if not self._vllm and RECOGNISE in low:
             self._vllm = True
         nexts: dict[str, int] = {}
         while pos < end:

@@ -12,7 +12,7 @@ and both are corrected by the clock skew measured per host at connect
 Rules (pure; the same for ``k3tui classify --host-log``, the ladder and replay):
 
 - a fatal fault with a time in ``[exception - BEFORE_S, exception + AFTER_S]`` is the root
-  (the latest such one: the one that broke the run); ``AFTER_S`` absorbs the resolution
+  (the first of them: Xid 95 then its Xid 64 are one incident); ``AFTER_S`` absorbs the resolution
   of the stamps (a log stamped to the second);
 - without a time on the exception, or for standing faults with no time at all (a failed
   row remap, a fabric not registered, IMEX down, a tray in another clique), a fatal fault
@@ -58,7 +58,7 @@ def root_fault(
     if exception_time is not None:
         close = [x for x in timed if exception_time - BEFORE_S <= x[0] <= exception_time + AFTER_S]
         if close:
-            t, host, f = max(close, key=lambda x: x[0])
+            t, host, f = min(close, key=lambda x: x[0])  # the first of a burst (Xid 95, then 64) is the cause
             return _root(host, f, t, exception_time)
     elif timed:
         t, host, f = max(timed, key=lambda x: x[0])
@@ -103,3 +103,42 @@ def _journal_host(line: str) -> str:
 def exception_time(lines: Sequence[str], node: NodeLog) -> float | None:
     """Corrected time of the first stamped line of a root exception (its line, then its stack)."""
     return line_time(list(lines), node)
+
+
+# --- over an event stream (the ladder live, replay, the report) ------------------------------
+
+RUNG, CHECK = "diagnosis", "host-fault"
+TITLE = "root: a host fault before the first exception"
+
+
+def diagnose_events(events: Sequence[Any], found: Any) -> Any | None:
+    """The ``CheckVerdict`` naming the host fault that is the root of ``found`` (an ExceptionFound), or None.
+
+    Uses the latest frozen scene of every host (their ``host_faults``, and the NVLink domain
+    across hosts), each host's measured clock skew, and the exception's own log stamp.
+    """
+    import time
+
+    from ..events import CheckVerdict, HostConnected, SceneFrozen
+
+    scenes: dict[str, dict[str, Any]] = {}
+    skews: dict[str, float | None] = {}
+    for e in events:
+        if isinstance(e, SceneFrozen) and e.scene:
+            scenes[e.host] = e.scene
+        elif isinstance(e, HostConnected):
+            skews[e.host] = e.clock_skew
+    pairs = [(h, f) for h, sc in scenes.items() for f in sc.get("host_faults") or []]
+    pairs += hostfaults.domain_faults(scenes)
+    node = NodeLog(found.host, "", clock_skew=skews.get(found.host), ref_time=time.time())
+    root = root_fault(pairs, exception_time([found.line, *found.stack], node), skews)
+    if root is None:
+        return None
+    return CheckVerdict(
+        host=root["host"], rung=RUNG, check=CHECK, verdict="FAIL", evidence=consequence_text(root, found.line), title=TITLE
+    )
+
+
+def root_of(checks: dict[tuple[str, str], Any]) -> Any | None:
+    """The diagnosis verdict in a folded session state's ``checks`` (None: no host fault is the root)."""
+    return checks.get((RUNG, CHECK))
