@@ -7,6 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from k3tui.cli import main
 
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
@@ -81,3 +84,59 @@ def test_bad_inputs_are_one_line_errors(tmp_path: Path, capsys) -> None:
         assert main(["classify", arg]) != 0
         err = capsys.readouterr().err.strip()
         assert err.count("\n") == 0 and arg in err and "Traceback" not in err
+
+
+def _not_a_log(path: str, capsys) -> dict:
+    assert main(["classify", path, "--json"]) == 3
+    captured = capsys.readouterr()
+    assert captured.err.strip().count("\n") == 0 and "not a vLLM server log" in captured.err
+    out = json.loads(captured.out)
+    assert out["failed_stage"] == "unknown" and out["first_exception"] is None
+    assert out["evidence"]["rule"] == "not-a-vllm-log" and out["confidence"] == "low"
+    return out
+
+
+def test_etc_passwd_is_not_a_vllm_log(capsys) -> None:
+    """Issue 13, "What goes wrong" 5: /etc/passwd used to be a healthy run with exit 0."""
+    _not_a_log("/etc/passwd", capsys)
+    assert main(["classify", "/etc/passwd"]) == 3
+    assert "failed stage: unknown" in capsys.readouterr().out
+
+
+def test_a_real_binary_is_not_a_vllm_log(capsys) -> None:
+    _not_a_log(sys.executable, capsys)
+
+
+@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
+@given(
+    st.lists(
+        st.text(alphabet=st.characters(codec="ascii", exclude_characters="\r\n\x00"), max_size=80).filter(
+            lambda s: "vllm" not in s.lower() and "rror" not in s.lower() and not any(c in s for c in ":[(")
+        ),
+        min_size=1,
+        max_size=40,
+    )
+)
+def test_random_text_is_not_a_vllm_log(tmp_path_factory, capsys, lines: list[str]) -> None:
+    path = tmp_path_factory.mktemp("t") / "notes.txt"
+    path.write_text("\n".join(lines) + "\n", encoding="ascii")
+    if not path.read_text().strip("\n"):
+        return
+    _not_a_log(str(path), capsys)
+
+
+def test_help_documents_the_json_keys_and_exit_3(capsys) -> None:
+    try:
+        main(["classify", "--help"])
+    except SystemExit:
+        pass
+    out = capsys.readouterr().out
+    assert "issue 4" not in out
+    for key in (*KEYS, "context", "exit status", "3 not a vLLM server log"):
+        assert key in out, key
+
+
+def test_human_output_says_why_this_stage(capsys) -> None:
+    assert main(["classify", str(LOG)]) == 0
+    why = [x for x in capsys.readouterr().out.splitlines() if x.startswith("why: ")]
+    assert len(why) == 1 and "confidence" in why[0] and "line" in why[0]
