@@ -104,7 +104,7 @@ class K3App(App):
                 markup=False,
             )
             return
-        self.push_screen(SessionScreen(driver_factory=partial(self.session_factory, target)))
+        self.push_screen(SessionScreen(driver_factory=partial(self.session_factory, target), from_home=True))
 
     # --- every action in the command palette --------------------------------------------------
 

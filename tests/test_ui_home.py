@@ -99,9 +99,10 @@ async def test_connect_and_demo_go_through_the_session_factory(recdir, tmp_path,
     app = K3App(home_dirs=[recdir], session_factory=factory)
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.pause(0.1)
-        await pilot.press("d")
+        await pilot.press("d")  # the scenario is picked from a list, not typed
         await pilot.pause(0.1)
-        app.screen.query_one("#dialog-input").value = "nccl-init"
+        options = app.screen.query_one("#choices")
+        options.highlighted = [o.id for o in options.options].index("nccl-init")
         await pilot.press("enter")
         for _ in range(60):
             await pilot.pause(0.05)
@@ -164,5 +165,5 @@ async def test_command_palette_lists_every_action(recdir, tmp_path, shared):
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause(0.3)
         titles = {c.title for c in app.get_system_commands(app.screen)}
-        assert {"Run rung", "Pick rung", "Freeze", "Note", "Marker", "Change", "Apply", "Revert", "Toggles"} <= titles
+        assert {"Run rung", "Pick rung", "Freeze", "Note", "Mark", "Change", "Apply", "Revert", "Toggles"} <= titles
         assert {"Stop run", "Export"} <= titles

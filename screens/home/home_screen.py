@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from textual.worker import Worker
 from k3tui.assets import asset, recordings_dir
 from k3tui.textsafe import neutralise
 
+from ..common.choice_dialog import ChoiceDialog
 from ..common.help_screen import HelpScreen, binding_help
 from ..common.prompt_dialog import PromptDialog
 from ..common.workers import forward_worker_state
@@ -27,13 +29,30 @@ from .ssh_aliases import ssh_aliases
 INTRO = "Freeze the failure scene, then reproduce it one variable at a time. Every step is recorded."
 
 
+DEFAULT_SCENARIO = "healthy"
+"""The scenario Home offers first — the same as ``k3tui demo`` without ``--scenario``."""
+
+
 def demo_scenarios() -> list[str]:
     """Scenario names of the simulated host (data files under assets/scenarios)."""
+    return [name for name, _ in demo_choices()]
+
+
+def demo_choices() -> list[tuple[str, str]]:
+    """(name, title) of every scenario of the simulated host, by name."""
     d = asset("scenarios")
     try:
-        return sorted(p.stem for p in d.iterdir() if p.suffix == ".toml")
+        paths = sorted(p for p in d.iterdir() if p.suffix == ".toml" and not p.stem.startswith("_"))
     except OSError:
         return []
+    out = []
+    for p in paths:
+        try:
+            title = str(tomllib.loads(p.read_text()).get("title", ""))
+        except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+            title = "(unreadable scenario file)"
+        out.append((p.stem, title))
+    return out
 
 
 class HomeScreen(Screen):
@@ -64,6 +83,7 @@ class HomeScreen(Screen):
                 suggester=SuggestFromList(self.aliases, case_sensitive=False),
                 id="target",
             )
+        yield Static(id="home-error")
         yield Label("Recent sessions — Enter replays (runs nothing)", id="recent-title")
         yield RecentSessions(id="recent")
         yield Footer(compact=True)
@@ -74,6 +94,7 @@ class HomeScreen(Screen):
     def on_mount(self) -> None:
         self.title = "k3tui"
         self.sub_title = "home"
+        self.query_one("#home-error").display = False
         self.refresh_sessions()
         self.query_one(RecentSessions).focus()
 
@@ -107,19 +128,29 @@ class HomeScreen(Screen):
         if not target:
             self.notify("type an ssh alias or user@host", severity="warning", markup=False)
             return
+        self.show_error("")
         self._k3.start_session(target)
 
     def action_demo(self) -> None:
-        names = demo_scenarios()
-        default = "nccl-init" if "nccl-init" in names else (names[0] if names else "healthy")
-        hint = ", ".join(names) if names else "healthy"
+        choices = demo_choices()
+        if not choices:
+            self.show_error("no demo scenarios found in this installation (assets/scenarios is empty)")
+            return
         self.app.push_screen(
-            PromptDialog(f"Demo against the SIMULATED host — scenario? ({hint})", value=default), self._demo
+            ChoiceDialog("Demo against the SIMULATED host — which scenario?", choices, default=DEFAULT_SCENARIO),
+            self._demo,
         )
 
     def _demo(self, scenario: str | None) -> None:
         if scenario:
+            self.show_error("")
             self._k3.start_session(f"demo:{neutralise(scenario)}")
+
+    def show_error(self, text: str) -> None:
+        """A session that could not start says why here, until the next try (not in a toast that fades)."""
+        box = self.query_one("#home-error", Static)
+        box.update(Text(f"✖ {text}" if text else "", style="bold red"))
+        box.display = bool(text)
 
     def action_open(self) -> None:
         self.app.push_screen(

@@ -70,10 +70,14 @@ class SessionScreen(ConfigIntents, SessionBase):
         "marker",
     )
 
-    def __init__(self, driver: Any = None, driver_factory: DriverFactory | None = None) -> None:
+    def __init__(
+        self, driver: Any = None, driver_factory: DriverFactory | None = None, from_home: bool = False
+    ) -> None:
         super().__init__(fold=True)
         self.driver = driver
         self.driver_factory = driver_factory
+        self.from_home = from_home
+        """Started from Home: a session that cannot start goes back there, with the reason."""
         self.ready = False
         """True once the driver has connected and probed."""
         self._stop_armed = 0.0
@@ -89,6 +93,40 @@ class SessionScreen(ConfigIntents, SessionBase):
 
     @work(exclusive=True, group="driver", description="connect to the host and probe it", exit_on_error=False)
     async def _start(self) -> None:
+        try:
+            await self._open()
+        except Exception as exc:
+            if not await self._back_home(exc):
+                raise
+
+    async def _back_home(self, exc: Exception) -> bool:
+        """Opened from Home and never connected: close it, drop its empty recording, and say why on Home.
+
+        A typo in a scenario or an unreachable host must not leave a dead session screen
+        behind a toast that fades. False when there is no Home to go back to."""
+        from ..home.home_screen import HomeScreen
+
+        stack = self.app.screen_stack
+        home = next((s for s in stack if isinstance(s, HomeScreen)), None)
+        if not self.from_home or home is None or self.ready or self not in stack:
+            return False
+        path = self.recording_path
+        learnt = self.driver is not None and bool(getattr(self.driver.state, "hosts", None))
+        try:
+            await self.close_driver()
+        except Exception as close_exc:  # noqa: BLE001 - the connect error is the one to show
+            self.log.error(f"closing a session that never connected: {close_exc}")
+        if path is not None and not learnt:
+            path.unlink(missing_ok=True)  # nothing was recorded but a failed connect
+            path.with_name(path.name + ".idx").unlink(missing_ok=True)
+        while self.app.screen is not self and self in self.app.screen_stack:
+            self.app.pop_screen()  # a dialog this session opened
+        self.app.pop_screen()
+        home.show_error(f"could not start the session: {neutralise(str(exc)) or type(exc).__name__}")
+        home.refresh_sessions()
+        return True
+
+    async def _open(self) -> None:
         if self.driver is None:
             if self.driver_factory is None:
                 raise RuntimeError("no driver and no driver factory: nothing to connect to")
