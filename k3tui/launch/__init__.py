@@ -7,9 +7,11 @@ Registered launchers::
     containerd  a container on a Kubernetes node, through ``ctr`` (OCI runtime spec, CRI log)  containerd.py
     kubernetes  a pod through ``kubectl`` (manifest, owner, events, previous log), on top of
                 containerd when the target is the pod's node                        kubernetes.py
+    slurm       a Slurm job (``scontrol show job -dd``, the batch script, the step's env and
+                output file, earlier attempts); runs are the script resubmitted     slurm.py
 
 The scene records which one froze it (``scene.launcher``); ``--runtime NAME`` picks one,
-otherwise :func:`detect` asks the host (``--pod`` → kubernetes; a Docker socket → docker;
+otherwise :func:`detect` asks the host (``--pod`` → kubernetes; ``--job`` → slurm; a Docker socket → docker;
 a containerd socket and no Docker → containerd; neither → docker, which still finds a
 bare ``vllm serve`` process).
 
@@ -43,6 +45,7 @@ REGISTRY: dict[str, str] = {
     "process": "k3tui.launch.docker:DockerLauncher",
     "containerd": "k3tui.launch.containerd:ContainerdLauncher",
     "kubernetes": "k3tui.launch.kubernetes:KubernetesLauncher",
+    "slurm": "k3tui.launch.slurm:SlurmLauncher",
 }
 """Launcher name → ``module:Class`` (imported only when used)."""
 
@@ -81,6 +84,8 @@ async def detect(host: Any, pick: Pick) -> str:
         return pick.runtime
     if pick.pod:
         return "kubernetes"
+    if pick.job:
+        return "slurm"
     sockets = [s for s in (pick.docker_socket, pick.containerd_socket) if s]
     if not sockets:
         return "docker"

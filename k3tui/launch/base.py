@@ -53,6 +53,10 @@ class Pick:
     """Where the kubelet writes the CRI logs of pod containers on the node."""
     kube_context: str | None = None
     kubeconfig: str | None = None
+    job: str | None = None
+    """A Slurm job id (``--job``): the serving job (:mod:`k3tui.launch.slurm`)."""
+    slurm_conf: str | None = None
+    """``SLURM_CONF`` for the Slurm clients on the target (None: their default, ``/etc/slurm/slurm.conf``)."""
 
     def pod_ref(self) -> tuple[str, str] | None:
         """(namespace, name) of ``--pod`` (UsageError when it is not ``NAMESPACE/NAME``)."""

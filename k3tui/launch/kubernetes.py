@@ -76,6 +76,8 @@ class KubernetesLauncher:
     """A pod through kubectl, on top of containerd where the target is its node (see the module docstring)."""
 
     name = "kubernetes"
+    remove_ended_runs = True
+    """A run pod stays in the API after its container ended: stop deletes it even then."""
 
     def __init__(self, pick: Pick) -> None:
         self.pick = pick
@@ -254,16 +256,40 @@ class KubernetesLauncher:
 
     # --- a ladder run ------------------------------------------------------------------------
 
+    def start_config(self) -> Any:
+        """The frozen pod's serving container as a RunConfig (the ladder's first run; UsageError if not a vLLM server)."""
+        from ..ladder.config import parse_command
+
+        if self.frozen is None:
+            raise UsageError("no frozen pod to start from: the pod could not be read through kubectl (see the freeze)")
+        c = M.serving_container(self.frozen, self.container or None) or {}
+        self.container = str(c.get("name") or "")
+        argv = M.container_argv(c)
+        try:
+            cfg = parse_command(argv)
+        except UsageError as exc:
+            raise UsageError(
+                f"pod container {c.get('name')!r} runs {' '.join(argv)[:120]!r}, not a vllm serve command line k3tui can "
+                f"change one variable of ({exc})"
+            ) from None
+        cfg.image = str(c.get("image") or "")
+        cfg.env.update({k: v for k, v in M.env_pairs(c).items() if not v.startswith("<")})
+        return cfg
+
     def run_manifest(self, config: Any, run_id: str) -> dict[str, Any]:
         from ..ladder.config import launch_env, server_argv
 
         if self.frozen is None:
             raise UsageError("no frozen pod to derive a run from: freeze with --pod NAMESPACE/NAME first")
+        argv = server_argv(config)
+        frozen_c = M.serving_container(self.frozen, self.container or None) or {}
+        if server_argv(self.start_config()) == argv:  # the same server: its args exactly as the manifest spells them
+            argv = M.container_argv(frozen_c)
         env = dict(config.env)
         env.update(launch_env(config) if not config.image else {})
         if config.visible_devices:
             env["CUDA_VISIBLE_DEVICES"] = config.visible_devices
-        return M.run_pod(self.frozen, self.container, server_argv(config), env, config.image, run_id)
+        return M.run_pod(self.frozen, self.container, argv, env, config.image, run_id)
 
     def plan(self, config: Any, run_id: str) -> list[str]:
         """The run pod's manifest diff against the frozen pod, one line per field."""

@@ -81,7 +81,11 @@ def run_pod(
     for c in spec.get("containers") or []:
         if c.get("name") != container:
             continue
-        c["command"], c["args"] = argv[:1], argv[1:]
+        cmd = list(c.get("command") or [])
+        if cmd and argv[: len(cmd)] == cmd:  # the manifest's own split of command and args is kept
+            c["args"] = argv[len(cmd) :]
+        else:
+            c["command"], c["args"] = argv[:1], argv[1:]
         keep = [e for e in c.get("env") or [] if "value" not in e and e.get("name") not in env]
         c["env"] = keep + [{"name": k, "value": v} for k, v in env.items() if not v.startswith("<")]
         if image:
@@ -93,8 +97,6 @@ def flatten(obj: Any, prefix: str = "") -> dict[str, Any]:
     """``{"spec.containers[vllm].env[LD_LIBRARY_PATH]": "/usr/local/cuda/compat/lib", …}``."""
     out: dict[str, Any] = {}
     if isinstance(obj, dict):
-        if not obj and prefix:
-            out[prefix] = {}
         for k, v in obj.items():
             out.update(flatten(v, f"{prefix}.{k}" if prefix else str(k)))
     elif isinstance(obj, list) and obj and all(isinstance(x, dict) and "name" in x for x in obj):
@@ -105,6 +107,8 @@ def flatten(obj: Any, prefix: str = "") -> dict[str, Any]:
                 out[key] = rest["value"]
             else:
                 out.update(flatten(rest, key) or {key: {}})
+    elif isinstance(obj, list) and not obj:
+        pass  # an empty list is no field at all, as the API treats it
     elif isinstance(obj, list):
         out[prefix] = json.dumps(obj) if any(isinstance(x, (dict, list)) for x in obj) else " ".join(map(str, obj))
     else:

