@@ -340,6 +340,7 @@ def redact_scene(scene: Scene, redactor: Redactor) -> Scene:
     container = data.get("container") or {}
     redactor.env(data.get("env") or {})
     redactor.env((data.get("process") or {}).get("env") or {})
+    redactor.env((data.get("job") or {}).get("env") or {})  # a Slurm job's step env (k3tui.launch.slurm)
     redactor.env_list(container.get("env") or [])
     redactor.env_list(container.get("image_env") or [])
     out = redactor.obj(data)

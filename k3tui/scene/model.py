@@ -126,6 +126,10 @@ class Scene(msgspec.Struct, kw_only=True):
     pod: dict[str, Any] | None = None
     """The Kubernetes pod of the serving container: ``namespace``, ``name``, ``uid``, ``container``,
     ``node``, ``owner``, ``restarts``, ``manifest`` (as applied, redacted), ``events`` (None: not a pod)."""
+    job: dict[str, Any] | None = None
+    """The Slurm job of the server (:mod:`k3tui.launch.slurm`): ``id``, ``name``, ``state``, ``nodes``,
+    ``gres`` (requested, bound per node), ``script`` (as submitted), ``env`` (the step's, redacted) and
+    ``env_origin``, ``container``, ``output``, ``history`` (earlier attempts), ``findings`` (None: not a job)."""
     notes: list[str] = []
     probes: list[ProbeRecord] = []
 

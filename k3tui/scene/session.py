@@ -132,6 +132,8 @@ def pick_from_args(args: argparse.Namespace) -> Pick:
         pod_log_root=getattr(args, "pod_log_root", None) or "/var/log/pods",
         kube_context=getattr(args, "kube_context", None),
         kubeconfig=getattr(args, "kubeconfig", None),
+        job=getattr(args, "job", None),
+        slurm_conf=getattr(args, "slurm_conf", None),
     )
     pick.pod_ref()  # a malformed --pod is a usage error before any host is touched
     return pick
@@ -176,3 +178,5 @@ def add_launcher_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--pod-log-root", default="/var/log/pods", help="the kubelet's pod log folder on the node")
     p.add_argument("--kube-context", metavar="NAME", help="kubectl context on the target (default: its current context)")
     p.add_argument("--kubeconfig", metavar="PATH", help="kubeconfig file on the target (default: kubectl's own)")
+    p.add_argument("--job", metavar="JOBID", help="the serving Slurm job (TARGET: a login node or the job's node)")
+    p.add_argument("--slurm-conf", metavar="PATH", help="SLURM_CONF for the Slurm clients on the target (default: theirs)")
