@@ -67,11 +67,14 @@ class PrefilterError(HostError):
 class Needles:
     """What can make a line matter to the classifier, and in which case.
 
-    ``words`` are matched case-insensitively by the classifier; ``once`` too, but only
-    their first occurrence matters (``vllm``: is this a vLLM log at all); ``plain`` are
-    stage markers found on any line; ``gated`` (stage index, literal) only on lines holding
-    ``gate``; ``lookback`` are looked for in the text before a line (a traceback head, a
-    normal stop, a native crash), matched here case-insensitively, which only widens windows.
+    ``words`` are matched case-insensitively by the classifier (searched here as written,
+    lower and UPPER case: ``rror`` in ``Error``, ``error``, ``ERROR``); ``once`` too, but
+    only their first occurrence matters (``vllm``: is this a vLLM log at all); ``plain``
+    are stage markers found on any line; ``gated`` (stage index, literal) only on lines
+    holding ``gate``; ``lookback`` are looked for, exactly, in the MiB before a would-be
+    root (a traceback head, a normal stop); ``before`` characters before every line the
+    classifier acts on may be read back by it (the native-crash look-back), so every
+    window starts at least that far before its first needle.
     """
 
     words: tuple[str, ...]
@@ -80,6 +83,7 @@ class Needles:
     gated: tuple[tuple[int, str], ...]
     lookback: tuple[str, ...]
     once: tuple[str, ...] = ()
+    before: int = 0
 
 
 @cache
@@ -88,26 +92,28 @@ def classifier_needles() -> Needles:
 
     TODO(lead): switch to k3tui.classify's needles once issue 13 exposes them.
     """
+    from ..classify import classifier as clf
+
     r = load_rules()
-    plain = tuple((s.index, m.lower()) for s in r.stages for m in s.plain)
+    plain = tuple((s.index, m) for s in r.stages for m in s.plain)
     gated = tuple((s.index, m.lower()) for s in r.stages for m in s.markers)
     done = tuple((s.index + 1, m.lower()) for s in r.stages for m in s.done)
-    crash = tuple(getattr(r, "crash_needles", ()))
     return Needles(
-        words=tuple(dict.fromkeys(w.lower() for w in (*r.always, *crash))),
+        words=tuple(dict.fromkeys(r.always)),
         plain=plain,
         gate=r.gate,
         gated=gated + done,
-        lookback=tuple(dict.fromkeys(x.lower() for x in (TB_HEAD, *r.normal_stop, *crash))),
+        lookback=(TB_HEAD, *r.normal_stop),
         once=("vllm",),
+        before=int(getattr(clf, "CRASH_CHARS", 0)),
     )
 
 
 def _variants(word: str) -> list[str]:
-    """The spellings a case-insensitive literal takes in logs: lower, UPPER, Capitalised, Title Case."""
-    forms = [word, word.lower(), word.upper(), word.capitalize(), word.title()]
+    """The spellings a case-insensitive literal takes in logs: as written, lower, UPPER (+ ``vLLM``)."""
+    forms = [word, word.lower(), word.upper()]
     if word.lower() == "vllm":
-        forms.append("vLLM")
+        forms += ["vLLM", "Vllm"]
     return list(dict.fromkeys(forms))
 
 
@@ -151,8 +157,7 @@ def build_spec(fmt: str, only: set[int] | None = None) -> _Spec:
         for v in _variants(w):
             add("once", v, 1)
     for lit in nd.lookback:
-        for v in _variants(lit):
-            add("lookback", v, NEEDLE_CAP)
+        add("lookback", lit, NEEDLE_CAP)
     for stage, m in nd.plain:
         for v in _variants(m):
             add("marker", v, MARKER_CAP, stage)
@@ -181,7 +186,8 @@ class _Scanned:
     size: int
     lines: int
     last_nl: bool
-    sha256: str | None
+    sha256: Any
+    """The hex digest, or a task that gives it (the host hashes while windows are read)."""
     dropped: dict[int, tuple[int, int]]
     method: str
 
@@ -196,15 +202,49 @@ async def _scan(host: Host, path: str, fmt: str, spec: _Spec, start: int, start_
         "sep": SEP[fmt].hex(),
         "hash": hash_it,
     }
-    r = await host.run(_py("scan", arg), timeout=600.0, purpose="log prefilter scan", stdin=remote_source())
-    if r.status == 127 and not r.stdout:
+    head, sha = await _run_scan(host, _py("scan", arg), path, hash_it)
+    if head is None:
         return await _grep_scan(host, path, fmt, spec, start, start_line)
-    docs = _json_lines(r, path)
-    head = docs[0]
-    sha = next((d.get("sha256") for d in docs[1:] if "sha256" in d), None)
     hits = [(o, n + start_line, i) for o, n, i in head["hits"]]
     dropped = {int(k): (o, n + start_line) for k, (o, n) in head["dropped"].items()}
     return _Scanned(hits, head["size"], head["lines"] + start_line, head["last_nl"], sha, dropped, "python")
+
+
+async def _run_scan(host: Host, cmd: str, path: str, hash_it: bool) -> tuple[dict[str, Any] | None, Any]:
+    """The scan's first answer (hits, size) as soon as it is printed; the SHA-256, which the
+    host is still computing then, as a task (or its value) — so windows are read meanwhile."""
+    stream = getattr(host, "stream", None)
+    if not hash_it or stream is None:
+        r = await host.run(cmd, timeout=600.0, purpose="log prefilter scan", stdin=remote_source())
+        if r.status == 127 and not r.stdout:
+            return None, None
+        docs = _json_lines(r, path)
+        return docs[0], next((d.get("sha256") for d in docs[1:] if "sha256" in d), None)
+    lines = stream(cmd, purpose="log prefilter scan", stdin=remote_source())
+    head, early = None, None
+    async for batch in lines:
+        if batch:
+            head = _json_doc(batch[0], path)
+            early = next((_json_doc(x, path).get("sha256") for x in batch[1:] if x.strip()), None)
+            break
+    if head is None:
+        return None, None
+
+    async def rest() -> str | None:
+        sha = early
+        async for batch in lines:
+            for line in batch:
+                sha = _json_doc(line, path).get("sha256", sha)
+        return sha
+
+    return head, asyncio.ensure_future(rest())
+
+
+def _json_doc(line: str, path: str) -> dict[str, Any]:
+    try:
+        return json.loads(line)
+    except ValueError as exc:
+        raise PrefilterError(f"the host's prefilter answered garbage for {path}: {exc}") from exc
 
 
 def _json_lines(r: RunResult, path: str) -> list[dict[str, Any]]:
@@ -257,44 +297,71 @@ def _parse_grep(out: str, start: int, start_line: int) -> _Scanned:
     return _Scanned(hits, size, lines + start_line, last_nl, sha, {}, "grep")
 
 
-async def _fetch(host: Host, path: str, size: int, ranges: list[tuple[int, int]]) -> list[tuple[int, int, str]]:
-    """The bytes of each range (from a line start to the first line end at or after its end), decoded."""
+@dataclass
+class _Win:
+    """A window to read: from ``before`` bytes ahead of the hit at ``anchor`` (never before ``lo``)."""
+
+    lo: int
+    anchor: int
+    line: int
+    before: int
+    min_end: int
+
+
+@dataclass
+class _Got:
+    start: int
+    end: int
+    first_line: int
+    text: str
+
+
+async def _fetch(host: Host, path: str, size: int, fmt: str, wins: list[_Win]) -> list[_Got]:
+    """The bytes of each window (whole lines), decoded, with the line number of its first line."""
     nonce = secrets.token_hex(16)
-    arg = {"path": path, "size": size, "nonce": nonce, "ranges": [list(r) for r in ranges]}
+    ranges = [[w.lo, w.anchor, w.before, w.min_end] for w in wins]
+    arg = {"path": path, "size": size, "nonce": nonce, "sep": SEP[fmt].hex(), "ranges": ranges}
     r = await host.run(_py("fetch", arg), timeout=300.0, purpose="log window fetch", stdin=remote_source())
     if r.status == 127 and not r.stdout:
-        return await _fetch_dd(host, path, size, ranges)
+        return await _fetch_dd(host, path, size, wins)
     if not r.ok:
         raise PrefilterError(f"cannot read {path} on the host: {(r.stderr.strip() or r.error).splitlines()[-1:]}")
-    return _split_fetched(r.stdout, nonce)
+    got = _split_fetched(r.stdout, nonce)
+    if len(got) != len(wins):
+        raise PrefilterError(f"the host's window reader answered {len(got)} windows of {len(wins)} for {path}")
+    return [_Got(a, b, w.line - k, text) for (a, b, k, text), w in zip(got, wins, strict=True)]
 
 
-def _split_fetched(out: str, nonce: str) -> list[tuple[int, int, str]]:
-    got: list[tuple[int, int, str]] = []
+def _split_fetched(out: str, nonce: str) -> list[tuple[int, int, int, str]]:
+    got: list[tuple[int, int, int, str]] = []
     mark = nonce + " "
     pos = 0
     while pos < len(out):
         if not out.startswith(mark, pos):
             raise PrefilterError("the host's window reader answered out of step (a header was expected)")
         nl = out.index("\n", pos)
-        a, b = (int(x) for x in out[len(mark) + pos : nl].split())
+        a, b, k = (int(x) for x in out[len(mark) + pos : nl].split())
         nxt = out.find("\n" + mark, nl)
-        text = out[nl + 1 : (nxt + 1 if nxt >= 0 else len(out))]
-        got.append((a, b, text))
+        got.append((a, b, k, out[nl + 1 : (nxt + 1 if nxt >= 0 else len(out))]))
         pos = nxt + 1 if nxt >= 0 else len(out)
     return got
 
 
-async def _fetch_dd(host: Host, path: str, size: int, ranges: list[tuple[int, int]]) -> list[tuple[int, int, str]]:
-    """No python3: each range with ``tail -c`` / ``head -c``, cut here at the line end (exact for UTF-8 text)."""
+async def _fetch_dd(host: Host, path: str, size: int, wins: list[_Win]) -> list[_Got]:
+    """No python3: each window with ``tail -c`` / ``head -c``, cut here to whole lines (exact for UTF-8 text)."""
     got = []
-    for a, b in ranges:
-        want = min(size - a, max(b - a, 1) + 65536)
-        r = await host.run(f"tail -c +{a + 1} {shlex.quote(path)} | head -c {want}", purpose="log window fetch")
+    for w in wins:
+        x = max(w.lo, w.anchor - w.before)
+        back = min(x - w.lo, 65536)
+        want = min(size - (x - back), (w.min_end - x) + back + 65536)
+        r = await host.run(f"tail -c +{x - back + 1} {shlex.quote(path)} | head -c {want}", purpose="log window fetch")
         raw = r.stdout.encode("utf-8", "surrogateescape")
-        i = raw.find(b"\n", max(0, b - a - 1))
+        cut = 0 if x - back == w.lo or x - back == 0 else raw.rfind(b"\n", 0, back) + 1
+        start = x - back + cut
+        i = raw.find(b"\n", max(cut, w.min_end - (x - back) - 1))
         end = len(raw) if i < 0 else i + 1
-        got.append((a, a + end, raw[:end].decode("utf-8", "replace")))
+        k = raw[cut : max(cut, w.anchor - (x - back))].count(b"\n")
+        got.append(_Got(start, x - back + end, w.line - k, raw[cut:end].decode("utf-8", "replace")))
     return got
 
 
@@ -342,6 +409,8 @@ class LogScan:
     excerpt: str = ""
     """The window that holds the root (text as classified, capped)."""
     seconds: float = 0.0
+    root_seconds: float | None = None
+    """When the root was named (before the host finished hashing, for a long log)."""
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -373,11 +442,12 @@ class _Walk:
     def __init__(self, fmt: str, emit: Callable[[Any], None] | None, run: str) -> None:
         self.fmt = fmt
         self.announced = False
+        self.announced_at = 0.0
         self._emit = emit
 
         def on(ev: Any) -> None:
             if type(ev).__name__ == "ExceptionFound":
-                self.announced = True
+                self.announced, self.announced_at = True, time.monotonic()
             if emit is not None:
                 emit(ev)
 
@@ -447,17 +517,18 @@ async def find_root(
         raise PrefilterError(f"unknown log format {fmt!r}: use one of {', '.join(FORMATS)}")
     t0 = time.monotonic()
     spec = build_spec(fmt)
-    try:
-        sc = await _scan(host, path, fmt, spec, 0, 0, True)
-    except PrefilterError:
-        raise
+    sc = await _scan(host, path, fmt, spec, 0, 0, True)
     walk = _Walk(fmt, emit, run)
-    out = LogScan(path, fmt, walk.c.result(), size=sc.size, sha256=sc.sha256, method=sc.method, hits=len(sc.hits))
+    out = LogScan(path, fmt, walk.c.result(), size=sc.size, method=sc.method, hits=len(sc.hits))
     if full:
         out.method = "full"
         sc.hits = [(0, 0, -1)]
-    await _walk(host, path, fmt, spec, sc, walk, out, full)
+    try:
+        await _walk(host, path, fmt, spec, sc, walk, out, full)
+    finally:
+        out.sha256 = (await sc.sha256) if isinstance(sc.sha256, asyncio.Future) else sc.sha256
     out.result = walk.c.finish()
+    out.root_seconds = round(walk.announced_at - t0, 3) if walk.announced_at else None
     if walk.root_window:
         out.excerpt = walk.root_window[1][:65536]
     out.seconds = round(time.monotonic() - t0, 3)
@@ -467,7 +538,7 @@ async def find_root(
 async def _walk(host: Host, path: str, fmt: str, spec: _Spec, sc: _Scanned, walk: _Walk, out: LogScan, full: bool) -> None:
     pending = sorted({(o, n) for o, n, _ in sc.hits} | ({(0, 0)} if sc.size else set()))
     dropped = dict(sc.dropped)
-    cache: dict[int, tuple[int, str]] = {}
+    queue: list[_Got] = []
     i = 0
     while i < len(pending) and not walk.certain(full):
         off, line = pending[i]
@@ -476,52 +547,71 @@ async def _walk(host: Host, path: str, fmt: str, spec: _Spec, sc: _Scanned, walk
             continue
         if dropped and min(o for o, _ in dropped.values()) < off:
             extra = await _rescan(host, path, fmt, spec, dropped, walk)
-            pending = sorted(set(pending[i:]) | {h for h in extra if h[0] >= walk.off})
-            i = 0
+            pending, i, queue = sorted(set(pending[i:]) | {h for h in extra if h[0] >= walk.off}), 0, []
             continue
+        if not queue or queue[0].start < walk.off:
+            queue = await _fetch(host, path, sc.size, fmt, _plan(pending[i:], walk, sc.size, full))
+        got = queue.pop(0)
+        i = _after(pending, i, got.end)
+        walk.gap(got.first_line - walk.line)
+        if await _read_window(host, path, sc.size, fmt, got, walk, out, full) >= sc.size:
+            return
+    if walk.certain(full) or walk.off >= sc.size:
+        return
+    if dropped and (extra := await _rescan(host, path, fmt, spec, dropped, walk)):
+        sc.hits = [(o, n, -1) for o, n in extra]  # a dropped needle still mattered: go on from there
+        return await _walk(host, path, fmt, spec, sc, walk, out, full)
+    await _last_window(host, path, fmt, sc, walk, out)
+
+
+async def _last_window(host: Host, path: str, fmt: str, sc: _Scanned, walk: _Walk, out: LogScan) -> None:
+    """The end of the file: the classifier looks back from it when no root was found."""
+    before = classifier_needles().before
+    if before:
+        got = (await _fetch(host, path, sc.size, fmt, [_Win(walk.off, sc.size, sc.lines, 4 * before, sc.size)]))[0]
+        walk.gap(got.first_line - walk.line)
+        await _read_window(host, path, sc.size, fmt, got, walk, out, False)
+        return
+    walk.gap(sc.lines - walk.line)
+    if not sc.last_nl:
+        walk.c.feed("~")
+
+
+def _after(pending: list[tuple[int, int]], i: int, end: int) -> int:
+    while i < len(pending) and pending[i][0] < end:
         i += 1
-        walk.gap(line - walk.line)
-        if off not in cache:
-            cache = await _prefetch(host, path, sc.size, [p for p, _ in pending[i - 1 : i - 1 + BATCH]], full)
-        b = await _read_window(host, path, sc.size, off, cache.pop(off), walk, out, full)
-        if b >= sc.size:
-            break
-    if not walk.certain(full) and walk.off < sc.size:
-        if dropped:
-            extra = await _rescan(host, path, fmt, spec, dropped, walk)
-            if extra:  # a dropped needle still mattered: go on from the hits found again
-                sc.hits = [(o, n, -1) for o, n in extra]
-                return await _walk(host, path, fmt, spec, sc, walk, out, full)
-        walk.gap(sc.lines - walk.line)
-        if not sc.last_nl:
-            walk.c.feed("~")
+    return i
 
 
-async def _prefetch(host: Host, path: str, size: int, offs: list[int], full: bool) -> dict[int, tuple[int, str]]:
-    """First windows of the next hits, in one round trip (non-overlapping by construction)."""
+def _plan(hits: list[tuple[int, int]], walk: _Walk, size: int, full: bool) -> list[_Win]:
+    """The next windows, merged where their look-back reaches the previous one, BATCH at most."""
     step = WINDOW if not full else 8 << 20
-    ranges: list[tuple[int, int]] = []
-    for o in offs:
-        if ranges and o < ranges[-1][1]:
+    before = 4 * classifier_needles().before
+    wins: list[_Win] = []
+    for off, line in hits:
+        if len(wins) >= BATCH:
+            break
+        lo = wins[-1].min_end if wins else walk.off
+        if wins and off - before <= wins[-1].min_end:
+            wins[-1].min_end = max(wins[-1].min_end, min(size, off + step))
             continue
-        ranges.append((o, min(size, o + step)))
-    return {a: (b, text) for a, b, text in await _fetch(host, path, size, ranges)}
+        wins.append(_Win(lo, off, line, before, min(size, off + step)))
+    return wins
 
 
-async def _read_window(
-    host: Host, path: str, size: int, off: int, first: tuple[int, str], walk: _Walk, out: LogScan, full: bool
-) -> int:
-    """Feed from ``off`` until the classifier may leave; returns the end offset."""
-    a, (b, text), step = off, first, WINDOW if not full else 8 << 20
+async def _read_window(host: Host, path: str, size: int, fmt: str, got: _Got, walk: _Walk, out: LogScan, full: bool) -> int:
+    """Feed from the window on until the classifier may leave; returns the end offset."""
+    step = WINDOW if not full else 8 << 20
     while True:
-        if b <= a:
+        if got.end <= got.start:
             return size
-        out.ranges.append((a, b))
-        walk.window(a, b, text)
-        if b >= size or (not full and walk.may_leave()) or walk.certain(full):
-            return b
-        a, step = b, min(step * 2, 8 << 20)
-        _, b, text = (await _fetch(host, path, size, [(a, min(size, a + step))]))[0]
+        out.ranges.append((got.start, got.end))
+        walk.window(got.start, got.end, got.text)
+        if got.end >= size or (not full and walk.may_leave()) or walk.certain(full):
+            return got.end
+        step = min(step * 2, 8 << 20)
+        nxt = _Win(got.end, got.end, walk.line, 0, min(size, got.end + step))
+        got = (await _fetch(host, path, size, fmt, [nxt]))[0]
 
 
 async def _rescan(host: Host, path: str, fmt: str, spec: _Spec, dropped: dict[int, tuple[int, int]], walk: _Walk) -> list[tuple[int, int]]:

@@ -24,10 +24,12 @@ Ops (one JSON argument each; one JSON object per output line):
   counts ``sep`` (b"\\n", or the format's end of a text line) from ``start`` to the line; a
   needle that reached its cap (per worker range) is ``dropped`` there: hits of it after that
   line are missing, and k3tui scans again from there if it still needs them.
-- ``fetch {"path","ranges":[[start,min_end]...],"size","nonce"}`` → for each range, a header
-  line ``NONCE START END`` and the bytes from START to the first line end at or after
-  min_end (never past ``size``); a range cut by ``size`` without a final newline gets one
-  added and END says where the file's bytes stopped.
+- ``fetch {"path","ranges":[[lo,anchor,before,min_end]...],"size","nonce","sep"}`` → for each
+  range, a header line ``NONCE START END K`` and the bytes from START (the start of the line
+  holding ``anchor - before``, never before ``lo``) to the first line end at or after
+  ``min_end`` (never past ``size``); K is the count of ``sep`` from START to ``anchor``. A
+  range cut by ``size`` without a final newline gets one added; END says where the file's
+  bytes stopped.
 """
 
 import hashlib
@@ -45,6 +47,8 @@ def _line_start(mm, pos):
 
 def _find_all(mm, needle, lo, hi, cap, out, nid):
     """Offsets in [lo, hi) where needle starts (it may run past hi); at most cap."""
+    if cap == 1:  # one of a family of spellings: only the first of them all matters
+        hi = min([hi] + [i for i, n in out if n < 0 and i >= lo] or [hi])
     end = min(len(mm), hi + len(needle) - 1)
     pos = lo
     n = 0
@@ -53,6 +57,8 @@ def _find_all(mm, needle, lo, hi, cap, out, nid):
         if i < 0 or i >= hi:
             return None
         out.append((i, nid))
+        if cap == 1:
+            out.append((i, -1))
         n += 1
         if cap is not None and n >= cap:
             return i
@@ -90,14 +96,17 @@ def _gate_hits(mm, gate, markers, lo, hi, caps, out):
 def _search(mm, spec, lo, hi):
     """All needle hits in [lo, hi), the newline count there, which needles hit their cap where."""
     hits, dropped = [], {}
+    once = {nid for nid, _, cap in spec["needles"] if cap == 1}
     for nid, hexb, cap in spec["needles"]:
         at = _find_all(mm, bytes.fromhex(hexb), lo, hi, cap, hits, nid)
-        if at is not None:
+        if at is not None and cap != 1:
             dropped[nid] = at
     if spec.get("gate"):
         gate, markers = spec["gate"]
         caps = {m[0]: m[2] for m in markers}
         dropped.update(_gate_hits(mm, bytes.fromhex(gate), [(m[0], bytes.fromhex(m[1])) for m in markers], lo, hi, caps, hits))
+    first = min([i for i, n in hits if n < 0] or [-1])
+    hits = [(i, n) for i, n in hits if n >= 0 and (n not in once or i == first)]
     hits.sort()
     return hits, dropped
 
@@ -227,14 +236,18 @@ def _scan_ranges(path, size, spec, start):
 
 def fetch(spec):
     path, size, nonce = spec["path"], int(spec["size"]), spec["nonce"]
+    sep = bytes.fromhex(spec.get("sep", "0a"))
     out = sys.stdout.buffer
     with open(path, "rb") as fh:
         mm = mmap.mmap(fh.fileno(), size, access=mmap.ACCESS_READ) if size else b""
-        for start, min_end in spec["ranges"]:
-            start = max(0, min(int(start), size))
+        for lo, anchor, before, min_end in spec["ranges"]:
+            lo, anchor = max(0, min(int(lo), size)), max(0, min(int(anchor), size))
+            x = max(lo, anchor - int(before))
+            start = max(lo, mm.rfind(b"\n", 0, x) + 1) if x > 0 else 0
+            k = _count(mm, sep, start, anchor) if anchor > start else 0
             nl = mm.find(b"\n", max(start, min(int(min_end), size) - 1)) if size else -1
             end = size if nl < 0 else nl + 1
-            out.write(f"{nonce} {start} {end}\n".encode())
+            out.write(f"{nonce} {start} {end} {k}\n".encode())
             out.write(mm[start:end])
             if end > start and mm[end - 1 : end] != b"\n":
                 out.write(b"\n")
