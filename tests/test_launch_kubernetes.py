@@ -173,3 +173,40 @@ def test_a_run_pod_changes_only_the_one_variable(env, key, value) -> None:  # no
         "metadata.ownerReferences", "metadata.labels.pod-template-hash", f"metadata.labels.{M.MANAGED_BY}",
         f"metadata.labels.{M.RUN_LABEL}", "spec.restartPolicy",
     }  # fmt: skip
+
+
+def _scene_with(pod: dict) -> dict:  # noqa: ANN001
+    from k3tui.scene.model import Scene
+
+    return dict(Scene(alias="gb300-tray-07", launcher="kubernetes").to_dict(), pod={"manifest": M.applied(pod)})
+
+
+def test_diff_compares_two_manifests_field_by_field(tmp_path: Path) -> None:
+    from tests.support.kubeapi import load_objects
+
+    a, b, c = load_objects()["pod"], load_objects()["pod"], load_objects()["pod"]
+    b["spec"]["containers"][0]["args"][-1] = "8001"  # one field
+    b["metadata"]["uid"], b["metadata"]["name"] = "another-uid", "vllm-server-6d9c8f7b5d-zzzzz"  # identity: no variable
+    c["spec"]["containers"][0]["args"][-1] = "8001"
+    c["spec"]["runtimeClassName"] = "runc"  # and a second field
+    paths = []
+    for name, pod in (("a", a), ("b", b), ("c", c)):
+        paths.append(tmp_path / f"{name}.json")
+        paths[-1].write_text(json.dumps(_scene_with(pod)))
+    one = _k3tui("diff", str(paths[0]), str(paths[1]))
+    assert "[manifest]" in one.stdout and "spec.containers[vllm].args" in one.stdout, one.stdout + one.stderr
+    assert "one variable changed: manifest spec.containers[vllm].args" in one.stdout and "uid" not in one.stdout
+    two = _k3tui("diff", str(paths[0]), str(paths[2]))
+    assert "MORE THAN ONE VARIABLE CHANGED (2:" in two.stdout and "spec.runtimeClassName" in two.stdout, two.stdout
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.permutations(range(3)), st.permutations(range(2)))
+def test_reordered_named_lists_are_no_change(env_order, volume_order) -> None:  # noqa: ANN001
+    from tests.support.kubeapi import load_objects
+
+    a, b = load_objects()["pod"], load_objects()["pod"]
+    env, vols = b["spec"]["containers"][0]["env"], b["spec"]["volumes"]
+    b["spec"]["containers"][0]["env"] = [env[i] for i in env_order]
+    b["spec"]["volumes"] = [vols[i] for i in volume_order]
+    assert M.diff(M.applied(a), M.applied(b)) == []

@@ -26,7 +26,13 @@ from typing import Any
 
 from .model import Scene
 
-GROUPS = ("driver", "gpus", "image", "env", "versions", "libraries", "command", "host")
+GROUPS = ("driver", "gpus", "image", "env", "versions", "libraries", "command", "host", "manifest")
+_MANIFEST_VOLATILE = re.compile(
+    r"^metadata\.(uid|resourceVersion|creationTimestamp|generation|managedFields|name|generateName|"
+    r"labels\.pod-template-hash|annotations\.kubectl\.kubernetes\.io/last-applied-configuration)|"
+    r"^spec\.containers\[[^]]*\]\.env\["  # env variables are the env group's, one each
+)
+"""Pod manifest fields that are identity, not launch definition (or compared in another group)."""
 
 
 @dataclass
@@ -54,7 +60,7 @@ class SceneDiff:
         """The changed variables: one per group, except env where each variable counts."""
         out = []
         for group, items in self.by_group().items():
-            out += [f"env {c.key}" for c in items] if group == "env" else [group]
+            out += [f"{group} {c.key}" for c in items] if group in ("env", "manifest") else [group]
         return out
 
     @property
@@ -161,10 +167,53 @@ def diff_scenes(a: Scene, b: Scene) -> SceneDiff:
         elif group == "env":
             for k in sorted(set(a.env) | set(b.env)):
                 _compare(d, Change("env", k, a.env.get(k), b.env.get(k)))
+        elif group == "manifest":
+            _manifests(d, a, b)
         else:
             for key, get in FACTS[group].items():
                 _compare(d, Change(group, key, get(a), get(b)))
+    _job_changes(d, a, b)
     return d
+
+
+_SLURM_SET = re.compile(r"^(SLURM|SLURMD|SRUN|PMI|PMIX)_")
+
+
+def _job_changes(d: SceneDiff, a: Scene, b: Scene) -> None:
+    """Two Slurm jobs (issue 19): their batch scripts line by line (group ``script``, one variable: the
+    launch definition), their step envs key by key (each an ``env`` variable; what Slurm sets per job,
+    ``SLURM_JOB_ID`` and the like, is volatile)."""
+    ja, jb = a.job or {}, b.job or {}
+    if not ja and not jb:
+        return
+    sa, sb = ja.get("script"), jb.get("script")
+    if sa != sb:
+        d.changes.append(Change("script", "batch script", sa, sb))
+    ea, eb = ja.get("env") or {}, jb.get("env") or {}
+    for k in sorted(set(ea) | set(eb)):
+        if ea.get(k) == eb.get(k) or k in a.env or k in b.env:  # the scene's own env group has those
+            continue
+        c = Change("env", f"{k} (job)", ea.get(k), eb.get(k))
+        (d.volatile if _SLURM_SET.match(k) else d.changes).append(c)
+
+
+def script_lines(a: str | None, b: str | None) -> list[str]:
+    """Two batch scripts as a unified diff (``-`` A's line, ``+`` B's), one line of context."""
+    import difflib
+
+    return list(difflib.unified_diff((a or "").split("\n"), (b or "").split("\n"), "A", "B", n=1, lineterm=""))[2:]
+
+
+def _manifests(d: SceneDiff, a: Scene, b: Scene) -> None:
+    """Two pods' manifests (issue 18), field by field: each changed field one variable."""
+    from ..launch.manifest import diff as manifest_diff
+
+    ma, mb = ((s.pod or {}).get("manifest") for s in (a, b))
+    if not ma and not mb:
+        return
+    for c in manifest_diff(ma or {}, mb or {}):
+        if not _MANIFEST_VOLATILE.match(c["key"]):
+            _compare(d, Change("manifest", c["key"], c["old"], c["new"]))
 
 
 def diff_lines(d: SceneDiff, a_name: str = "A", b_name: str = "B") -> list[str]:
@@ -173,7 +222,8 @@ def diff_lines(d: SceneDiff, a_name: str = "A", b_name: str = "B") -> list[str]:
     for group, items in d.by_group().items():
         out.append(f"[{group}]")
         for c in items:
-            out += [f"  {line}" for line in change_lines(c.key, c.a, c.b)]
+            shown = script_lines(c.a, c.b) if group == "script" else change_lines(c.key, c.a, c.b)
+            out += [f"  {line}" for line in shown]
     if d.volatile:
         keys = ", ".join(f"{c.group}.{c.key}" for c in d.volatile)
         out.append(f"(not variables: {keys} differ only in pids, timestamps, durations or run ids)")
