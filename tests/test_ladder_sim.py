@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from k3tui import events as ev
-from k3tui.ladder import LadderEngine
+from k3tui.ladder import LadderEngine, stops
 from k3tui.ladder.rungs import verdict
 from k3tui.ladder.server import Outcome
 from k3tui.profile import load_profile
@@ -50,6 +50,8 @@ def _of(events, kind, **match):
 async def test_every_scenario_gives_its_expected_first_failure_at_the_right_rung(info):
     async def body(engine, events):
         base = await engine.run_rung("baseline")
+        if stops.hardware(events).tripped:  # a hardware scenario (test_ladder_hardware.py): climb on, with a reason
+            engine.climb_past_hardware("test: the software symptom of the planted hardware fault")
         minimal = await engine.run_rung("minimal")
         request = await engine.run_rung("request") if minimal.verdict == "PASS" else None
         return base, minimal, request

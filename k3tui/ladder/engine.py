@@ -390,6 +390,11 @@ class LadderEngine:
             )
         )
         await self.freeze_all(reason="first-exception", run=server)
+        from ..classify.hostfault import diagnose_events
+
+        root = diagnose_events(self.events, found)  # issue 14: a host fault before it is the root
+        if root is not None:
+            self.emit(root)
 
     async def freeze_all(self, reason: str, run: Server | None = None) -> dict[str, Any]:
         """Freeze every host concurrently (the head with the run's log, for its first exception)."""

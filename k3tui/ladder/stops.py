@@ -85,7 +85,7 @@ def hardware(events: Sequence[Any]) -> StopCheck:
     if bad or grown:
         first = bad[0] if bad else None
         what = [_fault_text(h, f) for _, h, f in bad[:3]] + [g for _, g in grown[:2]]
-        lead = drain_advice(first[1], first[2]) if first else f"drain {grown[0][1].split(' ', 1)[0]}"
+        lead = drain_advice(first[1], first[2]) if first else f"drain {grown[0][1].split(' ', 1)[0].rstrip(':')}"
         return StopCheck("hardware", "FAIL", f"{lead} "
                          f"before any further step: {'; '.join(what)}", [i for i, *_ in bad][:10] + [i for i, _ in grown][:5])  # fmt: skip
     return StopCheck(
@@ -109,19 +109,9 @@ def _fault_text(host: str, f: dict) -> str:
 
 def _domain_split(latest: dict[str, tuple[int, dict]]) -> list[tuple[int, str]]:
     """Hosts of one deployment whose GPUs registered in different fabric clusters / cliques."""
-    where: dict[tuple[str, str], list[str]] = {}
-    for host, (_, sc) in latest.items():
-        for g in sc.get("gpus") or []:
-            f = g.get("fabric") or {}
-            if f.get("cluster_uuid") or f.get("clique_id"):
-                where.setdefault((str(f.get("cluster_uuid")), str(f.get("clique_id"))), []).append(host)
-    if len(where) < 2:
-        return []
-    main = max(where, key=lambda k: len(where[k]))
-    odd = sorted({h for k, hs in where.items() if k != main for h in hs})
-    i = max(latest[h][0] for h in odd)
-    return [(i, f"{', '.join(odd)} in another NVLink domain (ClusterUUID/CliqueId differ from {main[0]}/{main[1]}): "
-                f"move {', '.join(odd)} into the deployment's clique or use trays of one domain")]  # fmt: skip
+    from ..scene.hostfaults import describe, domain_faults
+
+    return [(latest[h][0], describe(f, h)) for h, f in domain_faults({h: sc for h, (_, sc) in latest.items()})]
 
 
 def _nvlink_growth(host: str, old: dict, new: dict) -> list[str]:

@@ -200,6 +200,33 @@ def imex_faults(scene: Scene) -> list[dict[str, Any]]:
     return []
 
 
+def domain_faults(scenes: dict[str, dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+    """(host, fault) for each host whose GPUs registered in another fabric cluster/clique than most GPUs."""
+    where: dict[tuple[str, str], list[str]] = {}
+    for host, sc in scenes.items():
+        for g in sc.get("gpus") or []:
+            f = g.get("fabric") or {}
+            if f.get("cluster_uuid") or f.get("clique_id"):
+                where.setdefault((str(f.get("cluster_uuid")), str(f.get("clique_id"))), []).append(host)
+    if len(where) < 2:
+        return []
+    main = max(where, key=lambda k: len(where[k]))
+    out = []
+    for key, hosts in where.items():
+        if key == main:
+            continue
+        for host in sorted(set(hosts)):
+            fault = _fault(
+                "fabric", None, True,
+                f"its GPUs are in another NVLink domain (ClusterUUID {key[0]}, CliqueId {key[1]}; the deployment's: "
+                f"{main[0]}, {main[1]})",
+                "move the tray into the deployment's clique (NVLink partition) or pick trays of one domain",
+                f"Fabric ClusterUUID {key[0]} CliqueId {key[1]}",
+            )  # fmt: skip
+            out.append((host, fault))
+    return out
+
+
 def build(scene: Scene, events: Iterable[dict[str, Any]] = (), uuids: dict[str, str] | None = None) -> list[dict]:
     """Every host fault of a scene, in order: kernel events, GPU health, NVLink, IMEX."""
     return [*kernel_faults(scene, events, uuids or {}), *gpu_faults(scene), *nvlink_faults(scene), *imex_faults(scene)]

@@ -1,0 +1,128 @@
+"""Hardware faults end to end: the SIMULATED GB300 host over real SSH, the real ladder engine.
+
+Each hardware scenario plants a fault in real output formats (the kernel's Xid lines in the
+journal, ``nvidia-smi -q -x`` ECC / row-remap / fabric sections, ``nvidia-smi nvlink -e``,
+``nvidia-imex-ctl -N``). The baseline must FAIL on it, the ``hardware`` stop must trip with
+what to do ("drain … and reset GPU 3 before any further step"), the next rung must be refused
+until a reason is recorded, and — once climbing on — the fault must become the root of the
+vLLM exception it caused. ``k3tui check`` over SSH must exit 1 naming the Xid and the GPU.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+import pytest
+
+from k3tui import events as ev
+from k3tui.errors import HardwareStop
+from k3tui.ladder import stops
+from tests.test_ladder_sim import _ladder, _of
+
+
+def _stop(events) -> ev.CheckVerdict:  # noqa: ANN001
+    return [e for e in _of(events, ev.CheckVerdict, rung="stop", check="hardware")][-1]
+
+
+def _baseline(events) -> dict[str, ev.CheckVerdict]:  # noqa: ANN001
+    return {e.check: e for e in _of(events, ev.CheckVerdict, rung="baseline")}
+
+
+@pytest.mark.parametrize(
+    ("scenario", "check", "stop_says", "root_says"),
+    [
+        ("runtime-xid79", "kernel-faults", "drain gb300-sim and reset GPU 3", "GPU 3: Xid 79 at"),
+        ("gpu-ecc-row-remap", "gpu-memory", "drain gb300-sim and reset GPU 3", "GPU 3: Xid 95 at"),
+        ("runtime-nvlink-errors", "kernel-faults", "drain gb300-sim and reset GPU 3", "GPU 3: Xid 74 at"),
+    ],
+)
+async def test_a_hardware_fault_stops_the_ladder_and_becomes_the_root_of_the_runtime_failure(
+    scenario, check, stop_says, root_says
+) -> None:
+    async def body(engine, events):  # noqa: ANN001, ANN202
+        base = await engine.run_rung("baseline")
+        with pytest.raises(HardwareStop, match="before any further step"):
+            await engine.run_rung("minimal")
+        refused = not _of(events, ev.RunStarted)
+        engine.climb_past_hardware("test: see the software symptom the fault causes")
+        minimal = await engine.run_rung("minimal")
+        request = await engine.run_rung("request")
+        return base, refused, minimal, request
+
+    (base, refused, minimal, request), events = await _ladder(scenario, body)
+    assert base.verdict == "FAIL" and _baseline(events)[check].verdict == "FAIL"
+    stop = next(e for e in _of(events, ev.CheckVerdict, rung="stop", check="hardware"))
+    assert stop.verdict == "FAIL" and stop_says + " before any further step" in stop.evidence, stop.evidence
+    assert refused, "no run may start while the hardware stop stands"
+    assert [d.reason for d in _of(events, ev.Decision, action=stops.OVERRIDE)] == [
+        "test: see the software symptom the fault causes"
+    ]
+    assert (minimal.verdict, request.verdict) == ("PASS", "FAIL")
+    (root,) = _of(events, ev.CheckVerdict, rung="diagnosis", check="host-fault")
+    assert root_says in root.evidence and "the vLLM exception is its consequence" in root.evidence, root.evidence
+    assert root.host == "gb300-sim" and "drain the node" in root.evidence
+    found = _of(events, ev.ExceptionFound)[0]
+    assert found.line.strip()[-60:] in root.evidence  # the exception is shown, as the consequence
+
+
+async def test_nvlink_counters_growing_between_two_freezes_trip_the_stop() -> None:
+    async def body(engine, events):  # noqa: ANN001, ANN202
+        await engine.freeze_all(reason="operator")
+        await asyncio.sleep(0.3)
+        await engine.freeze_all(reason="operator")
+        return stops.hardware(events)
+
+    found, events = await _ladder("runtime-nvlink-errors", body)
+    assert found.tripped and "GPU 3 NVLink crc_errors grew" in found.evidence, found.evidence
+
+
+@pytest.mark.parametrize(
+    ("scenario", "check", "needle", "stop_says"),
+    [
+        ("nvl72-clique-mismatch", "nodes-nvlink-domain", "gb300-sim-1 GPU 0", "drain gb300-sim-1"),
+        ("nvl72-imex-down", "imex", "nvidia-imex: failed", "drain gb300-sim-1 and fix its imex fault"),
+    ],
+)
+async def test_an_nvlink_domain_fault_of_one_tray_stops_the_two_tray_ladder(scenario, check, needle, stop_says) -> None:
+    async def body(engine, events):  # noqa: ANN001, ANN202
+        base = await engine.run_rung("baseline")
+        with pytest.raises(HardwareStop):
+            await engine.run_rung("minimal")
+        return base
+
+    base, events = await _ladder(scenario, body, nodes=2)
+    v = _baseline(events)
+    assert base.verdict == "FAIL" and v[check].verdict == "FAIL"
+    frozen = {e.host: e.scene for e in _of(events, ev.SceneFrozen)}
+    text = v[check].evidence + " ".join(str(f) for s in frozen.values() for f in s["host_faults"])
+    assert needle in text, text
+    assert stop_says in _stop(events).evidence, _stop(events).evidence
+    assert not _of(events, ev.RunStarted)
+
+
+async def test_healthy_trays_pass_every_hardware_check() -> None:
+    async def body(engine, events):  # noqa: ANN001, ANN202
+        return await engine.run_rung("baseline")
+
+    _, events = await _ladder("nvl72-2x4-healthy", body, nodes=2)
+    v = _baseline(events)
+    for check in ("kernel-faults", "gpu-memory", "nvlink", "imex", "imex-channel", "nodes-nvlink-domain"):
+        assert v[check].verdict == "PASS", (check, v[check].evidence)
+    assert _stop(events).verdict == "PASS"
+
+
+async def test_k3tui_check_over_ssh_exits_1_naming_the_xid_and_the_gpu() -> None:
+    from k3tui.sim import SimHost
+
+    async with SimHost(scenario="runtime-xid79") as sim:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "k3tui.cli", "check", sim.host_alias, "--ssh-config", sim.ssh_config_path,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        out, err = await asyncio.wait_for(proc.communicate(), 120)
+    lines = [ln for ln in out.decode().splitlines() if "kernel-faults" in ln]
+    assert proc.returncode == 1, (out.decode(), err.decode())
+    (line,) = lines
+    assert "FAIL" in line and "gb300-sim GPU 3: Xid 79 at " in line
+    assert "GPU has fallen off the bus: drain the node, reset or replace the GPU" in line
