@@ -389,7 +389,11 @@ class Classifier:
         if self._stopped:
             return
         if self._root is not None:
-            if self._wrapping() and self._inner_of(self._root, typ) and not self._rules.consequence.search(ln.body):
+            if (
+                self._wrapping()
+                and self._inner_of(self._root, typ, ln.body)
+                and not self._rules.consequence.search(ln.body)
+            ):
                 self._unwrap(self._new_root(ln, n, typ, msg, trace))
             return
         if self._rules.consequence.search(ln.body):
@@ -416,13 +420,13 @@ class Classifier:
         root = self._root
         return root is not None and root.wrap is not None and not root.emitted
 
-    def _inner_of(self, root: _Root, typ: str) -> bool:
-        """Is an exception of type ``typ`` the one the pending wrapper root waits for?"""
+    def _inner_of(self, root: _Root, typ: str, body: str) -> bool:
+        """Is this exception line (type ``typ``) the one the pending wrapper root waits for?"""
         wrap = root.wrap
         if wrap is None or wrap.inner == "value-error" or not typ:
             return False
         if wrap.inner == "any":
-            return not root.chained or any(w.match.search(typ) for w in self._rules.wrappers)
+            return not root.chained or any(w.match.search(body) for w in self._rules.wrappers)
         m = wrap.match.search(root.body)
         return m is not None and typ.rsplit(".", 1)[-1] == m.group(1)
 
@@ -450,7 +454,7 @@ class Classifier:
             root.wrap = None
             return
         m = self._rules.exception.match(body)
-        if m and self._inner_of(root, m["type"]):
+        if m and self._inner_of(root, m["type"], body):
             inner = self._new_root(ln, n, m["type"], m["msg"] or m["rmsg"] or "", trace)
             self._unwrap(inner)
 

@@ -142,3 +142,38 @@ def diagnose_events(events: Sequence[Any], found: Any) -> Any | None:
 def root_of(checks: dict[tuple[str, str], Any]) -> Any | None:
     """The diagnosis verdict in a folded session state's ``checks`` (None: no host fault is the root)."""
     return checks.get((RUNG, CHECK))
+
+
+def hardware_banner(state: Any) -> dict[str, Any] | None:
+    """What the freeze banner says about the hardware, from a folded ``SessionState`` (live or replay).
+
+    ``{"kind": "root", …}`` when a host fault is the root of the first exception (the
+    exception is then shown as its consequence); ``{"kind": "stop", …}`` when a frozen scene
+    holds a fatal host fault and no exception came yet (the ladder stands still); None else.
+    Keys: ``host``, ``summary`` (one line: host, GPU, fault, time, meaning, action),
+    ``next`` (``drain gb300-02 and reset GPU 3 before any further step``), ``fault``.
+    """
+    import time
+
+    from ..ladder.stops import drain_advice
+
+    scenes: dict[str, dict[str, Any]] = {s.host: s.scene for s in state.scenes if s.scene}
+    skews = {a: h.clock_skew for a, h in state.hosts.items()}
+    pairs = [(h, f) for h, sc in scenes.items() for f in sc.get("host_faults") or []]
+    pairs += hostfaults.domain_faults(scenes)
+    e = state.first_exception
+    root = None
+    if e is not None:
+        node = NodeLog(e.host, "", clock_skew=skews.get(e.host), ref_time=time.time())
+        root = root_fault(pairs, exception_time([e.line, *e.stack], node), skews)
+    kind = "root"
+    if root is None:
+        fatal = sorted(
+            ((h, f) for h, f in pairs if f.get("fatal")),
+            key=lambda p: (p[1].get("gpu") is None, "daemon is" not in str(p[1].get("meaning"))),
+        )
+        if not fatal:
+            return None
+        kind, root = "stop", {**fatal[0][1], "host": fatal[0][0], "summary": hostfaults.describe(fatal[0][1], fatal[0][0])}
+    nxt = f"{drain_advice(root['host'], root)} before any further step"
+    return {"kind": kind, "host": root["host"], "summary": root["summary"], "next": nxt, "fault": root}
