@@ -957,6 +957,17 @@ FAULTS: tuple[Fault, ...] = (
 # ---------------------------------------------------------------- CLI
 
 
+def _round_robin(faults: list[Fault]) -> list[Fault]:
+    """One fault of each family in turn, so that a run cut short still covers every family."""
+    families: dict[str, list[Fault]] = {}
+    for f in faults:
+        families.setdefault(f.family, []).append(f)
+    out: list[Fault] = []
+    while any(families.values()):
+        out += [group.pop(0) for group in families.values() if group]
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--list", action="store_true", help="print the faults and exit")
@@ -968,6 +979,7 @@ def main(argv: list[str] | None = None) -> int:
     chosen = [f for f in FAULTS if not a.only or any(fnmatch.fnmatch(f.name, p) for p in a.only)]
     if a.missing:
         chosen = [f for f in chosen if not (a.out / f"{f.name}.fault.json").exists()]
+    chosen = _round_robin(chosen)
     if a.list:
         for f in chosen:
             print(f"{f.name:38} {f.family:12} {f.what}")
