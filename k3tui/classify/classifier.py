@@ -239,12 +239,17 @@ class Classifier:
             self._vllm = True  # a logger's line (vLLM, uvicorn, NCCL, glog): a server log
         if n == 1:
             self._announce_stages(self._timeline.first_line(ln), ln)
-        self._expire(n)
-        if self._dump_line(ln, n):
-            return
-        trace = self._traces.get(ln.key)
-        if trace is None and self._wrapping() and ln.body[:1].isspace():
-            self._unwrap_continuation(None, ln, n)
+        if self._traces:
+            self._expire(n)
+        root = self._root
+        if root is not None and not root.emitted:
+            if root.dump and self._dump_line(ln, n):
+                return
+            trace = self._traces.get(ln.key)
+            if trace is None and root.wrap is not None and ln.body[:1].isspace():
+                self._unwrap_continuation(None, ln, n)
+        else:
+            trace = self._traces.get(ln.key)
         if trace is None or not self._continue(trace, ln, n):
             low = raw.lower()
             if n <= HEAD_LINES or any(s in low for s in self._sentinels):
