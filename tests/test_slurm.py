@@ -161,15 +161,26 @@ def test_a_requeue_loop_is_a_finding(sshd, slurm, tmp_path: Path) -> None:
 
 def test_diff_of_two_jobs_shows_the_script_line_and_the_env_key(sshd, slurm, tmp_path: Path) -> None:
     log = SHARED_CORPUS / "vllm-cpu" / FAILED_LOGS[0]["file"]
-    a = _submit(slurm, _script(slurm, log, code=1, name="diff-me"))
-    b = _submit(slurm, _script(slurm, log, code=1, name="diff-me").replace("--max-model-len 4096", "--max-model-len 2048"))
-    for j in (a, b):
-        slurm.wait_state(j, "FAILED")
-    _freeze_json(sshd, slurm, a, tmp_path / "a.json")
-    _freeze_json(sshd, slurm, b, tmp_path / "b.json")
+    script = _script(slurm, log, hold=300, name="diff-me")
+    a = slurm.sbatch(script, "--export=ALL,SITE_KNOB=one", f"--chdir={slurm.jobs}")
+    b = slurm.sbatch(script.replace("--max-model-len 4096", "--max-model-len 2048"), "--export=ALL,SITE_KNOB=two", f"--chdir={slurm.jobs}")
+    try:
+        for j in (a, b):
+            slurm.wait_state(j, "RUNNING")
+            _wait_output(slurm, j, "standin argv")
+        _freeze_json(sshd, slurm, a, tmp_path / "a.json")
+        _freeze_json(sshd, slurm, b, tmp_path / "b.json")
+    finally:
+        slurm.client("scancel", a, b)
     r = _k3tui("diff", str(tmp_path / "a.json"), str(tmp_path / "b.json"))
-    assert "-srun vllm serve /models/kimi-k3 --port 18123 --max-model-len 4096 \\" in r.stdout, r.stdout
-    assert "+srun vllm serve /models/kimi-k3 --port 18123 --max-model-len 2048 \\" in r.stdout, r.stdout
+    out = r.stdout.splitlines()
+    assert "  -srun vllm serve /models/kimi-k3 --port 18123 --max-model-len 4096 \\" in out, r.stdout
+    assert "  +srun vllm serve /models/kimi-k3 --port 18123 --max-model-len 2048 \\" in out, r.stdout
+    assert "  SITE_KNOB (job): one  →  two" in out, r.stdout
+    assert not any("SLURM_JOB_ID" in ln and "→" in ln for ln in out), r.stdout  # per-job, not a variable
+    assert "MORE THAN ONE VARIABLE CHANGED" in r.stdout and "script" in out[-1] and "SITE_KNOB" in out[-1], r.stdout
+    same = _k3tui("diff", str(tmp_path / "a.json"), str(tmp_path / "a.json"))
+    assert "-srun" not in same.stdout and "MORE THAN ONE" not in same.stdout
 
 
 async def test_a_ladder_run_is_submitted_followed_through_a_drop_and_cancelled(sshd, slurm) -> None:

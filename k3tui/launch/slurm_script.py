@@ -25,7 +25,7 @@ import shlex
 from dataclasses import dataclass
 
 from ..errors import UsageError
-from ..scene.parsers.slurm import script_exports
+from ..scene.parsers.slurm import script_exports, shell_words
 
 _SHELL_OPS = frozenset({"|", "||", "&&", ";", "&", "|&"})
 _REDIRECT = re.compile(r"^\d*(?:>>?|<)(?:&\d+)?$|^\d*>&\d+$|^&>>?$")
@@ -69,7 +69,7 @@ def _server_words(text: str) -> tuple[list[str], list[str], list[str]] | None:
     if "vllm" not in text:
         return None
     try:
-        words = shlex.split(text, comments=True)
+        words = shell_words(text)
     except ValueError:
         return None
     for i, w in enumerate(words):
@@ -120,14 +120,26 @@ def edit_in_place(script: str, changes: list[dict[str, object]]) -> str | None:
         names = _SCALAR_OPTS.get(key) or ((f"--{key[5:]}",) if key.startswith("flag:") else None)
         if names is None:
             return None
-        got = _edit_option(block, names, new, line.suffix == [])
+        got = _edit_option(block, names, new, _append_at(block, line))
         if got is None:
             return None
         block = got
     return "\n".join([*lines[: line.first], block, *lines[line.last + 1 :]])
 
 
-def _edit_option(block: str, names: tuple[str, ...], new: object, can_append: bool) -> str | None:
+def _append_at(block: str, line: ServerLine) -> int | None:
+    """Where a new option goes in the server block: before what follows the argv (``2>&1 | tee …``), else at its end."""
+    end = len(block.rstrip())
+    if block[:end].endswith("\\"):
+        return None
+    if not line.suffix:
+        return end
+    start = block.find(line.argv[0])
+    pos = block.find(" " + line.suffix[0], start + len(line.argv[0])) if start >= 0 else -1
+    return pos if pos >= 0 else None
+
+
+def _edit_option(block: str, names: tuple[str, ...], new: object, at: int | None) -> str | None:
     alt = "|".join(re.escape(n) for n in names)
     neg = "|".join(re.escape("--no-" + n[2:]) for n in names if n.startswith("--"))
     value = r"(?:'[^']*'|\"[^\"]*\"|[^\s\\'\"]+)"
@@ -144,9 +156,9 @@ def _edit_option(block: str, names: tuple[str, ...], new: object, can_append: bo
             return block[: m.start()].rstrip(" \t") + block[m.end() :]
         name = names[0] if new else "--no-" + names[0][2:]
         return block[: m.start()] + name + block[m.end() :]
-    if m is None and new is not None and can_append and not block.rstrip().endswith("\\"):
+    if m is None and new is not None and at is not None:
         opt = names[0] if new is True else "--no-" + names[0][2:] if new is False else f"{names[0]} {shlex.quote(_fmt(new))}"
-        return block.rstrip() + " " + opt + block[len(block.rstrip()) :]
+        return block[:at] + " " + opt + block[at:]
     return None
 
 

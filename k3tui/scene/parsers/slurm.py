@@ -38,6 +38,18 @@ JOBCOMP_KEYS = (
 SACCT_FIELDS = ("JobID", "JobName", "State", "ExitCode", "Start", "End", "NodeList", "Restarts", "Reason")
 """The ``sacct -P -n -o`` columns :func:`parse_sacct` reads (``Restarts`` and ``Reason`` may be absent)."""
 
+_COMMENT = re.compile(r"""(?:^|\s)#[^'"]*$""")
+
+
+def shell_words(text: str) -> list[str]:
+    """Shell words of one line; a comment starts only at a ``#`` after whitespace (``nvcr.io#nvidia/vllm`` is a word).
+
+    Raises:
+        ValueError: unbalanced quotes.
+    """
+    return shlex.split(_COMMENT.sub("", text))
+
+
 _KEY_AT = re.compile(r"(?:^|(?<=\s))([A-Za-z][A-Za-z0-9_/:.]*)=")
 
 
@@ -248,7 +260,7 @@ def sbatch_directives(script: str) -> list[tuple[str, str]]:
         if not s.startswith("#SBATCH"):
             continue
         try:
-            words = shlex.split(s[len("#SBATCH") :], comments=True)
+            words = shell_words(s[len("#SBATCH") :])
         except ValueError:
             words = s[len("#SBATCH") :].split()
         out += _options(words)
@@ -354,7 +366,7 @@ def script_exports(script: str) -> dict[str, str]:
         if not s or s.startswith("#"):
             continue
         try:
-            words = shlex.split(s, comments=True)
+            words = shell_words(s)
         except ValueError:
             continue
         if words[:1] == ["export"]:
