@@ -163,3 +163,26 @@ def test_cri_partial_lines_join_back_per_stream(entries, rnd) -> None:  # noqa: 
     got = list(cri.parse(written))
     for stream in ("stdout", "stderr"):
         assert [x.text for x in got if x.stream == stream] == [t for s, t, _ in entries if s == stream]
+
+
+async def test_the_simulated_kubernetes_node_freezes_through_containerd(simhost_factory) -> None:
+    """The demo's Kubernetes-node scenario: no dockerd, a pod whose injected LD_LIBRARY_PATH loads the compat libcuda."""
+    from k3tui.launch import freeze_host
+    from k3tui.remote.ssh import connect
+
+    sim = await simhost_factory("k8s-node-injected-ld")
+    async with connect(**sim.connect_kwargs()) as host:
+        s = await freeze_host(host)
+        docker = await host.run("docker ps")
+    assert s.launcher == "containerd" and s.simulated
+    assert s.pod["name"] == "vllm-server-6d9c8f7b5d-x7k2p" and s.pod["namespace"] == "vllm"
+    assert (
+        s.env["LD_LIBRARY_PATH"].startswith("/usr/local/cuda/compat") and s.env_origin["LD_LIBRARY_PATH"] == "runtime"
+    )
+    assert s.env_origin["CUDA_VERSION"] == "image"
+    assert "Error 803" in s.first_exception["line"] and s.log_source.startswith("CRI log /var/log/pods/vllm_")
+    assert "/dev/nvidia-caps-imex-channels/channel0" in s.container["gpu_devices"]
+    assert docker.status == 1 and "Cannot connect to the Docker daemon" in docker.stderr
+    verdicts = {v.check: v for v in check_baseline(s, load_profile("kimi-k3"))}
+    assert verdicts["injected-env"].verdict == "FAIL" and "/usr/local/cuda/compat" in verdicts["injected-env"].evidence
+    assert "hf_SimulatedSecretTokenDoNotLeak" not in json.dumps(s.to_dict())

@@ -497,6 +497,10 @@ def _same_server(a: RunConfig, b: RunConfig) -> bool:
 
 
 def _default_freeze() -> Callable[..., Any]:
-    from ..scene.freeze import freeze
+    """The freeze through the launcher that runs the server on each host (:mod:`k3tui.launch`)."""
+    from ..launch import freeze_host
+
+    async def freeze(host: Any, **kw: Any) -> Any:
+        return await freeze_host(host, **kw)
 
     return freeze

@@ -98,3 +98,20 @@ async def detect(host: Any, pick: Pick) -> str:
     if pick.containerd_socket in present and pick.docker_socket not in present:
         return "containerd"
     return "docker"
+
+
+async def freeze_host(
+    host: Any, pick: Pick | None = None, *, emit: Any = None, reason: str = "operator", **docker: Any
+) -> Any:
+    """Freeze ``host`` through the launcher that runs its server (``pick.runtime``, or :func:`detect`).
+
+    ``docker`` keywords (``run=``, ``log_text=`` …) go to :func:`k3tui.scene.freeze.freeze` for the
+    docker launcher, whose freeze is exactly what it was before launchers existed.
+    """
+    pick = pick or Pick()
+    name = await detect(host, pick)
+    if name in ("docker", "process"):
+        from .docker import DockerLauncher
+
+        return await DockerLauncher(pick).freeze(host, pick, emit=emit, reason=reason, **docker)
+    return await get(name, pick).freeze(host, pick, emit=emit, reason=reason)

@@ -176,7 +176,8 @@ class ContainerdLauncher:
         source, text = first_log(found.logs, found.log_paths)
         return await freeze(
             host,
-            pid=pick.pid or found.pid,
+            pid=pick.pid,
+            serving=(found.pid, (found.container or {}).get("id")),
             log_text=text,
             emit=emit,
             reason=reason,
@@ -400,11 +401,12 @@ def overlay(scene: Any, launcher: str, found: Found, log_source: str) -> None:
     c = scene.container = found.container
     if scene.pod is None and found.pod is not None:
         scene.pod = dict(found.pod)
-    proc_env = (scene.process or {}).get("env")
-    if proc_env is None:  # /proc/PID/environ not readable (another user's process): the spec has it
-        scene.env = {k: v for k, v in sorted(_env_map(c["env"]).items()) if SERVING_ENV.match(k)}
-    other = "process" if proc_env is not None else "runtime"
-    scene.env_origin = env_origins(scene.env, c.get("image_env") or [], c["env"], other)
+    # The OCI spec is the env the runtime started the process with; /proc/PID/environ (when
+    # readable: not another user's process) is what the process itself shows, and wins.
+    proc_env = (scene.process or {}).get("env") or {}
+    merged = {**_env_map(c["env"]), **proc_env}
+    scene.env = {k: v for k, v in sorted(merged.items()) if SERVING_ENV.match(k)}
+    scene.env_origin = env_origins(scene.env, c.get("image_env") or [], c["env"], "process")
     if scene.log_source == "given" and log_source:
         scene.log_source = log_source
 

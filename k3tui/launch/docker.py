@@ -28,7 +28,8 @@ class DockerLauncher:
     def __init__(self, pick: Pick | None = None) -> None:
         self.pick = pick or Pick()
 
-    async def freeze(self, host: Any, pick: Pick, *, emit: Any = None, reason: str = "operator") -> Any:
+    async def freeze(self, host: Any, pick: Pick, *, emit: Any = None, reason: str = "operator", **kw: Any) -> Any:
+        """:func:`k3tui.scene.freeze.freeze` as before (``kw``: its ``run``, ``log_text`` …), the scene tagged."""
         from ..scene.freeze import freeze
 
         return await freeze(
@@ -39,6 +40,7 @@ class DockerLauncher:
             reason=reason,
             docker_socket=pick.docker_socket,
             overlay=_tag,
+            **kw,
         )
 
     def plan(self, config: Any, run_id: str) -> list[str]:

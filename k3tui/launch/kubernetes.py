@@ -212,7 +212,8 @@ class KubernetesLauncher:
         source, text = self._log_choice(facts, found)
         return await freeze(
             host,
-            pid=pick.pid or found.pid,
+            pid=pick.pid,
+            serving=(found.pid, (found.container or {}).get("id")),
             log_text=text,
             emit=emit,
             reason=reason,

@@ -52,6 +52,7 @@ async def freeze(
     pick_container: bool = True,
     launcher_probes: dict[str, RunResult] | None = None,
     overlay: Callable[[Scene], None] | None = None,
+    serving: tuple[int | None, str | None] | None = None,
     log_path: str | None = None,
     full_log: bool = False,
 ) -> Scene:
@@ -70,6 +71,8 @@ async def freeze(
             recorded among the scene's probes.
         overlay: adds a launcher's own facts to the assembled scene, before redaction and
             before ``SceneFrozen`` is emitted.
+        serving: (main pid, container id) of a container another launcher found: the serving
+            process is its vLLM server (by cgroup), else its main pid.
     """
     t0 = time.monotonic()
     results: dict[str, RunResult] = {}
@@ -84,7 +87,7 @@ async def freeze(
     picked_note = ""
     if not container and pick_container:
         container, picked_note = _pick_container(results)
-    pid = pid or (None if container else _pick_pid(results, None))
+    pid = pid or (None if container else _pick_pid(results, *(serving or (None, None))))
     try:
         await _target_phase(host, api, container, pid, results)
     finally:

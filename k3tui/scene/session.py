@@ -16,8 +16,7 @@ from typing import Any
 
 from ..errors import HostError
 from ..events import Header
-from ..launch import CONTAINERD_SOCKET, DOCKER_SOCKET, Pick, detect, names
-from ..launch import get as get_launcher
+from ..launch import CONTAINERD_SOCKET, DOCKER_SOCKET, Pick, freeze_host, names
 from ..recording import Recorder
 from ..remote.base import Emit
 from .model import Scene
@@ -141,8 +140,7 @@ def pick_from_args(args: argparse.Namespace) -> Pick:
 
 async def freeze_launched(host: Any, pick: Pick, emit: Emit | None, reason: str = "operator") -> Scene:
     """Freeze one host through the launcher that runs its server (``--runtime``, or detected on the host)."""
-    name = await detect(host, pick)
-    scene: Scene = await get_launcher(name, pick).freeze(host, pick, emit=emit, reason=reason)
+    scene: Scene = await freeze_host(host, pick, emit=emit, reason=reason)
     return scene
 
 

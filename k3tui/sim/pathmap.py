@@ -15,7 +15,7 @@ from pathlib import Path
 class PathMap:
     """Rewrites virtual absolute paths in a command to their overlay files, and back in output."""
 
-    _CANDIDATE = re.compile(r"(?<![\w.~-])(/(?:etc|proc|usr/local/cuda|var/log)/[\w.+-]+(?:/[\w.+-]*)*)")
+    _CANDIDATE = re.compile(r"(?<![\w.~-])(/(?:etc|proc|usr/local/cuda|var/log|run/containerd)/[\w.+-]+(?:/[\w.+-]*)*)")
 
     def __init__(self, overlays: list[Path]) -> None:
         self.overlays = [str(o) for o in overlays]

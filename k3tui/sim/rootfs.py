@@ -41,7 +41,7 @@ from .scenario import _merge, host_list
 REPO_PARENT = str(Path(__file__).resolve().parents[2])
 """The directory holding the ``k3tui`` package (put on sys.path of the fake tools)."""
 
-PY_TOOLS = ("nvidia-smi", "docker", "uname", "hostname", "dmesg", "journalctl", "ldconfig", "ray")
+PY_TOOLS = ("nvidia-smi", "docker", "uname", "hostname", "dmesg", "journalctl", "ldconfig", "ray", "ctr")
 MAPPED = ("cat", "head", "tail", "grep", "readlink", "ls", "wc", "stat")
 BANNER = "k3tui SIMULATED GB300 host: a fake host for demos and tests, not a real machine"
 
@@ -117,6 +117,10 @@ def build(root: Path, scenario: dict[str, Any], node: int = 0) -> dict[str, Any]
         fabric.write_container_files(c / "fs", ctr, hosts[node], _write)
         _tools(root, f"ctr:{ctr['name']}", c / "bin", [c / "fs", root / "fs"])
         _write(c / "log", _container_log(ctr, now - 3 * 3600))
+        if ctr.get("runtime") == "containerd":  # a Kubernetes node: containerd's socket, the pod's CRI log
+            from .ctr import lay_out
+
+            lay_out(root, state, (c / "log").read_bytes())
         _kernel_history(ctr, root / "state", now - 3 * 3600, hosts[node]["boot_time"])
         for name in ("python3", "python"):
             _write(

@@ -648,7 +648,14 @@ def run_tool(state: dict[str, Any], ctx: str, tool: str, args: list[str]) -> int
         if ctx.startswith("ctr:"):
             _err("docker: command not found\n")
             return 127
+        if (state.get("container") or {}).get("runtime") == "containerd":  # a Kubernetes node: no dockerd
+            _err("Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?\n")
+            return 1
         return docker(state, args)
+    if tool == "ctr":  # containerd's client on a simulated Kubernetes node (k3tui.sim.ctr)
+        from .ctr import main as ctr_main
+
+        return ctr_main(state, args)
     if tool == "ldconfig":
         return ldconfig(state, ctx, args)
     if tool == "ray":  # a FAKE Ray cluster (k3tui.sim.ray)
