@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
+from k3tui.classify.hostfault import hardware_banner
 from k3tui.state import SessionState
 from k3tui.textsafe import neutralise
 
@@ -46,11 +47,16 @@ class FreezeBanner(Panel):
     def show(self, state: SessionState) -> bool:
         """Render the banner; returns True when there is something to show."""
         e = state.first_exception
-        if e is None:
+        hw = hardware_banner(state)  # issue 14: a host fault is the root (or stops the ladder)
+        if e is None and hw is None:
             self.display = False
             return False
+        if e is None:
+            return self._show_hardware(hw)
         multi = len(session_hosts(state)) > 1
         meaning, nxt = split_advice(advice_for(e.stage, state))
+        if hw is not None and hw["kind"] == "root":
+            meaning, nxt = "", hw["next"]
         t = Text()
         t.append(" FROZEN ", style="bold white on red")
         t.append(f" stage {neutralise(e.stage or '?').upper()}", style="bold")
@@ -61,6 +67,9 @@ class FreezeBanner(Panel):
         t.append(f" · log line {e.line_number} · {e.t:.1f}s", style="bright_black")
         t.append("  b: less" if self.expanded else "  b: more", style="bold cyan")
         t.append("\n")
+        if hw is not None and hw["kind"] == "root":
+            t.append(f"root: {neutralise(hw['summary'])}\n", style="bold red")
+            t.append("consequence: ", style="bold")
         t.append(neutralise(e.line.strip()), style="bold red")
         t.append("\nnext: ", style="bold")
         t.append(neutralise(nxt))
@@ -73,6 +82,18 @@ class FreezeBanner(Panel):
                 f"\nrun {neutralise(e.run)} · first root exception of the session; x jumps to it in the log",
                 style="bright_black",
             )
+        self.show_text(t)
+        self.display = True
+        return True
+
+    def _show_hardware(self, hw: dict) -> bool:
+        """No exception yet, but a frozen scene holds a fatal host fault: the ladder stands still."""
+        t = Text()
+        t.append(" HARDWARE ", style="bold white on red")
+        t.append(f" stop on {neutralise(hw['host'])}\n", style="bold")
+        t.append(neutralise(hw["summary"]), style="bold red")
+        t.append("\nnext: ", style="bold")
+        t.append(neutralise(hw["next"]))
         self.show_text(t)
         self.display = True
         return True

@@ -1,0 +1,48 @@
+"""The TUI names the hardware fault and the node: the runtime-xid79 demo (simulated host over SSH).
+
+Issue 14: on this scenario the banner used to blame ``CUDA error: unspecified launch failure``
+and advise ``CUDA_LAUNCH_BLOCKING=1`` on a GPU that had fallen off the bus. Now the baseline's
+freeze holds the kernel's Xid 79, the hardware stop trips, and the banner says which host,
+which GPU, what happened and what to do before anything else.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from screens.app import K3App
+from screens.session.freeze_banner import FreezeBanner
+from screens.session.session_screen import SessionScreen
+from tests.test_ui_demo import _until
+
+pytestmark = pytest.mark.slow
+
+
+async def test_runtime_xid79_demo_banner_names_the_xid_the_gpu_and_the_node(tmp_path) -> None:
+    from k3tui.commands.demo import SimNodes, make_driver
+
+    held = {}
+
+    async def factory():  # as `k3tui demo --scenario runtime-xid79` does
+        held["nodes"] = nodes = SimNodes("runtime-xid79")
+        return make_driver(
+            argparse.Namespace(scenario="runtime-xid79", speed=None), tmp_path / "d.k3rec", await nodes.__aenter__()
+        )
+
+    async def on_exit():
+        await held["nodes"].__aexit__(None, None, None)
+
+    app = K3App(driver_factory=factory, on_exit=on_exit, home_dirs=[])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _until(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.ready, 60)
+        ss = app.screen
+        await pilot.press("r")  # the baseline: its freeze reads the kernel log
+        await _until(pilot, lambda: ss.query_one(FreezeBanner).display, 120)
+        text = str(ss.query_one(FreezeBanner).render())
+        assert "HARDWARE" in text and "gb300-sim GPU 3: Xid 79 at " in text, text
+        assert "GPU has fallen off the bus" in text and "drain gb300-sim and reset GPU 3 before any further step" in text
+        assert "CUDA_LAUNCH_BLOCKING" not in text
+        await pilot.press("q")
+        await pilot.pause(0.5)
