@@ -33,6 +33,20 @@ print("standin argv: " + " ".join(sys.argv[1:]), flush=True)
 for line in open(os.environ["STANDIN_LOG"], errors="replace"):
     sys.stdout.write(line); sys.stdout.flush(); time.sleep(float(os.environ.get("STANDIN_DELAY", "0")))
 time.sleep(float(os.environ.get("STANDIN_HOLD", "0")))
+if os.environ.get("STANDIN_SERVE"):  # answer /health and /v1/models like the server the argv describes
+    import json
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+    a = sys.argv
+    opt = lambda k, d: a[a.index(k) + 1] if k in a else d
+    models = {"data": [{"id": opt("--served-model-name", a[2]), "max_model_len": int(opt("--max-model-len", "0"))}]}
+    class H(BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = json.dumps(models).encode() if self.path.startswith("/v1/models") else b""
+            self.send_response(200 if self.path in ("/health", "/v1/models") else 404)
+            self.send_header("Content-Length", str(len(body))); self.end_headers(); self.wfile.write(body)
+        def log_message(self, *args):
+            pass
+    HTTPServer(("0.0.0.0", int(opt("--port", "8000"))), H).serve_forever()
 sys.exit(int(os.environ.get("STANDIN_EXIT", "1")))
 """
 
@@ -51,9 +65,9 @@ def _script(slurm, log: Path, *, hold: float = 0, code: int = 1, name: str = "ki
         export PATH={bin_dir}:$PATH
         export HF_TOKEN={SECRET}
         export STANDIN_LOG={log} STANDIN_HOLD={hold} STANDIN_EXIT={code}
-        {extra}srun vllm serve /models/kimi-k3 --port 18123 --max-model-len 4096 \\
+        @EXTRA@srun vllm serve /models/kimi-k3 --port 18123 --max-model-len 4096 \\
             --enable-prefix-caching
-        """)
+        """).replace("@EXTRA@", extra)
 
 
 def _submit(slurm, script: str) -> str:
@@ -222,6 +236,35 @@ async def test_a_ladder_run_is_submitted_followed_through_a_drop_and_cancelled(s
     assert info["JobState"] == "CANCELLED", info
     assert run.job_id in slurm.client("squeue", "-h", "-t", "all", "-o", "%i %T") and status is not None
     assert f"JobId={run.job_id} " in slurm.jobcomp.read_text() and "JobState=CANCELLED" in slurm.jobcomp.read_text()
+
+
+def test_cli_ladder_submits_the_one_change_and_cancels_the_job_on_stop(sshd, slurm, tmp_path: Path) -> None:
+    """Done-when: ``ladder --job N --set …`` submits the frozen script with one change, and scancels it on stop."""
+    from tests.support.sshd import free_port
+
+    log = SHARED_CORPUS / "vllm-cpu" / "01-baseline-startup-only.log"
+    port = free_port()
+    script = _script(slurm, log, code=0, name="ladder-cli", extra="export STANDIN_SERVE=1\n").replace(
+        "--port 18123", f"--port {port} --served-model-name moonshotai/Kimi-K3"
+    )
+    frozen = _submit(slurm, script)
+    slurm.wait_state(frozen, "RUNNING")
+    _wait_output(slurm, frozen, "Application startup complete")
+    slurm.client("scancel", frozen)
+    slurm.wait_state(frozen, "CANCELLED")
+    before = set(slurm.client("squeue", "-h", "-t", "all", "-o", "%i").split())
+    r = _k3tui("ladder", *_common(sshd, slurm), "--job", frozen, "--rung", "minimal", "--set", "max_model_len=2048")
+    assert r.returncode == 0, r.stdout + r.stderr
+    runs = set(slurm.client("squeue", "-h", "-t", "all", "-o", "%i").split()) - before
+    assert len(runs) == 1, runs
+    run = runs.pop()
+    info = slurm.job(run)
+    assert info["JobState"] == "CANCELLED" and info["JobName"] == "ladder-cli", info
+    out = Path(info["StdOut"]).read_text()
+    assert out.startswith(f"standin argv: serve /models/kimi-k3 --port {port} --served-model-name moonshotai/Kimi-K3 --max-model-len 2048")
+    assert f"-srun vllm serve /models/kimi-k3 --port {port} --served-model-name moonshotai/Kimi-K3 --max-model-len 4096 \\" in r.stdout
+    assert f"+srun vllm serve /models/kimi-k3 --port {port} --served-model-name moonshotai/Kimi-K3 --max-model-len 2048 \\" in r.stdout
+    assert "result: rung=minimal verdict=PASS" in r.stdout and SECRET not in r.stdout
 
 
 def test_a_job_that_does_not_exist_is_one_line(sshd, slurm) -> None:

@@ -99,18 +99,27 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 async def _launched(args: argparse.Namespace, hosts: list[Any], emit: Any) -> dict[str, Any]:
-    """With ``--pod`` (or ``--runtime kubernetes``): freeze the pod first; every run is a pod derived from it."""
-    if not (getattr(args, "pod", None) or getattr(args, "runtime", None) == "kubernetes"):
+    """With ``--pod`` (or ``--runtime kubernetes``): freeze the pod first; every run is a pod derived from it.
+    With ``--job`` (or ``--runtime slurm``, issue 19): freeze the job; every run is its batch script resubmitted
+    with the one change (a multi-node job is one run: one sbatch, one scancel)."""
+    slurm = bool(getattr(args, "job", None)) or getattr(args, "runtime", None) == "slurm"
+    if not (slurm or getattr(args, "pod", None) or getattr(args, "runtime", None) == "kubernetes"):
         return {}
     if args.multinode or args.multinode_mode:
-        raise UsageError("--pod ladders one pod; a multi-node pod group (LeaderWorkerSet) is not supported yet")
+        raise UsageError(
+            "--job ladders one Slurm job (its nodes are one run)" if slurm
+            else "--pod ladders one pod; a multi-node pod group (LeaderWorkerSet) is not supported yet"
+        )  # fmt: skip
     from ..launch import get
     from ..scene.session import pick_from_args
 
     pick = pick_from_args(args)
-    launcher: Any = get("kubernetes", pick)
+    launcher: Any = get("slurm" if slurm else "kubernetes", pick)
     await launcher.freeze(hosts[0], pick, emit=emit, reason="ladder-start")
-    return {"launcher": launcher, "start_config": launcher.start_config()}
+    start = launcher.start_config()
+    if slurm and args.port is None and str(start.flags.get("port", "")).isdigit():
+        args.port = int(start.flags["port"])  # /health on the port the script serves
+    return {"launcher": launcher, "start_config": start}
 
 
 def _value(text: str) -> Any:
