@@ -109,9 +109,12 @@ def classifier_needles() -> Needles:
     )
 
 
-def _variants(word: str) -> list[str]:
-    """The spellings a case-insensitive literal takes in logs: as written, lower, UPPER (+ ``vLLM``)."""
-    forms = [word, word.lower(), word.upper()]
+def _variants(word: str, upper: bool = True) -> list[str]:
+    """The spellings a case-insensitive literal takes in logs: as written, lower, UPPER (+ ``vLLM``).
+
+    Each spelling is one more pass over the file on the host, so only these: a mixed-case
+    ``ErRoR`` is not looked for (the classifier itself would see it)."""
+    forms = [word, word.lower(), *([word.upper()] if upper else [])]
     if word.lower() == "vllm":
         forms += ["vLLM", "Vllm"]
     return list(dict.fromkeys(forms))
@@ -139,8 +142,9 @@ class _Spec:
     """id -> (``word``/``lookback``/``marker``, stage index a marker reaches)."""
 
 
-def build_spec(fmt: str, only: set[int] | None = None) -> _Spec:
-    """Needles for the host, by id; ``only`` keeps those ids (a rescan)."""
+def build_spec(fmt: str, only: set[int] | None = None, once: bool = False) -> _Spec:
+    """Needles for the host, by id; ``only`` keeps those ids (a rescan); ``once`` adds the
+    is-this-vLLM-at-all word (only needed when nothing else was found: :func:`find_root`)."""
     nd, spec, nid = classifier_needles(), _Spec(), 0
 
     def add(kind: str, lit: str, cap: int, stage: int = -1, gated: bool = False) -> None:
@@ -153,13 +157,13 @@ def build_spec(fmt: str, only: set[int] | None = None) -> _Spec:
     for w in nd.words:
         for v in _variants(w):
             add("word", v, NEEDLE_CAP)
-    for w in nd.once:
+    for w in nd.once if once else ():
         for v in _variants(w):
             add("once", v, 1)
     for lit in nd.lookback:
         add("lookback", lit, NEEDLE_CAP)
     for stage, m in nd.plain:
-        for v in _variants(m):
+        for v in _variants(m, upper=False):
             add("marker", v, MARKER_CAP, stage)
     for stage, m in nd.gated:
         add("marker", m, MARKER_CAP, stage, gated=True)
@@ -182,62 +186,112 @@ def _py(op: str, arg: dict[str, Any]) -> str:
 
 @dataclass
 class _Scanned:
-    hits: list[tuple[int, int, int]]
+    """What the host's scan has said so far; :meth:`more` waits for its next chunk of hits."""
+
     size: int
-    lines: int
-    last_nl: bool
-    sha256: Any
-    """The hex digest, or a task that gives it (the host hashes while windows are read)."""
-    dropped: dict[int, tuple[int, int]]
     method: str
+    start_line: int = 0
+    hits: list[tuple[int, int, int]] = field(default_factory=list)
+    lines: int = 0
+    """Text lines of the scanned bytes (final once ``done``)."""
+    last_nl: bool = True
+    sha256: Any = None
+    """The hex digest, or a task that gives it (the host hashes while windows are read)."""
+    dropped: dict[int, tuple[int, int, int]] = field(default_factory=dict)
+    """id -> (line offset, line number, end of the chunk) where a needle reached its cap."""
+    done: bool = False
+    docs: Any = None
+
+    def apply(self, doc: dict[str, Any]) -> list[tuple[int, int, int]]:
+        """Take one answer line of the host; returns the hits it brought."""
+        base = self.start_line
+        if "sha256" in doc:
+            self.sha256 = doc["sha256"]
+        if "done" in doc:
+            self.done, self.lines, self.last_nl = True, doc["lines"] + base, doc["last_nl"]
+        new = [(o, n + base, i) for o, n, i in doc.get("hits", ())]
+        for k, (o, n) in doc.get("dropped", {}).items():
+            self.dropped.setdefault(int(k), (o, n + base, doc["upto"]))
+        self.hits += new
+        return new
+
+    async def more(self) -> list[tuple[int, int, int]]:
+        """The hits of the next chunk the host finished (empty once the scan is done)."""
+        while not self.done and self.docs is not None:
+            doc = await anext(self.docs, None)
+            if doc is None:
+                raise PrefilterError("the host's prefilter stopped before the end of its scan")
+            new = self.apply(doc)
+            if new or self.done:
+                if self.done:
+                    self.sha256 = self.sha256 or asyncio.ensure_future(_rest_sha(self.docs))
+                return new
+        return []
 
 
-async def _scan(host: Host, path: str, fmt: str, spec: _Spec, start: int, start_line: int, hash_it: bool) -> _Scanned:
+async def _rest_sha(docs: Any) -> str | None:
+    sha = None
+    async for doc in docs:
+        sha = doc.get("sha256", sha)
+    return sha
+
+
+async def _scan(
+    host: Host, path: str, fmt: str, spec: _Spec, start: int, start_line: int, hash_it: bool, end: int = 0
+) -> _Scanned:
+    """Start the host's scan; returns once it has said the file's size (hits follow in :meth:`_Scanned.more`)."""
     nd = classifier_needles()
     arg = {
         "path": path,
         "start": start,
+        "end": end,
         "needles": spec.needles,
         "gate": [_encode(nd.gate, fmt).hex(), spec.gated] if spec.gated else None,
         "sep": SEP[fmt].hex(),
         "hash": hash_it,
     }
-    head, sha = await _run_scan(host, _py("scan", arg), path, hash_it)
-    if head is None:
+    docs = await _docs(host, _py("scan", arg), path, streamed=hash_it)
+    if docs is None:
         return await _grep_scan(host, path, fmt, spec, start, start_line)
-    hits = [(o, n + start_line, i) for o, n, i in head["hits"]]
-    dropped = {int(k): (o, n + start_line) for k, (o, n) in head["dropped"].items()}
-    return _Scanned(hits, head["size"], head["lines"] + start_line, head["last_nl"], sha, dropped, "python")
+    head = await anext(docs, None)
+    if head is None or "size" not in head:
+        raise PrefilterError(f"the host's prefilter gave no answer for {path}")
+    return _Scanned(head["size"], "python", start_line, docs=docs)
 
 
-async def _run_scan(host: Host, cmd: str, path: str, hash_it: bool) -> tuple[dict[str, Any] | None, Any]:
-    """The scan's first answer (hits, size) as soon as it is printed; the SHA-256, which the
-    host is still computing then, as a task (or its value) — so windows are read meanwhile."""
+async def _docs(host: Host, cmd: str, path: str, *, streamed: bool) -> Any:
+    """The scan's answer lines as an async iterator of dicts (None: the host has no python3).
+
+    Streamed (``host.stream``), the first windows are read while the host still scans and
+    hashes; a host without streaming (or a rescan) answers all at once."""
     stream = getattr(host, "stream", None)
-    if not hash_it or stream is None:
+    if not streamed or stream is None:
         r = await host.run(cmd, timeout=600.0, purpose="log prefilter scan", stdin=remote_source())
         if r.status == 127 and not r.stdout:
-            return None, None
-        docs = _json_lines(r, path)
-        return docs[0], next((d.get("sha256") for d in docs[1:] if "sha256" in d), None)
+            return None
+        return _aiter(_json_lines(r, path))
     lines = stream(cmd, purpose="log prefilter scan", stdin=remote_source())
-    head, early = None, None
+    first: list[str] = []
     async for batch in lines:
         if batch:
-            head = _json_doc(batch[0], path)
-            early = next((_json_doc(x, path).get("sha256") for x in batch[1:] if x.strip()), None)
+            first = batch
             break
-    if head is None:
-        return None, None
+    if not first:
+        return None
 
-    async def rest() -> str | None:
-        sha = early
+    async def gen() -> Any:
+        for line in first:
+            yield _json_doc(line, path)
         async for batch in lines:
             for line in batch:
-                sha = _json_doc(line, path).get("sha256", sha)
-        return sha
+                yield _json_doc(line, path)
 
-    return head, asyncio.ensure_future(rest())
+    return gen()
+
+
+async def _aiter(items: list[dict[str, Any]]) -> Any:
+    for x in items:
+        yield x
 
 
 def _json_doc(line: str, path: str) -> dict[str, Any]:
@@ -251,10 +305,7 @@ def _json_lines(r: RunResult, path: str) -> list[dict[str, Any]]:
     if not r.ok:
         why = (r.stderr.strip().splitlines() or [r.error or f"exit status {r.status}"])[-1]
         raise PrefilterError(f"cannot scan {path} on the host: {why}")
-    try:
-        return [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
-    except ValueError as exc:
-        raise PrefilterError(f"the host's prefilter answered garbage for {path}: {exc}") from exc
+    return [_json_doc(line, path) for line in r.stdout.splitlines() if line.strip()]
 
 
 async def _grep_scan(host: Host, path: str, fmt: str, spec: _Spec, start: int, start_line: int) -> _Scanned:
@@ -292,9 +343,7 @@ def _parse_grep(out: str, start: int, start_line: int) -> _Scanned:
             n, _, off = line.partition(":")
             if n.isdigit() and off.isdigit():
                 hits.append((int(off) + start, int(n) - 1 + start_line, -1))
-    if not last_nl:
-        lines = max(lines, 0)
-    return _Scanned(hits, size, lines + start_line, last_nl, sha, {}, "grep")
+    return _Scanned(size, "grep", start_line, hits, lines + start_line, last_nl, sha, done=True)
 
 
 @dataclass
@@ -516,40 +565,52 @@ async def find_root(
     if fmt not in FORMATS:
         raise PrefilterError(f"unknown log format {fmt!r}: use one of {', '.join(FORMATS)}")
     t0 = time.monotonic()
-    spec = build_spec(fmt)
+    out = await _find(host, path, fmt, full, emit, run, t0, once=False)
+    if out.result.failed_stage == "unknown" and not out.result.stages[1:]:
+        # nothing found: is it a vLLM log at all? the one question that needs the word "vllm" too
+        out = await _find(host, path, fmt, full, emit, run, t0, once=True)
+    out.seconds = round(time.monotonic() - t0, 3)
+    return out
+
+
+async def _find(
+    host: Host, path: str, fmt: str, full: bool, emit: Callable[[Any], None] | None, run: str, t0: float, *, once: bool
+) -> LogScan:
+    spec = build_spec(fmt, once=once)
     sc = await _scan(host, path, fmt, spec, 0, 0, True)
     walk = _Walk(fmt, emit, run)
-    out = LogScan(path, fmt, walk.c.result(), size=sc.size, method=sc.method, hits=len(sc.hits))
-    if full:
-        out.method = "full"
-        sc.hits = [(0, 0, -1)]
-    try:
-        await _walk(host, path, fmt, spec, sc, walk, out, full)
-    finally:
-        out.sha256 = (await sc.sha256) if isinstance(sc.sha256, asyncio.Future) else sc.sha256
+    out = LogScan(path, fmt, walk.c.result(), size=sc.size, method="full" if full else sc.method)
+    await _walk(host, path, fmt, spec, sc, walk, out, full)
+    while not sc.done:  # the root is named; the host still owes the rest of its scan and the hash
+        await sc.more()
+    out.sha256 = (await sc.sha256) if isinstance(sc.sha256, asyncio.Future) else sc.sha256
+    out.hits = len(sc.hits)
     out.result = walk.c.finish()
     out.root_seconds = round(walk.announced_at - t0, 3) if walk.announced_at else None
     if walk.root_window:
         out.excerpt = walk.root_window[1][:65536]
-    out.seconds = round(time.monotonic() - t0, 3)
     return out
 
 
 async def _walk(host: Host, path: str, fmt: str, spec: _Spec, sc: _Scanned, walk: _Walk, out: LogScan, full: bool) -> None:
     pending = sorted({(o, n) for o, n, _ in sc.hits} | ({(0, 0)} if sc.size else set()))
-    dropped = dict(sc.dropped)
     queue: list[_Got] = []
     i = 0
-    while i < len(pending) and not walk.certain(full):
+    while not walk.certain(full):
+        if i >= len(pending):
+            if sc.done:
+                break
+            pending, i = sorted(set(pending[i:]) | {(o, n) for o, n, _ in await sc.more()}), 0
+            continue
         off, line = pending[i]
         if off < walk.off:
             i += 1
             continue
-        if dropped and min(o for o, _ in dropped.values()) < off:
-            extra = await _rescan(host, path, fmt, spec, dropped, walk)
+        if sc.dropped and min(o for o, _, _ in sc.dropped.values()) < off:
+            extra = await _rescan(host, path, fmt, spec, sc, walk)
             pending, i, queue = sorted(set(pending[i:]) | {h for h in extra if h[0] >= walk.off}), 0, []
             continue
-        if not queue or queue[0].start < walk.off:
+        if not queue or queue[0].start < walk.off or queue[0].start > off:
             queue = await _fetch(host, path, sc.size, fmt, _plan(pending[i:], walk, sc.size, full))
         got = queue.pop(0)
         i = _after(pending, i, got.end)
@@ -558,7 +619,7 @@ async def _walk(host: Host, path: str, fmt: str, spec: _Spec, sc: _Scanned, walk
             return
     if walk.certain(full) or walk.off >= sc.size:
         return
-    if dropped and (extra := await _rescan(host, path, fmt, spec, dropped, walk)):
+    if sc.dropped and (extra := await _rescan(host, path, fmt, spec, sc, walk)):
         sc.hits = [(o, n, -1) for o, n in extra]  # a dropped needle still mattered: go on from there
         return await _walk(host, path, fmt, spec, sc, walk, out, full)
     await _last_window(host, path, fmt, sc, walk, out)
@@ -614,15 +675,18 @@ async def _read_window(host: Host, path: str, size: int, fmt: str, got: _Got, wa
         got = (await _fetch(host, path, size, fmt, [nxt]))[0]
 
 
-async def _rescan(host: Host, path: str, fmt: str, spec: _Spec, dropped: dict[int, tuple[int, int]], walk: _Walk) -> list[tuple[int, int]]:
-    """Needles dropped at their cap before here: scan again from here for those still needed."""
+async def _rescan(host: Host, path: str, fmt: str, spec: _Spec, sc: _Scanned, walk: _Walk) -> list[tuple[int, int]]:
+    """Needles dropped at their cap before here: scan their chunks again from here, for those still needed."""
     reached = walk.stage_reached()
-    need = {k for k in dropped if spec.kind[k][0] in ("word", "lookback") or spec.kind[k][1] > reached}
-    dropped.clear()
+    need = {k: v for k, v in sc.dropped.items() if spec.kind[k][0] in ("word", "lookback") or spec.kind[k][1] > reached}
+    sc.dropped.clear()
     if not need:
         return []
-    again = await _scan(host, path, fmt, build_spec(fmt, need), walk.off, walk.line, False)
-    dropped.update(again.dropped)
+    end = max(upto for _, _, upto in need.values())
+    again = await _scan(host, path, fmt, build_spec(fmt, set(need)), walk.off, walk.line, False, end)
+    while not again.done:
+        await again.more()
+    sc.dropped.update(again.dropped)
     return [(o, n) for o, n, _ in again.hits]
 
 

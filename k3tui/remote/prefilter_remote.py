@@ -39,6 +39,8 @@ import os
 import sys
 
 BLOCK = 8 << 20
+CHUNK = 64 << 20
+"""Bytes one worker searches before its hits are printed."""
 
 
 def _line_start(mm, pos):
@@ -115,18 +117,9 @@ def _count(mm, sep, lo, hi):
     n, pos = 0, lo
     while pos < hi:
         e = min(hi, pos + BLOCK)
-        n += mm[pos:e].count(sep) if len(sep) == 1 else _count_multi(mm, sep, pos, e)
+        n += mm[pos : e + len(sep) - 1].count(sep) if len(sep) > 1 else mm[pos:e].count(sep)
         pos = e
     return n
-
-
-def _count_multi(mm, sep, lo, hi):
-    n, pos = 0, lo
-    while True:
-        i = mm.find(sep, pos, hi)
-        if i < 0:
-            return n
-        n, pos = n + 1, i + len(sep)
 
 
 def _worker(path, size, spec, lo, hi, wfd):
@@ -193,45 +186,50 @@ def _hash(path, start, size, wfd):
     os.close(wfd)
 
 
-def _ranges(start, size):
+def _workers():
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    n = max(1, min(cpus - 1, 16, (size - start) // (64 << 20)))
-    step = (size - start) // n + 1
-    return [(start + k * step, min(size, start + (k + 1) * step)) for k in range(n)]
+    return max(1, min(cpus - 1, 16))
 
 
 def scan(spec):
     path, start = spec["path"], int(spec.get("start", 0))
     with open(path, "rb") as fh:
         size = os.fstat(fh.fileno()).st_size
-    out = {"size": size, "path": path}
+        end = min(size, int(spec.get("end") or size))
+        fh.seek(max(0, size - 1))
+        last_nl = size == 0 or fh.read(1) == b"\n"
+    _emit({"size": size, "path": path})
     hasher = _spawn(_hash, path, start, size) if spec.get("hash") and start == 0 else None
-    if size == 0 or size <= start:
-        out.update(hits=[], lines=0, last_nl=True, dropped={})
-    else:
-        out.update(_scan_ranges(path, size, spec, start))
-    sys.stdout.write(json.dumps(out) + "\n")
-    sys.stdout.flush()
+    lines = _scan_chunks(path, size, spec, start, end) if end > start else 0
+    _emit({"done": True, "lines": lines, "last_nl": last_nl, "upto": end})
     if hasher is not None:
-        got = _collect(*hasher) or {"sha256": None}
-        sys.stdout.write(json.dumps(got) + "\n")
+        _emit(_collect(*hasher) or {"sha256": None})
 
 
-def _scan_ranges(path, size, spec, start):
-    workers = [_spawn(_worker, path, size, spec, lo, hi) for lo, hi in _ranges(start, size)]
-    results = [_collect(*w) for w in workers]
-    hits, dropped, base = [], {}, 0
-    for res in results:
-        for ls, n, nid in res["marks"]:
-            hits.append([ls, base + n, nid])
-        for nid, (ls, n) in res["dropped"].items():
-            dropped.setdefault(nid, [ls, base + n])
+def _emit(doc):
+    sys.stdout.write(json.dumps(doc) + "\n")
+    sys.stdout.flush()
+
+
+def _scan_chunks(path, size, spec, start, end):
+    """Chunks searched by a pool of forked workers, their hits printed in FILE ORDER as soon
+    as every chunk before them is done: k3tui reads the first windows while the rest is scanned."""
+    step = max(1 << 20, min(CHUNK, (end - start) // (_workers() * 2) + 1))
+    chunks, lo, size_k = [], start, 4 << 20
+    while lo < end:  # small chunks first: the start of a log is answered at once
+        chunks.append((lo, min(end, lo + min(size_k, step))))
+        lo, size_k = chunks[-1][1], size_k * 2
+    running, nxt, base = {}, 0, 0
+    for k in range(len(chunks)):
+        while nxt < len(chunks) and len(running) < _workers():
+            running[nxt] = _spawn(_worker, path, size, spec, *chunks[nxt])
+            nxt += 1
+        res = _collect(*running.pop(k))
+        hits = [[ls, base + n, nid] for ls, n, nid in res["marks"]]
+        dropped = {nid: [ls, base + n] for nid, (ls, n) in res["dropped"].items()}
         base += res["lines"]
-    hits.sort()
-    with open(path, "rb") as fh:
-        fh.seek(size - 1)
-        last_nl = fh.read(1) == b"\n"
-    return {"hits": hits, "lines": base, "last_nl": last_nl, "dropped": dropped}
+        _emit({"hits": hits, "dropped": dropped, "upto": chunks[k][1], "lines": base})
+    return base
 
 
 def fetch(spec):
