@@ -250,6 +250,15 @@ class Notice(Event, tag="notice"):
     message: str = ""
 
 
+class Seal(Event, tag="seal"):
+    """The last line of a session that closed: how many events came before it and the digest of
+    the line before it (issue 16). Cutting lines from the end removes it: the end then cannot be
+    proven; a seal that does not match what precedes it is tampering."""
+
+    events: int = 0
+    last: str = ""
+
+
 class Opaque(msgspec.Struct, kw_only=True):
     """An event of a kind this version does not know; kept as read."""
 
@@ -284,6 +293,7 @@ KnownEvent = Union[  # noqa: UP007 - a runtime Union: msgspec decodes it, EVENT_
     Marker,
     Decision,
     Notice,
+    Seal,
 ]
 
 AnyEvent = Union[KnownEvent, Opaque]  # noqa: UP007
@@ -389,6 +399,8 @@ def _summary(e: AnyEvent) -> str:  # noqa: C901 - one flat dispatch is clearer t
             return f"decision: {e.action} — {e.reason}"
         case Notice():
             return f"{e.level}: {e.message}"
+        case Seal():
+            return f"session sealed after {e.events} events"
         case Opaque():
             return f"({e.kind}: unknown to this version)"
     return repr(e)  # pragma: no cover

@@ -52,10 +52,11 @@ import json
 import os
 import re
 import shutil
+import stat
 import tarfile
 import tempfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO
@@ -134,6 +135,7 @@ def export_session(
     *,
     force: bool = False,
     redactor: Redactor | None = None,
+    warn: Callable[[str], None] | None = None,
 ) -> Path:
     """Export a session file as a repro package (or just its ``.cast``).
 
@@ -143,6 +145,8 @@ def export_session(
         cast_only: write only the asciicast.
         force: replace an existing output file.
         redactor: the export's redactor (default: built-in patterns plus the user's configured ones).
+        warn: told what the chain said when it does not prove the session (tampered, or not closed);
+            the package is still written and its report says the same.
 
     Returns:
         The path written.
@@ -165,10 +169,13 @@ def export_session(
     try:
         with tempfile.TemporaryDirectory(prefix=".k3tui-export-", dir=out.parent) as staging:
             snap = Path(staging) / "snapshot.k3rec"
+            _copy_index(src, snap)  # first: an index copied after the file could run ahead of the copy
             shutil.copyfile(src, snap)  # a live recording keeps growing: export one consistent snapshot
             rec = open_recording(snap)
-            for e in rec.events():  # pass 1: learn every secret value the stream reveals
+            for e in rec.events():  # pass 1: learn every secret value the stream reveals (and check the chain)
                 red.event(e)
+            if warn is not None and rec.integrity is not None and not (rec.integrity.ok and rec.integrity.sealed):
+                warn(rec.integrity.message.replace(str(snap), str(src)))
             rec.problems.clear()
             header = red.event(rec.header)
             if cast_only:
@@ -183,8 +190,19 @@ def export_session(
     return out
 
 
+def _copy_index(src: Path, snap: Path) -> None:
+    """The ``.idx`` beside the snapshot: it remembers the seal, so the export sees a cut end too."""
+    try:
+        shutil.copyfile(str(src) + ".idx", str(snap) + ".idx")
+    except OSError:
+        pass  # none, or unreadable: the chain alone speaks
+
+
 def _refuse_package_input(src: Path) -> None:
     try:
+        if not stat.S_ISREG(os.stat(src).st_mode):  # a FIFO would block the open below forever
+            kind = "a directory" if src.is_dir() else "not a regular file (a device, FIFO or socket)"
+            raise RecordingError(f"{src} is {kind}, not a session file")
         with open(src, "rb") as fh:
             if fh.read(2) == _GZIP_MAGIC:
                 raise PackageError(f"{src} is already a repro package; export takes a .k3rec session file")
@@ -236,6 +254,7 @@ def _stream(rec: Recording, red: Redactor, c: report.Collector, root: Path) -> N
         cast = CastWriter(cast_fh, c.header)  # events arrive redacted
         line, prev = seal(b"", _header_encoder.encode(c.header))
         sealed.write(line)
+        count, last_t = 0, 0.0
         for e in rec.events():
             r = red.event(e)
             if r is not e:
@@ -246,6 +265,8 @@ def _stream(rec: Recording, red: Redactor, c: report.Collector, root: Path) -> N
             cast.add(r)
             if isinstance(r, ev.Output) and r.id in c.state.runs:
                 _append_log(c, logs, root, r)
+            count, last_t = count + 1, r.t
+        sealed.write(seal(prev, encode_event(ev.Seal(t=last_t, events=count, last=prev.decode())))[0])
         for fh in logs.values():
             fh.close()
 
@@ -634,6 +655,8 @@ def _parse_manifest(text: str) -> dict[str, str]:
         m = re.fullmatch(r"([0-9a-f]{64}) [ *](\S.*)", line)
         if not m or ".." in PurePosixPath(m.group(2)).parts or m.group(2).startswith("/"):
             raise ValueError(f"line {i} is not 'SHA256  relative/path'")
+        if m.group(2) in out:  # which digest would count? sha256sum -c fails such a manifest too
+            raise ValueError(f"line {i} lists {m.group(2)!r} a second time")
         out[m.group(2)] = m.group(1)
     return out
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import bisect
 import os
+import re
 import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -32,8 +33,8 @@ from typing import IO
 import msgspec
 
 from .errors import CorruptLine, NewerSchema, NotARecording, RecordingError
-from .events import FORMAT, KINDS, SCHEMA_VERSION, AnyEvent, Header, KnownEvent, Opaque
-from .recording import INDEX_BYTES, INDEX_EVERY, INDEX_SECONDS, chain, unseal
+from .events import FORMAT, KINDS, SCHEMA_VERSION, AnyEvent, Header, KnownEvent, Opaque, Seal
+from .recording import DIGEST_HEX, INDEX_BYTES, INDEX_EVERY, INDEX_SECONDS, chain, unseal
 
 _event_decoder = msgspec.json.Decoder(KnownEvent)
 _header_decoder = msgspec.json.Decoder(Header)
@@ -42,6 +43,8 @@ CHUNK = 4 * 1024 * 1024
 MAX_LINE = 64 * 1024 * 1024
 """Longest line a reader accepts; the recorder splits output so it never writes one."""
 MAX_HEADER = 1024 * 1024
+MAX_STARTED = 2**33
+"""A header's start time must be before this (year 2242): an absurd one crashed ``export``."""
 
 
 class _TimeOnly(msgspec.Struct):
@@ -91,6 +94,8 @@ class Problem:
     line_number: int
     message: str
     truncated: bool = False
+    tampered: bool = False
+    """The digest chain breaks here: everything from this line on is unproven (issue 16)."""
 
 
 @dataclass
@@ -102,6 +107,14 @@ class Recording:
     header_size: int
     problems: list[Problem] = field(default_factory=list)
     _index: Index | None = field(default=None, repr=False)
+    header_line: bytes = b""
+    integrity: VerifyResult | None = None
+    """What the chain said once a read from the header reached the end (None before that)."""
+
+    @property
+    def tampered(self) -> Problem | None:
+        """The first line where the chain broke during a read (None: none seen)."""
+        return next((p for p in self.problems if p.tampered), None)
 
     def events(self, strict: bool = False, start_offset: int | None = None, start_line: int = 2) -> Iterator[AnyEvent]:
         """Yield events in file order (problems are appended to :attr:`problems`).
@@ -117,12 +130,17 @@ class Recording:
     ) -> Iterator[tuple[int, int, AnyEvent]]:
         """Yield (line_number, byte_offset, event) for every line that decodes."""
         offset = self.header_size if start_offset is None else start_offset
+        check = ChainCheck(self.header_line) if start_offset is None and self.header_line else None
         with _open_regular(self.path) as fh:
             fh.seek(offset)
             for line_no, off, line, complete in raw_lines(fh, offset, start_line):
+                if check is not None and (why := check.feed(line_no, line, complete)) is not None:
+                    self.problems.append(Problem(line_no, f"TAMPERED at line {line_no}: {why}", tampered=True))
                 ev = self._line(line, line_no, complete, strict)
-                if ev is not None:
+                if ev is not None and type(ev) is not Seal:  # the seal is about the file, not the session
                     yield line_no, off, ev
+        if check is not None:
+            self.integrity = check.verdict(self)
 
     def _line(self, line: bytes | None, line_no: int, complete: bool, strict: bool) -> AnyEvent | None:
         if line is None:
@@ -191,7 +209,7 @@ class Recording:
                 if not wanted(n, line):
                     continue
                 ev = self._line(line, n, complete, False)
-                if ev is not None:
+                if ev is not None and type(ev) is not Seal:
                     yield n, off, ev
 
 
@@ -289,7 +307,7 @@ def open_recording(path: str | os.PathLike[str]) -> Recording:
     except OSError as exc:  # read errors (EIO, EISDIR on odd filesystems)
         raise RecordingError(f"{p}: cannot read: {exc.strerror or exc}") from None
     header = _parse_header(p, first)
-    return Recording(path=p, header=header, header_size=len(first))
+    return Recording(path=p, header=header, header_size=len(first), header_line=first.rstrip(b"\n"))
 
 
 def _parse_header(p: Path, first: bytes) -> Header:
@@ -316,9 +334,12 @@ def _parse_header(p: Path, first: bytes) -> Header:
     if version < 1:
         raise NotARecording(f"{p}: header has an invalid schema version {version}")
     try:
-        return _header_decoder.decode(body)
+        header = _header_decoder.decode(body)
     except msgspec.DecodeError as exc:
         raise NotARecording(f"{p}: invalid header: {_short(exc)}") from None
+    if not 0 <= header.started < MAX_STARTED:  # NaN fails too; exports date files and archives by it
+        raise NotARecording(f"{p}: invalid header: start time {header.started!r} is not a time (seconds since 1970)")
+    return header
 
 
 def read_all(path: str | os.PathLike[str], strict: bool = False) -> tuple[Recording, list[AnyEvent]]:
@@ -332,20 +353,131 @@ def read_all(path: str | os.PathLike[str], strict: bool = False) -> tuple[Record
 
 @dataclass
 class VerifyResult:
-    """What ``k3tui verify`` says about a file."""
+    """What ``k3tui verify`` (and every reader, as it reads) says about a file."""
 
     ok: bool
     lines: int
     message: str
     bad_line: int | None = None
     truncated: bool = False
+    sealed: bool = False
+    """The session closed and its seal matches: the end is proven too."""
+
+
+_SEAL_START = b'{"kind":"seal",'
+_DIGEST_END = re.compile(rb"[0-9a-f]{0,%d}(?:(?<=[0-9a-f]{%d})\"(?:\})?)?" % (DIGEST_HEX, DIGEST_HEX))
+
+
+class ChainCheck:
+    """The digest chain, followed line by line as a reader reads (issue 16: ``cat``, ``replay``
+    and ``export`` saw inserted, swapped or deleted lines without a word; ``verify`` alone checked).
+
+    Lines are fed in order from the header on; :meth:`feed` names the first break once, and
+    :meth:`verdict` says at the end whether the session was sealed, merely interrupted, or cut.
+    """
+
+    def __init__(self, header_line: bytes) -> None:
+        self.prev = b""
+        self.lines = 0
+        self.events = 0
+        self.bad: tuple[int, str] | None = None
+        self.seal_line: int | None = None
+        self.truncated = False
+        self.no_newline = False
+        self.feed(1, header_line, True)
+
+    def feed(self, n: int, line: bytes | None, complete: bool) -> str | None:
+        """Check line n (None: over-long); returns why the chain breaks there, the first time only."""
+        if self.bad is not None:
+            return None
+        self.lines = n
+        why = self._check(n, line, complete)
+        if why is not None:
+            self.bad = (n, why)
+        return why
+
+    def _check(self, n: int, line: bytes | None, complete: bool) -> str | None:
+        if line is None:
+            return "longer than k3tui ever writes"
+        if not complete and not line.strip():
+            return None
+        if self.seal_line is not None:
+            return f"it comes after the session's seal (line {self.seal_line}): added after the session closed"
+        parts = unseal(line)
+        if not complete:
+            return self._last(n, line, parts)
+        if parts is None:
+            return "the header was altered" if n == 1 else "it has no digest (altered or inserted)"
+        body, digest = parts
+        if chain(self.prev, body) != digest:
+            return _what_broke(n)
+        last, self.prev = self.prev, digest
+        if n > 1 and body.startswith(_SEAL_START):
+            return self._sealed(n, body, last)
+        if n > 1:
+            self.events += 1
+        return None
+
+    def _sealed(self, n: int, body: bytes, last: bytes) -> str | None:
+        try:
+            raw = _raw_decoder.decode(body)
+        except (msgspec.DecodeError, RecursionError):
+            return "its seal does not decode"
+        if raw.get("events") != self.events or raw.get("last") != last.decode():
+            return f"the seal says {raw.get('events')} events, {self.events} precede it: lines were removed or added"
+        self.seal_line = n
+        return None
+
+    def _last(self, n: int, line: bytes, parts: tuple[bytes, bytes] | None) -> str | None:
+        """A last line without its newline: an interrupted write leaves a *prefix* of a real line."""
+        if parts is not None:
+            if chain(self.prev, parts[0]) != parts[1]:
+                return _what_broke(n)
+            self.no_newline = True
+            last, self.prev = self.prev, parts[1]
+            if parts[0].startswith(_SEAL_START):  # only its newline is missing: the seal still proves the end
+                return self._sealed(n, parts[0], last)
+            self.events += 1
+            return None
+        cut = line.rfind(b',"h":"')
+        if cut >= 0 and _DIGEST_END.fullmatch(line, cut + 6) is None:
+            return "its end is not what the recorder writes (a byte was altered, not cut off)"
+        self.truncated = True
+        return None
+
+    def verdict(self, rec: Recording) -> VerifyResult:
+        """The file's verdict once every line was fed."""
+        path, n = rec.path, self.lines
+        if self.bad is not None:
+            bad, why = self.bad
+            return VerifyResult(False, bad, f"{path}: TAMPERED at line {bad}: {why}", bad)
+        cut = _tail_cut(rec, sealed=self.seal_line is not None)
+        if cut is not None:
+            return VerifyResult(False, n + 1, f"{path}: TAMPERED at line {n + 1}: {cut}", n + 1)
+        nl = " (last line lacks its newline)" if self.no_newline else ""
+        if self.seal_line is not None:
+            return VerifyResult(
+                True, n, f"{path}: intact, {n} lines{nl}, chain verified, sealed after {self.events} events", sealed=True
+            )
+        open_end = "not closed: the end cannot be proven (no seal; lines may have been cut from the end)"
+        if self.truncated:
+            return VerifyResult(
+                True,
+                n - 1,
+                f"{path}: intact up to line {n - 1}; line {n} is truncated (recording was interrupted); {open_end}",
+                None,
+                True,
+            )
+        return VerifyResult(True, n, f"{path}: intact, {n} lines{nl}, chain verified; {open_end}")
 
 
 def verify(path: str | os.PathLike[str]) -> VerifyResult:
-    """Check the digest chain of a session file.
+    """Check the digest chain of a session file, and its seal.
 
     A truncated last line is reported as truncated (not tampering) when everything before
-    it chains. The first line whose digest does not follow is named.
+    it chains; a last line whose end is not a prefix of what the recorder writes is
+    tampering. The first line whose digest does not follow is named. A session without a
+    seal is "not closed": its end cannot be proven.
 
     Raises:
         RecordingError: the file cannot be read or is not a session file at all.
@@ -356,48 +488,31 @@ def verify(path: str | os.PathLike[str]) -> VerifyResult:
         if _starts_with_an_event(Path(path)):
             return VerifyResult(False, 1, f"{path}: TAMPERED at line 1: the header is missing or was moved", 1)
         raise
-    prev = b""
-    n = 0
+    check = ChainCheck(rec.header_line)
     with _open_regular(rec.path) as fh:
-        for n, _, line, complete in raw_lines(fh):
-            if line is None:
-                return VerifyResult(False, n, f"{rec.path}: TAMPERED at line {n}: longer than k3tui ever writes", n)
-            parts = unseal(line)
-            if not complete:
-                if parts is not None and chain(prev, parts[0]) == parts[1]:
-                    return VerifyResult(True, n, f"{rec.path}: intact, {n} lines (last line lacks its newline)")
-                return VerifyResult(
-                    True,
-                    n - 1,
-                    f"{rec.path}: intact up to line {n - 1}; line {n} is truncated (recording was interrupted)",
-                    None,
-                    True,
-                )
-            if parts is None:
-                return VerifyResult(
-                    False, n, f"{rec.path}: TAMPERED at line {n}: it has no digest (altered or inserted)", n
-                )
-            body, digest = parts
-            if chain(prev, body) != digest:
-                return VerifyResult(False, n, f"{rec.path}: TAMPERED at line {n}: {_what_broke(n)}", n)
-            prev = digest
-    cut = _tail_cut(rec)
-    if cut is not None:
-        return VerifyResult(False, n + 1, f"{rec.path}: TAMPERED at line {n + 1}: {cut}", n + 1)
-    return VerifyResult(True, n, f"{rec.path}: intact, {n} lines, chain verified")
+        fh.seek(rec.header_size)
+        for n, _, line, complete in raw_lines(fh, rec.header_size, 2):
+            if check.feed(n, line, complete) is not None:
+                break
+    return check.verdict(rec)
 
 
-def _tail_cut(rec: Recording) -> str | None:
+def _tail_cut(rec: Recording, sealed: bool = False) -> str | None:
     """Evidence that whole lines were removed from the end: the chain cannot show it (a
     shorter file chains too), but the recorder writes an index point only after its line
-    is on disk, so a valid ``.idx`` point past the end means the end was cut off."""
+    is on disk, and its seal into the ``.idx`` too: a valid point past the end, or a seal
+    the file no longer holds, means the end was cut off."""
     size = _size(rec.path)
     try:
-        with open(str(rec.path) + ".idx", "rb") as fh:
-            cols = fh.read(1 << 20).split()
+        cols, seal = _read_idx(Path(str(rec.path) + ".idx"), 1 << 20)
         nums, offs, times = (list(map(int, cols[0::4])), list(map(int, cols[1::4])), list(map(float, cols[2::4])))
     except (OSError, ValueError):
         return None
+    if seal is not None and not sealed and seal[1] > size:
+        return (
+            f"lines were removed from the end: the session was sealed after {seal[0]} events at {seal[1]} bytes "
+            f"(its .idx says so), the file ends at {size} bytes without its seal"
+        )
     if len(cols) % 4 or not offs or offs[0] != rec.header_size or not _strictly_increasing(offs):
         return None
     inside = [i for i, o in enumerate(offs) if o < size]
@@ -471,17 +586,20 @@ class Index:
         except (OSError, ValueError, msgspec.DecodeError):
             idx = None
         if idx is None:
+            try:
+                seal = _read_idx(side)[1]  # the recorder's seal line outlives a rebuild: it is evidence
+            except (OSError, ValueError):
+                seal = None
             idx = cls([0], [rec.header_size], [0.0], [float("-inf")])
             idx._extend(rec, size)
-            idx._save(side)
+            idx._save(side, seal)
         else:
             idx._extend(rec, size)
         return idx
 
     @classmethod
     def _load(cls, side: Path, rec: Recording, size: int) -> Index | None:
-        with open(side, "rb") as fh:
-            cols = fh.read().split()
+        cols, _ = _read_idx(side)
         if len(cols) % 4:
             return None
         nums = list(map(int, cols[0::4]))
@@ -520,13 +638,34 @@ class Index:
                 max_t = max(max_t, t)
         self.size = size
 
-    def _save(self, side: Path) -> None:
+    def _save(self, side: Path, seal: tuple[int, int, bytes] | None = None) -> None:
         try:
             with open(side, "wb") as fh:
                 for n, o, t, m in zip(self.numbers, self.offsets, self.times, self.max_before, strict=True):
                     fh.write(b"%d %d %r %r\n" % (n, o, t, m))
+                if seal is not None:
+                    fh.write(b"seal %d %d %s\n" % seal)
         except OSError:
             pass  # a read-only directory: the index lives in memory only
+
+
+def _read_idx(side: Path, limit: int = -1) -> tuple[list[bytes], tuple[int, int, bytes] | None]:
+    """The ``.idx`` columns (4 a point) and its seal line ``seal EVENTS SIZE DIGEST``, if any.
+
+    Raises:
+        OSError: unreadable. ValueError: a malformed seal line.
+    """
+    with open(side, "rb") as fh:
+        data = fh.read(limit)
+    cols: list[bytes] = []
+    seal = None
+    for line in data.splitlines():
+        if line.startswith(b"seal "):
+            _, events, size, digest = line.split()
+            seal = (int(events), int(size), digest)
+        else:
+            cols += line.split()
+    return cols, seal
 
 
 def _strictly_increasing(xs: list[int]) -> bool:

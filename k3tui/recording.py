@@ -53,7 +53,7 @@ import msgspec
 
 from . import __version__
 from .errors import RecordingError
-from .events import Event, Header, KnownEvent, Notice, Opaque, Output, kind_of
+from .events import Event, Header, KnownEvent, Notice, Opaque, Output, Seal, kind_of
 from .redact import Redactor
 
 DIGEST_BYTES = 12
@@ -228,6 +228,8 @@ class Recorder:
         """Every notice about the recording itself (suspended, resumed, restored …)."""
         self.rescued: Path | None = None
         """Where a complete copy went when the recording could not be finished in place."""
+        self.sealed: tuple[int, int, bytes] | None = None
+        """(events, file size, digest of the seal line) once the closing seal is on disk."""
         self._lock = threading.Lock()
         self._fh = self._create(opener or _open_exclusive)
         self._index_fh = self._open_index() if index else None
@@ -437,6 +439,8 @@ class Recorder:
             self._rescue(w)
         self._restore_if_deleted(final=True)
         self._drain_queue(w)
+        if not self.suspended and self.rescued is None and not w.held and not w.out:
+            self._seal(w)
         try:
             if not self.suspended and hasattr(self._fh, "fileno"):
                 os.fsync(self._fh.fileno())
@@ -452,6 +456,24 @@ class Recorder:
             self._notify(
                 "error", f"recording closed with {len(w.held) + w.pending_lines()} events NOT written: {self.error}"
             )
+
+    def _seal(self, w: _WriterState) -> None:
+        """The last line: the event count and the digest before it, so a cut end shows (issue 16).
+
+        Also noted in the ``.idx`` (``seal EVENTS SIZE DIGEST``): a file cut to before its seal
+        while the sidecar stays is then named as cut, not merely as not closed.
+        """
+        w.hold_seal(round(self.now(), 6))
+        self._write(w, time.monotonic())
+        if w.sealed is None or self.suspended:
+            return
+        self.sealed = w.sealed
+        events, size, digest = w.sealed
+        if self._index_fh is not None:
+            try:
+                self._index_fh.write(b"seal %d %d %s\n" % (events, size, digest))
+            except OSError:
+                pass
 
     def _drain_queue(self, w: _WriterState, write: bool = True) -> None:
         """Take the notices raised while finishing (restored file, resumed …), and write them."""
@@ -471,6 +493,7 @@ class Recorder:
 
         target = Path(RESCUE_DIR or tempfile.gettempdir()) / f"{self.path.stem}.rescued-{self.session_id}.k3rec"
         on_disk = w.offset - len(w.out)
+        w.hold_seal(round(self.now(), 6))  # the copy is complete: it ends with its seal
         try:
             with open(target, "xb") as out:
                 if on_disk:
@@ -596,8 +619,15 @@ class _WriterState:
         self.last_index_offset = 0
         self.index_lines: list[bytes] = []
         self.dropped = 0
+        self.sealed: tuple[int, int, bytes] | None = None
+        """(events before the seal, file size after it, its digest) once the seal line is built."""
         self.last_try = 0.0
         self.stat_check = time.monotonic()
+
+    def hold_seal(self, t: float) -> None:
+        """Hold the closing seal; its body is built when it is sealed (count and digest known then)."""
+        self.held.append((_SEAL_BODY, t))
+        self.held_bytes += len(_SEAL_BODY)
 
     def hold(self, item: Any) -> None:
         body = _encoder.encode(item) if isinstance(item, Header) else encode_safely(item)
@@ -615,6 +645,8 @@ class _WriterState:
         while self.held and size < limit:
             body, t = self.held.popleft()
             self.held_bytes -= len(body)
+            if body is _SEAL_BODY:
+                body = _encoder.encode(Seal(t=t or 0.0, events=self.n + 1, last=prev.decode()))
             prev = chain(prev, body)
             if t is not None:
                 self._index(t, self.offset + size)
@@ -625,6 +657,8 @@ class _WriterState:
             out += b'"}\n'
             size = len(out) - start
             self.line_ends.append(self.out_base + len(out))
+            if body[:15] == b'{"kind":"seal",' and t is not None and self.n >= 0:
+                self.sealed = (self.n, self.offset + size, prev)  # the seal is event n: n events before it
         self.prev = prev
         self.offset += size
 
@@ -656,6 +690,9 @@ class _WriterState:
     def pending_lines(self) -> int:
         return len(self.line_ends)
 
+
+_SEAL_BODY = bytes(bytearray(b"{}"))
+"""Held in place of the seal's body (compared by identity): built at sealing time."""
 
 _OPEN: weakref.WeakSet[Recorder] = weakref.WeakSet()
 

@@ -31,7 +31,7 @@ from pathlib import Path
 import msgspec
 
 from .events import MARKER_KINDS, AnyEvent, GpuSample, Header, Output, kind_of, summary
-from .reader import Problem, Recording, decode_event, open_recording
+from .reader import Problem, Recording, VerifyResult, decode_event, open_recording
 from .recording import unseal
 from .state import LOG_TAIL, SessionState, reduce
 
@@ -95,6 +95,11 @@ class Replay:
     def problems(self) -> list[Problem]:
         """Corrupt or truncated lines met while scanning (skipped, reported)."""
         return self.recording.problems
+
+    @property
+    def integrity(self) -> VerifyResult | None:
+        """What the digest chain and the seal said while the file was scanned (issue 16)."""
+        return self.recording.integrity
 
     @property
     def count(self) -> int:

@@ -154,7 +154,7 @@ def test_cat_neutralises_every_field_of_a_hostile_recording(tmp_path, capsys):
     with open(p, "ab") as fh:
         fh.write(('{"kind":"k' + evil + '","t":9.0,"host":"x' + evil + '"}\n').encode())
     code, out, err = _run(["cat", str(p)], capsys)
-    assert code == 0
+    assert code == 1 and "TAMPERED" in err  # lines added after the seal: said, and still shown neutralised
     assert not any(c in out + err for c in ("\x1b", "\x07", "\x9b"))
     assert "log " in out and " line" in out
 
@@ -165,8 +165,8 @@ def test_cat_reports_damage_on_stderr_and_goes_on(tmp_path, capsys):
     lines[2] = b"garbage"
     p.write_bytes(b"\n".join(lines)[:-20])
     code, out, err = _run(["cat", str(p)], capsys)
-    assert code == 0 and "│ a" in out and "│ c" in out
-    assert "line 3 is corrupt" in err and "truncated" in err
+    assert code == 1 and "│ a" in out and "│ c" in out  # a replaced line breaks the chain: exit 1, and goes on
+    assert "line 3 is corrupt" in err and "truncated" in err and "TAMPERED at line 3" in err
 
 
 def test_cat_into_a_closed_pipe_is_quiet(tmp_path):

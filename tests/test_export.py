@@ -594,7 +594,11 @@ def test_ladder_conventions_config_ids_and_repeats(tmp_path: Path, shared: Path)
 
 
 def test_interrupted_recording_exports_and_verifies(session: Path) -> None:
-    """What kill -9 leaves: a truncated last line. The package keeps it, says so, and verifies."""
+    """What kill -9 leaves: no closing seal, a truncated last line. The package keeps it, says so, and verifies."""
+    lines = session.read_bytes().split(b"\n")
+    assert b'"kind":"seal"' in lines[-2]  # a closed session ends with its seal: kill -9 never wrote it
+    session.write_bytes(b"\n".join(lines[:-2]) + b"\n")
+    Path(str(session) + ".idx").unlink(missing_ok=True)
     with open(session, "ab") as fh:
         fh.write(b'{"kind":"output","id":"r3","text":"half a li')
     pkg = export_session(session)

@@ -117,10 +117,10 @@ def test_truncated_last_line_is_skipped_and_reported(tmp_path):
     p = tmp_path / "t.k3rec"
     events = make(p, 20)
     data = p.read_bytes()
-    p.write_bytes(data[: len(data) - 30])
+    p.write_bytes(data[: len(data) - 30])  # into the closing seal
     rec, back = read_all(p)
-    assert back == events[:-1]
-    assert len(rec.problems) == 1 and rec.problems[0].truncated and rec.problems[0].line_number == 21
+    assert back == events
+    assert len(rec.problems) == 1 and rec.problems[0].truncated and rec.problems[0].line_number == 22
     assert "truncated" in rec.problems[0].message
 
 
@@ -143,7 +143,8 @@ def test_corrupt_middle_line_is_named_by_number(tmp_path):
     assert info.value.line_number == 7
     rec, back = read_all(p)
     assert back == events[:5] + events[6:]
-    assert [pr.line_number for pr in rec.problems] == [7]
+    assert [pr.line_number for pr in rec.problems if not pr.tampered] == [7]
+    assert rec.tampered is not None and rec.tampered.line_number == 7  # the reader checked the chain as it read
 
 
 @pytest.mark.parametrize(
@@ -170,7 +171,8 @@ def test_hostile_lines_are_skipped_with_their_number(tmp_path, bad):
     lines.insert(3, bad)
     p.write_bytes(b"\n".join(lines))
     rec, back = read_all(p)
-    assert [pr.line_number for pr in rec.problems] == [4]
+    assert [pr.line_number for pr in rec.problems if not pr.tampered] == [4]
+    assert rec.tampered is not None and rec.tampered.line_number == 4 and not rec.integrity.ok
     assert back == events
     with pytest.raises(CorruptLine):
         read_all(p, strict=True)
@@ -194,7 +196,8 @@ def test_a_line_longer_than_the_cap_is_skipped_not_loaded(tmp_path, monkeypatch)
     p.write_bytes(b"\n".join(lines))
     rec, back = read_all(p)
     assert back == events
-    assert [pr.line_number for pr in rec.problems] == [3] and "longer than" in rec.problems[0].message
+    shown = [pr for pr in rec.problems if not pr.tampered]
+    assert [pr.line_number for pr in shown] == [3] and "longer than" in shown[0].message
     assert not verify(p).ok and verify(p).bad_line == 3
 
 

@@ -82,7 +82,7 @@ def test_everything_emitted_is_read_back_in_order(tmp_path):
     assert _texts(back) == _texts(evs)
     assert r.header.host == "gb300-01" and r.header.session_id and r.header.started > 0
     assert all(a.t <= b.t for a, b in zip(back, back[1:], strict=False))
-    assert verify(path).ok and rec.events_written == 3001
+    assert verify(path).ok and rec.events_written == 3002  # the header, 3000 events, the closing seal
 
 
 def test_disk_full_then_space_again_resumes_and_loses_nothing(tmp_path):
@@ -308,7 +308,9 @@ def test_sidecar_index_is_written_as_the_recording_grows(tmp_path, monkeypatch):
         for e in _events(1000):
             rec.emit(e)
     rows = [ln.split() for ln in Path(str(path) + ".idx").read_text().splitlines()]
-    assert [int(r[0]) for r in rows] == list(range(0, 1000, 100))
+    seal = rows.pop()
+    assert seal[0] == "seal" and int(seal[1]) == 1000 and int(seal[2]) == path.stat().st_size
+    assert [int(r[0]) for r in rows] == list(range(0, 1001, 100))  # the seal is event 1000
     data = path.read_bytes()
     for _, off, t, _ in rows:
         assert data[int(off) - 1 : int(off)] == b"\n", "an index point starts a line"

@@ -85,7 +85,8 @@ def test_recordings_from_before_roles_still_replay_without_roles(tmp_path):
     sample = RECORDINGS / "demo-nccl-init.k3rec"
     assert set(roles_in(sample).values()) == {""}, "the committed samples predate roles"
     r = k3("replay", str(sample), "--headless")
-    assert r.returncode == 0 and r.stderr == "", r.stderr
+    # issue 16: a recording from before seals replays, its end reported as not proven (and nothing else)
+    assert r.returncode == 0 and all("not closed" in ln for ln in r.stderr.splitlines()), r.stderr
     hosts = [ln for ln in r.stdout.splitlines() if ln.startswith("host ")]
     assert hosts and not any(" · " in ln for ln in hosts)
     assert r.stdout.splitlines()[-1].startswith(f"result: stage={info_of(load_raw('nccl-init')).expected_stage} ")

@@ -27,6 +27,15 @@ def _record(path: Path) -> list[bytes]:
     return path.read_bytes().split(b"\n")[:-1]  # line 1 is the header
 
 
+def _interrupted(path: Path) -> None:
+    """What ``kill -9`` leaves: the recording without its closing seal (in the file and the .idx)."""
+    lines = path.read_bytes().split(b"\n")
+    assert b'"kind":"seal"' in lines[-2]
+    path.write_bytes(b"\n".join(lines[:-2]) + b"\n")
+    idx = Path(str(path) + ".idx")
+    idx.write_bytes(b"".join(ln + b"\n" for ln in idx.read_bytes().splitlines() if not ln.startswith(b"seal")))
+
+
 def _verify_cli(path: Path, capsys) -> tuple[int, str]:  # noqa: ANN001
     code = main(["verify", str(path)])
     out = capsys.readouterr()
@@ -67,13 +76,15 @@ def test_intact_file_exits_0(tmp_path, capsys):
     path = tmp_path / "ok.k3rec"
     _record(path)
     code, out = _verify_cli(path, capsys)
-    assert code == 0 and "intact" in out and f"{N_EVENTS + 1} lines" in out
+    assert code == 0 and "intact" in out and f"{N_EVENTS + 2} lines" in out  # header, events, seal
+    assert f"sealed after {N_EVENTS} events" in out and "not closed" not in out
 
 
 @pytest.mark.parametrize("cut", [2, 10, 40, 70])
 def test_truncated_last_line_is_truncated_not_tampered(tmp_path, capsys, cut):
     path = tmp_path / "cut.k3rec"
     _record(path)
+    _interrupted(path)
     data = path.read_bytes()
     path.write_bytes(data[: len(data) - cut])
     code, out = _verify_cli(path, capsys)
@@ -145,6 +156,7 @@ def test_an_interrupted_recording_is_not_called_cut(tmp_path, capsys):
     """kill -9 leaves the index behind the data, never ahead of it."""
     path = tmp_path / "ok.k3rec"
     _record(path)
+    _interrupted(path)
     data = path.read_bytes()
     path.write_bytes(data[: len(data) - 15])
     code, out = _verify_cli(path, capsys)

@@ -43,14 +43,40 @@ def run(args: argparse.Namespace) -> int:
         out.write(_header_line(rec) + "\n")
     kinds = set(args.kind)
     roles: dict[str, str] = {}
+    told = 0
     for e in rec.events():
+        told = _tell(rec, told)  # a broken chain is said where it breaks, not only at the end
         if isinstance(e, ev.HostConnected) and e.role:
             roles[e.host] = e.role
         if kinds and ev.kind_of(e) not in kinds:
             continue
         _write_event(out, e, args.raw, roles)
-    for p in rec.problems:
-        sys.stderr.write(f"k3tui: {neutralise(p.message)}\n")
+    _tell(rec, told)
+    return integrity_exit(rec)
+
+
+def _tell(rec: Recording, told: int) -> int:
+    """Print the problems met since the last call (stderr); returns how many are told."""
+    for p in rec.problems[told:]:
+        sys.stdout.flush()
+        sys.stderr.write(f"k3tui: {'WARNING: ' if p.tampered else ''}{neutralise(p.message)}\n")
+    return len(rec.problems)
+
+
+def integrity_exit(rec: Recording) -> int:
+    """After a full read: say on stderr what the chain proved, and exit 1 when it was tampered with.
+
+    An unsealed session (interrupted, still recording, or from before seals) plays, with a line
+    saying its end cannot be proven.
+    """
+    verdict = rec.integrity
+    if verdict is None:
+        return 0
+    if not verdict.ok:
+        sys.stderr.write(f"k3tui: WARNING: {neutralise(verdict.message)} — what follows that line is unproven\n")
+        return 1
+    if not verdict.sealed:
+        sys.stderr.write(f"k3tui: note: {neutralise(verdict.message)}\n")
     return 0
 
 

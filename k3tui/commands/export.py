@@ -9,6 +9,9 @@ every run, the session itself and an asciicast, with a SHA-256 manifest. The wor
 from __future__ import annotations
 
 import argparse
+import sys
+
+from ..textsafe import neutralise
 
 HELP = "export a session as a repro package (or just a .cast)"
 
@@ -25,12 +28,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..package import export_session, verify_package
 
-    out = export_session(args.session, args.output, cast_only=args.cast_only, force=args.force)
+    warnings: list[str] = []
+    out = export_session(args.session, args.output, cast_only=args.cast_only, force=args.force, warn=warnings.append)
+    for w in warnings:  # the session's own chain: a package of a tampered session must not look clean
+        tampered = "TAMPERED" in w
+        print(f"k3tui: {'WARNING' if tampered else 'note'}: {neutralise(w)}", file=sys.stderr)
+    bad = any("TAMPERED" in w for w in warnings)
     size = out.stat().st_size / 1024
     if args.cast_only:
         print(f"wrote {out} ({size:.1f} KiB asciicast v2): play it with `asciinema play {out}`")
-        return 0
+        return 1 if bad else 0
     ok, message = verify_package(out)
     print(f"wrote {out} ({size:.1f} KiB)")
-    print(message)
-    return 0 if ok else 1
+    print(neutralise(message))
+    return 0 if ok and not bad else 1

@@ -95,6 +95,10 @@ class ReplayScreen(SessionBase):
         self._timer = self.set_interval(TICK, self._tick, pause=True, name="playback")
         self.view.load(self.engine.state, [])
         self._update_timeline()
+        verdict = self.engine.integrity  # issue 16: a replay verifies the chain as it reads
+        if verdict is not None and not verdict.ok:
+            msg = f"{neutralise(verdict.message)} — what follows that line is unproven"
+            self.notify(msg, title="TAMPERED", severity="error", timeout=30, markup=False)
         if self.engine.problems:
             first = self.engine.problems[0].message
             self.notify(
