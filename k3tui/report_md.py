@@ -240,6 +240,17 @@ def _request_section(c: Collector) -> str:
 
 
 def _failure_section(c: Collector) -> str:
+    from .classify.hostfault import headline
+
+    hw = headline(c.state)  # issue 14: a host fault is the root / stops the ladder: say so first
+    body = _exception_section(c)
+    if not hw:
+        return body
+    body = body.replace("- what to try next at this layer:", "- only once the hardware is fixed, at this layer:")
+    return "\n".join(f"- **{md(x)}**" for x in hw) + "\n\n" + body
+
+
+def _exception_section(c: Collector) -> str:
     f = root_failure(c)
     if f is None:
         return "No root exception was found." + ("\n\n" + fenced(classified_lines(c)) if classified_lines(c) else "")

@@ -126,3 +126,56 @@ async def test_k3tui_check_over_ssh_exits_1_naming_the_xid_and_the_gpu() -> None
     (line,) = lines
     assert "FAIL" in line and "gb300-sim GPU 3: Xid 79 at " in line
     assert "GPU has fallen off the bus: drain the node, reset or replace the GPU" in line
+
+
+async def test_ladder_cli_with_a_reason_then_replay_and_report_name_the_root_and_the_consequence(tmp_path) -> None:
+    """`k3tui ladder --override-hardware REASON` over SSH, then `replay --headless` and REPORT.md (issue 14)."""
+    from k3tui.commands.replay import headless_lines
+    from k3tui.package import export_session
+    from k3tui.replay import Replay
+    from k3tui.sim import SimHost
+    from tests.test_export import members
+
+    rec = tmp_path / "s.k3rec"
+    async with SimHost(scenario="runtime-xid79") as sim:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "k3tui.cli", "ladder", sim.host_alias, "--ssh-config", sim.ssh_config_path,
+            "--override-hardware", "see the software symptom", "--record", str(rec),
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        out, _ = await asyncio.wait_for(proc.communicate(), 240)
+    text = out.decode()
+    assert proc.returncode == 1 and "stage=runtime" in text.splitlines()[-1], text[-2000:]
+    assert "decision: climb past a hardware stop — see the software symptom" in text
+    rp = Replay(rec)
+    rp.seek(rp.count)
+    lines = headless_lines(rp)
+    (root,) = [ln for ln in lines if ln.startswith("root: host fault ")]
+    assert "gb300-sim GPU 3: Xid 79 at " in root and "the first root exception is its consequence" in root
+    assert "next: drain gb300-sim and reset GPU 3 before any further step" in lines
+    report = members(export_session(rec))["REPORT.md"].decode()
+    assert "root: host fault gb300-sim GPU 3: Xid 79" in report
+    assert "only once the hardware is fixed, at this layer" in report and "torch.AcceleratorError" in report
+
+
+async def test_fleet_freeze_odd_node_table_names_the_tray_in_another_clique_and_the_root(tmp_path) -> None:
+    """The two-tray fleet freeze: the odd-node-out table has the fabric fields, the report names the root."""
+    from contextlib import AsyncExitStack
+
+    from k3tui.fleet.cli import report
+    from k3tui.fleet.compare import differences
+    from k3tui.fleet.freeze import freeze_fleet
+    from k3tui.fleet.inventory import load_inventory
+    from tests.test_multinode_sim import _start, write_inventory
+
+    async with AsyncExitStack() as stack:
+        sims = await _start(stack, "nvl72-clique-mismatch", 2)
+        inv = write_inventory(tmp_path / "inv.toml", "k3", sims, ["tray-a", "tray-b"], ["head", "worker"])
+        out = await freeze_fleet(load_inventory(inv).select("k3"))
+    found = {d.fact: d for d in differences(out.scenes, head=out.head)}
+    for fact in ("fabric.cluster_uuid", "fabric.clique_id"):
+        assert found[fact].values["tray-b"] != found[fact].values["tray-a"], found[fact]
+    assert "imex.service" not in found  # IMEX is up on both: no difference to show
+    text = "\n".join(report(out))
+    assert "fabric ClusterUUID" in text or "fabric.cluster_uuid" in text, text
+    assert "ROOT is a host fault: tray-b: fabric — its GPUs are in another NVLink domain" in text, text

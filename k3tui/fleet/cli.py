@@ -168,6 +168,11 @@ def report(out: FreezeOutcome) -> list[str]:
         lines.append("  none: no node's log shows a root exception")
         return lines
     lines.append(f"  node {v.node} at {clock(v.t)} UTC, stage {v.result.failed_stage}: {v.line[:240]}")
+    from ..classify.hostfault import root_for_scenes
+
+    root = root_for_scenes(out.scenes, v.t, {n.alias: n.clock_skew for n in out.nodes})
+    if root is not None:  # issue 14: the hardware is the root, the exception above its consequence
+        lines.append(f"  ROOT is a host fault: {root['summary']}; the exception above is its consequence")
     for nv in v.per_node:
         fe = nv.result.first_exception
         what = f"root at {clock(nv.t)}: {fe.line[:160]}" if fe else "no root exception of its own (consequences only)"

@@ -2,7 +2,8 @@
 
 Built on :func:`k3tui.scene.diff.node_facts` (driver, image digest, versions, libcuda,
 env — NCCL_* included —, GPU model/count) plus what only matters across nodes: how many
-NICs and which NVLink kinds ``nvidia-smi topo -m`` shows. The reference a node is
+NICs and which NVLink kinds ``nvidia-smi topo -m`` shows, and the NVLink domain (each GPU's
+fabric ClusterUUID / CliqueId / state, the IMEX daemon and domain, the container's channel). The reference a node is
 compared against is the majority's value; when there is no majority (two nodes that
 differ) it is the head node's, so the sentence reads the way an on-call engineer says
 it: "node b runs driver 575.57.08 while a runs 580.95.05".
@@ -34,6 +35,12 @@ LABELS = {
     "nics.count": "NIC count",
     "container.shm_size": "container shm size",
     "container.ipc_mode": "container IPC mode",
+    "fabric.cluster_uuid": "fabric ClusterUUID",
+    "fabric.clique_id": "fabric CliqueId",
+    "fabric.state": "fabric state",
+    "imex.service": "IMEX daemon",
+    "imex.domain_state": "IMEX domain",
+    "imex.container_channel": "IMEX channel in the container",
 }
 VERBS = {"driver.driver_version": "runs driver", "image.repo_digests": "runs image digest", "gpus.count": "has GPUs:"}
 
@@ -64,7 +71,26 @@ def fleet_facts(s: Scene) -> dict[str, Any]:
         facts[f"container.{key}"] = c.get(key)
     for k, v in _env_dict(c.get("env") or []).items():
         facts[f"container.env.{k}"] = v
+    facts.update(domain_facts(s))
     return facts
+
+
+def domain_facts(s: Scene) -> dict[str, Any]:
+    """The NVLink domain as this node sees it (issue 14): two trays of one deployment must agree."""
+    def per_gpu(key: str) -> str | None:
+        vals = sorted({str((g.fabric or {}).get(key)) for g in s.gpus if (g.fabric or {}).get(key) is not None})
+        return ",".join(vals) or None
+
+    imex = s.imex or {}
+    chan = (s.imex_channels or {}).get("container")
+    return {
+        "fabric.cluster_uuid": per_gpu("cluster_uuid"),
+        "fabric.clique_id": per_gpu("clique_id"),
+        "fabric.state": per_gpu("state"),
+        "imex.service": imex.get("service"),
+        "imex.domain_state": imex.get("domain_state"),
+        "imex.container_channel": None if chan is None else bool(chan.get("present")),
+    }
 
 
 CONTAINER_KEYS = ("shm_size", "ipc_mode", "network_mode", "runtime", "privileged")
