@@ -45,11 +45,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _is_package(path: Path) -> bool:
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(2) == b"\x1f\x8b"
-    except OSError:
-        return False
+    from .verify import _is_package as is_gzip  # stat first: opening a FIFO would block forever
+
+    return is_gzip(str(path))
 
 
 def _headless(path: Path) -> int:
@@ -66,10 +64,12 @@ def _headless(path: Path) -> int:
     out = sys.stdout
     for line in headless_lines(rp):
         out.write(neutralise(line.replace("\n", " ")) + "\n")
-    for p in rp.problems:
-        sys.stderr.write(f"k3tui: {neutralise(p.message)}\n")
     out.flush()
-    return 0
+    for p in rp.problems:
+        sys.stderr.write(f"k3tui: {'WARNING: ' if p.tampered else ''}{neutralise(p.message)}\n")
+    from .cat import integrity_exit
+
+    return integrity_exit(rp.recording)
 
 
 def headless_lines(rp: Any) -> list[str]:
