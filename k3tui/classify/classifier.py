@@ -356,7 +356,8 @@ class Classifier:
     def _close(self, trace: Trace) -> None:
         root = self._root
         if root is not None and not root.emitted and root.type == "NativeCrash" and not root.borrowed:
-            if trace.start > root.n and trace is not root.trace and not trace.quiet:
+            consequence = any(self._rules.consequence.search(x) for x in trace.lines[-3:])
+            if trace.start > root.n and trace is not root.trace and not trace.quiet and not consequence:
                 root.borrowed, root.borrowed_numbers = list(trace.lines), list(trace.numbers)
         if trace.mode == "tb" and not trace.quiet and self._fallback is None:
             self._fallback = self._truncated_root(trace)
