@@ -18,7 +18,8 @@ from k3tui.ladder.server import Outcome
 from k3tui.profile import load_profile
 from k3tui.sim import SimHost, scenarios
 
-SINGLE_HOST = [s for s in scenarios() if not s.name.startswith("nvl72")]
+SINGLE_HOST = [s for s in scenarios() if not s.name.startswith("nvl72") and not s.name.startswith("k8s-node")]
+# k8s-node-*: a Kubernetes node has no dockerd; its runs are pods through kubectl (tests/test_launch_kubernetes.py)
 
 
 async def _ladder(scenario: str, body, *, nodes: int = 1):

@@ -4,6 +4,7 @@ digest, the previous container's CRI log; the CLI's freeze and check; and the CR
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -77,6 +78,11 @@ def _assert_pod_scene(s, containerd, pod) -> None:  # noqa: ANN001
     assert s.first_exception is not None, s.log_source
     assert "fastsafetensors" in s.first_exception["line"] and s.first_exception["stage"] == "weights"
     assert s.log_source.startswith("previous container's CRI log") and s.log_source.endswith(f"{CTR}/0.log")
+    assert (
+        s.log_scan["format"] == "cri"
+        and s.log_scan["path"].endswith(f"{CTR}/0.log")
+        and len(s.log_scan["sha256"]) == 64
+    )
     assert SECRET not in json.dumps(s.to_dict())
 
 
@@ -138,6 +144,12 @@ def test_cli_freeze_and_check_a_pod_on_a_node_without_dockerd(sshd, containerd, 
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "NAMESPACE/NAME" in bad.stderr
 
 
+def _tail(path: Path) -> bytes:
+    with path.open("rb") as fh:
+        fh.seek(max(0, path.stat().st_size - 300))
+        return fh.read()
+
+
 def _k3tui(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "k3tui.cli", *args], capture_output=True, text=True, timeout=180)
 
@@ -186,3 +198,26 @@ async def test_the_simulated_kubernetes_node_freezes_through_containerd(simhost_
     verdicts = {v.check: v for v in check_baseline(s, load_profile("kimi-k3"))}
     assert verdicts["injected-env"].verdict == "FAIL" and "/usr/local/cuda/compat" in verdicts["injected-env"].evidence
     assert "hf_SimulatedSecretTokenDoNotLeak" not in json.dumps(s.to_dict())
+
+
+async def test_a_root_hours_before_a_flood_is_found_in_the_whole_cri_log(sshd, containerd, shared: Path) -> None:
+    """The root, then 7 MiB of later lines: past the 4 MiB tail, found by the scan on the node (issue 15's find_root)."""
+    from k3tui.remote.ssh import connect
+
+    log = shared / "corpus" / "vllm-cpu" / "10d-fail-load-format-fastsafetensors.log"
+    flood = 'i=0; while [ $i -lt 90000 ]; do echo "INFO 12-01 22:00:00 [metrics.py:88] Avg prompt throughput: 0.0 tokens/s, $i"; i=$((i+1)); done'
+    cid = containerd.run_pod_container(
+        "vllm", "flood-0", "vllm", "u-flood", ["sh", "-c", f"cat /srv/server.log; {flood}; exec sleep 3600", "vllm", "serve"],
+        mounts={str(log): "/srv/server.log"},
+    )  # fmt: skip
+    path = Path(containerd.log_root) / "vllm_flood-0_u-flood" / "vllm" / "0.log"
+    for _ in range(600):
+        if path.exists() and path.stat().st_size > 7 * 1024 * 1024 and b", 89999\n" in _tail(path):
+            break
+        await asyncio.sleep(0.1)
+    async with connect(sshd.target, **sshd.connect_kwargs()) as host:
+        pick = _pick(containerd, pod="vllm/flood-0")
+        s = await get("containerd", pick).freeze(host, pick)
+    assert s.container["id"] == cid and path.stat().st_size > 4 * 1024 * 1024
+    assert s.first_exception is not None and "fastsafetensors" in s.first_exception["line"], s.notes
+    assert s.log_scan["format"] == "cri" and s.log_scan["bytes_read"] < s.log_scan["size"]

@@ -57,6 +57,12 @@ class Pick:
     """A Slurm job id (``--job``): the serving job (:mod:`k3tui.launch.slurm`)."""
     slurm_conf: str | None = None
     """``SLURM_CONF`` for the Slurm clients on the target (None: their default, ``/etc/slurm/slurm.conf``)."""
+    node_target: str = "{node}"
+    """How to reach each node of a Slurm job over SSH: a target where ``{node}`` is the Slurm node name
+    and ``{addr}`` its ``NodeAddr`` (default: the node name, as your ssh config knows it)."""
+    connect: Any = None
+    """``await connect(target)`` → another host (a node of the job); set by the CLI from its SSH options
+    (None: only the target is frozen)."""
 
     def pod_ref(self) -> tuple[str, str] | None:
         """(namespace, name) of ``--pod`` (UsageError when it is not ``NAMESPACE/NAME``)."""

@@ -173,18 +173,24 @@ class ContainerdLauncher:
         from ..scene.freeze import freeze
 
         found = await self.find(host, pick)
-        source, text = first_log(found.logs, found.log_paths)
+        scanned = await scan_cri(host, found)
+        source, text = first_log(found.logs, found.log_paths) if scanned is None else (scanned[0], None)
+
+        def add(scene: Any) -> None:
+            overlay(scene, self.name, found, source)
+            with_scan(scene, scanned)
+
         return await freeze(
             host,
             pid=pick.pid,
-            serving=(found.pid, (found.container or {}).get("id")),
+            serving=(found.pid, found.container["id"]) if found.container else None,
             log_text=text,
             emit=emit,
             reason=reason,
             docker_socket=None,
             pick_container=False,
             launcher_probes=found.probes,
-            overlay=lambda scene: overlay(scene, self.name, found, source),
+            overlay=add,
         )
 
     def plan(self, config: Any, run_id: str) -> list[str]:
@@ -378,6 +384,40 @@ def first_log(logs: dict[str, str], paths: dict[str, str]) -> tuple[str, str | N
     if "current" in logs:
         return f"CRI log {paths['current']}", logs["current"]
     return "", None
+
+
+async def scan_cri(host: Any, found: Found) -> tuple[str, Any, dict[str, Any]] | None:
+    """The first root from the WHOLE CRI log, scanned on the node (:func:`k3tui.remote.prefilter.find_root`).
+
+    The previous container's log first (a crash loop's root is there), else the current one;
+    None when there is none to scan or it cannot be read there (the tail read by :meth:`find` is used then).
+    """
+    if getattr(host, "simulated", False):
+        return None  # the simulated host serves its scenario's log through the tail
+    from ..scene.logscan import LogTarget, scan_server_log
+
+    for which in ("previous", "current"):
+        path = found.log_paths.get(which)
+        if not path:
+            continue
+        source = f"{'previous container' if which == 'previous' else 'container'}'s CRI log {path}"
+        got = await scan_server_log(host, LogTarget(path, "cri", source))
+        if isinstance(got, str):
+            found.notes.append(f"{got}; the first exception comes from the END of the CRI log only")
+            return None
+        if got[0].first_exception is not None or which == "current":
+            return source, got[0], got[1]
+    return None
+
+
+def with_scan(scene: Any, scanned: tuple[str, Any, dict[str, Any]] | None) -> None:
+    """Put a whole-log scan's root into the scene (before its redaction)."""
+    if scanned is None:
+        return
+    from ..scene.freeze import exception_dict
+
+    scene.log_source, scene.log_scan = scanned[0], scanned[2]
+    scene.first_exception = exception_dict(scanned[1])
 
 
 def env_origins(env: dict[str, str], image_env: list[str], runtime_env: list[str], other: str) -> dict[str, str]:

@@ -39,7 +39,7 @@ from ..errors import HostError, UsageError
 from ..remote.base import RunHandle, RunResult
 from . import manifest as M
 from .base import Pick
-from .containerd import ContainerdLauncher, Found, first_log
+from .containerd import ContainerdLauncher, Found, first_log, scan_cri, with_scan
 from .containerd import overlay as node_overlay
 
 NOTABLE_EVENTS = ("OOMKilled", "BackOff", "CrashLoopBackOff", "FailedScheduling", "Unhealthy", "Failed", "Evicted")
@@ -210,6 +210,11 @@ class KubernetesLauncher:
             found.notes.append("containerd on this host does not run the pod's container: facts from the API only")
         self.frozen = facts.pod
         source, text = self._log_choice(facts, found)
+        scanned = await scan_cri(host, found) if not source.startswith("previous container's log (kubectl") else None
+        if scanned is not None and (scanned[1].first_exception is not None or text is None):
+            source, text = scanned[0], None
+        else:
+            scanned = None
         return await freeze(
             host,
             pid=pick.pid,
@@ -220,7 +225,7 @@ class KubernetesLauncher:
             docker_socket=None,
             pick_container=False,
             launcher_probes={**found.probes, **facts.probes},
-            overlay=lambda scene: self._overlay(scene, facts, found, source),
+            overlay=lambda scene: (self._overlay(scene, facts, found, source), with_scan(scene, scanned)),
         )
 
     def _log_choice(self, facts: PodFacts, found: Found) -> tuple[str, str | None]:

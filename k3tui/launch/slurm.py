@@ -34,6 +34,7 @@ states. A multi-node job is one run: one ``sbatch``, one output, one ``scancel``
 from __future__ import annotations
 
 import asyncio
+import re
 import shlex
 import time
 from collections.abc import AsyncIterator
@@ -59,6 +60,8 @@ LOOP_ATTEMPTS = 2
 """Failed attempts of one job name (or restarts of one job) from which a requeue loop is reported."""
 HISTORY_DAYS = 7
 GONE_TIMEOUT_S = 60.0
+NODE_CONCURRENCY = 16
+"""Nodes of one job frozen at once."""
 NODE_WAIT_S = 300.0
 """How long ``forward`` waits for a submitted run to get its batch host."""
 SERVER_PATTERN = "vllm"
@@ -87,6 +90,8 @@ class JobFacts:
     history_source: str = ""
     probes: dict[str, RunResult] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    nodes: list[dict[str, Any]] = field(default_factory=list)
+    """One row per other node of the job, frozen over SSH (:meth:`SlurmLauncher._other_nodes`)."""
 
 
 class SlurmLauncher:
@@ -161,11 +166,13 @@ class SlurmLauncher:
             out.notes.append(f"batch script of job {jid} not readable: {_why(script)}")
         return out
 
-    async def _steps(self, host: Any, out: JobFacts, jid: str) -> None:
-        r = await self._run(host, out.probes, "slurm_listpids", self.cmd(f"scontrol listpids {shlex.quote(jid)}"))
+    async def _steps(self, host: Any, out: JobFacts, jid: str, node: str | None = None) -> None:
+        """The job's processes on ``host`` (``scontrol listpids``, for ``node`` when named), the serving one, its env."""
+        on = f" {shlex.quote(node)}" if node else ""
+        r = await self._run(host, out.probes, "slurm_listpids", self.cmd(f"scontrol listpids {shlex.quote(jid)}{on}"))
         out.steps = S.parse_listpids(r.stdout) if r.ok else []
         if not out.steps:
-            where = out.job.get("BatchHost") or out.job.get("NodeList") or "?"
+            where = node or out.job.get("BatchHost") or out.job.get("NodeList") or "?"
             out.notes.append(
                 f"no process of job {jid} on this host (scontrol listpids: {_why(r) if not r.ok else 'none'}): "
                 f"the step's env and process probes need TARGET = the job's node ({where})"
@@ -187,6 +194,67 @@ class SlurmLauncher:
             out.env = environ_map(r.stdout)
         else:
             out.notes.append(f"environment of job {jid}'s pid {out.pid} not readable: {_why(r)}")
+
+    async def _other_nodes(self, host: Any, facts: JobFacts, emit: Any, reason: str) -> list[dict[str, Any]]:
+        """Every node of the job the target is not: reached over SSH (``--node-target``), frozen there, one row each."""
+        nodes = S.expand_hostlist(facts.job.get("NodeList"))
+        if not nodes or self.pick.connect is None:
+            return []
+        addrs, hostnames = await self._addrs(host, nodes)
+        here = (facts.env or {}).get("SLURMD_NODENAME") or await self._which_node(host, hostnames)
+        nodes = [n for n in nodes if n != here]
+        bound = asyncio.Semaphore(NODE_CONCURRENCY)
+
+        async def one(node: str) -> dict[str, Any]:
+            async with bound:
+                return await self._freeze_node(node, addrs.get(node) or node, facts, emit, reason)
+
+        return list(await asyncio.gather(*(one(n) for n in nodes)))
+
+    async def _addrs(self, host: Any, nodes: list[str]) -> tuple[dict[str, str], dict[str, str]]:
+        """``NodeAddr`` and ``NodeHostName`` of each node."""
+        r = await self._run(host, {}, "slurm_nodes", self.cmd(f"scontrol show node {shlex.quote(','.join(nodes))}"))
+        addrs: dict[str, str] = {}
+        names: dict[str, str] = {}
+        for rec in r.stdout.split("\n\n") if r.ok else []:
+            got = dict(kv for line in rec.splitlines() for kv in S.parse_kv_line(line.strip()))
+            if got.get("NodeName"):
+                addrs[got["NodeName"]] = got.get("NodeAddr") or got["NodeName"]
+                names[got["NodeName"]] = got.get("NodeHostName") or got["NodeName"]
+        return addrs, names
+
+    async def _which_node(self, host: Any, hostnames: dict[str, str]) -> str | None:
+        """The job node the target is, by host name (None when none or several match: then every node is visited)."""
+        r = await self._run(host, {}, "hostname", "hostname; hostname -s")
+        mine = set(r.stdout.split()) if r.ok else set()
+        hits = [n for n, h in hostnames.items() if h in mine or h.split(".")[0] in mine]
+        return hits[0] if len(hits) == 1 else None
+
+    async def _freeze_node(self, node: str, addr: str, facts: JobFacts, emit: Any, reason: str) -> dict[str, Any]:
+        from ..scene.freeze import freeze
+
+        target = self.pick.node_target.replace("{node}", node).replace("{addr}", addr)
+        row: dict[str, Any] = {"node": node, "target": target}
+        try:
+            h = await self.pick.connect(target)
+        except Exception as exc:  # noqa: BLE001 - an unreachable node is a row, not a failed freeze
+            return {**row, "error": f"not reached over SSH ({target}): {exc}"}
+        try:
+            mine = JobFacts(job=facts.job)
+            await self._steps(h, mine, str(facts.job.get("JobId")), node)
+
+            def tag(scene: Any) -> None:
+                scene.launcher = self.name
+                scene.job = {"id": facts.job.get("JobId"), "name": facts.job.get("JobName"), "node": node, "role": "node"}
+                scene.notes.extend(mine.notes)
+
+            scene = await freeze(
+                h, pid=mine.pid, emit=emit, reason=reason, docker_socket=None, pick_container=False,
+                launcher_probes=mine.probes, overlay=tag,
+            )  # fmt: skip
+        finally:
+            await h.close()
+        return {**row, **node_row(scene, mine)}
 
     async def _node(self, host: Any, out: JobFacts) -> None:
         batch = S.null(out.job.get("BatchHost"))
@@ -266,9 +334,12 @@ class SlurmLauncher:
 
         if not pick.job:
             raise UsageError("--runtime slurm needs --job JOBID (the serving job)")
+        if not re.fullmatch(r"\d+(?:_\d+|\+\d+)?", pick.job):
+            raise UsageError(f"--job {pick.job!r}: expected a Slurm job id (1234, an array task 1234_7, a het component 1234+1)")
         self.pick = pick
         facts = await self.job_facts(host, pick.job)
         self.frozen = facts
+        facts.nodes = await self._other_nodes(host, facts, emit, reason)
         stdout = S.null(facts.job.get("StdOut"))
         return await freeze(
             host,
@@ -540,6 +611,17 @@ def requeue_findings(job: dict[str, Any], history: list[dict[str, Any]]) -> list
     return out
 
 
+def node_row(scene: Any, facts: JobFacts) -> dict[str, Any]:
+    """What the job's scene keeps of another node's scene (the whole one is its own ``SceneFrozen``)."""
+    env = facts.env or {}
+    return {
+        "alias": scene.alias, "driver": scene.host.driver_version, "gpus": len(scene.gpus),
+        "serving_pid": facts.pid, "slurmd_nodename": env.get("SLURMD_NODENAME"),
+        "cuda_visible_devices": env.get("CUDA_VISIBLE_DEVICES"), "libcuda": (scene.libcuda or {}).get("path"),
+        "xids": len(scene.xids), "host_faults": len(scene.host_faults), "notes": list(scene.notes),
+    }  # fmt: skip
+
+
 def job_summary(facts: JobFacts) -> dict[str, Any]:
     """The scene's ``job`` (see :mod:`k3tui.scene.model`)."""
     j = facts.job
@@ -561,7 +643,7 @@ def job_summary(facts: JobFacts) -> dict[str, Any]:
         "env_source": f"/proc/{facts.pid}/environ" if facts.env is not None else None,
         "container": S.container_flags(facts.script or "", directives) if facts.script else None,
         "output": {"stdout": S.null(j.get("StdOut")), "stderr": S.null(j.get("StdErr"))},
-        "steps": facts.steps, "serving_pid": facts.pid,
+        "steps": facts.steps, "serving_pid": facts.pid, "node_scenes": facts.nodes,
         "history": facts.history, "history_source": facts.history_source,
         "findings": requeue_findings(j, facts.history),
     }  # fmt: skip

@@ -72,7 +72,8 @@ async def freeze(
         overlay: adds a launcher's own facts to the assembled scene, before redaction and
             before ``SceneFrozen`` is emitted.
         serving: (main pid, container id) of a container another launcher found: the serving
-            process is its vLLM server (by cgroup), else its main pid.
+            process is its vLLM server (by cgroup), else its main pid; ``(None, None)``: the
+            container is not on this host, so no local process is taken for it.
     """
     t0 = time.monotonic()
     results: dict[str, RunResult] = {}
@@ -87,7 +88,8 @@ async def freeze(
     picked_note = ""
     if not container and pick_container:
         container, picked_note = _pick_container(results)
-    pid = pid or (None if container else _pick_pid(results, *(serving or (None, None))))
+    if serving != (None, None):  # (None, None): the launcher's container is not on this host, no process to pick
+        pid = pid or (None if container else _pick_pid(results, *(serving or (None, None))))
     try:
         await _target_phase(host, api, container, pid, results)
     finally:
