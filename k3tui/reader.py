@@ -457,7 +457,10 @@ class ChainCheck:
         nl = " (last line lacks its newline)" if self.no_newline else ""
         if self.seal_line is not None:
             return VerifyResult(
-                True, n, f"{path}: intact, {n} lines{nl}, chain verified, sealed after {self.events} events", sealed=True
+                True,
+                n,
+                f"{path}: intact, {n} lines{nl}, chain verified, sealed after {self.events} events",
+                sealed=True,
             )
         open_end = "not closed: the end cannot be proven (no seal; lines may have been cut from the end)"
         if self.truncated:

@@ -167,3 +167,57 @@ async def test_host_that_stays_down_gives_up_with_one_line(sshd_factory):
     finally:
         await host.close()
         server.start()  # leave it as the factory expects
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n",
+        b"220 mail.example.com ESMTP ready\r\n",
+        b"\x15\x03\x01\x00\x02\x02\x32",  # a TLS alert
+        b"+OK POP3 ready\r\n",
+    ],
+)
+async def test_a_peer_that_is_not_ssh_is_named_at_once(tmp_path, answer):
+    """Issue 16: a web server on the SSH port read as "no answer" after the whole timeout."""
+    import asyncio
+    import time
+
+    async def serve(reader, writer):  # a real TCP server: answers whatever it is sent, keeps the connection
+        try:
+            await reader.read(100)
+            writer.write(answer)
+            await writer.drain()
+            await asyncio.sleep(30)
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    t0 = time.monotonic()
+    try:
+        with pytest.raises(HostUnreachable) as err:
+            await connect(f"nobody@127.0.0.1:{port}", known_hosts=str(tmp_path / "kh"), connect_timeout=20)
+    finally:
+        server.close()
+    assert "not an SSH server (got " in str(err.value) and time.monotonic() - t0 < 5, str(err.value)
+    assert answer[:4].decode("ascii", "replace").strip()[:3] in str(err.value) or answer[0] < 32
+
+
+async def test_an_ssh_server_with_text_before_its_version_is_not_refused():
+    """RFC 4253 lets a server print lines before ``SSH-``: the probe reads on to the version."""
+    import asyncio
+
+    from k3tui.remote.ssh import not_ssh
+
+    async def serve(reader, writer):
+        writer.write(b"Welcome to gb300-01\r\nAuthorised use only\r\nSSH-2.0-OpenSSH_9.6\r\n")
+        await writer.drain()
+        await asyncio.sleep(5)
+        writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    try:
+        assert await not_ssh("127.0.0.1", server.sockets[0].getsockname()[1], 3) is None
+    finally:
+        server.close()

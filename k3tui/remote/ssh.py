@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import socket
 import tempfile
 import time
@@ -258,7 +259,7 @@ class SshHost(BaseHost):
     async def _connect_once(self) -> None:
         self._offered = self._accepted = None
         try:
-            conn = await asyncssh.connect(self.resolved.target.host, **self._options())
+            conn = await self._connect_checked()
         except asyncssh.HostKeyNotVerifiable as exc:
             raise self._host_key_error() from exc
         except asyncssh.PermissionDenied as exc:
@@ -295,6 +296,30 @@ class SshHost(BaseHost):
         self.fingerprint = fingerprint(key) if key else ""
         if self._accepted:
             self._record_accepted_key(*self._accepted)
+
+    async def _connect_checked(self) -> Any:
+        """asyncssh's connect, beside a probe that says at once when the peer is not an SSH server.
+
+        asyncssh takes what a web server answers (``HTTP/1.1 400``) for lines before a version and
+        waits for one until the timeout: the operator read "no answer" after the whole timeout.
+        No probe behind a ProxyJump (the address may not be reachable directly).
+        """
+        task = asyncio.ensure_future(asyncssh.connect(self.resolved.target.host, **self._options()))
+        if self.resolved.proxy_jump:
+            return await task
+        probe = asyncio.ensure_future(not_ssh(self.resolved.hostname, self.resolved.port, self.connect_timeout))
+        try:
+            done, _ = await asyncio.wait({task, probe}, return_when=asyncio.FIRST_COMPLETED)
+            if task not in done or task.exception() is not None:
+                got = await asyncio.wait_for(asyncio.shield(probe), 1.0 if task in done else None)
+                if got is not None:
+                    task.cancel()
+                    raise HostUnreachable(f"{self._where}: not an SSH server (got {got!r})")
+            return await task
+        except TimeoutError:
+            return await task  # the probe learnt nothing in time: asyncssh's own answer stands
+        finally:
+            probe.cancel()
 
     def _host_key_error(self) -> HostError:
         got = fingerprint(self._offered[1]) if self._offered else "an unverifiable key"
@@ -512,6 +537,43 @@ class _Connecting:
 
     async def __aexit__(self, *exc: object) -> None:
         await self._host.close()
+
+
+_NOT_SSH_AT_ONCE = re.compile(rb"HTTP/|[0-9]{3}[ -]|[+*<{\[]|.*[\x00-\x08\x0e-\x1f\x7f]")
+"""First lines no SSH server sends before its version: a web, mail or FTP server, TLS, binary."""
+
+
+async def not_ssh(host: str, port: int, timeout: float) -> str | None:
+    """What a peer that is not an SSH server answered (its first line), or None: an SSH server,
+    or nothing learnt (refused, silent). RFC 4253 allows text lines before ``SSH-``: only a line
+    no SSH server would send decides at once; otherwise up to five lines and the end are read."""
+    try:
+        reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout)
+    except (OSError, TimeoutError):
+        return None
+    try:
+        writer.write(b"SSH-2.0-k3tui_probe\r\n")
+        buf = b""
+        while len(buf) < 4096:
+            data = await asyncio.wait_for(reader.read(256), timeout)
+            if not data:  # the peer closed without a version
+                return _shown(buf) if buf else None
+            buf += data
+            lines = buf.split(b"\n")
+            if any(ln.startswith(b"SSH-") for ln in lines):
+                return None
+            if any(_NOT_SSH_AT_ONCE.match(ln) for ln in lines if ln) or len(lines) > 5:
+                return _shown(buf)
+        return _shown(buf)
+    except (OSError, TimeoutError, ValueError):
+        return None
+    finally:
+        writer.close()
+
+
+def _shown(data: bytes) -> str:
+    """The first line of what the peer sent, short and printable."""
+    return data.split(b"\n", 1)[0][:80].decode("ascii", "replace").strip()
 
 
 def connect(
