@@ -388,6 +388,8 @@ class Run:
                 self.note("wait", marker=marker, seen=ok)
                 if not ok:
                     return False
+                if marker == READY and not self._healthy():
+                    return False
             elif op == "sleep":
                 time.sleep(params[0])
             elif op == "request":
@@ -404,6 +406,17 @@ class Run:
             elif op == "wait_exit":
                 self._wait_exit(params[0])
         return True
+
+    def _healthy(self, seconds: float = 30.0) -> bool:
+        """uvicorn listens just after 'Application startup complete.': wait for /health 200 before requests."""
+        end = time.monotonic() + seconds
+        while time.monotonic() < end and self.proc.poll() is None:
+            if _request(self.port, "health", timeout=5)["status"] == 200:
+                self.note("health 200")
+                return True
+            time.sleep(0.3)
+        self.note("no health 200", seconds=seconds)
+        return False
 
     def _signal(self, title: str, sig: int) -> None:
         pids = [self.proc.pid] if title == "main" else _find(self.proc.pid, title)
