@@ -95,6 +95,8 @@ async def test_without_containerd_the_manifest_and_status_speak(sshd, cluster) -
         s.env["LD_LIBRARY_PATH"].startswith("/usr/local/cuda/compat/lib")
         and s.env_origin["LD_LIBRARY_PATH"] == "manifest"
     )
+    assert any(n.startswith("the pod runs on node gb300-tray-07, not on") for n in s.notes), s.notes
+    assert s.process is None, "no local vLLM process is taken for a pod that runs elsewhere"
     assert s.env["HF_TOKEN"] == MASK  # a secretKeyRef: never its value, and the name is a secret name
     assert missing.pod is None and missing.host.kernel
     assert any("pod vllm/gone-pod not read through kubectl" in n and "NotFound" in n for n in missing.notes), (
@@ -116,6 +118,15 @@ def test_cli_freeze_check_and_a_ladder_run_pod_through_kubectl(
     assert scene["container"]["repo_digests"][0].endswith(containerd.image_digest)
     assert scene["env"]["LD_LIBRARY_PATH"].startswith("/usr/local/cuda/compat/lib")
     assert "fastsafetensors" in scene["first_exception"]["line"]
+    assert (
+        f"launcher  kubernetes: pod {NS}/{POD} uid {UID} on gb300-tray-07, owner Deployment vllm-server, restarts 4"
+        in r.stdout
+    )
+    api_only = _k3tui("freeze", *common[:-4], "--containerd-socket", "/nonexistent/c.sock")
+    assert (
+        api_only.returncode == 0
+        and "image vllm/vllm-openai:kimi-k3 (docker.io/vllm/vllm-openai@sha256:4f6c" in api_only.stdout
+    ), api_only.stdout[-2000:] + api_only.stderr
     chk = _k3tui("check", *common)
     line = next(ln for ln in chk.stdout.splitlines() if "injected-env" in ln)
     assert chk.returncode == 1 and line.split()[0] == "FAIL" and "/usr/local/cuda/compat/lib" in line

@@ -220,7 +220,8 @@ _NO_RUNS = (
 
 def parse_infos(text: str) -> list[dict[str, Any]]:
     """The JSON objects ``ctr containers info`` printed one after another."""
-    out, dec, i = [], json.JSONDecoder(), 0
+    out: list[dict[str, Any]] = []
+    dec, i = json.JSONDecoder(), 0
     while True:
         while i < len(text) and text[i].isspace():
             i += 1

@@ -141,7 +141,7 @@ class KubernetesLauncher:
             out.notes.append(f"pod {ns}/{name} has no container {self.container!r}")
             return out
         self.container = c["name"]
-        status = next(
+        status: dict[str, Any] = next(
             (s for s in (pod.get("status") or {}).get("containerStatuses") or [] if s.get("name") == c["name"]), {}
         )
         owner, events = await asyncio.gather(self._owner(host, out, ns, pod), self._events(host, out, ns, name))
@@ -225,7 +225,7 @@ class KubernetesLauncher:
             docker_socket=None,
             pick_container=False,
             launcher_probes={**found.probes, **facts.probes},
-            overlay=lambda scene: (self._overlay(scene, facts, found, source), with_scan(scene, scanned)),
+            overlay=lambda scene: self._overlay(scene, facts, found, source, scanned),
         )
 
     def _log_choice(self, facts: PodFacts, found: Found) -> tuple[str, str | None]:
@@ -240,12 +240,19 @@ class KubernetesLauncher:
             return node_source, node_text
         return "container log (kubectl logs)", facts.logs["current"]
 
-    def _overlay(self, scene: Any, facts: PodFacts, found: Found, source: str) -> None:
+    def _overlay(self, scene: Any, facts: PodFacts, found: Found, source: str, scanned: Any = None) -> None:
         node_overlay(scene, self.name, found, source)
+        with_scan(scene, scanned)
         scene.notes.extend(facts.notes)
         if facts.facts is None:
             return
         scene.pod = {**(scene.pod or {}), **facts.facts}
+        node, here = facts.facts.get("node"), scene.host.hostname
+        if found.container is None and node and here and node.split(".")[0] != here.split(".")[0]:
+            scene.notes.append(
+                f"the pod runs on node {node}, not on {here}: the host facts here are {here}'s (freeze the node itself "
+                "for its driver, GPUs and the OCI spec's env)"
+            )
         if scene.container is None:
             scene.container = manifest_container(facts.facts)
             if (scene.process or {}).get("env") is None:

@@ -69,16 +69,34 @@ def _gpu_lines(s: Scene) -> list[str]:
 
 def _container_lines(s: Scene) -> list[str]:
     c = s.container
+    out = _pod_lines(s)
     if c is None:
-        return ["container none"]
+        return [*out, "container none"]
     digest = ", ".join(c.get("repo_digests") or []) or "no repo digest (built or imported locally)"
-    out = [
-        f"container {c.get('name')} {c.get('id', '')[:12]} image {c.get('image')} ({digest})",
+    out += [
+        f"container {c.get('name')} {(c.get('id') or '')[:12]} image {c.get('image')} ({digest})",
         f"  command {' '.join(c.get('command') or [])[:200]}",
     ]
     if s.container_gpus is not None:
         out.append(f"  sees {len(s.container_gpus)} GPU(s): {', '.join(g['uuid'] for g in s.container_gpus)}")
     return out
+
+
+def _pod_lines(s: Scene) -> list[str]:
+    """The launcher and, for a Kubernetes pod, its identity, owner, restarts and notable events (issue 18)."""
+    p = s.pod
+    if not p:
+        return [f"launcher  {s.launcher}"] if s.launcher and s.launcher != "docker" else []
+    owner = p.get("owner") or {}
+    restarts = p.get("restarts")
+    last = (p.get("last_termination") or {}).get("reason")
+    return [
+        f"launcher  {s.launcher}: pod {p.get('namespace')}/{p.get('name')} uid {p.get('uid')}"
+        + (f" on {p['node']}" if p.get("node") else "")
+        + (f", owner {owner.get('kind')} {owner.get('name')}" if owner else "")
+        + (f", restarts {restarts}" if restarts is not None else "")
+        + (f" (last: {last})" if last else "")
+    ]
 
 
 def log_scan_line(scan: dict) -> str:
