@@ -185,6 +185,8 @@ def _docker_capture(shared: Path, name: str = "vllm-k3") -> dict:
         "docker_image_inspect": json.dumps(image),
         "docker_logs": (shared / "corpus" / "vllm-cpu" / "10c-fail-model-path-missing.log").read_text(),
         "container_smi_list": cap["smi_list"]["stdout"],
+        # what ls printed on the real H200 (tests/data/h200-r580-health-probes): no IMEX channel there
+        "container_imex_channels": "ls: cannot access '/dev/nvidia-caps-imex-channels': No such file or directory\n",
         "container_env": f"PATH=/usr/bin\nCUDA_VERSION=13.0.2\nHF_TOKEN={SECRET}\nLD_LIBRARY_PATH=/opt/planted/lib:/usr/local/nvidia/lib64\n",
         "container_ldconfig": cap["host_ldconfig"]["stdout"],
         "container_ld_so_conf": "==> /etc/ld.so.conf.d/00-cuda-compat.conf <==\n/usr/local/cuda/compat\n",

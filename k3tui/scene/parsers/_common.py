@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import re
+import xml.etree.ElementTree as ET
 
 from ...errors import K3Error
 
@@ -49,3 +51,19 @@ def as_int(value: str | int | None) -> int | None:
     """``"3"`` → 3; None / N/A / not a number → None."""
     f = as_float(value)
     return int(f) if f is not None else None
+
+
+@functools.lru_cache(maxsize=8)
+def smi_xml_root(text: str) -> ET.Element:
+    """The root of an ``nvidia-smi -q -x`` report, parsed once per text (the GPU list and the
+    health sections both read it; parsing 27 KB per GPU twice was most of a freeze's own cost).
+    Callers only read the tree."""
+    body = strip_transcript(text)
+    start = body.find("<nvidia_smi_log")
+    if start < 0:
+        raise ParseError("not nvidia-smi XML: no <nvidia_smi_log> element")
+    body = re.sub(r"<!DOCTYPE[^>]*>", "", body[body.rfind("<?xml", 0, start) if "<?xml" in body[:start] else start :])
+    try:
+        return ET.fromstring(body)
+    except ET.ParseError as exc:
+        raise ParseError(f"nvidia-smi XML is malformed: {exc}") from None

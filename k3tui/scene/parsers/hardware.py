@@ -28,7 +28,7 @@ import time
 import xml.etree.ElementTree as ET
 from typing import Any
 
-from ._common import ParseError, as_int, na, strip_transcript
+from ._common import ParseError, as_int, na, smi_xml_root, strip_transcript
 
 # --- kernel log: Xid and SXid ---------------------------------------------------------------
 
@@ -148,15 +148,7 @@ def _num(v: str | None) -> float | None:
 
 def health_from_smi_xml(text: str) -> list[dict[str, Any]]:
     """Per GPU (in XML order): ECC, retired pages, row remapping, fabric, clocks events, PCIe link."""
-    body = strip_transcript(text)
-    start = body.find("<nvidia_smi_log")
-    if start < 0:
-        raise ParseError("not nvidia-smi XML: no <nvidia_smi_log> element")
-    try:
-        root = ET.fromstring(re.sub(r"<!DOCTYPE[^>]*>", "", body[start:]))
-    except ET.ParseError as exc:
-        raise ParseError(f"nvidia-smi XML is malformed: {exc}") from None
-    return [_gpu_health(g) for g in root.findall("gpu")]
+    return [_gpu_health(g) for g in smi_xml_root(text).findall("gpu")]
 
 
 def _gpu_health(g: ET.Element) -> dict[str, Any]:

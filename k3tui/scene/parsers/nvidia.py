@@ -14,22 +14,14 @@ import re
 import xml.etree.ElementTree as ET
 from typing import Any
 
-from ._common import ParseError, as_float, as_int, na, strip_transcript
+from ._common import ParseError, as_float, as_int, na, smi_xml_root, strip_transcript
 
 # --- nvidia-smi -q -x ----------------------------------------------------------------
 
 
 def parse_smi_xml(text: str) -> dict[str, Any]:
     """``nvidia-smi -q -x`` → driver, CUDA driver version and one dict per GPU (with processes)."""
-    body = strip_transcript(text)
-    start = body.find("<nvidia_smi_log")
-    if start < 0:
-        raise ParseError("not nvidia-smi XML: no <nvidia_smi_log> element")
-    body = re.sub(r"<!DOCTYPE[^>]*>", "", body[body.rfind("<?xml", 0, start) if "<?xml" in body[:start] else start :])
-    try:
-        root = ET.fromstring(body)
-    except ET.ParseError as exc:
-        raise ParseError(f"nvidia-smi XML is malformed: {exc}") from None
+    root = smi_xml_root(text)
     gpus = [_xml_gpu(i, g) for i, g in enumerate(root.findall("gpu"))]
     return {
         "driver_version": na(root.findtext("driver_version")),
