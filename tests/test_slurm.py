@@ -72,7 +72,7 @@ def _script(slurm, log: Path, *, hold: float = 0, code: int = 1, name: str = "ki
 
 def _submit(slurm, script: str) -> str:
     env_opt = f"--export=ALL,LD_LIBRARY_PATH={INJECTED}"
-    return slurm.sbatch(script, env_opt, f"--chdir={slurm.jobs}")
+    return slurm.sbatch(script, env_opt, f"--chdir={slurm.jobs}", f"--nodelist={slurm.node}")
 
 
 def _wait_output(slurm, job_id: str, needle: str, timeout: float = 60.0) -> str:
@@ -176,8 +176,10 @@ def test_a_requeue_loop_is_a_finding(sshd, slurm, tmp_path: Path) -> None:
 def test_diff_of_two_jobs_shows_the_script_line_and_the_env_key(sshd, slurm, tmp_path: Path) -> None:
     log = SHARED_CORPUS / "vllm-cpu" / FAILED_LOGS[0]["file"]
     script = _script(slurm, log, hold=300, name="diff-me")
-    a = slurm.sbatch(script, "--export=ALL,SITE_KNOB=one", f"--chdir={slurm.jobs}")
-    b = slurm.sbatch(script.replace("--max-model-len 4096", "--max-model-len 2048"), "--export=ALL,SITE_KNOB=two", f"--chdir={slurm.jobs}")
+    a = slurm.sbatch(script, "--export=ALL,SITE_KNOB=one", f"--chdir={slurm.jobs}", "-w", "n1")
+    b = slurm.sbatch(
+        script.replace("--max-model-len 4096", "--max-model-len 2048"), "--export=ALL,SITE_KNOB=two", f"--chdir={slurm.jobs}", "-w", "n1"
+    )
     try:
         for j in (a, b):
             slurm.wait_state(j, "RUNNING")
@@ -195,6 +197,19 @@ def test_diff_of_two_jobs_shows_the_script_line_and_the_env_key(sshd, slurm, tmp
     assert "MORE THAN ONE VARIABLE CHANGED" in r.stdout and "script" in out[-1] and "SITE_KNOB" in out[-1], r.stdout
     same = _k3tui("diff", str(tmp_path / "a.json"), str(tmp_path / "a.json"))
     assert "-srun" not in same.stdout and "MORE THAN ONE" not in same.stdout
+
+
+async def _follow_and_drop(launcher, host, run, log: Path, sshd) -> None:  # noqa: ANN001
+    """Follow the run's output; drop the SSH link after 5 lines; every line must still come once, in order."""
+    lines, dropped = [], False
+    async for line in launcher.follow(host, run):
+        lines.append(line)
+        if len(lines) == 5 and not dropped:
+            dropped = bool(sshd.kill_sessions())
+        if len(lines) == len(log.read_text(errors="replace").splitlines()) + 1:
+            break
+    assert dropped and lines[0].startswith("standin argv: serve /models/kimi-k3") and "--max-model-len 2048" in lines[0]
+    assert lines[1:] == log.read_text(errors="replace").splitlines()
 
 
 async def test_a_ladder_run_is_submitted_followed_through_a_drop_and_cancelled(sshd, slurm) -> None:
@@ -221,21 +236,16 @@ async def test_a_ladder_run_is_submitted_followed_through_a_drop_and_cancelled(s
             "+srun vllm serve /models/kimi-k3 --port 18123 --max-model-len 2048 \\",
         ]), plan
         run = await launcher.start(host, cfg, "r1-test")
+        try:
+            await _follow_and_drop(launcher, host, run, log, sshd)
+        finally:
+            status = await launcher.stop(host, run)
         assert run.job_id != frozen_id and slurm.job(run.job_id)["JobName"] == "ladder-me"
-        lines, dropped = [], False
-        async for line in launcher.follow(host, run):
-            lines.append(line)
-            if len(lines) == 5 and not dropped:
-                dropped = bool(sshd.kill_sessions())  # a dropped link mid-follow: resumed by byte offset
-            if len(lines) == len(log.read_text(errors="replace").splitlines()) + 1:
-                break
-        assert dropped and lines[0].startswith("standin argv: serve /models/kimi-k3") and "--max-model-len 2048" in lines[0]
-        assert lines[1:] == log.read_text(errors="replace").splitlines()  # every line once, in order
-        status = await launcher.stop(host, run)
     info = slurm.job(run.job_id)
     assert info["JobState"] == "CANCELLED", info
-    assert run.job_id in slurm.client("squeue", "-h", "-t", "all", "-o", "%i %T") and status is not None
-    assert f"JobId={run.job_id} " in slurm.jobcomp.read_text() and "JobState=CANCELLED" in slurm.jobcomp.read_text()
+    assert f"{run.job_id} CANCELLED" in slurm.client("squeue", "-h", "-t", "all", "-o", "%i %T").splitlines()
+    assert status is not None
+    assert any(ln.startswith(f"JobId={run.job_id} ") and "JobState=CANCELLED" in ln for ln in slurm.jobcomp.read_text().splitlines())
 
 
 def test_cli_ladder_submits_the_one_change_and_cancels_the_job_on_stop(sshd, slurm, tmp_path: Path) -> None:
@@ -265,6 +275,37 @@ def test_cli_ladder_submits_the_one_change_and_cancels_the_job_on_stop(sshd, slu
     assert f"-srun vllm serve /models/kimi-k3 --port {port} --served-model-name moonshotai/Kimi-K3 --max-model-len 4096 \\" in r.stdout
     assert f"+srun vllm serve /models/kimi-k3 --port {port} --served-model-name moonshotai/Kimi-K3 --max-model-len 2048 \\" in r.stdout
     assert "result: rung=minimal verdict=PASS" in r.stdout and SECRET not in r.stdout
+
+
+def test_a_two_node_job_is_frozen_on_every_node_over_ssh(sshd, slurm, tmp_path: Path) -> None:
+    """The target is one node; the other is reached over SSH (``--node-target``) and frozen there, its own step and GPUs."""
+    log = SHARED_CORPUS / "vllm-cpu" / FAILED_LOGS[0]["file"]
+    script = _script(slurm, log, hold=300, name="two-nodes").replace("#SBATCH --gres", "#SBATCH --nodes=2\n#SBATCH --gres")
+    job_id = slurm.sbatch(script, f"--chdir={slurm.jobs}")
+    try:
+        slurm.wait_state(job_id, "RUNNING")
+        deadline = time.monotonic() + 60
+        while _wait_output(slurm, job_id, "standin argv").count("standin argv") < 2 and time.monotonic() < deadline:
+            time.sleep(0.3)
+        out = tmp_path / "scene.json"
+        r = _k3tui("freeze", *_common(sshd, slurm), "--job", job_id, "--json", str(out),
+                   "--node-target", f"{sshd.user}@127.0.0.1:{sshd.port}", "--record", str(tmp_path / "s.k3rec"))  # fmt: skip
+        assert r.returncode == 0, r.stdout + r.stderr
+        scene = json.loads(out.read_text())
+    finally:
+        slurm.client("scancel", job_id)
+    job = scene["job"]
+    assert job["nodes"] == ["n1", "n2"] and job["env"]["SLURMD_NODENAME"] == "n1"
+    bound = {g["node"]: g["gres"][0]["idx"] for g in job["gres"]["per_node"]}
+    assert sorted(bound) == ["n1", "n2"] and all(len(v) == 2 for v in bound.values()), bound
+    assert job["env"]["CUDA_VISIBLE_DEVICES"] == ",".join(map(str, bound["n1"]))
+    (other,) = job["node_scenes"]
+    assert other["node"] == "n2" and "error" not in other, other
+    assert other["slurmd_nodename"] == "n2" and other["cuda_visible_devices"] == ",".join(map(str, bound["n2"]))
+    assert other["serving_pid"] not in (None, job["serving_pid"])
+    frozen = [ln for ln in (tmp_path / "s.k3rec").read_text().splitlines() if '"kind":"scene_frozen"' in ln]
+    assert len(frozen) == 2, len(frozen)  # the node's own scene is recorded too
+    assert SECRET not in (tmp_path / "s.k3rec").read_text()
 
 
 def test_a_job_that_does_not_exist_is_one_line(sshd, slurm) -> None:

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import secrets
 import shlex
 import time
 from collections.abc import AsyncIterator
@@ -444,7 +445,8 @@ class SlurmLauncher:
         job = await self.show_job(host, job_id, probes)
         output = S.null(job.get("StdOut")) or ""
         run = SlurmRun(run_id, "", command=f"slurm job {job_id}", job_id=job_id, output=output)
-        run.follower = await host.start_detached(self._follower(job_id, output), run_id=f"{run_id}-job{job_id}")
+        follower_id = f"{run_id}-job{job_id}-{secrets.token_hex(3)}"  # job ids repeat across clusters and resets
+        run.follower = await host.start_detached(self._follower(job_id, output), run_id=follower_id)
         run.run_dir = run.follower.run_dir
         return run
 

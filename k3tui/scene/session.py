@@ -133,9 +133,29 @@ def pick_from_args(args: argparse.Namespace) -> Pick:
         kubeconfig=getattr(args, "kubeconfig", None),
         job=getattr(args, "job", None),
         slurm_conf=getattr(args, "slurm_conf", None),
+        node_target=getattr(args, "node_target", None) or "{node}",
+        connect=_connector(args) if getattr(args, "job", None) else None,
     )
     pick.pod_ref()  # a malformed --pod is a usage error before any host is touched
     return pick
+
+
+def _connector(args: argparse.Namespace) -> Any:
+    """Opens another host with the command's SSH options (a Slurm job's other nodes, :mod:`k3tui.launch.slurm`)."""
+
+    async def connect_one(target: str) -> Any:
+        from ..remote.ssh import connect
+
+        return await connect(
+            target,
+            identity=args.identity,
+            known_hosts=args.known_hosts,
+            accept_new_host_key=args.accept_new_host_key,
+            ssh_config=args.ssh_config,
+            connect_timeout=args.connect_timeout,
+        )
+
+    return connect_one
 
 
 async def freeze_launched(host: Any, pick: Pick, emit: Emit | None, reason: str = "operator") -> Scene:
@@ -178,3 +198,9 @@ def add_launcher_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--kubeconfig", metavar="PATH", help="kubeconfig file on the target (default: kubectl's own)")
     p.add_argument("--job", metavar="JOBID", help="the serving Slurm job (TARGET: a login node or the job's node)")
     p.add_argument("--slurm-conf", metavar="PATH", help="SLURM_CONF for the Slurm clients on the target (default: theirs)")
+    p.add_argument(
+        "--node-target",
+        metavar="TEMPLATE",
+        help="how to reach each node of the --job over SSH: {node} = Slurm node name, {addr} = its NodeAddr "
+        "(default '{node}', as your ssh config knows it)",
+    )

@@ -2,8 +2,9 @@
 
 Fixture:
 
-- ``slurm`` → :class:`SlurmCluster` (session-scoped): one controller on 127.0.0.1 and one
-  compute node ``n1`` (``NodeAddr=127.0.0.2``) with four fake H200 GPUs, torn down at the end.
+- ``slurm`` → :class:`SlurmCluster` (session-scoped): one controller on 127.0.0.1 and two
+  compute nodes ``n1``/``n2`` (``NodeAddr=127.0.0.2``/``.3``, a slurmd each on this machine) with
+  four fake H200 GPUs each, torn down at the end.
 
 Everything lives under one temp dir: a generated munge key (its own ``munged`` with its own
 socket, pid, log and seed files), a generated ``slurm.conf`` and ``gres.conf``, the
@@ -48,6 +49,8 @@ from . import unavailable
 
 SLURMCTLD, SLURMD, MUNGED = "/usr/sbin/slurmctld", "/usr/sbin/slurmd", "/usr/sbin/munged"
 NODE, NODE_ADDR, GPUS = "n1", "127.0.0.2", 4
+NODES = ("n1", "n2")
+"""Two slurmd on this one machine (own port, spool and pid file each, ``NodeAddr`` 127.0.0.2 and .3)."""
 
 _CONF = """\
 ClusterName=k3test
@@ -84,8 +87,9 @@ InactiveLimit=0
 MailProg=/bin/true
 SlurmctldDebug=info
 SlurmdDebug=info
-NodeName={node} NodeAddr={addr} NodeHostname={hostname} CPUs=8 RealMemory=4000 Gres=gpu:h200:{gpus} State=UNKNOWN
-PartitionName=gpu Nodes={node} Default=YES MaxTime=INFINITE State=UP
+NodeName=n1 NodeAddr=127.0.0.2 NodeHostname={hostname} Port={port1} CPUs=8 RealMemory=4000 Gres=gpu:h200:{gpus} State=UNKNOWN
+NodeName=n2 NodeAddr=127.0.0.3 NodeHostname={hostname} Port={port2} CPUs=8 RealMemory=4000 Gres=gpu:h200:{gpus} State=UNKNOWN
+PartitionName=gpu Nodes=n[1-2] Default=YES MaxTime=INFINITE State=UP
 """
 
 
@@ -158,8 +162,9 @@ class SlurmCluster:
         self._munged()
         self._daemon("slurmctld", [SLURMCTLD, "-D", "-f", str(self.conf)])
         self._wait(lambda: self._answers("scontrol", "ping"), "slurmctld does not answer scontrol ping")
-        self._daemon("slurmd", [SLURMD, "-D", "-N", self.node, "-f", str(self.conf)])
-        self._wait(self._node_idle, f"node {self.node} never became idle")
+        for n in NODES:
+            self._daemon(f"slurmd-{n}", [SLURMD, "-D", "-N", n, "-f", str(self.conf)])
+        self._wait(self._node_idle, f"nodes {', '.join(NODES)} never became idle")
 
     def _layout(self) -> None:
         d = self.dir
@@ -169,7 +174,7 @@ class SlurmCluster:
         (d / "run").mkdir(mode=0o755)
         self.jobs.mkdir(mode=0o777)
         self.jobs.chmod(0o1777)
-        for i in range(GPUS):
+        for i in range(GPUS * len(NODES)):
             os.mknod(d / "dev" / f"nvidia{i}", 0o666 | 0o020000, os.makedev(1, 3))
         from .sshd import free_port  # at call time: importing a sibling plugin early stops pytest rewriting it
 
@@ -178,10 +183,12 @@ class SlurmCluster:
         key.chmod(0o400)
         conf = _CONF.format(
             d=d, ctl_host=socket.gethostname().split(".")[0], ctl_port=free_port(), d_port=free_port(),
-            node=self.node, addr=self.node_addr, hostname=socket.gethostname(), gpus=GPUS,
+            hostname=socket.gethostname(), gpus=GPUS, port1=free_port(), port2=free_port(),
         )  # fmt: skip
         self.conf.write_text(conf)
-        (d / "gres.conf").write_text(f"NodeName={self.node} Name=gpu Type=h200 File={d}/dev/nvidia[0-{GPUS - 1}]\n")
+        (d / "gres.conf").write_text(
+            "".join(f"NodeName={n} Name=gpu Type=h200 File={d}/dev/nvidia[{i * GPUS}-{i * GPUS + GPUS - 1}]\n" for i, n in enumerate(NODES))
+        )
 
     def _munged(self) -> None:
         m = self.dir / "munge"
@@ -208,8 +215,8 @@ class SlurmCluster:
     def _node_idle(self) -> bool:
         if not self._answers("scontrol", "ping"):
             return False
-        out = subprocess.run(["sinfo", "-h", "-n", self.node, "-o", "%t"], env=self.env(), capture_output=True, text=True)
-        return out.stdout.strip() == "idle"
+        out = subprocess.run(["sinfo", "-h", "-N", "-o", "%t"], env=self.env(), capture_output=True, text=True)
+        return out.stdout.split() == ["idle"] * len(NODES)
 
     @staticmethod
     def _wait(ready: object, what: str, timeout: float = 60.0) -> None:
@@ -223,7 +230,7 @@ class SlurmCluster:
         if "slurmctld" in self.procs:
             subprocess.run(["scancel", "--full", "-u", self.user], env=self.env(), capture_output=True, timeout=30)
             time.sleep(1.0)
-        for name in ("slurmd", "slurmctld"):
+        for name in (*(f"slurmd-{n}" for n in NODES), "slurmctld"):
             p = self.procs.pop(name, None)
             if p is not None and p.poll() is None:
                 p.send_signal(signal.SIGTERM)
