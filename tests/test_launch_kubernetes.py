@@ -221,3 +221,29 @@ def test_reordered_named_lists_are_no_change(env_order, volume_order) -> None:  
     b["spec"]["containers"][0]["env"] = [env[i] for i in env_order]
     b["spec"]["volumes"] = [vols[i] for i in volume_order]
     assert M.diff(M.applied(a), M.applied(b)) == []
+
+
+async def test_a_leaderworkerset_pod_is_frozen_with_its_group(sshd, kubeapi, shared: Path) -> None:
+    """Multi-node: the leader pod of a LeaderWorkerSet group, its owner chain and every member's tray."""
+    from k3tui.remote.ssh import connect
+
+    prev = (shared / "corpus" / "vllm-cpu" / "10d-fail-load-format-fastsafetensors.log").read_text()
+    kubeapi.add_scenario("vllm-lws", previous_log=prev)
+    d = tempfile.mkdtemp(prefix="k3-kube-", dir="/tmp")
+    os.chmod(d, 0o755)
+    kc = kubeapi.kubeconfig(Path(d) / "config")
+    async with connect(sshd.target, **sshd.connect_kwargs()) as host:
+        pick = Pick(pod="vllm/vllm-0", kubeconfig=str(kc), containerd_socket="/nonexistent/c.sock")
+        s = await get("kubernetes", pick).freeze(host, pick)
+    p = s.pod
+    assert [(o["kind"], o["name"]) for o in p["owner_chain"]] == [("StatefulSet", "vllm"), ("LeaderWorkerSet", "vllm")]
+    g = p["group"]
+    assert (g["kind"], g["name"], g["size"]) == ("LeaderWorkerSet", "vllm", "2")
+    assert [(m["name"], m["node"], m["worker_index"]) for m in g["members"]] == [
+        ("vllm-0", "gb300-tray-07", "0"),
+        ("vllm-0-1", "gb300-tray-08", "1"),
+    ]
+    assert any(
+        n.startswith("group member vllm-0 on gb300-tray-07: Running, restarts 4, CrashLoopBackOff") for n in s.notes
+    )
+    assert "fastsafetensors" in s.first_exception["line"]

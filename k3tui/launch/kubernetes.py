@@ -5,6 +5,8 @@ its ReplicaSet, StatefulSet, LeaderWorkerSet …), the node it was scheduled to,
 resource claims (a ComputeDomain's IMEX channel), its events (OOMKilled, BackOff,
 FailedScheduling, Unhealthy), the restart count, and **the previous container's log** —
 for a crash-looping pod the first root exception is there, not in the container running now.
+A pod of a LeaderWorkerSet (one pod per tray) is frozen with its group: every member's node,
+phase and restarts (``scene.pod["group"]``), so a worker that died on the other tray shows.
 When the target is the pod's node and containerd answers there, the node's facts come too
 (:mod:`k3tui.launch.containerd`: the OCI runtime spec with the env as injected, the task's
 pid for the ``/proc`` probes).
@@ -44,6 +46,7 @@ from .containerd import overlay as node_overlay
 
 NOTABLE_EVENTS = ("OOMKilled", "BackOff", "CrashLoopBackOff", "FailedScheduling", "Unhealthy", "Failed", "Evicted")
 LOG_TAIL_LINES = 5000
+LWS_NAME, LWS_GROUP, LWS_WORKER = (f"leaderworkerset.sigs.k8s.io/{k}" for k in ("name", "group-index", "worker-index"))
 GONE_TIMEOUT_S = 60.0
 _PLURAL = {"ReplicaSet": "replicasets", "Deployment": "deployments", "StatefulSet": "statefulsets",
            "LeaderWorkerSet": "leaderworkersets", "DaemonSet": "daemonsets", "Job": "jobs"}  # fmt: skip
@@ -153,7 +156,27 @@ class KubernetesLauncher:
             if text is not None:
                 out.logs[which] = text
         out.facts = pod_summary(pod, c, status, owner, events)
+        out.facts["group"] = await self._group(host, out, ns, pod)
         return out
+
+    async def _group(self, host: Any, out: PodFacts, ns: str, pod: dict[str, Any]) -> dict[str, Any] | None:
+        """A LeaderWorkerSet's group (leader and workers, one pod per tray): each member's node, phase, restarts."""
+        labels = (pod.get("metadata") or {}).get("labels") or {}
+        name, index = labels.get(LWS_NAME), labels.get(LWS_GROUP)
+        if not name or index is None:
+            return None
+        sel = urllib.parse.quote(f"{LWS_NAME}={name},{LWS_GROUP}={index}", safe="")
+        got = await self.get(host, out.probes, "kube_group", f"/api/v1/namespaces/{_q(ns)}/pods?labelSelector={sel}")
+        members = [member_row(p) for p in (got or {}).get("items") or []] if isinstance(got, dict) else []
+        members.sort(key=lambda m: int(m["worker_index"]) if str(m["worker_index"]).isdigit() else 0)
+        size = ((pod.get("metadata") or {}).get("annotations") or {}).get("leaderworkerset.sigs.k8s.io/size")
+        for m in members:
+            if m["phase"] != "Running" or m["restarts"] or m["waiting"]:
+                out.notes.append(
+                    f"group member {m['name']} on {m['node']}: {m['phase']}, restarts {m['restarts']}"
+                    + (f", {m['waiting']}" if m["waiting"] else "")
+                )
+        return {"kind": "LeaderWorkerSet", "name": name, "index": index, "size": size, "members": members}
 
     async def _log(self, host: Any, out: PodFacts, name: str, path: str) -> str | None:
         r = await self._run(host, out.probes, name, self.kubectl(f"get --raw {shlex.quote(path)}"), 30.0)
@@ -423,6 +446,20 @@ def _short(v: Any) -> str:
 def _why(r: RunResult) -> str:
     last = ((r.stderr or r.stdout).strip().splitlines() or [""])[-1]
     return r.error or (f"exit {r.status}: {last[:300]}" if last else f"exit {r.status}")
+
+
+def member_row(p: dict[str, Any]) -> dict[str, Any]:
+    """One pod of a group: name, its tray, leader or worker, phase, restarts, why it waits."""
+    meta, st = p.get("metadata") or {}, p.get("status") or {}
+    cs = (st.get("containerStatuses") or [{}])[0]
+    return {
+        "name": meta.get("name"),
+        "node": (p.get("spec") or {}).get("nodeName"),
+        "worker_index": (meta.get("labels") or {}).get(LWS_WORKER, ""),
+        "phase": st.get("phase"),
+        "restarts": cs.get("restartCount", 0),
+        "waiting": ((cs.get("state") or {}).get("waiting") or {}).get("reason"),
+    }
 
 
 def event_row(e: dict[str, Any]) -> dict[str, Any]:

@@ -10,7 +10,7 @@ It answers the REST calls k3tui's kubectl commands make (``kubectl get --raw`` /
 README there: shaped as the API server returns them, after the public vLLM Kubernetes
 examples) and real vLLM logs from ``../shared/corpus``:
 
-- ``GET /api/v1/namespaces/NS/pods/NAME`` (and ``/log?container=&previous=&follow=&timestamps=&sinceTime=&tailLines=``),
+- ``GET /api/v1/namespaces/NS/pods?labelSelector=k=v,…`` (a PodList), ``GET /api/v1/namespaces/NS/pods/NAME`` (and ``/log?container=&previous=&follow=&timestamps=&sinceTime=&tailLines=``),
   ``GET …/events?fieldSelector=involvedObject.name=NAME``, ``GET /apis/GROUP/VERSION/namespaces/NS/KINDS/NAME``;
 - ``POST /api/v1/namespaces/NS/pods``: the pod is stored (uid, ``Running``, ``podIP``) and —
   standing in for the kubelet — its log is ``run_log`` played line by line (``line_delay`` s);
@@ -86,8 +86,11 @@ class KubeApi:
         objs = load_objects(name)
         if rename is not None:
             objs["pod"]["metadata"]["name"], objs["pod"]["metadata"]["uid"] = rename
-        for key in ("deployment", "replicaset", "pod"):
-            self.add(objs[key])
+        for key, obj in objs.items():
+            if key not in ("events", "workers"):
+                self.add(obj)
+        for obj in objs.get("workers", []):
+            self.add(obj)
         pod = objs["pod"]
         ns, pname = pod["metadata"]["namespace"], pod["metadata"]["name"]
         self.events[(ns, pname)] = [
@@ -171,9 +174,20 @@ class KubeApi:
             items = self.events.get((parts[3], name), [])
             return self._send(h, 200, {"kind": "EventList", "apiVersion": "v1", "items": items})
         obj = self.objects.get(url.path)
+        if obj is None and url.path.endswith("/pods"):
+            return self._send(h, 200, {"kind": "PodList", "apiVersion": "v1", "items": self._select(url.path, q)})
         if obj is None:
             return self._not_found(h, url.path)
         return self._send(h, 200, obj)
+
+    def _select(self, path: str, q: dict[str, str]) -> list[dict[str, Any]]:
+        """The pods under ``path`` whose labels match every ``k=v`` of ``labelSelector``."""
+        want = dict(t.split("=", 1) for t in q.get("labelSelector", "").split(",") if "=" in t)
+        return [
+            o for p, o in self.objects.items()
+            if p.startswith(path + "/") and p.count("/") == path.count("/") + 1
+            and all((o["metadata"].get("labels") or {}).get(k) == v for k, v in want.items())
+        ]  # fmt: skip
 
     def _post(self, h: BaseHTTPRequestHandler) -> None:
         url = urllib.parse.urlsplit(h.path)
