@@ -22,7 +22,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from textual import work
+from textual import events, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
@@ -33,6 +33,8 @@ from k3tui.errors import K3Error
 from k3tui.replay import Replay
 from k3tui.textsafe import neutralise
 
+from .common import key_guard
+from .common.prompt_dialog import PromptDialog
 from .home.home_screen import HomeScreen
 from .replay.replay_screen import ReplayScreen
 from .session.session_screen import SessionScreen
@@ -105,6 +107,37 @@ class K3App(App):
             )
             return
         self.push_screen(SessionScreen(driver_factory=partial(self.session_factory, target), from_home=True))
+
+    # --- keys typed ahead -----------------------------------------------------------------
+
+    async def _on_key(self, event: events.Key) -> None:
+        """Keys typed ahead: into a text dialog just opened, never as commands after a yes/no.
+
+        Fast typing arrives as a burst: ``n`` opens the note dialog, but ``h`` and ``i`` were
+        already on their way to the screen below and come back here unhandled. The dialog
+        (or the search box that ``/`` just opened) takes them instead of losing them."""
+        # Textual runs App._on_key (the bindings) after this one unless the default is prevented
+        if key_guard.swallow(self, event):  # the rest of a word typed into a yes/no dialog just answered
+            event.prevent_default()
+        elif event.is_printable and event.character and self.type_ahead(event.character):
+            event.prevent_default()
+            event.stop()
+
+    def type_ahead(self, char: str) -> bool:
+        """Hand ``char`` to a text dialog just opened (not answered yet), else to the screen's waiting box."""
+        dialog = self.prompt
+        if dialog is not None and not dialog.answered and dialog in self.screen_stack:
+            return dialog.type_ahead(char)
+        take = getattr(self.screen, "type_ahead", None)
+        return bool(take is not None and take(char))
+
+    prompt: PromptDialog | None = None
+    """The text dialog pushed last: keys typed in the same burst as the key that opened it go there."""
+
+    def push_screen(self, screen, *args, **kwargs):  # type: ignore[no-untyped-def, override]  # noqa: ANN001, ANN002, ANN003, ANN201
+        if isinstance(screen, PromptDialog):
+            self.prompt = screen
+        return super().push_screen(screen, *args, **kwargs)
 
     # --- every action in the command palette --------------------------------------------------
 

@@ -21,6 +21,17 @@ GAP = 0.3
 def arm(app: App) -> None:
     """Start swallowing the rest of a burst of typing (called when a letter answered a dialog)."""
     app._k3_guard_until = time.monotonic() + GAP  # type: ignore[attr-defined]
+    app._k3_guard_pending = True  # type: ignore[attr-defined]
+
+
+def resumed(app: App) -> None:
+    """The screen below a dialog answered by a letter is back: the guard counts from now.
+
+    Closing the dialog takes its time on a loaded machine; the rest of the word waits in
+    the queue meanwhile and must still find the guard up."""
+    if getattr(app, "_k3_guard_pending", False):
+        app._k3_guard_pending = False  # type: ignore[attr-defined]
+        app._k3_guard_until = time.monotonic() + GAP  # type: ignore[attr-defined]
 
 
 def swallow(app: App, event: events.Key) -> bool:

@@ -35,8 +35,13 @@ class PromptDialog(ModalScreen[str | None]):
         if event.is_printable and event.character and not isinstance(self.focused, Input):
             event.stop()
             event.prevent_default()
-            self._early.append(event.character)
-            self._take_early()
+            self.type_ahead(event.character)
+
+    def type_ahead(self, char: str) -> bool:
+        """Keep a character typed before the input had focus (the app hands over the ones that went astray)."""
+        self._early.append(char)
+        self._take_early()
+        return True
 
     def _take_early(self) -> None:
         if not self._early:
@@ -58,9 +63,17 @@ class PromptDialog(ModalScreen[str | None]):
             yield Input(value=self.value, placeholder=self.placeholder, id="dialog-input")
             yield Label("Enter to confirm · Esc to cancel", classes="dialog-hint")
 
+    answered = False
+    """Dismissed already (a second Enter must not dismiss the screen below)."""
+
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        self.dismiss(event.value.strip() or None)
+        self._answer(event.value.strip() or None)
 
     def action_cancel(self) -> None:
-        self.dismiss(None)
+        self._answer(None)
+
+    def _answer(self, value: str | None) -> None:
+        if not self.answered:
+            self.answered = True
+            self.dismiss(value)

@@ -66,17 +66,30 @@ class SessionBase(Screen):
     def on_mount(self) -> None:
         self.view.log_view.focus()
 
+    def on_screen_resume(self) -> None:
+        key_guard.resumed(self.app)
+
     def on_key(self, event: events.Key) -> None:
         if key_guard.swallow(self.app, event):  # the tail of a word typed into a yes/no dialog
             return
-        box = self.query_one("#search", Input)
-        if box.display and not box.has_focus and event.is_printable and event.character:
-            # typed right after / while the box was still being shown: the query, not commands
+        # a key typed in the burst that opened a text dialog: into the dialog (or the search box)
+        take = getattr(self.app, "type_ahead", self.type_ahead)
+        if event.is_printable and event.character and take(event.character):
             event.stop()
             event.prevent_default()
-            box.value += event.character
-            box.cursor_position = len(box.value)
-            box.focus()
+
+    def type_ahead(self, char: str) -> bool:
+        """A character typed right after ``/`` while the box was still being shown: the query, not a command."""
+        try:
+            box = self.query_one("#search", Input)
+        except NoMatches:
+            return False
+        if not box.display or box.has_focus:
+            return False
+        box.value += char
+        box.cursor_position = len(box.value)
+        box.focus()
+        return True
 
     @property
     def active_bindings(self) -> dict[str, ActiveBinding]:

@@ -9,7 +9,10 @@ from k3tui.state import SessionState
 from k3tui.textsafe import neutralise
 
 from ..common.panel import Panel
-from ..viewmodel import host_label, session_hosts
+from ..viewmodel import host_label, message_start, session_hosts
+
+WIDE = 110
+"""Columns from which the collapsed banner has room for the scene line too."""
 
 
 def advice_for(stage: str, state: SessionState) -> str:
@@ -31,9 +34,9 @@ def advice_for(stage: str, state: SessionState) -> str:
 class FreezeBanner(Panel):
     """Stage, root exception, what to try next at that layer, and what was frozen — never clipped.
 
-    Collapsed (the default) it shows the root line, its stage and the next step in full and
-    the scene in one line; ``b`` expands it with what the failed layer means and where the
-    root was found (run, process, node, log line). The CSS caps the collapsed height; the
+    Collapsed (the default) it shows the root exception's message, its stage and the next
+    step in full (and the scene, where there are columns for it); ``b`` expands it with the
+    line as logged, what the failed layer means, the scene and the run. The CSS caps the collapsed height; the
     expanded one may take most of the screen.
     """
 
@@ -70,13 +73,16 @@ class FreezeBanner(Panel):
         if hw is not None and hw["kind"] == "root":
             t.append(f"root: {neutralise(hw['summary'])}\n", style="bold red")
             t.append("consequence: ", style="bold")
-        t.append(neutralise(e.line.strip()), style="bold red")
+        line = neutralise(e.line.strip())
+        # collapsed, the message only (the process is in the first line); expanded, the line as logged
+        t.append(line if self.expanded else line[message_start(line) :], style="bold red")
         t.append("\nnext: ", style="bold")
         t.append(neutralise(nxt))
         if self.expanded and meaning:
             t.append("\nwhy: ", style="bold")
             t.append(neutralise(meaning))
-        self._scene_line(t, state, e, multi)
+        if self.expanded or self.app.size.width >= WIDE:  # at 80 columns the scene waits for b
+            self._scene_line(t, state, e, multi)
         if self.expanded:
             t.append(
                 f"\nrun {neutralise(e.run)} · first root exception of the session; x jumps to it in the log",
