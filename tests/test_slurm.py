@@ -308,6 +308,27 @@ def test_a_two_node_job_is_frozen_on_every_node_over_ssh(sshd, slurm, tmp_path: 
     assert SECRET not in (tmp_path / "s.k3rec").read_text()
 
 
+def test_cli_check_and_summary_of_a_job_with_an_injected_compat_path(sshd, slurm) -> None:
+    """``check --job``: the baseline runs on the job's step (its env as injected); ``freeze`` prints the job."""
+    log = SHARED_CORPUS / "vllm-cpu" / FAILED_LOGS[0]["file"]
+    compat = "/usr/local/cuda/compat/lib"
+    job_id = slurm.sbatch(
+        _script(slurm, log, hold=300, name="check-me"), f"--export=ALL,LD_LIBRARY_PATH={compat}", f"--chdir={slurm.jobs}", "-w", "n1"
+    )
+    try:
+        slurm.wait_state(job_id, "RUNNING")
+        _wait_output(slurm, job_id, "standin argv")
+        chk = _k3tui("check", *_common(sshd, slurm), "--job", job_id)
+        frz = _k3tui("freeze", *_common(sshd, slurm), "--job", job_id)
+    finally:
+        slurm.client("scancel", job_id)
+    line = next(ln for ln in chk.stdout.splitlines() if "injected-env" in ln)
+    assert chk.returncode == 1 and line.split()[0] == "FAIL" and f"LD_LIBRARY_PATH adds {compat}" in line, chk.stdout
+    assert f"launcher  slurm: job {job_id} (check-me) RUNNING on n1" in frz.stdout, frz.stdout
+    assert "  gres    n1: gpu:h200:2 IDX [" in frz.stdout and "  script  10 lines as submitted" in frz.stdout
+    assert SECRET not in chk.stdout + frz.stdout
+
+
 def test_a_job_that_does_not_exist_is_one_line(sshd, slurm) -> None:
     r = _k3tui("freeze", *_common(sshd, slurm), "--job", "987654")
     assert r.returncode != 0 and r.stderr.count("\n") == 1, r.stderr

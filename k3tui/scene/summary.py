@@ -85,6 +85,8 @@ def _container_lines(s: Scene) -> list[str]:
 def _pod_lines(s: Scene) -> list[str]:
     """The launcher and, for a Kubernetes pod, its identity, owner, restarts and notable events (issue 18)."""
     p = s.pod
+    if s.job:
+        return _job_lines(s.job, s.launcher)
     if not p:
         return [f"launcher  {s.launcher}"] if s.launcher and s.launcher != "docker" else []
     owner = p.get("owner") or {}
@@ -97,6 +99,35 @@ def _pod_lines(s: Scene) -> list[str]:
         + (f", restarts {restarts}" if restarts is not None else "")
         + (f" (last: {last})" if last else "")
     ]
+
+
+def _job_lines(j: dict, launcher: str) -> list[str]:
+    """A Slurm job (issue 19): identity and end, GRES bound per node, script, container, output, other nodes."""
+    end = f" exit {j['exit_code']}" if j.get("exit_code") is not None and j.get("state") != "RUNNING" else ""
+    out = [
+        f"launcher  {launcher}: job {j.get('id')} ({j.get('name')}) {j.get('state')}{end}"
+        + (f" ({j['reason']})" if j.get("reason") else "")
+        + f" on {','.join(j.get('nodes') or []) or '?'}"
+        + (f", restarts {j['restarts']}" if j.get("restarts") else "")
+    ]
+    for g in (j.get("gres") or {}).get("per_node") or []:
+        bound = ", ".join(f"{x['name']}:{x.get('type') or ''}:{x['count']} IDX {x.get('idx')}" for x in g["gres"])
+        out.append(f"  gres    {g['node']}: {bound or 'none'}")
+    script = j.get("script") or ""
+    c = j.get("container") or {}
+    out.append(
+        f"  script  {len(script.splitlines())} lines as submitted" + (f"; {c['kind']} image {c.get('image')}" if c else "")
+        if script
+        else "  script  not readable (see notes)"
+    )
+    if (j.get("output") or {}).get("stdout"):
+        out.append(f"  output  {j['output']['stdout']}")
+    for n in j.get("node_scenes") or []:
+        what = n.get("error") or (
+            f"driver {n.get('driver') or '?'}, {n.get('gpus')} GPU(s), CUDA_VISIBLE_DEVICES={n.get('cuda_visible_devices')}"
+        )
+        out.append(f"  node    {n['node']}: {what}")
+    return out
 
 
 def log_scan_line(scan: dict) -> str:
