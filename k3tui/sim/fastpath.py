@@ -8,7 +8,7 @@ saved here; the answers are the tools' own:
 
 - **computed** — commands whose every program is a fake tool or a file
   (``nvidia-smi -q -x``, ``docker ps …``, ``uname -a``, ``cat /etc/os-release``, the
-  ``ldconfig -p | grep`` and ``ld.so.conf`` probes, the kernel-log probe, ``docker exec``
+  ``ldconfig -p | grep`` and ``ld.so.conf`` probes, the kernel-log and NVLink probes, ``docker exec``
   of ``nvidia-smi -L``/``env``/those pipelines, ``docker logs``, ``/proc/PID/cmdline`` and
   ``environ`` of the container's main process, the connection's ``date +%s.%N``, the
   ``pgrep`` probe while no process holds GPU memory — the host's ``pgrep`` shows only
@@ -53,7 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from ..scene.probes import BY_NAME, command_for, probe_commands
-from . import containers, rootfs, tools
+from . import containers, fabric, rootfs, tools
 
 CLOCK = "date +%s.%N"
 """The clock probe of every connection (``k3tui.remote.ssh``: the host's clock skew)."""
@@ -144,6 +144,7 @@ class FastPath:
             if argv[:1] == ["cat"] and len(argv) == 2:
                 self._add(cmds[probe], partial(self._cat, argv[1]), ["bin/cat"])
         self._add(cmds.get("xid", ""), self._xid, ["bin/journalctl", "bin/grep", "bin/tail"])
+        self._add(cmds.get("nvlink", ""), self._nvlink, ["bin/nvidia-smi"])
         for probe in ("host_ldconfig", "host_ld_so_conf"):
             found = self._pipeline(cmds.get(probe, ""), self.host_map, "host")
             if found is not None:
@@ -305,6 +306,11 @@ class FastPath:
         hits = [ln + "\n" for ln in lines if _KERNEL_EVENT.search(ln)]
         boot = state["host"].get("boot_time", "")
         return Answer(f"# boot: {boot}\n# source: journalctl\n".encode() + "".join(hits[-200:]).encode())
+
+    def _nvlink(self) -> Answer:
+        """The NVLink probe: ``nvidia-smi nvlink -s``, a ``# errors`` line, ``nvidia-smi nvlink -e`` (the fake's own text)."""
+        host = self.state()["host"]
+        return Answer((fabric.nvlink_status(host) + "# errors\n" + fabric.nvlink_errors(host)).encode())
 
     def _ldconfig_grep(self, ctx: str, pattern: re.Pattern[bytes]) -> Answer | None:
         status, out, _ = tools.capture(self.state(), ctx, "ldconfig", ["-p"])
