@@ -293,3 +293,28 @@ def test_the_health_captures_sections_say_what_answered_there() -> None:
     extras = P.parse_capture_sections((DATA / "extras.txt").read_text())
     (h,) = P.health_from_smi_xml(_capture()["smi_xml"]["stdout"])
     assert "Fabric" in extras["nvidia-smi -q"]["output"] and h["fabric"]["state"] is None
+
+
+async def test_the_hardware_probes_through_a_real_sshd_as_an_unprivileged_user(sshd) -> None:
+    """A real OpenSSH sshd, user k3test (not root): every hardware probe answers or says why, none aborts."""
+    from k3tui.profile import load_profile
+    from k3tui.remote.ssh import connect
+    from k3tui.scene.checks import check_baseline
+    from k3tui.scene.freeze import freeze
+
+    async with connect(sshd.target, **sshd.connect_kwargs()) as host:
+        s = await freeze(host)
+    probes = {p.name: p for p in s.probes}
+    kernel = probes["xid"]
+    if kernel.ok:  # this machine lets the user read the kernel log: its source and boot time are known
+        assert s.kernel_log["source"] in ("journalctl", "dmesg") and s.kernel_log["boot"] > 1e9
+    else:
+        assert "kernel log not readable" in kernel.error and "adm / systemd-journal" in kernel.error
+    assert probes["fabric_services"].ok and s.imex["service"] in ("absent", "inactive", "active", "failed")
+    assert s.imex_channels["host"]["present"] in (True, False)
+    if not s.gpus:  # no NVIDIA GPU on this machine: the NVLink probe says so, and nothing else breaks
+        assert not probes["nvlink"].ok and "nvidia-smi not found" in probes["nvlink"].error
+    v = {c.check: c for c in check_baseline(s, load_profile("kimi-k3"))}
+    assert v["kernel-faults"].verdict == ("PASS" if kernel.ok else "UNKNOWN"), v["kernel-faults"].evidence
+    if not s.gpus:
+        assert v["gpu-memory"].verdict == "UNKNOWN"  # no nvidia-smi: nothing to judge, nothing guessed

@@ -179,3 +179,20 @@ async def test_fleet_freeze_odd_node_table_names_the_tray_in_another_clique_and_
     text = "\n".join(report(out))
     assert "fabric ClusterUUID" in text or "fabric.cluster_uuid" in text, text
     assert "ROOT is a host fault: tray-b: fabric — its GPUs are in another NVLink domain" in text, text
+
+
+def test_the_hardware_stop_as_a_pure_function_of_the_stream() -> None:
+    """NVML's live critical-Xid events (the GPU sampler) trip it too; a recorded reason overrides it."""
+    scene = {"gpus": [{"index": 3, "uuid": "GPU-x", "fabric": None}], "host_faults": []}
+    healthy = [ev.SceneFrozen(host="gb300-02", scene=scene)]
+    assert stops.hardware([]).verdict == "UNKNOWN"
+    assert stops.hardware(healthy).verdict == "PASS"
+    nvml = [*healthy, ev.XidEvent(host="gb300-02", gpu=3, xid=79, text="NVML critical error event: Xid 79")]
+    found = stops.hardware(nvml)
+    assert found.tripped and found.evidence.startswith("drain gb300-02 and reset GPU 3 before any further step")
+    assert "GPU has fallen off the bus" in found.evidence
+    app_fault = [*healthy, ev.XidEvent(host="gb300-02", gpu=3, xid=13, text="NVML critical error event: Xid 13")]
+    assert stops.hardware(app_fault).verdict == "PASS"  # an application Xid is the workload's, not the node's
+    assert not stops.overridden(nvml)
+    assert not stops.overridden([*nvml, ev.Decision(action=stops.OVERRIDE, reason="  ")])  # a reason, not blanks
+    assert stops.overridden([*nvml, ev.Decision(action=stops.OVERRIDE, reason="the GPU was reset at 03:20")])

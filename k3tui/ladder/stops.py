@@ -80,6 +80,7 @@ def hardware(events: Sequence[Any]) -> StopCheck:
     if not latest:
         return StopCheck("hardware", "UNKNOWN", "no scene frozen yet")
     bad = [(i, host, f) for host, (i, sc) in latest.items() for f in sc.get("host_faults") or [] if f.get("fatal")]
+    bad += _live_xids(events)
     bad.sort(key=lambda b: (b[2].get("gpu") is None, "daemon is" not in str(b[2].get("meaning"))))
     grown += _domain_split(latest)
     if bad or grown:
@@ -91,6 +92,21 @@ def hardware(events: Sequence[Any]) -> StopCheck:
     return StopCheck(
         "hardware", "PASS", f"no fatal host fault in the latest scene of {', '.join(latest)}", [i for i, _ in latest.values()]
     )
+
+
+def _live_xids(events: Sequence[Any]) -> list[tuple[int, str, dict]]:
+    """Fatal Xids the GPU sampler's NVML event registration reported during the session (``XidEvent``)."""
+    from ..scene.hostfaults import xid_class
+
+    out = []
+    for i, e in enumerate(events):
+        if isinstance(e, ev.XidEvent) and e.xid:
+            meaning, action, fatal = xid_class(e.xid, e.text)
+            if fatal:
+                fault = {"kind": "xid", "gpu": e.gpu if e.gpu >= 0 else None, "code": e.xid, "fatal": True,
+                         "time": None, "meaning": meaning, "action": action, "line": e.text or f"NVML: Xid {e.xid}"}  # fmt: skip
+                out.append((i, e.host, fault))
+    return out
 
 
 def drain_advice(host: str, f: dict) -> str:
