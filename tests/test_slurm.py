@@ -329,6 +329,24 @@ def test_cli_check_and_summary_of_a_job_with_an_injected_compat_path(sshd, slurm
     assert SECRET not in chk.stdout + frz.stdout
 
 
+def test_an_apptainer_job_names_its_image_and_the_image_files_digest(sshd, slurm, tmp_path: Path) -> None:
+    import hashlib
+
+    image = slurm.jobs / "vllm-k3.sif"
+    image.write_bytes(os.urandom(256 * 1024))
+    script = (
+        "#!/bin/bash\n#SBATCH --job-name=sif-job\n#SBATCH --output=%x-%j.out\n"
+        "srun apptainer exec --nv -B /models:/models,/scratch:/s vllm-k3.sif vllm serve /models/k3 --port 8000\n"
+    )
+    job_id = _submit(slurm, script)
+    slurm.wait_state(job_id, "FAILED")  # no apptainer on this machine: the job fails, its definition is still the scene's
+    job = _freeze_json(sshd, slurm, job_id, tmp_path / "scene.json")["job"]
+    c = job["container"]
+    assert c["kind"] == "apptainer" and c["image"] == "vllm-k3.sif" and c["mounts"] == ["/models:/models", "/scratch:/s"]
+    assert c["digest"] == "sha256:" + hashlib.sha256(image.read_bytes()).hexdigest() and "sha256sum" in c["digest_source"]
+    assert job["exit_code"] != 0
+
+
 def test_a_job_that_does_not_exist_is_one_line(sshd, slurm) -> None:
     r = _k3tui("freeze", *_common(sshd, slurm), "--job", "987654")
     assert r.returncode != 0 and r.stderr.count("\n") == 1, r.stderr

@@ -61,6 +61,9 @@ LOOP_ATTEMPTS = 2
 """Failed attempts of one job name (or restarts of one job) from which a requeue loop is reported."""
 HISTORY_DAYS = 7
 GONE_TIMEOUT_S = 60.0
+IMAGE_FILE = re.compile(r"\.(sif|sqsh|squashfs|simg)$")
+"""Local image files (apptainer SIF, enroot squashfs) whose own bytes are the image."""
+IMAGE_HASH_TIMEOUT_S = 180.0
 NODE_CONCURRENCY = 16
 """Nodes of one job frozen at once."""
 NODE_WAIT_S = 300.0
@@ -92,6 +95,8 @@ class JobFacts:
     probes: dict[str, RunResult] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     nodes: list[dict[str, Any]] = field(default_factory=list)
+    image_digest: dict[str, str] | None = None
+    """``digest``/``source`` of a local image file the script runs (:meth:`SlurmLauncher._image_digest`)."""
     """One row per other node of the job, frozen over SSH (:meth:`SlurmLauncher._other_nodes`)."""
 
 
@@ -139,7 +144,7 @@ class SlurmLauncher:
             jobs = S.parse_jobs(r.stdout) if r.ok else []
         except ParseError:
             jobs = []
-        job = next((j for j in jobs if j.get("JobId") == job_id.split("_")[0] or j.get("JobId") == job_id), None)
+        job = next((j for j in jobs if job_id in (j.get("JobId"), f"{j.get('ArrayJobId')}_{j.get('ArrayTaskId')}")), None)
         if job is None and jobs:
             job = jobs[0]
         if job is None:
@@ -163,9 +168,27 @@ class SlurmLauncher:
         )
         if script.ok:
             out.script = script.stdout
+            await self._image_digest(host, out)
         else:
             out.notes.append(f"batch script of job {jid} not readable: {_why(script)}")
         return out
+
+    async def _image_digest(self, host: Any, out: JobFacts) -> None:
+        """The SHA-256 of a local image file (apptainer ``.sif``, enroot ``.sqsh``) the script runs, computed on the target."""
+        c = S.container_flags(out.script or "")
+        image = (c or {}).get("image") or ""
+        if not c or c.get("digest") or not IMAGE_FILE.search(image):
+            return
+        workdir = S.null(out.job.get("WorkDir")) or "."
+        r = await self._run(
+            host, out.probes, "slurm_image_sha256",
+            f"cd {shlex.quote(workdir)} && sha256sum -- {shlex.quote(image)}", timeout=IMAGE_HASH_TIMEOUT_S,
+        )  # fmt: skip
+        digest = r.stdout.split()[0] if r.ok and r.stdout.split() else ""
+        if len(digest) == 64:
+            out.image_digest = {"digest": f"sha256:{digest}", "source": f"sha256sum of {image} on the target"}
+        else:
+            out.notes.append(f"image file {image} not hashed on this host: {_why(r)}")
 
     async def _steps(self, host: Any, out: JobFacts, jid: str, node: str | None = None) -> None:
         """The job's processes on ``host`` (``scontrol listpids``, for ``node`` when named), the serving one, its env."""
@@ -613,6 +636,13 @@ def requeue_findings(job: dict[str, Any], history: list[dict[str, Any]]) -> list
     return out
 
 
+def _container(facts: JobFacts, directives: list[tuple[str, str]]) -> dict[str, Any] | None:
+    c = S.container_flags(facts.script or "", directives) if facts.script else None
+    if c is not None and facts.image_digest:
+        c["digest"], c["digest_source"] = facts.image_digest["digest"], facts.image_digest["source"]
+    return c
+
+
 def node_row(scene: Any, facts: JobFacts) -> dict[str, Any]:
     """What the job's scene keeps of another node's scene (the whole one is its own ``SceneFrozen``)."""
     env = facts.env or {}
@@ -643,7 +673,7 @@ def job_summary(facts: JobFacts) -> dict[str, Any]:
         "script": facts.script, "directives": [list(d) for d in directives],
         "env": dict(sorted(env.items())), "env_origin": env_origins(env, facts.script, binding),
         "env_source": f"/proc/{facts.pid}/environ" if facts.env is not None else None,
-        "container": S.container_flags(facts.script or "", directives) if facts.script else None,
+        "container": _container(facts, directives),
         "output": {"stdout": S.null(j.get("StdOut")), "stderr": S.null(j.get("StdErr"))},
         "steps": facts.steps, "serving_pid": facts.pid, "node_scenes": facts.nodes,
         "history": facts.history, "history_source": facts.history_source,
