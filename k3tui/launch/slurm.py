@@ -311,12 +311,7 @@ class SlurmLauncher:
 
     async def _jobcomp_history(self, host: Any, out: JobFacts, name: str) -> None:
         r = await self._run(host, out.probes, "slurm_config", self.cmd("scontrol show config"))
-        conf = dict(
-            kv
-            for line in r.stdout.splitlines()
-            if " = " in line
-            for kv in [tuple(p.strip() for p in line.split(" = ", 1))]
-        )
+        conf = config_map(r.stdout)
         rows: list[dict[str, Any]] = []
         if conf.get("JobCompType") == "jobcomp/filetxt" and S.null(conf.get("JobCompLoc")):
             loc = conf["JobCompLoc"]
@@ -574,8 +569,18 @@ def serving_pid(steps: list[dict[str, Any]]) -> int | None:
             return int(s["pid"])
     numbered = sorted((s for s in tasks if str(s["step"]).isdigit()), key=lambda s: (-int(s["step"]), s["local_id"]))
     batch = [s for s in tasks if s["step"] == "batch"]
-    pick = (numbered or batch or steps or [None])[0]
-    return int(pick["pid"]) if pick else None
+    chosen = numbered or batch or steps
+    return int(chosen[0]["pid"]) if chosen else None
+
+
+def config_map(text: str) -> dict[str, str]:
+    """``scontrol show config`` (``Key = Value`` lines) → ``{key: value}``."""
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        k, sep, v = line.partition(" = ")
+        if sep:
+            out[k.strip()] = v.strip()
+    return out
 
 
 def env_origins(env: dict[str, str], script: str | None, binding: list[dict[str, Any]]) -> dict[str, list[str]]:
