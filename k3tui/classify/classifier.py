@@ -129,6 +129,9 @@ class Classifier:
         self._oom_seen = False
         self._stopped = False
         self._warning: _Root | None = None
+        self._unexplained: _Root | None = None
+        """The first "start-up failed, see above" consequence: the root left when above holds none
+        (a worker SIGKILLed while starting prints nothing of its own)."""
         self._vllm = False
         """Seen the word vllm anywhere (lines without a root or marker may still be a vLLM log)."""
         self._always = tuple(a.lower() for a in self._rules.always)
@@ -173,6 +176,8 @@ class Classifier:
             self._history.at_end()
             self._crash_lookback(self._n + 1)
             self._root = self._root or self._warning
+            if self._root is None and self._unexplained is not None and not self._stop_before():
+                self._root = self._unexplained
         if self._root is None and self._fallback is not None and not self._stopped:
             self._root = self._fallback
         if self._root is not None and not self._root.emitted:
@@ -406,6 +411,10 @@ class Classifier:
             self._crash_lookback(n)
             if self._root is None and self._warning is not None:
                 self._root = self._warning
+            if self._root is None and self._rules.crash.search(ln.body) and not self._stop_before():
+                self._root = self._new_root(ln, n, "Killed", ln.body)  # the only word of a kill
+            elif self._unexplained is None and self._rules.startup_wording.search(ln.body):
+                self._unexplained = self._new_root(ln, n, typ or "StartupFailed", msg or ln.body, trace)
             return
         if self._stop_before():
             self._stopped = True
