@@ -23,11 +23,13 @@ launcher module and every caller shares.
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from ..errors import UsageError
+from ..remote.base import RunResult
 
 DOCKER_SOCKET = "/var/run/docker.sock"
 CONTAINERD_SOCKET = "/run/containerd/containerd.sock"
@@ -107,3 +109,17 @@ class Launcher(Protocol):
     async def stop(self, host: Any, handle: Any, grace: float = 10.0, reason: str = "") -> int | None:
         """Stop the run (and remove what it created); returns its exit status when known."""
         ...
+
+
+async def run_probe(
+    host: Any, probes: dict[str, RunResult], name: str, command: str, timeout: float = 20.0, stdin: str | None = None
+) -> RunResult:
+    """Run one launcher command on ``host`` and keep its result under ``name`` (a scene probe); never raises."""
+    t = time.monotonic()
+    try:
+        kw = {"stdin": stdin} if stdin is not None else {}
+        r: RunResult = await host.run(command, timeout=timeout, purpose=name, **kw)
+    except Exception as exc:  # noqa: BLE001 - a probe never raises
+        r = RunResult(command, error=f"{type(exc).__name__}: {exc}", duration=time.monotonic() - t)
+    probes[name] = r
+    return r

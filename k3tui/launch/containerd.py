@@ -27,14 +27,13 @@ from __future__ import annotations
 import json
 import re
 import shlex
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import UsageError
 from ..remote.base import RunResult
 from . import cri
-from .base import Pick
+from .base import Pick, run_probe
 
 POD_LOGS = "/var/log/pods"
 LOG_TAIL_BYTES = 4 * 1024 * 1024
@@ -79,13 +78,7 @@ class ContainerdLauncher:
         return f"ctr {sock}-n {shlex.quote(self.pick.containerd_namespace)} {args}"
 
     async def _run(self, host: Any, found: Found, name: str, command: str, timeout: float = 10.0) -> RunResult:
-        t = time.monotonic()
-        try:
-            r: RunResult = await host.run(command, timeout=timeout, purpose=name)
-        except Exception as exc:  # noqa: BLE001 - a probe never raises
-            r = RunResult(command, error=f"{type(exc).__name__}: {exc}", duration=time.monotonic() - t)
-        found.probes[name] = r
-        return r
+        return await run_probe(host, found.probes, name, command, timeout)
 
     async def find(self, host: Any, pick: Pick) -> Found:
         """The serving container ``pick`` names (by container name or id, pod, or the one running vLLM)."""

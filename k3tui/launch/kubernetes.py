@@ -40,7 +40,7 @@ from typing import Any
 from ..errors import HostError, UsageError
 from ..remote.base import RunHandle, RunResult
 from . import manifest as M
-from .base import Pick
+from .base import Pick, run_probe
 from .containerd import ContainerdLauncher, Found, first_log, scan_cri, with_scan
 from .containerd import overlay as node_overlay
 
@@ -107,14 +107,7 @@ class KubernetesLauncher:
         timeout: float = 20.0,
         stdin: str | None = None,
     ) -> RunResult:
-        t = time.monotonic()
-        try:
-            kw = {"stdin": stdin} if stdin is not None else {}
-            r: RunResult = await host.run(command, timeout=timeout, purpose=name, **kw)
-        except Exception as exc:  # noqa: BLE001 - a probe never raises
-            r = RunResult(command, error=f"{type(exc).__name__}: {exc}", duration=time.monotonic() - t)
-        probes[name] = r
-        return r
+        return await run_probe(host, probes, name, command, timeout, stdin)
 
     async def get(self, host: Any, probes: dict[str, RunResult], name: str, path: str) -> Any:
         """``kubectl get --raw PATH`` as JSON (None when it failed: the probe says why)."""
