@@ -56,7 +56,11 @@ EXPECT = {
 }
 
 
-@pytest.mark.parametrize("info", [i for i in scenarios() if i.name != "healthy"], ids=lambda i: i.name)
+# k8s-node-*: no dockerd there, so the docker probes fail by design; it freezes through containerd
+# (tests/test_launch_containerd.py::test_the_simulated_kubernetes_node_freezes_through_containerd)
+@pytest.mark.parametrize(
+    "info", [i for i in scenarios() if i.name != "healthy" and not i.name.startswith("k8s-node")], ids=lambda i: i.name
+)
 async def test_every_scenario_freezes_without_a_failed_probe(info) -> None:  # noqa: ANN001
     s = await _freeze_sim(info.name)
     assert s.seconds < freeze_limit()

@@ -56,6 +56,8 @@ async def _one_request(reader: asyncio.StreamReader, writer: asyncio.StreamWrite
     if int(headers.get("content-length", "0") or 0):
         await reader.readexactly(int(headers["content-length"]))
     state = json.loads((root / "state" / "host.json").read_text())
+    if (state.get("container") or {}).get("runtime") == "containerd":
+        return False  # a Kubernetes node (k3tui.sim.ctr): no dockerd behind the socket, nothing answers
     code, ctype, body = route(method, target, state)
     head = (
         f"HTTP/1.1 {code} {_REASONS.get(code, 'OK')}\r\nApi-Version: {containers.API_VERSION}\r\n"
