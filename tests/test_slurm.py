@@ -351,6 +351,22 @@ def test_a_job_that_does_not_exist_is_one_line(sshd, slurm) -> None:
     r = _k3tui("freeze", *_common(sshd, slurm), "--job", "987654")
     assert r.returncode != 0 and r.stderr.count("\n") == 1, r.stderr
     assert "Slurm job 987654 not readable" in r.stderr and "Invalid job id" in r.stderr
+    bad = _k3tui("freeze", *_common(sshd, slurm), "--job", "12; rm -rf /")
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "expected a Slurm job id" in bad.stderr, bad.stderr
+
+
+def test_a_pending_job_is_frozen_with_what_it_waits_for(sshd, slurm, tmp_path: Path) -> None:
+    log = SHARED_CORPUS / "vllm-cpu" / FAILED_LOGS[0]["file"]
+    job_id = slurm.sbatch(_script(slurm, log, name="later"), "--begin=now+1hour", f"--chdir={slurm.jobs}")
+    try:
+        scene = _freeze_json(sshd, slurm, job_id, tmp_path / "scene.json")
+    finally:
+        slurm.client("scancel", job_id)
+    job = scene["job"]
+    assert job["state"] == "PENDING" and job["reason"] == "BeginTime" and job["batch_host"] is None
+    assert job["gres"]["per_node"] == [] and job["gres"]["requested"] == "gres:gpu:h200:2"
+    assert scene["first_exception"] is None and job["script"].startswith("#!/bin/bash")
+    assert any(f"later-{job_id}.out" in n for n in scene["notes"]), scene["notes"]  # the output file does not exist yet
 
 
 def test_the_secret_env_values_never_reach_disk(sshd, slurm, tmp_path: Path) -> None:
