@@ -263,6 +263,11 @@ class LiveDriver:
     async def decision(self, action: str, reason: str) -> None:
         self.emit(ev.Decision(action=action, reason=reason))
 
+    async def climb_past_hardware(self, reason: str) -> None:
+        """Record why the ladder climbs on although a host has a hardware fault (issue 14's stop)."""
+        if self.engine is not None:
+            self.engine.climb_past_hardware(reason)
+
     def preview_change(self, changes: dict[str, Any]) -> list[dict[str, Any]]:
         if self.engine is None:
             return []
