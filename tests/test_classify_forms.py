@@ -402,3 +402,16 @@ def test_a_process_sigkilled_while_starting_on_a_real_vllm(
     assert r.failed_stage in ("weights", "engine"), r.evidence
     if victim == "EngineCore":
         assert "-9" in r.first_exception.line
+
+
+def test_kubernetes_cri_log_lines_keep_the_verdict() -> None:
+    """containerd / kubelet log files put `TIMESTAMP stdout|stderr F|P ` before every line (shared/10d, 10f1, 11)."""
+    for name in ("10d-fail-load-format-fastsafetensors.log", "10f1-fail-kvcache-space-0.log", ROOT_TRACE_RUNTIME):
+        lines = _lines(CPU / name)
+        plain = classify_text("\n".join(lines))
+        cri = classify_text("\n".join(f"2026-11-30T03:29:01.{i:09d}Z stderr F {x}" for i, x in enumerate(lines)))
+        assert (cri.failed_stage, cri.signature) == (plain.failed_stage, plain.signature)
+        assert cri.first_exception.line.endswith(plain.first_exception.line)
+
+
+ROOT_TRACE_RUNTIME = "11-fail-headdim16-first-request-kills-engine.log"

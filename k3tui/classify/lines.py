@@ -22,6 +22,8 @@ from dataclasses import dataclass
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[()][A-Za-z0-9]")
 _DOCKER_TS = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?) ")
+_CRI = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)) (?:stdout|stderr) [FP] ")
+"""containerd / Kubernetes CRI log files: ``2026-11-30T03:29:01.123456789Z stdout F …``."""
 _CI_TS = re.compile(r"^\[(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z?)\] ")
 """A CI runner's stamp (Buildkite: ``[2024-09-05T00:38:34Z] ``)."""
 _COMPOSE = re.compile(r"^([A-Za-z0-9][\w.\-]*) +\| ?")
@@ -95,7 +97,7 @@ def _wrappers(text: str) -> tuple[str, str, str | None]:
     """Strip docker/compose/journald wrappers: (rest, service, time)."""
     service, time = "", None
     for _ in range(3):
-        if (m := _DOCKER_TS.match(text)) or (text[:1] == "[" and (m := _CI_TS.match(text))):
+        if (m := _CRI.match(text) or _DOCKER_TS.match(text)) or (text[:1] == "[" and (m := _CI_TS.match(text))):
             time = m.group(1)
         elif m := _COMPOSE.match(text):
             service = m.group(1)
