@@ -15,9 +15,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from k3tui.classify import Classifier, classify_text
+from tests.support.corpus import tuned_cases
 
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
 LOGS = sorted((SHARED / "corpus").glob("*/*.log")) + sorted((SHARED / "fixtures" / "hosts").glob("*/*.txt"))
+LOGS += [c.path for c in tuned_cases()]  # the tuned part of tests/data/corpus (never the held-out part)
 
 
 def _run(text: str, cuts: list[int] | None = None, prefilter: bool = True):
