@@ -37,6 +37,7 @@ import json
 from typing import IO, Any
 
 from . import events as ev
+from .ladder.checklist import is_server_run
 from .redact import Redactor
 from .textsafe import neutralise
 
@@ -85,6 +86,10 @@ def terminal_text(text: str) -> str:
     return _utf8(neutralise(text)).replace("\r\n", "\n").replace("\n", "\r\n")
 
 
+HELPER_PURPOSES = frozenset({"gpu-sampler"})
+"""Commands whose output is k3tui's own data stream (the GPU sampler's JSON), not a log to watch."""
+
+
 class CastWriter:
     """Writes asciicast v2 lines to a text file object, one event at a time.
 
@@ -102,6 +107,8 @@ class CastWriter:
         self._last = 0.0
         self.events = 0
         self.markers = 0
+        self._helpers: set[str] = set()
+        """Ids of k3tui's helper runs (GPU sampler, freeze): their output stays out of the cast."""
         self._line(header_of(header))
 
     def _line(self, obj: Any) -> None:
@@ -124,9 +131,18 @@ class CastWriter:
         self.markers += 1
 
     def add(self, e: ev.AnyEvent) -> None:
-        """Write whatever one session event contributes to the cast."""
+        """Write whatever one session event contributes to the cast.
+
+        k3tui's own helpers (the GPU sampler's JSON — a ``gpu-sampler`` command or a ``gpu…``
+        run — and the freeze's ``freeze…`` runs) are not shown: they are the scene panel's data, and a cast that ends on minutes of
+        sampler JSON buries the server's log."""
         if isinstance(e, ev.Output):
-            self.output(e.t, e.text)
+            if e.id not in self._helpers:
+                self.output(e.t, e.text)
+        elif isinstance(e, ev.RunStarted) and not is_server_run(e):
+            self._helpers.add(e.run)
+        elif isinstance(e, ev.CommandSent) and e.purpose in HELPER_PURPOSES:
+            self._helpers.add(e.id)
         elif isinstance(e, (ev.CommandSent, ev.RunStarted)):
             self._banner(e.t, _DIM, f"{e.host + ' ' if e.host else ''}$ {e.command}")
         kind = ev.kind_of(e)

@@ -316,13 +316,20 @@ def first_error_txt(c: Collector) -> str:
         f"process     {f.process or '-'}",
         f"log line    {f.line_number}",
         f"signature   {f.signature or '-'}",
-        f"oom root    {f.oom_root_cause}",
+        f"oom         {_oom_words(f.oom_root_cause)}",
         f"error       {f.line}",
     ]
     if f.advice:
         head.append(f"next        {f.advice}")
     stack = "\n".join(f.stack) if f.stack else f.line
     return neutralise("\n".join(head) + "\n\n" + stack.rstrip("\n") + "\n")
+
+
+def _oom_words(root: bool | None) -> str:
+    """What the classifier said about an out-of-memory error, in words (never ``None``)."""
+    if root is None:
+        return "not an out-of-memory failure"
+    return "out of memory is the root cause" if root else "out of memory, a consequence of an earlier error"
 
 
 def _classified(c: Collector, run: str) -> ev.RunClassified | None:

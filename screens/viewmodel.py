@@ -80,6 +80,8 @@ class LogFeed:
         """The latest server-log lines with their run id: a root traceback found later is re-tagged here."""
         self.retagged = False
         """Lines already handed out changed their stage letter (the view must redraw them)."""
+        self.stopping: set[str] = set()
+        """Runs whose server logged that it is shutting down (a normal stop, not a failure)."""
 
     def reset(self, state: SessionState | None = None, at: float | None = None) -> None:
         """Start over (after a seek): stages as they were at time ``at`` in ``state``."""
@@ -87,6 +89,7 @@ class LogFeed:
         self.progress = ProgressTracker()
         self._in_tb = set()
         self._recent.clear()
+        self.stopping = set()
         self.runs = set()
         if state is None:
             return
@@ -179,8 +182,28 @@ class LogFeed:
             out = [LogLine("out", code + line, host) for line in raw]
         else:
             out = [self._line(e.id, code, line, host, e.stream) for line in raw]
+        if e.id in self.stopping:
+            out = [_quiet(ln) for ln in out]
+        elif _STOPPING in text:
+            out = self._stop_seen(e.id, out)
         self._recent.extend(zip(repeat(e.id), out))
         return out
+
+    def _stop_seen(self, run: str, out: list[LogLine]) -> list[LogLine]:
+        """vLLM logged ``shutdown triggered``: a normal stop (the ladder or the operator ended the run).
+
+        What it prints next — ``EngineDeadError`` tracebacks of every process — is how it
+        shuts down, not a failure: one marked line says so (kept in the errors-only view),
+        and those lines are drawn dim and left out of it."""
+        i = next(i for i, ln in enumerate(out) if _STOPPING in ln.text)
+        self.stopping.add(run)
+        label = LogLine(
+            "stage",
+            f"■│normal stop of run {neutralise(run)}: the errors vLLM prints while it shuts down are not failures",
+            out[i].host,
+            "debug",
+        )
+        return [*out[: i + 1], label, *(_quiet(ln) for ln in out[i + 1 :])]
 
     def _line(self, src: str, code: str, line: str, host: str, stream: str) -> LogLine:
         sev = severity(line) if _maybe_loud(line) else "info"
@@ -198,6 +221,19 @@ class LogFeed:
 def _flat(text: str) -> str:
     """One display line: newlines of a multi-line command shown as ⏎ (the log view splits on them)."""
     return neutralise(text).replace("\r", "").replace("\n", " ⏎ ")
+
+
+_STOPPING = "shutdown triggered"
+"""What vLLM's API server logs when it is told to stop (SIGTERM / SIGINT from the ladder or the operator)."""
+
+
+def _quiet(ln: LogLine) -> LogLine:
+    """A line printed during a normal stop: dim and out of the errors-only view (hardware faults stay loud)."""
+    if ln.sev == "fault":
+        return ln
+    ln.kind = "out" if ln.kind == "err" else ln.kind
+    ln.sev = "debug"
+    return ln
 
 
 _LOUD = tuple(

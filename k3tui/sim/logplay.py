@@ -65,6 +65,9 @@ class LogVars:
     cuda_driver_int: int = 13000
     args: str = "{}"
     start: float = field(default_factory=time.time)
+    pace: float = 1.0
+    """Wall seconds per log second of ``#@ +N`` (the simulator plays faster than the real log ran):
+    the ``ts`` stamps advance by it, so they follow the clock the session is recorded on."""
 
     def pids(self) -> dict[str, int]:
         base = self.api_pid
@@ -166,7 +169,7 @@ def _directive(d: str, f: _Filler) -> Iterator[Op]:
         return
     if d.startswith("+"):
         secs = float(d[1:])
-        f.clock += secs
+        f.clock += secs * f.v.pace
         yield Op("advance", value=secs)
     elif d.startswith("mem "):
         yield Op("mem", value=float(d.split()[1]))

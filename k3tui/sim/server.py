@@ -196,19 +196,34 @@ class SimHost:
         if not c or c.get("state", "running") != "running":
             return
         owner = os.getpid()
+        env = self._container_process_env(c)
         pid = os.fork()
         if pid == 0:  # child: sleep until told to stop; never returns into the event loop
             try:
                 os.setsid()
                 signal.signal(signal.SIGTERM, signal.SIG_DFL)
-                # idle until the simulating process is gone (no orphan outlives a killed test run)
-                os.execv(
-                    "/bin/sh", ["sh", "-c", f"while kill -0 {owner} 2>/dev/null; do sleep 1; done", "vllm-k3-init"]
+                # idle until the simulating process is gone (no orphan outlives a killed test run);
+                # its environ is the container's (a freeze reads it), never the operator's own PATH
+                os.execve(
+                    "/bin/sh",
+                    ["sh", "-c", f"while kill -0 {owner} 2>/dev/null; do sleep 1; done", "vllm-k3-init"],
+                    env,
                 )
             finally:
                 os._exit(0)
         self._children.add(pid)
         (self.root / "ctr" / c["name"] / "pid").write_text(str(pid))
+
+    def _container_process_env(self, c: dict[str, Any]) -> dict[str, str]:
+        """What the container's main process has in ``/proc/PID/environ``: the image's env, then the run's."""
+        from .containers import env_list
+
+        env = {"HOSTNAME": str(self.state["host"].get("hostname", "")), "HOME": "/root", "K3TUI_SIMULATED": "1"}
+        for kv in env_list(c):
+            k, _, v = kv.partition("=")
+            env[k] = v
+        env.setdefault("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
+        return env
 
     def _kill_leftovers(self) -> None:
         """TERM then KILL what this host started: its container placeholder and detached runs."""

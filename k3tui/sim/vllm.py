@@ -25,6 +25,7 @@ It is a FAKE on purpose. Started like the real one (``vllm serve MODEL --tensor-
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import json
 import os
@@ -133,6 +134,7 @@ class Server:
             prefix_caching=self.ns.prefix,
             cuda_driver_int=int(self.state["host"].get("cuda_driver_int", 13000)),
             args=_non_default(self.ns),
+            pace=PACE / max(self.speed, 1e-3),  # log stamps follow the wall clock the session is recorded on
         )
 
     # --- output and bookkeeping ----------------------------------------------------------
@@ -307,7 +309,8 @@ class Server:
 
     def shutdown(self) -> int:
         self.ready = False
-        for op in ops("_shutdown.log", self.vars):
+        # stamped now: a fresh clock from the run's start would jump back to it
+        for op in ops("_shutdown.log", dataclasses.replace(self.vars, start=time.time())):
             if op.kind == "line":
                 self.say(op.text)
         self.unserve()
