@@ -33,6 +33,7 @@ COMMANDS: dict[str, str] = {
     "diff": "diff two frozen scenes",
     "verify": "verify a session file's digest chain (or a package's manifest)",
     "cat": "print a session as a readable timeline",
+    "sign": "sign a closed session with your SSH key (SSHSIG; checked by verify --signer)",
 }
 
 

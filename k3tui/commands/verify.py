@@ -1,7 +1,9 @@
 """`k3tui verify FILE` — check a session file's digest chain (or a repro package).
 
 Exit 0: intact (a truncated last line from an interrupted recorder is reported but is
-not tampering). Exit 1: tampered, naming the first bad line. Exit 2: not readable.
+not tampering; a session without its closing seal is reported "not closed"). Exit 1:
+tampered, naming the first bad line — or, with ``--signer``, a signature that is missing
+or does not verify. Exit 2: not readable.
 """
 
 from __future__ import annotations
@@ -18,6 +20,12 @@ HELP = "verify a session file's digest chain (or a package's manifest)"
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", help="a .k3rec session file or a repro package (.tar.gz)")
+    p.add_argument(
+        "--signer",
+        metavar="ALLOWED_SIGNERS",
+        help="also check FILE.sig (k3tui sign) against an OpenSSH allowed-signers file",
+    )
+    p.add_argument("-I", "--principal", help="the signer expected (default: any principal the file names)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -30,7 +38,13 @@ def run(args: argparse.Namespace) -> int:
         return 0 if ok else 1
     result = verify(path)
     print(neutralise(result.message.replace("\n", " ")))
-    return 0 if result.ok else 1
+    if not getattr(args, "signer", None):
+        return 0 if result.ok else 1
+    from ..signature import verify_signature
+
+    signed, message = verify_signature(path, args.signer, args.principal)
+    print(neutralise(message.replace("\n", " ")))
+    return 0 if result.ok and signed else 1
 
 
 def _is_package(path: str) -> bool:
