@@ -47,7 +47,7 @@ from ..remote.base import RunHandle, RunResult
 from ..scene.parsers import slurm as S
 from ..scene.parsers._common import ParseError
 from . import slurm_script as SS
-from .base import Pick
+from .base import Pick, run_probe
 
 ACTIVE_STATES = frozenset(
     {"PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "SUSPENDED", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED",
@@ -118,22 +118,9 @@ class SlurmLauncher:
         return f"SLURM_CONF={shlex.quote(conf)} {command}" if conf else command
 
     async def _run(
-        self,
-        host: Any,
-        probes: dict[str, RunResult],
-        name: str,
-        command: str,
-        timeout: float = 20.0,
-        stdin: str | None = None,
+        self, host: Any, probes: dict[str, RunResult], name: str, command: str, timeout: float = 20.0, stdin: str | None = None
     ) -> RunResult:
-        t = time.monotonic()
-        try:
-            kw = {"stdin": stdin} if stdin is not None else {}
-            r: RunResult = await host.run(command, timeout=timeout, purpose=name, **kw)
-        except Exception as exc:  # noqa: BLE001 - a probe never raises
-            r = RunResult(command, error=f"{type(exc).__name__}: {exc}", duration=time.monotonic() - t)
-        probes[name] = r
-        return r
+        return await run_probe(host, probes, name, command, timeout, stdin)
 
     async def show_job(
         self, host: Any, job_id: str, probes: dict[str, RunResult], name: str = "slurm_job"
