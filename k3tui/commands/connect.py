@@ -43,10 +43,15 @@ def run(args: argparse.Namespace) -> int:
         targets = parse_group(args.target)
     recorder = _recorder(args, [t.alias for t in targets])
     try:
-        return asyncio.run(_session(args, targets, recorder.emit if recorder else None))
+        code = asyncio.run(_session(args, targets, recorder.emit if recorder else None))
     finally:
         if recorder is not None:
             recorder.close()
+    if recorder is not None and recorder.failure:  # a full disk is never silent (issue 16)
+        from ..errors import RecordingError
+
+        raise RecordingError(recorder.failure)
+    return code
 
 
 def _recorder(args: argparse.Namespace, aliases: list[str]) -> Any:

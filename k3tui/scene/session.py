@@ -14,7 +14,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
-from ..errors import HostError
+from ..errors import HostError, RecordingError
 from ..events import Header
 from ..launch import CONTAINERD_SOCKET, DOCKER_SOCKET, Pick, freeze_host, names
 from ..recording import Recorder
@@ -39,6 +39,8 @@ def recorder_for(args: argparse.Namespace, profile: str = ""):  # noqa: ANN201 -
         yield rec
     finally:
         rec.close()
+    if rec.failure:  # a full disk: one line on stderr naming where the recording went, exit non-zero
+        raise RecordingError(rec.failure)
 
 
 @contextlib.asynccontextmanager
