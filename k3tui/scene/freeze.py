@@ -31,7 +31,7 @@ from ..remote.base import Emit, Host, RunHandle, RunResult
 from ..remote.docker_api import DEFAULT_SOCKET, DockerApi, container_probes
 from . import parsers as P
 from .assemble import Outputs, assemble
-from .logscan import log_target, requested, scan_server_log
+from .logscan import LogTarget, log_target, requested, scan_server_log
 from .model import Scene, scene_from_dict
 from .probes import PROBES, Probe, command_for, probes_for, stdin_for
 
@@ -95,6 +95,7 @@ async def freeze(
     finally:
         if api is not None:
             await api.aclose()
+    log_job = _log_job(host, results, log_text, run, log_path, full_log)  # scans while the slow probes finish
     for name, task in host_tasks.items():
         results.setdefault(name, await task)
     results = {**_in_table_order(results), **(launcher_probes or {})}
@@ -103,7 +104,7 @@ async def freeze(
     scene.simulated = bool(getattr(host, "simulated", False))
     if picked_note:
         scene.notes.append(picked_note)
-    await _first_exception(host, scene, results, log_text, run, log_path, full_log)
+    await _first_exception(host, scene, results, log_text, run, log_job)
     if overlay is not None:
         overlay(scene)
     scene.frozen_at = time.time()
@@ -283,16 +284,12 @@ async def _first_exception(
     results: dict[str, RunResult],
     log_text: str | None,
     run: str | RunHandle | None,
-    log_path: str | None = None,
-    full_log: bool = False,
+    log_job: tuple[LogTarget, Any] | None = None,
 ) -> None:
     source = "given"
-    log_path, full_log = requested(log_path, full_log)
-    target = log_target(results, log_path, run) if log_text is None else None
-    if target is not None and getattr(host, "simulated", False) and not log_path:
-        target = None  # the simulated host serves its scenario's log through the tail
-    if target is not None:  # the whole log, scanned on the host (issue 15)
-        found = await scan_server_log(host, target, full=full_log)
+    if log_job is not None:  # the whole log, scanned on the host (issue 15)
+        target, task = log_job
+        found = await task
         if not isinstance(found, str):
             res, scene.log_scan = found
             scene.log_source, scene.first_exception = target.source, exception_dict(res)
@@ -308,6 +305,17 @@ async def _first_exception(
         return
     scene.log_source = source
     scene.first_exception = classify_first_exception(log_text)
+
+
+def _log_job(
+    host: Host, results: dict[str, RunResult], log_text: str | None, run: Any, log_path: str | None, full_log: bool
+) -> tuple[LogTarget, Any] | None:
+    """The server's log file and the task scanning it on the host (None: only a tail, or a given text)."""
+    log_path, full_log = requested(log_path, full_log)
+    target = log_target(results, log_path, run) if log_text is None else None
+    if target is None or (getattr(host, "simulated", False) and not log_path):
+        return None  # the simulated host serves its scenario's log through the tail
+    return target, asyncio.ensure_future(scan_server_log(host, target, full=full_log))
 
 
 def classify_first_exception(log_text: str) -> dict[str, Any] | None:
