@@ -333,6 +333,11 @@ class _Gate:
 _GATE = _Gate(_re2) if _re2 is not None else None
 
 
+_ORIGIN_KEYS = frozenset({"env_origin"})
+"""Maps of variable NAME → where it came from (``{"HF_TOKEN": "process"}``): the names are not values and
+the words are not secrets — walked like env, ``process`` would be learnt as a secret and masked everywhere."""
+
+
 class Redactor:
     """Removes secrets from text, env maps and structures.
 
@@ -670,7 +675,7 @@ class Redactor:
             return {
                 k: (v if k in ("key", "name", "var", "variable") else self._secret_value(v)) for k, v in value.items()
             }
-        return {k: self.obj(v, str(k)) for k, v in value.items()}
+        return {k: v if k in _ORIGIN_KEYS else self.obj(v, str(k)) for k, v in value.items()}
 
     def _secret_value(self, v: Any) -> Any:
         if isinstance(v, str):

@@ -95,6 +95,13 @@ def make_driver(args: argparse.Namespace, path: Path, sims: list[Any]) -> LiveDr
         from ..fleet.launch import scenario_ladder
 
         factory = scenario_ladder(sims[0].data)  # ray mode where the scenario's [multinode] says so
+    elif sims[0].data.get("slurm"):  # a Slurm node (issue 19): the operator's freezes show the job
+        import functools
+
+        from ..ladder import LadderEngine
+        from ..launch.slurm import job_freeze
+
+        factory = functools.partial(LadderEngine, freeze=job_freeze(str(sims[0].data["slurm"]["job_id"])))
     return LiveDriver(recorder, _connect, profile="kimi-k3", simulated=True, engine_factory=factory)
 
 

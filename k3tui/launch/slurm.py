@@ -511,6 +511,21 @@ class SlurmLauncher:
         return S.exit_code(job.get("ExitCode"))[0]
 
 
+def job_freeze(job_id: str) -> Any:
+    """A ladder engine's ``freeze`` that freezes Slurm job ``job_id`` (the demo's Slurm node); a freeze of a
+    ladder run (``run=``) stays the default one, on that run's own log."""
+
+    async def freeze(host: Any, **kw: Any) -> Any:
+        if kw.get("run") is not None:
+            from . import freeze_host
+
+            return await freeze_host(host, **kw)
+        pick = Pick(job=job_id)
+        return await SlurmLauncher(pick).freeze(host, pick, emit=kw.get("emit"), reason=kw.get("reason", "operator"))
+
+    return freeze
+
+
 # --- pure parts ----------------------------------------------------------------------------------
 
 _FOLLOWER = r"""tail -n +1 -F @OUT@ 2>/dev/null & T=$!

@@ -41,7 +41,8 @@ from .scenario import _merge, host_list
 REPO_PARENT = str(Path(__file__).resolve().parents[2])
 """The directory holding the ``k3tui`` package (put on sys.path of the fake tools)."""
 
-PY_TOOLS = ("nvidia-smi", "docker", "uname", "hostname", "dmesg", "journalctl", "ldconfig", "ray", "ctr")
+PY_TOOLS = ("nvidia-smi", "docker", "uname", "hostname", "dmesg", "journalctl", "ldconfig", "ray", "ctr",
+            "scontrol", "sacct", "squeue", "sbatch", "scancel")  # fmt: skip
 MAPPED = ("cat", "head", "tail", "grep", "readlink", "ls", "wc", "stat")
 BANNER = "k3tui SIMULATED GB300 host: a fake host for demos and tests, not a real machine"
 
@@ -100,6 +101,7 @@ def build(root: Path, scenario: dict[str, Any], node: int = 0) -> dict[str, Any]
         # image digest, env or log differs); they merge over the scenario's, key by key
         "container": _merge(scenario.get("container", {}), hosts[node].get("container", {})),
         "vllm": _merge(scenario.get("vllm", {}), hosts[node].get("vllm", {})),
+        "slurm": scenario.get("slurm"),  # a Slurm node: the job whose step the server is (k3tui.sim.slurm)
         "root": str(root),
     }
     for d in ("home", "state/procs", "state/ports", "bin"):
@@ -121,6 +123,10 @@ def build(root: Path, scenario: dict[str, Any], node: int = 0) -> dict[str, Any]
             from .ctr import lay_out
 
             lay_out(root, state, (c / "log").read_bytes())
+        if state.get("slurm"):  # a Slurm node: the server is a job's step, its log the job's output file
+            from .slurm import lay_out as slurm_lay_out
+
+            slurm_lay_out(root, state, (c / "log").read_bytes())
         _kernel_history(ctr, root / "state", now - 3 * 3600, hosts[node]["boot_time"])
         for name in ("python3", "python"):
             _write(

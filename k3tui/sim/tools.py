@@ -656,6 +656,10 @@ def run_tool(state: dict[str, Any], ctx: str, tool: str, args: list[str]) -> int
         from .ctr import main as ctr_main
 
         return ctr_main(state, args)
+    if tool in ("scontrol", "sacct", "squeue", "sbatch", "scancel"):  # a Slurm node (k3tui.sim.slurm)
+        from .slurm import main as slurm_main
+
+        return slurm_main(state, tool, args)
     if tool == "ldconfig":
         return ldconfig(state, ctx, args)
     if tool == "ray":  # a FAKE Ray cluster (k3tui.sim.ray)
