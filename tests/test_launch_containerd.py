@@ -221,3 +221,15 @@ async def test_a_root_hours_before_a_flood_is_found_in_the_whole_cri_log(sshd, c
     assert s.container["id"] == cid and path.stat().st_size > 4 * 1024 * 1024
     assert s.first_exception is not None and "fastsafetensors" in s.first_exception["line"], s.notes
     assert s.log_scan["format"] == "cri" and s.log_scan["bytes_read"] < s.log_scan["size"]
+
+
+def test_the_demo_of_the_kubernetes_node_flags_the_path_and_says_how_to_ladder_it(tmp_path: Path) -> None:
+    r = subprocess.run(
+        [sys.executable, "-m", "k3tui.cli", "demo", "--scenario", "k8s-node-injected-ld", "--headless",
+         "--record", str(tmp_path / "demo.k3rec")],
+        capture_output=True, text=True, timeout=240,
+    )  # fmt: skip
+    flagged = next(ln for ln in r.stdout.splitlines() if "baseline/injected-env" in ln)
+    assert "FAIL" in flagged and "LD_LIBRARY_PATH adds /usr/local/cuda/compat" in flagged
+    assert "runs the server in pod vllm/vllm-server-6d9c8f7b5d-x7k2p (no dockerd): ladder it" in r.stdout, r.stdout[-3000:]
+    assert "docker run" not in r.stdout, "no docker run is tried on a node without dockerd"

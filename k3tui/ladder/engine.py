@@ -305,6 +305,7 @@ class LadderEngine:
 
     async def launch(self, rung: str) -> Server:
         """Stop the current server, start one with the current config, wait for /health."""
+        self._refuse_pod_node()
         await self.probe_live_inference()
         await self.stop_server(reason=f"restart for rung {rung}")
         cfg = self.config
@@ -328,6 +329,17 @@ class LadderEngine:
         if not ready:
             await server.settle()
         return server
+
+    def _refuse_pod_node(self) -> None:
+        """A node whose server runs in a Kubernetes pod has no ``docker run`` to start: say how to ladder it."""
+        scene = self.scenes.get(self.head.alias)
+        pod = getattr(scene, "pod", None) if scene is not None else None
+        if self.launcher is None and pod and getattr(scene, "launcher", "") in ("containerd", "kubernetes"):
+            raise UsageError(
+                f"{self.head.alias} runs the server in pod {pod.get('namespace')}/{pod.get('name')} (no dockerd): "
+                f"ladder it through the Kubernetes API: k3tui ladder {self.head.alias} --pod "
+                f"{pod.get('namespace')}/{pod.get('name')}"
+            )
 
     async def ensure_server(self, rung: str) -> Server:
         """A ready server running the current config (restarted if the config changed)."""
