@@ -318,3 +318,17 @@ async def test_the_hardware_probes_through_a_real_sshd_as_an_unprivileged_user(s
     assert v["kernel-faults"].verdict == ("PASS" if kernel.ok else "UNKNOWN"), v["kernel-faults"].evidence
     if not s.gpus:
         assert v["gpu-memory"].verdict == "UNKNOWN"  # no nvidia-smi: nothing to judge, nothing guessed
+
+
+def test_a_narrow_pcie_link_and_a_thermal_slowdown_are_notes_not_faults() -> None:
+    cap = _planted(
+        **{
+            "<current_link_width>16x</current_link_width>": "<current_link_width>8x</current_link_width>",
+            "<clocks_event_reason_hw_thermal_slowdown>Not Active</clocks_event_reason_hw_thermal_slowdown>":
+                "<clocks_event_reason_hw_thermal_slowdown>Active</clocks_event_reason_hw_thermal_slowdown>",
+        }
+    )  # fmt: skip
+    s = _scene(cap)
+    assert s.host_faults == []
+    assert any("PCIe link x8 of x16" in n for n in s.notes) and any("hw_thermal_slowdown" in n for n in s.notes)
+    assert not _scene(_capture()).notes  # the real capture: gen 5/5 x16/16, only gpu_idle active

@@ -77,6 +77,7 @@ def _hardware(outs: Outputs, s: Scene) -> None:
         if h:
             g.fabric = {k: h["fabric"][k] for k in ("state", "status", "clique_id", "cluster_uuid")}
             g.health = {k: h[k] for k in ("ecc", "retired_pages", "remapped_rows", "clocks_event_reasons", "pcie")}
+            s.notes += _health_notes(g.index, h)
     s.nvlink = outs.get("nvlink", P.parse_nvlink)
     services = outs.get("fabric_services", P.parse_fabric_services)
     if services:
@@ -89,6 +90,25 @@ def _hardware(outs: Outputs, s: Scene) -> None:
     if kernel:
         s.kernel_log = {"source": kernel["source"], "boot": kernel["boot"]}
     s.host_faults = hostfaults.build(s, (kernel or {}).get("events", []), (kernel or {}).get("uuids", {}))
+
+
+# Clocks-event reasons that mean the hardware holds the GPU back (idle, app clocks, sync boost do not).
+_SLOWDOWNS = ("hw_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown", "sw_thermal_slowdown")
+
+
+def _health_notes(index: int | None, h: dict[str, Any]) -> list[str]:
+    """A PCIe link narrower than the GPU's maximum, clocks held down by the hardware: worth saying, not roots.
+
+    (A link *generation* below the maximum is normal at idle: the GPU downshifts to save power.)
+    """
+    out = []
+    pcie = h.get("pcie") or {}
+    if pcie.get("width") and pcie.get("width_max") and pcie["width"] < pcie["width_max"]:
+        out.append(f"GPU {index}: PCIe link x{pcie['width']} of x{pcie['width_max']} (degraded width: reseat or check the riser)")
+    slow = [r for r in h.get("clocks_event_reasons") or [] if r in _SLOWDOWNS]
+    if slow:
+        out.append(f"GPU {index}: clocks held down by {', '.join(slow)} (thermal / power: throughput will be lower)")
+    return out
 
 
 def _host(outs: Outputs, s: Scene) -> None:
