@@ -36,6 +36,7 @@ def scene_lines(s: Scene) -> list[str]:
         out.append(f"env       {k}={val[:120]}  [{s.env_origin.get(k, '?')}]")
     if s.xids:
         out.append(f"xid       {len(s.xids)} Xid event(s), last: {s.xids[-1]['text'][:120]}")
+    out += _hardware_lines(s)
     if s.first_exception:
         out.append(f"exception {s.first_exception.get('line')}  ({s.log_source})")
     if s.log_scan:
@@ -139,3 +140,18 @@ def log_scan_line(scan: dict) -> str:
         f"log       {scan.get('path')}: {size:,} B, sha256 {sha}…; read {got:,} B ({share}) in "
         f"{scan.get('ranges_total', 0)} ranges by {scan.get('method')} in {scan.get('seconds', 0):.2f}s"
     )
+
+
+def _hardware_lines(s: Scene) -> list[str]:
+    """The host under the server (issue 14): fatal faults first, in the one-line form ``check`` prints."""
+    from .hostfaults import describe
+
+    fatal = [f for f in s.host_faults if f.get("fatal")]
+    other = [f for f in s.host_faults if not f.get("fatal")]
+    out = [f"HARDWARE  {describe(f, s.alias)}" for f in fatal[:8]]
+    out += [f"hardware  {describe(f, s.alias)} (not fatal)" for f in other[:4]]
+    domain = sorted({f"{(g.fabric or {}).get('cluster_uuid')}/{(g.fabric or {}).get('clique_id')}" for g in s.gpus
+                     if (g.fabric or {}).get("state")})  # fmt: skip
+    if domain:
+        out.append(f"nvlink    fabric ClusterUUID/CliqueId {', '.join(domain)}; IMEX {(s.imex or {}).get('service')}")
+    return out
