@@ -22,6 +22,7 @@ from tests.support.corpus import SHARED_CORPUS, cases, tuned_cases
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
 LOGS = [c.path for c in cases(SHARED_CORPUS)] + [c.path for c in tuned_cases()]
 LOGS += sorted((SHARED / "fixtures" / "hosts").glob("*/*.txt"))
+LOGS += sorted((Path(__file__).resolve().parent / "data" / "classify-real-vllm").glob("*.log"))
 
 
 def test_needles_are_lowercase_literals_with_windows() -> None:

@@ -20,6 +20,7 @@ from tests.support.corpus import tuned_cases
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
 LOGS = sorted((SHARED / "corpus").glob("*/*.log")) + sorted((SHARED / "fixtures" / "hosts").glob("*/*.txt"))
 LOGS += [c.path for c in tuned_cases()]  # the tuned part of tests/data/corpus (never the held-out part)
+LOGS += sorted((Path(__file__).resolve().parent / "data" / "classify-real-vllm").glob("*.log"))
 
 
 def _run(text: str, cuts: list[int] | None = None, prefilter: bool = True):
