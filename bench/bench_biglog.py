@@ -151,7 +151,9 @@ def container_log(dockerd, raw: Path) -> tuple[object, str]:  # noqa: ANN001
             break
         if time.monotonic() - t0 > 1800:
             raise SystemExit(f"docker logged {got} of {lines} lines in 30 min")
-    print(f"  docker logged {lines:,} lines, {os.path.getsize(path) / 1e9:.2f} GB json-file in {time.monotonic() - t0:.0f}s")
+    print(
+        f"  docker logged {lines:,} lines, {os.path.getsize(path) / 1e9:.2f} GB json-file in {time.monotonic() - t0:.0f}s"
+    )
     return c, path
 
 
@@ -182,14 +184,18 @@ def run_scenario(args, sshd, dockerd, scenario: str, work: Path) -> None:  # noq
     print(f"  baseline ssh grep -c ERROR: {b:.2f}s  (rounds {', '.join(f'{x:.2f}' for x in base)})")
     print(f"  k3tui root named:           {named:.2f}s  ratio {named / b:.2f}")
     print(f"  k3tui done (+ host SHA-256): {total:.2f}s  ratio {total / b:.2f}")
-    print(f"  read over SSH: {scan.bytes_read:,} B of {size:,} ({100 * scan.bytes_read / size:.3f}%) in {len(scan.ranges)} ranges")
+    print(
+        f"  read over SSH: {scan.bytes_read:,} B of {size:,} ({100 * scan.bytes_read / size:.3f}%) in {len(scan.ranges)} ranges"
+    )
     print(f"  root: line {fe.line_number if fe else None}: {(fe.line if fe else '')[:100]}")
     ref = reference(Path(log), fmt)
     same = ref == ((fe.line, fe.line_number) if fe else (None, None))
     print(f"  same root as classifying the whole file: {'yes' if same else 'NO: ' + repr(ref)}")
     if container is not None and scenario == "start":
         secs, s = asyncio.run(k3tui_freeze(sshd, dockerd, container.name))
-        print(f"  whole freeze of the container: {secs:.2f}s (ratio {secs / b:.2f}); root: {(s.first_exception or {}).get('line', '')[:80]}")
+        print(
+            f"  whole freeze of the container: {secs:.2f}s (ratio {secs / b:.2f}); root: {(s.first_exception or {}).get('line', '')[:80]}"
+        )
     if container is not None:
         container.remove(force=True)
 
@@ -214,13 +220,17 @@ def rss(sshd, work: Path, sizes: list[float]) -> None:  # noqa: ANN001
     for gb in sizes:
         write_log(raw, int(gb * 1e9), "start")
         readable(str(raw))
-        code = RSS_CHILD.format(repo=str(REPO), target=sshd.target, key=str(sshd.key_path), kh=str(sshd.known_hosts), log=str(raw))
+        code = RSS_CHILD.format(
+            repo=str(REPO), target=sshd.target, key=str(sshd.key_path), kh=str(sshd.known_hosts), log=str(raw)
+        )
         r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
         if r.returncode:
             print(f"  {gb} GB: failed: {r.stderr[-500:]}")
             continue
         got = json.loads(r.stdout.strip().splitlines()[-1])
-        print(f"  {raw.stat().st_size / 1e9:.2f} GB: peak RSS {got['hwm_kib'] / 1024:.1f} MiB, read {got['read']:,} B, root found: {got['root']}")
+        print(
+            f"  {raw.stat().st_size / 1e9:.2f} GB: peak RSS {got['hwm_kib'] / 1024:.1f} MiB, read {got['read']:,} B, root found: {got['root']}"
+        )
     raw.unlink(missing_ok=True)
 
 

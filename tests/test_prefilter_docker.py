@@ -137,3 +137,40 @@ def test_cli_log_path_and_full_log(sshd, flooded) -> None:
         else:
             assert scan["method"] == "python" and scan["bytes_read"] < 0.1 * raw.stat().st_size
     shutil.rmtree(d, ignore_errors=True)
+
+
+async def test_a_restarted_containers_earlier_run_holds_the_root(sshd, dockerd, shared: Path) -> None:
+    """docker keeps a restarted container's earlier output in the same json-file: its first run's
+    root, before the second run's flood (more than the old 5000-line tail), is the one named."""
+    from k3tui.remote.ssh import connect
+
+    d = tempfile.mkdtemp(prefix="k3-restart-", dir="/tmp")
+    os.chmod(d, 0o777)
+    root = (shared / "corpus" / "vllm-cpu" / ROOT_LOG).read_text(encoding="utf-8")
+    Path(d, "root.log").write_text(root, encoding="utf-8")
+    Path(d, "flood.log").write_text(NCCL.read_text(encoding="utf-8") * 40, encoding="utf-8")
+    script = (
+        "n=$(cat /srv/n 2>/dev/null || echo 0); echo $((n+1)) > /srv/n; "
+        "if [ $n = 0 ]; then cat /srv/root.log; else cat /srv/flood.log; fi; exit 1"
+    )
+    c = dockerd.run_container(
+        command=("sh", "-c", script, "vllm", "serve"), volumes={d: {"bind": "/srv", "mode": "rw"}}
+    )
+    try:
+        c.wait(timeout=60)
+        c.start()
+        c.wait(timeout=60)
+        path = _wait_logged(c, root.count("\n") + NCCL.read_text(encoding="utf-8").count("\n") * 40)
+        _readable_by_all(path)
+        async with connect(sshd.target, **sshd.connect_kwargs()) as host:
+            s = await freeze(host, container=c.name, docker_socket=dockerd.socket)
+        ref = classify_text(root)
+        assert s.first_exception is not None, s.notes
+        assert (s.first_exception["line"], s.first_exception["line_number"]) == (
+            ref.first_exception.line,
+            ref.first_exception.line_number,
+        )
+        assert s.log_scan["size"] == os.path.getsize(path)
+    finally:
+        c.remove(force=True)
+        shutil.rmtree(d, ignore_errors=True)

@@ -592,7 +592,9 @@ async def _find(
     return out
 
 
-async def _walk(host: Host, path: str, fmt: str, spec: _Spec, sc: _Scanned, walk: _Walk, out: LogScan, full: bool) -> None:
+async def _walk(
+    host: Host, path: str, fmt: str, spec: _Spec, sc: _Scanned, walk: _Walk, out: LogScan, full: bool
+) -> None:
     pending = sorted({(o, n) for o, n, _ in sc.hits} | ({(0, 0)} if sc.size else set()))
     queue: list[_Got] = []
     i = 0
@@ -660,7 +662,9 @@ def _plan(hits: list[tuple[int, int]], walk: _Walk, size: int, full: bool) -> li
     return wins
 
 
-async def _read_window(host: Host, path: str, size: int, fmt: str, got: _Got, walk: _Walk, out: LogScan, full: bool) -> int:
+async def _read_window(
+    host: Host, path: str, size: int, fmt: str, got: _Got, walk: _Walk, out: LogScan, full: bool
+) -> int:
     """Feed from the window on until the classifier may leave; returns the end offset."""
     step = WINDOW if not full else 8 << 20
     while True:

@@ -106,7 +106,9 @@ def _search(mm, spec, lo, hi):
     if spec.get("gate"):
         gate, markers = spec["gate"]
         caps = {m[0]: m[2] for m in markers}
-        dropped.update(_gate_hits(mm, bytes.fromhex(gate), [(m[0], bytes.fromhex(m[1])) for m in markers], lo, hi, caps, hits))
+        dropped.update(
+            _gate_hits(mm, bytes.fromhex(gate), [(m[0], bytes.fromhex(m[1])) for m in markers], lo, hi, caps, hits)
+        )
     first = min([i for i, n in hits if n < 0] or [-1])
     hits = [(i, n) for i, n in hits if n >= 0 and (n not in once or i == first)]
     hits.sort()
