@@ -284,3 +284,19 @@ def test_ladder_summaries_keep_the_exception_not_the_log_prefix():
     )
     short = short_summary(text)
     assert "RuntimeError: NCCL error" in short and "pid=" not in short and not short.endswith("ER…")
+
+
+async def test_a_paused_log_says_how_many_new_lines_wait_below(tmp_path, shared):
+    driver = ScriptedDriver(tmp_path / "live.k3rec", shared)
+    app = live_app(driver)
+    async with app.run_test(size=(80, 24)) as pilot:
+        ss = await _failed_session(pilot, app)
+        await pilot.press("F")  # pause following
+        for i in range(7):
+            ss.view.receive(ev.Output(t=500.0 + i, host="gb300-sim", id="r1", text=f"INFO late line {i}"))
+        await pilot.pause(0.5)
+        ss.view.render_panels()
+        assert "7 new lines below" in str(ss.query_one("#logstatus").render())
+        await pilot.press("F")  # follow again: caught up
+        await pilot.pause(0.1)
+        assert "new lines below" not in str(ss.query_one("#logstatus").render())

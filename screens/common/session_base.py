@@ -96,10 +96,12 @@ class SessionBase(Screen):
         """The screen's bindings with :attr:`FOOTER_FIRST` first: the footer shows them in this order."""
         found = super().active_bindings
         order = {a: i for i, a in enumerate(self.FOOTER_FIRST)}
-        first = sorted(
-            (k for k, b in found.items() if b.binding.action in order), key=lambda k: order[found[k].binding.action]
-        )
-        rest = [k for k, b in found.items() if b.binding.action not in order]
+
+        def name(k: str) -> str:
+            return found[k].binding.action.split("(", 1)[0]  # step(1) → step
+
+        first = sorted((k for k in found if name(k) in order), key=lambda k: order[name(k)])
+        rest = [k for k in found if name(k) not in order]
         return {k: found[k] for k in (*first, *rest)}
 
     def on_resize(self) -> None:

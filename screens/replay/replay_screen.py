@@ -60,6 +60,8 @@ class ReplayScreen(SessionBase):
         Binding("G", "seek_to(-1)", "End", show=False),
     ]
 
+    FOOTER_FIRST = ("play", "step", "marker", "seek_time", "search", "first_exception", "help", "quit_session")
+
     def __init__(self, path: str | Path, engine: Replay | None = None) -> None:
         super().__init__(fold=False)
         self.path = Path(path)

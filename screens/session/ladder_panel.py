@@ -40,7 +40,7 @@ class LadderPanel(Panel):
         self.show_text(t)
 
 
-SUMMARY_MAX = 110
+SUMMARY_MAX = 90
 
 
 def short_summary(text: str, limit: int = SUMMARY_MAX) -> str:

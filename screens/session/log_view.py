@@ -80,7 +80,7 @@ HOST_WIDTH = 12
 """Widest host column (longer aliases are clipped there)."""
 _MATCH = Style(color="black", bgcolor="yellow", bold=True)
 _CURRENT_MATCH = Style(color="black", bgcolor="#ff8700", bold=True, underline=True)
-_CURRENT = Style(bgcolor="grey30")
+_CURRENT = Style(bgcolor="#3a3a3a")
 _WRAP = "┆"
 """Gutter separator of a wrapped line's continuation rows."""
 
@@ -114,9 +114,13 @@ class _Highlighter(Highlighter):
             host = plain[2 : body - 1].rstrip()
             text.stylize(view.host_style(host), 2, body - 1)
             text.stylize("bright_black", body - 1, body)
+        current = view.render_y == view.current
+        if current:  # over the line's own colours (a style under them would never show)
+            text.stylize(_CURRENT)
+            text.stylize("reverse", 0, 2)
         rx = view.query_rx
         if rx is not None:
-            hit = _CURRENT_MATCH if view.render_y == view.current else _MATCH
+            hit = _CURRENT_MATCH if current else _MATCH
             for m in rx.finditer(plain, body):
                 text.stylize(hit, m.start(), m.end())
 
@@ -489,9 +493,3 @@ class LogView(Log):
         # the highlighter sees only the text; it asks the severity of the line being rendered
         self.render_y = y
         return super()._render_line_strip(y, rich_style)
-
-    def render_line(self, y: int) -> Strip:
-        strip = super().render_line(y)
-        if self.current is not None and self.scroll_offset.y + y == self.current:
-            strip = strip.apply_style(_CURRENT)
-        return strip
