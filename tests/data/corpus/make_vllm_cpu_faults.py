@@ -75,7 +75,7 @@ class Fault:
     eager: bool = True
     model: str = "{model}"
     port_taken: str = ""  # "127.0.0.1" / "0.0.0.0": another process listens on the port before start
-    timeout: float = 240.0
+    timeout: float = 420.0  # a healthy start takes 30-50 s alone, minutes on a loaded 2-core machine
 
 
 # ---------------------------------------------------------------- setup operations
@@ -842,6 +842,31 @@ FAULTS: tuple[Fault, ...] = (
           setup=(("write", "lib/libgcc_s.so.1", "y" * 2048),), env={"LD_LIBRARY_PATH": "{dir}/lib"}),
     Fault("ld-path-empty-dir", "libraries", "LD_LIBRARY_PATH an empty folder (shadows nothing)",
           setup=(("write", "lib/.keep", ""),), env={"LD_LIBRARY_PATH": "{dir}/lib"}, actions=SERVE_AND_STOP),
+    Fault("ld-path-libz-empty", "libraries", "LD_LIBRARY_PATH folder with an empty libz.so.1 (python itself needs it)",
+          setup=(("write", "lib/libz.so.1", ""),), env={"LD_LIBRARY_PATH": "{dir}/lib"}),
+    Fault("ld-path-libm-text", "libraries", "LD_LIBRARY_PATH folder with a text file as libm.so.6",
+          setup=(("write", "lib/libm.so.6", "m" * 4096),), env={"LD_LIBRARY_PATH": "{dir}/lib"}),
+    Fault("ld-path-libexpat-no-symbols", "libraries", "LD_LIBRARY_PATH libexpat.so.1 without expat's symbols",
+          setup=(("cc", "lib/libexpat.so.1", _NO_SYMBOLS),), env={"LD_LIBRARY_PATH": "{dir}/lib"}),
+    Fault("ld-path-libssl-empty", "libraries", "LD_LIBRARY_PATH folder with an empty libssl.so.3",
+          setup=(("write", "lib/libssl.so.3", ""),), env={"LD_LIBRARY_PATH": "{dir}/lib"}),
+    Fault("ld-path-libcrypto-no-symbols", "libraries", "LD_LIBRARY_PATH libcrypto.so.3 without OpenSSL's symbols",
+          setup=(("cc", "lib/libcrypto.so.3", _NO_SYMBOLS),), env={"LD_LIBRARY_PATH": "{dir}/lib"}),
+    Fault("ld-path-libffi-needs-missing", "libraries", "libffi.so.8 shadow that needs a library that is gone",
+          setup=(("cc", "lib/libk3gone.so", "int k3_gone(void) { return 1; }\n"),
+                 ("cc", "lib/libffi.so.8", _NEEDS, "-L.", "-lk3gone"), ("remove", "lib/libk3gone.so")),
+          env={"LD_LIBRARY_PATH": "{dir}/lib"}),
+    Fault("py-shadow-numpy-no-core", "modules", "PYTHONPATH numpy package whose numpy._core is missing",
+          setup=(("write", "py/numpy/__init__.py", "from numpy._core import multiarray  # noqa\n"),),
+          env={"PYTHONPATH": "{dir}/py"}),
+    Fault("py-shadow-huggingface-hub-empty", "modules", "PYTHONPATH shadows huggingface_hub with an empty package",
+          setup=(("write", "py/huggingface_hub/__init__.py", ""),), env={"PYTHONPATH": "{dir}/py"}),
+    Fault("py-shadow-pydantic-empty", "modules", "PYTHONPATH shadows pydantic with an empty package",
+          setup=(("write", "py/pydantic/__init__.py", ""),), env={"PYTHONPATH": "{dir}/py"}),
+    Fault("py-shadow-psutil-empty", "modules", "PYTHONPATH shadows psutil with an empty module",
+          setup=(("write", "py/psutil.py", ""),), env={"PYTHONPATH": "{dir}/py"}),
+    Fault("py-shadow-uvloop-empty", "modules", "PYTHONPATH shadows uvloop with an empty package",
+          setup=(("write", "py/uvloop/__init__.py", ""),), env={"PYTHONPATH": "{dir}/py"}),
     Fault("py-shadow-transformers-empty", "modules", "PYTHONPATH shadows transformers with an empty package",
           setup=(("write", "py/transformers/__init__.py", ""),), env={"PYTHONPATH": "{dir}/py"}),
     Fault("py-shadow-torch-no-c", "modules", "PYTHONPATH torch package whose torch._C is missing",
@@ -986,13 +1011,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--list", action="store_true", help="print the faults and exit")
     ap.add_argument("--only", action="append", help="fault name or glob (repeatable)")
     ap.add_argument("--jobs", type=int, default=1, help="servers at a time (default 1; at most 2 on 2 cores)")
+    ap.add_argument("--in-order", action="store_true", help="run in the order of the --only patterns")
+    ap.add_argument("--skip", action="append", help="fault name or glob to leave out (repeatable)")
     ap.add_argument("--missing", action="store_true", help="only the faults with no record in --out yet")
     ap.add_argument("--out", type=Path, default=OUT, help=f"folder for the logs (default {OUT})")
     a = ap.parse_args(argv)
     chosen = [f for f in FAULTS if not a.only or any(fnmatch.fnmatch(f.name, p) for p in a.only)]
+    chosen = [f for f in chosen if not any(fnmatch.fnmatch(f.name, p) for p in a.skip or ())]
     if a.missing:
         chosen = [f for f in chosen if not (a.out / f"{f.name}.fault.json").exists()]
-    chosen = _round_robin(chosen)
+    if a.in_order and a.only:  # the order of the --only patterns (most wanted first)
+        chosen.sort(key=lambda f: next(i for i, p in enumerate(a.only) if fnmatch.fnmatch(f.name, p)))
+    else:
+        chosen = _round_robin(chosen)
     if a.list:
         for f in chosen:
             print(f"{f.name:38} {f.family:12} {f.what}")
