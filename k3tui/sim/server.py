@@ -141,6 +141,7 @@ class SimHost:
         _sweep_stale_roots()
         self.root = Path(tempfile.mkdtemp(prefix="k3sim-"))
         (self.root / "owner").write_text(str(os.getpid()))
+        self._start_watchdog()
         self.state = rootfs.build(self.root, self.data, self.node)
         self._start_container_placeholder()
         self.fast = fastpath.FastPath(self.root, self.session_env)
@@ -187,8 +188,52 @@ class SimHost:
             await self._docker.wait_closed()
             self._docker = None
         self._kill_leftovers()
+        self._end_watchdog()
         if not self.keep_root and self.root.is_dir():
             shutil.rmtree(self.root, ignore_errors=True)
+
+    def _start_watchdog(self) -> None:
+        """A process that ends this host's processes when this one ends, however it ends.
+
+        Detached runs (``setsid nohup``) outlive their bash by design; after ``kill -9`` of
+        ``k3tui demo`` nothing called :meth:`stop`, and the simulated ``vllm serve`` kept its
+        port (issue 16). The watchdog blocks reading a pipe whose only write end this process
+        holds (close-on-exec: no child inherits it): the kernel closes it when this process
+        dies, the read returns, and the watchdog TERMs then KILLs what the host started.
+        """
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the watchdog: its own session, so a Ctrl-C to the demo's group does not end it first
+            try:
+                os.close(w)
+                os.setsid()
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
+                signal.signal(signal.SIGTERM, signal.SIG_IGN)
+                while True:
+                    try:
+                        os.read(r, 1)
+                        break
+                    except InterruptedError:
+                        continue
+                self._children.discard(os.getpid())
+                self._kill_leftovers()
+                if not self.keep_root:
+                    shutil.rmtree(self.root, ignore_errors=True)
+            finally:
+                os._exit(0)
+        os.close(r)
+        self._watch_fd, self._watchdog = w, pid
+
+    def _end_watchdog(self) -> None:
+        """After a normal stop: the watchdog finds nothing left, and is reaped."""
+        if getattr(self, "_watchdog", None) is None:
+            return
+        os.close(self._watch_fd)
+        try:
+            os.waitpid(self._watchdog, 0)
+        except ChildProcessError:
+            pass
+        self._watchdog = None
 
     def _start_container_placeholder(self) -> None:
         """The running container's main process: a real, idle process (its pid is State.Pid)."""
