@@ -332,3 +332,17 @@ def test_a_narrow_pcie_link_and_a_thermal_slowdown_are_notes_not_faults() -> Non
     assert s.host_faults == []
     assert any("PCIe link x8 of x16" in n for n in s.notes) and any("hw_thermal_slowdown" in n for n in s.notes)
     assert not _scene(_capture()).notes  # the real capture: gen 5/5 x16/16, only gpu_idle active
+
+
+def test_two_trays_in_two_cliques_the_head_is_the_reference_whatever_froze_first() -> None:
+    def tray(cluster: str, clique: str) -> dict:
+        return {"gpus": [{"index": i, "fabric": {"state": "Completed", "status": "Success", "cluster_uuid": cluster,
+                                                 "clique_id": clique}} for i in range(4)]}  # fmt: skip
+
+    head, worker = tray("5d0c3f6e", "32766"), tray("a1f4e2c9", "4097")
+    for scenes in ({"tray01": head, "tray02": worker}, {"tray02": worker, "tray01": head}):
+        ((host, fault),) = hostfaults.domain_faults(scenes, ["tray01", "tray02"])
+        assert host == "tray02" and fault["fatal"] and "CliqueId 4097" in fault["meaning"]
+    three = {"a": head, "b": worker, "c": worker}  # a majority wins over the order
+    assert [h for h, _ in hostfaults.domain_faults(three, ["a", "b", "c"])] == ["a"]
+    assert hostfaults.domain_faults({"a": head, "b": head}) == []

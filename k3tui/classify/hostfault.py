@@ -129,7 +129,7 @@ def diagnose_events(events: Sequence[Any], found: Any) -> Any | None:
         elif isinstance(e, HostConnected):
             skews[e.host] = e.clock_skew
     pairs = [(h, f) for h, sc in scenes.items() for f in sc.get("host_faults") or []]
-    pairs += hostfaults.domain_faults(scenes)
+    pairs += hostfaults.domain_faults(scenes, list(skews))
     node = NodeLog(found.host, "", clock_skew=skews.get(found.host), ref_time=time.time())
     root = root_fault(pairs, exception_time([found.line, *found.stack], node), skews)
     if root is None:
@@ -160,7 +160,7 @@ def hardware_banner(state: Any) -> dict[str, Any] | None:
     scenes: dict[str, dict[str, Any]] = {s.host: s.scene for s in state.scenes if s.scene}
     skews = {a: h.clock_skew for a, h in state.hosts.items()}
     pairs = [(h, f) for h, sc in scenes.items() for f in sc.get("host_faults") or []]
-    pairs += hostfaults.domain_faults(scenes)
+    pairs += hostfaults.domain_faults(scenes, list(state.hosts))
     e = state.first_exception
     root = None
     if e is not None:
@@ -183,7 +183,7 @@ def root_for_scenes(scenes: Sequence[Any], t: float | None, skews: dict[str, flo
     """The host fault that is the root of a deployment's first exception at ``t`` (fleet freeze, report)."""
     dicts = {s.alias: s.to_dict() for s in scenes}
     pairs = [(h, f) for h, sc in dicts.items() for f in sc.get("host_faults") or []]
-    return root_fault(pairs + hostfaults.domain_faults(dicts), t, skews)
+    return root_fault(pairs + hostfaults.domain_faults(dicts, list(dicts)), t, skews)
 
 
 def headline(state: Any) -> list[str]:

@@ -82,7 +82,7 @@ def hardware(events: Sequence[Any]) -> StopCheck:
     bad = [(i, host, f) for host, (i, sc) in latest.items() for f in sc.get("host_faults") or [] if f.get("fatal")]
     bad += _live_xids(events)
     bad.sort(key=lambda b: (b[2].get("gpu") is None, "daemon is" not in str(b[2].get("meaning"))))
-    grown += _domain_split(latest)
+    grown += _domain_split(latest, [e.host for e in events if isinstance(e, ev.HostConnected)])
     if bad or grown:
         first = bad[0] if bad else None
         what = [_fault_text(h, f) for _, h, f in bad[:3]] + [g for _, g in grown[:2]]
@@ -123,11 +123,12 @@ def _fault_text(host: str, f: dict) -> str:
     return describe(f, host)
 
 
-def _domain_split(latest: dict[str, tuple[int, dict]]) -> list[tuple[int, str]]:
+def _domain_split(latest: dict[str, tuple[int, dict]], order: list[str]) -> list[tuple[int, str]]:
     """Hosts of one deployment whose GPUs registered in different fabric clusters / cliques."""
     from ..scene.hostfaults import describe, domain_faults
 
-    return [(latest[h][0], describe(f, h)) for h, f in domain_faults({h: sc for h, (_, sc) in latest.items()})]
+    split = domain_faults({h: sc for h, (_, sc) in latest.items()}, order)
+    return [(latest[h][0], describe(f, h)) for h, f in split]
 
 
 def _nvlink_growth(host: str, old: dict, new: dict) -> list[str]:

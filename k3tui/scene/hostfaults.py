@@ -200,8 +200,14 @@ def imex_faults(scene: Scene) -> list[dict[str, Any]]:
     return []
 
 
-def domain_faults(scenes: dict[str, dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
-    """(host, fault) for each host whose GPUs registered in another fabric cluster/clique than most GPUs."""
+def domain_faults(
+    scenes: dict[str, dict[str, Any]], order: list[str] | None = None
+) -> list[tuple[str, dict[str, Any]]]:
+    """(host, fault) for each host whose GPUs registered in another fabric cluster/clique than most GPUs.
+
+    Two trays of four GPUs each have no majority: then the first host of ``order`` (the
+    deployment's head, as connected) is the reference, never whichever froze first.
+    """
     where: dict[tuple[str, str], list[str]] = {}
     for host, sc in scenes.items():
         for g in sc.get("gpus") or []:
@@ -210,7 +216,10 @@ def domain_faults(scenes: dict[str, dict[str, Any]]) -> list[tuple[str, dict[str
                 where.setdefault((str(f.get("cluster_uuid")), str(f.get("clique_id"))), []).append(host)
     if len(where) < 2:
         return []
-    main = max(where, key=lambda k: len(where[k]))
+    rank: dict[str, int] = {}
+    for h in [*(order or []), *scenes]:
+        rank.setdefault(h, len(rank))
+    main = max(where, key=lambda k: (len(where[k]), -min(rank[h] for h in where[k])))
     out = []
     for key, hosts in where.items():
         if key == main:
