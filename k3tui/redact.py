@@ -162,6 +162,7 @@ _SHAPES += [
     _Shape(("hvs.", "hvb."), r"hv[sb]\.[A-Za-z0-9_-]{24,}"),  # HashiCorp Vault
     _Shape(("AGE-SECRET-KEY-1",), r"AGE-SECRET-KEY-1[0-9A-Z]{58}"),
     _Shape(("xapp-",), r"xapp-[A-Za-z0-9-]{10,}"),  # Slack app token
+    _Shape(("glrt-", "glptt-", "gldt-", "glft-", "glsoat-"), r"gl(?:rt|ptt|dt|ft|soat)-[A-Za-z0-9_-]{20,}"),  # GitLab
     _Shape(("glsa_", "glc_"), r"gl(?:sa|c)_[A-Za-z0-9_=+/-]{32,}"),  # Grafana
     _Shape(("shpat_", "shpss_", "shpca_", "shppa_"), r"shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}"),  # Shopify
     # Webhook URLs: the path is the secret (Slack, Discord).
@@ -181,6 +182,12 @@ _SHAPES += [
     ),
     # "docker login -u me -p X" (also podman, helm registry, oras …).
     _Shape(("login",), r"(?i)login\b[^\n]*?[ \t](?:-p|--password)(?:=|[ \t]+)(?!<redacted>)([^\s\"']+)", on_low=True),
+    # "curl -u user:password …"
+    _Shape(
+        ("curl",),
+        r"(?i)curl\b[^\n]*?[ \t](?:-u|--user)(?:=|[ \t]*)[\"']?[^\s:\"']+:(?!<redacted>)([^\s\"']+)",
+        on_low=True,
+    ),
     # "echo X | docker login --password-stdin"
     _Shape(
         ("echo",),
@@ -302,6 +309,8 @@ class _Gate:
             rb"hv[sb]\.[A-Za-z0-9_\-]{24}",
             rb"AGE-SECRET-KEY-1",
             rb"xapp-[A-Za-z0-9\-]{10}",
+            rb"gl(?:rt|ptt|dt|ft|soat)-[A-Za-z0-9_\-]{20}",
+            rb"(?i:curl)",
             rb"gl(?:sa|c)_[A-Za-z0-9_=+/\-]{32}",
             rb"shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}",
             rb"(?i:hooks\.slack\.com/)",

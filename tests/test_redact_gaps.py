@@ -54,6 +54,8 @@ _CASES = {
     "stripe": (_tok(24).map(lambda t: "sk_live_" + t), "stripe key {v} in env"),
     "npm": (_tok(36).map(lambda t: "npm_" + t), "//registry.npmjs.org/:_authToken {v}"),
     "vault": (_tok(30, _ALNUM + "_-").map(lambda t: "hvs." + t), "vault token {v}"),
+    "gitlab-runner": (_tok(24).map(lambda t: "glrt-" + t), "register --token {v}"),
+    "curl-user": (_tok(14), "curl -sS -u admin:{v} https://x/api"),
     "grep-colour": (_tok(12), "\x1b[01;31m\x1b[KDB_PASSWORD\x1b[m\x1b[K={v}"),
     "note-pw": (_tok(10), "db pw: {v}"),
     "note-entropy": (_tok(24), "the api token is {v} for now"),
@@ -100,7 +102,7 @@ def test_every_class_is_masked_on_every_path(data):
                 "&key=", "?code=", "machine ", " login ", " -p ", "--password ", "echo ", " | docker login --password-stdin",
                 " password ", "pw: ", "db pw ", "token is ", "secret ", "\x1b[m\x1b[K=", "_HF_TOKEN=", "API_KEY: ",
                 "-----BEGIN PGP PRIVATE KEY BLOCK-----", "-----END PGP PRIVATE KEY BLOCK-----", "https://", "@", "\n",
-                "1234", "abcDEF0123456789xyzQ", "hvs.", "npm_", "xapp-", "=", " ", "'",
+                "1234", "abcDEF0123456789xyzQ", "hvs.", "npm_", "xapp-", "=", " ", "'", "curl ", " -u ", "a:b", "glrt-",
             ]
         )
         | st.text(max_size=5),
