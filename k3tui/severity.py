@@ -64,11 +64,29 @@ def _rules() -> tuple[Rule, ...]:
 def severity(line: str, rules: tuple[Rule, ...] | None = None) -> str:
     """The level of one line (``info`` when no rule matches)."""
     for r in rules if rules is not None else _rules():
-        if r.any and not any(s in line for s in r.any):
-            continue
+        for w in r.any:  # a rule's few substrings: C-speed tests, measured faster than one regex gate
+            if w in line:
+                break
+        else:
+            if r.any:
+                continue
         if r.rx.search(line):
             return r.level
     return "info"
+
+
+def words(rules: tuple[Rule, ...] | None = None) -> tuple[str, ...]:
+    """Substrings one of which every line louder or quieter than ``info`` holds (a prefilter for :func:`severity`).
+
+    Raises:
+        K3Error: a rule without ``any`` (then every line would need the regexes).
+    """
+    out: dict[str, None] = {}
+    for r in rules if rules is not None else _rules():
+        if not r.any:
+            raise K3Error(f"severity rule {r.what or r.level!r} has no 'any' substrings: every rule needs them")
+        out.update(dict.fromkeys(r.any))
+    return tuple(out)
 
 
 def louder(a: str, b: str) -> str:
