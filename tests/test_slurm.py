@@ -217,7 +217,7 @@ async def test_a_ladder_run_is_submitted_followed_through_a_drop_and_cancelled(s
     from k3tui.remote.ssh import connect
 
     log = SHARED_CORPUS / "vllm-cpu" / FAILED_LOGS[0]["file"]
-    frozen_id = _submit(slurm, _script(slurm, log, code=1, name="ladder-me"))
+    frozen_id = slurm.sbatch(_script(slurm, log, code=1, name="ladder-me"), "--time=00:30:00", f"--chdir={slurm.jobs}", "-w", "n1")
     slurm.wait_state(frozen_id, "FAILED")
     pick = Pick(job=frozen_id, slurm_conf=str(slurm.conf))
     launcher = get("slurm", pick)
@@ -241,6 +241,7 @@ async def test_a_ladder_run_is_submitted_followed_through_a_drop_and_cancelled(s
         finally:
             status = await launcher.stop(host, run)
         assert run.job_id != frozen_id and slurm.job(run.job_id)["JobName"] == "ladder-me"
+        assert slurm.job(run.job_id)["TimeLimit"] == "00:30:00"  # given on sbatch's command line, not in the script
     info = slurm.job(run.job_id)
     assert info["JobState"] == "CANCELLED", info
     assert f"{run.job_id} CANCELLED" in slurm.client("squeue", "-h", "-t", "all", "-o", "%i %T").splitlines()

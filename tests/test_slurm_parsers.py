@@ -181,6 +181,16 @@ def test_one_change_touches_exactly_its_line(mml, new_mml, prefix_on, key) -> No
     assert diff(again.start_config(), cfg) == []  # the rewritten script parses back to the run's config
 
 
+def test_resources_given_outside_the_script_are_given_again() -> None:
+    from k3tui.launch.slurm import outside_options
+
+    job = {"Partition": "gb300", "NumNodes": "2", "TresPerNode": "gres:gpu:gb300:4", "TimeLimit": "04:00:00"}
+    assert outside_options(job, []) == ["--partition=gb300", "--nodes=2", "--gres=gpu:gb300:4", "--time=04:00:00"]
+    asked = S.sbatch_directives("#!/bin/bash\n#SBATCH -p gb300\n#SBATCH --nodes=2\n#SBATCH --gres=gpu:gb300:4\n#SBATCH -t 4:00:00\n")
+    assert outside_options(job, asked) == []
+    assert outside_options({"NumNodes": "1", "TimeLimit": "UNLIMITED", "Partition": "(null)"}, []) == []
+
+
 def test_a_script_without_a_server_line_is_one_clear_error() -> None:
     from k3tui.errors import UsageError
 

@@ -422,14 +422,16 @@ class SlurmLauncher:
         return SS.rewrite(script, server_argv(config), env)
 
     def sbatch_argv(self) -> list[str]:
-        """``sbatch`` with the frozen job's name and working directory (options given outside the script)."""
+        """``sbatch`` with the frozen job's name and working directory, and the resources it was given on
+        sbatch's command line rather than in its script (partition, nodes, GRES, time limit): a run gets
+        what the frozen job got, whichever way it was asked for."""
         job = self.frozen.job if self.frozen else {}
         argv = ["sbatch", "--parsable"]
         if S.null(job.get("JobName")):
             argv.append(f"--job-name={job['JobName']}")
         if S.null(job.get("WorkDir")):
             argv.append(f"--chdir={job['WorkDir']}")
-        return argv
+        return argv + outside_options(job, S.sbatch_directives(self.frozen.script or "") if self.frozen else [])
 
     def plan(self, config: Any, run_id: str) -> list[str]:
         """The sbatch line and the script's diff against the frozen one, shown before the run is submitted."""
@@ -648,6 +650,28 @@ def _container(facts: JobFacts, directives: list[tuple[str, str]]) -> dict[str, 
     if c is not None and facts.image_digest:
         c["digest"], c["digest_source"] = facts.image_digest["digest"], facts.image_digest["source"]
     return c
+
+
+_OUTSIDE = (  # (option, its short form, the scontrol key, how the value becomes the option's)
+    ("--partition", "-p", "Partition", lambda v: v),
+    ("--nodes", "-N", "NumNodes", lambda v: v),
+    ("--gres", None, "TresPerNode", lambda v: ",".join(x.removeprefix("gres:").replace("gres/", "") for x in v.split(","))),
+    ("--time", "-t", "TimeLimit", lambda v: v),
+)
+
+
+def outside_options(job: dict[str, Any], directives: list[tuple[str, str]]) -> list[str]:
+    """The frozen job's resources its script does not ask for (given on sbatch's command line), as sbatch options."""
+    asked = {k for k, _ in directives}
+    out = []
+    for opt, short, key, conv in _OUTSIDE:
+        value = S.null(job.get(key))
+        if value is None or opt in asked or (short and short in asked) or (key == "TimeLimit" and value == "UNLIMITED"):
+            continue
+        if key == "NumNodes" and value == "1":
+            continue
+        out.append(f"{opt}={conv(value)}")
+    return out
 
 
 def node_row(scene: Any, facts: JobFacts) -> dict[str, Any]:
