@@ -33,6 +33,7 @@ Why it is shaped this way:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -41,7 +42,7 @@ from .history import History
 from .layers import Evidence, Verdict, advice_text, decide
 from .lines import QUIET_LEVELS, Line, parse
 from .result import ClassifyResult, FirstException, StageMark
-from .rules import Rules, Wrapper, load_rules
+from .rules import STAGES, Rules, Wrapper, load_rules
 from .signature import make_signature
 from .timeline import Timeline
 from .traces import STALE_AFTER, TB_HEAD, Trace, opens_trace, rebuild
@@ -64,6 +65,8 @@ CRASH_CHARS = 1 << 16
 """Characters of that look-back."""
 RECOGNISE = "vllm"
 """A log holding this word anywhere (any case) is a vLLM log, root or not."""
+_PY_WARNING = re.compile(r"\b[A-Z]\w*Warning: ")
+"""Python's ``warnings`` output (torchvision's 'Failed to load image Python extension' decoy)."""
 _CRASH_TYPES = frozenset({"FatalError", "WorkerDied"})
 
 
@@ -175,7 +178,11 @@ class Classifier:
         if self._root is None and not self._stopped:
             self._history.at_end()
             self._crash_lookback(self._n + 1)
-            self._root = self._root or self._warning
+            warning = self._warning
+            if self._root is None and warning is not None:
+                never_ready = self._timeline.now < len(STAGES) - 1  # and this is all it said
+                if never_ready or self._rules.warning_failure.search(warning.body):
+                    self._root = warning
             if self._root is None and self._unexplained is not None and not self._stop_before():
                 self._root = self._unexplained
         if self._root is None and self._fallback is not None and not self._stopped:
@@ -286,8 +293,8 @@ class Classifier:
             return
         if ln.body[:1].isspace():
             return  # code or a continuation printed outside any traceback we follow
-        if ln.level == "WARNING" and self._warning is None and self._root is None:
-            if self._rules.warning_root.search(ln.body):
+        if ln.level in ("WARNING", None) and self._warning is None and self._root is None:
+            if self._rules.warning_root.search(ln.body) and not _PY_WARNING.search(ln.body):
                 self._warning = self._new_root(ln, n, "ImportError", ln.body)
         if (n <= HEAD_LINES or any(s in low for s in self._always)) and ln.level not in QUIET_LEVELS:
             self._error_line(ln, n)

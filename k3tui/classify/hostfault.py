@@ -135,7 +135,12 @@ def diagnose_events(events: Sequence[Any], found: Any) -> Any | None:
     if root is None:
         return None
     return CheckVerdict(
-        host=root["host"], rung=RUNG, check=CHECK, verdict="FAIL", evidence=consequence_text(root, found.line), title=TITLE
+        host=root["host"],
+        rung=RUNG,
+        check=CHECK,
+        verdict="FAIL",
+        evidence=consequence_text(root, found.line),
+        title=TITLE,
     )
 
 
@@ -174,7 +179,10 @@ def hardware_banner(state: Any) -> dict[str, Any] | None:
         )
         if not fatal:
             return None
-        kind, root = "stop", {**fatal[0][1], "host": fatal[0][0], "summary": hostfaults.describe(fatal[0][1], fatal[0][0])}
+        kind, root = (
+            "stop",
+            {**fatal[0][1], "host": fatal[0][0], "summary": hostfaults.describe(fatal[0][1], fatal[0][0])},
+        )
     nxt = f"{drain_advice(root['host'], root)} before any further step"
     return {"kind": kind, "host": root["host"], "summary": root["summary"], "next": nxt, "fault": root}
 

@@ -5,7 +5,8 @@ only say how far the start-up got, not what failed; so the stage is decided by t
 strongest evidence available, in a fixed order (issue 13):
 
 1. the root's own text when it names one layer unambiguously (``Error 803`` is the
-   device, a bind failure the API, argparse's ``error:`` the config) — ``message``;
+   device, argparse's ``error:`` the config) — ``message``; a broken shared library or
+   symbol names the container unless the API was already serving;
    then the root's own STACK, mapped by module path and function name
    (``assets/classify/frames.toml``) — ``frames``;
 2. when the root came: after the API was ready it is ``runtime`` (``api-ready``); V1's
@@ -68,6 +69,7 @@ def decide(rules: Rules, ev: Evidence) -> Verdict:
     """The stage of a root, with the evidence that decided it."""
     return (
         _message(rules, ev, "strong")
+        or (None if _ready(ev) is not None else _message(rules, ev, "startup"))
         or _frames(rules, ev)
         or _message(rules, ev, "firm")
         or _phase(rules, ev)
@@ -86,7 +88,7 @@ def _message(rules: Rules, ev: Evidence, strength: str) -> Verdict | None:
         if rule.strength != strength or (startup and rule.stage == "runtime"):
             continue
         if m := rule.match.search(ev.text):
-            conf = {"strong": "high", "firm": "high", "medium": "medium"}.get(strength, "low")
+            conf = {"strong": "high", "startup": "high", "firm": "high", "medium": "medium"}.get(strength, "low")
             kind = "message" if strength != "weak" else "exception-type"
             return Verdict(rule.stage, kind, (ev.line,), conf, f"the root's message says {m.group(0)!r}")
     return None
@@ -123,9 +125,15 @@ def _startup_wording(rules: Rules, ev: Evidence) -> tuple[str, int] | None:
     return None
 
 
-def _phase(rules: Rules, ev: Evidence) -> Verdict | None:
+def _ready(ev: Evidence) -> int | None:
+    """The line where the API was ready, when that was before the root."""
     ready = next((n for s, n in ev.marks if s == "runtime"), None)
-    if ready is not None and ready < ev.line:
+    return ready if ready is not None and ready < ev.line else None
+
+
+def _phase(rules: Rules, ev: Evidence) -> Verdict | None:
+    ready = _ready(ev)
+    if ready is not None:
         return Verdict(
             "runtime", "api-ready", (ready, ev.line), "medium", f"the API was ready (line {ready}) before it"
         )

@@ -44,7 +44,8 @@ class RootRule:
 class StageRule:
     stage: str
     strength: str
-    """``strong`` (beats the stack), ``firm`` (right after it), ``medium`` (after the phase), ``weak`` (last)."""
+    """``strong`` (beats the stack), ``startup`` (beats it before the API is ready), ``firm`` (right after
+    it), ``medium`` (after the phase), ``weak`` (last)."""
     match: re.Pattern[str]
 
 
@@ -87,6 +88,8 @@ class Rules:
     wrappers: tuple[Wrapper, ...]
     warning_root: re.Pattern[str]
     """WARNING lines that are the root when a failure follows (a broken vllm._C)."""
+    warning_failure: re.Pattern[str]
+    """Of those, the ones that report a failure by themselves."""
     crash: re.Pattern[str]
     """Native crash and kill lines (no Python traceback): a root found by looking back."""
     crash_needles: tuple[str, ...]
@@ -157,9 +160,9 @@ def _stage_rules(data: dict) -> tuple[StageRule, ...]:
         if r["stage"] not in STAGES:
             raise ProfileError(f"assets/classify/patterns.toml: unknown stage {r['stage']!r} in a stage_rule")
         strength = r.get("strength", "strong")
-        if strength not in ("strong", "firm", "medium", "weak"):
+        if strength not in ("strong", "startup", "firm", "medium", "weak"):
             raise ProfileError(
-                f"assets/classify/patterns.toml: a stage_rule's strength is one of strong, firm, medium, weak, not {strength!r}"
+                f"assets/classify/patterns.toml: a stage_rule's strength is one of strong, startup, firm, medium, weak, not {strength!r}"
             )
         rules.append(StageRule(r["stage"], strength, _rx(r["match"], "patterns.toml")))
     return tuple(rules)
@@ -217,6 +220,7 @@ def load_rules() -> Rules:
         runtime_wording=_alternation(pat["wording"]["runtime"], "patterns.toml [wording]"),
         wrappers=_wrappers(pat),
         warning_root=_alternation(pat["warning_root"]["patterns"], "patterns.toml [warning_root]"),
+        warning_failure=_alternation(pat["warning_root"]["failure"], "patterns.toml [warning_root]"),
         crash=_alternation(crash["patterns"], "patterns.toml [crash]"),
         crash_needles=tuple(n.lower() for n in crash["needles"]),
         crash_trigger=_alternation(crash["after"], "patterns.toml [crash]"),
