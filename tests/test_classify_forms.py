@@ -338,3 +338,16 @@ def test_kubernetes_cri_log_lines_keep_the_verdict() -> None:
 
 
 ROOT_TRACE_RUNTIME = "11-fail-headdim16-first-request-kills-engine.log"
+
+
+@pytest.mark.parametrize(
+    "case_id",
+    [
+        "vllm-cpu-faults/ld-path-libexpat-no-symbols.log",
+        "vllm-cpu-faults/ld-path-libm-text.log",
+        "vllm-cpu-faults/ld-path-libnuma-text.log",
+    ],
+)
+def test_broken_shared_libraries_at_start_up_are_the_container(case_id: str) -> None:
+    """The dynamic loader's own line (python never starts) and vllm._C failing to load its libnuma."""
+    _matches_label(_tuned(case_id))
