@@ -59,6 +59,8 @@ class Found:
     log_paths: dict[str, str] = field(default_factory=dict)
     probes: dict[str, RunResult] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    truncated: set[str] = field(default_factory=set)
+    """The logs of which only the last :data:`LOG_TAIL_BYTES` were read (``current``, ``previous``)."""
 
 
 class ContainerdLauncher:
@@ -159,6 +161,8 @@ class ContainerdLauncher:
             )
             if got.ok:
                 found.logs[which], found.log_paths[which] = cri.to_text(got.stdout), path
+                if len(got.stdout.encode()) >= LOG_TAIL_BYTES:  # only the end of it: the whole file is scanned
+                    found.truncated.add(which)
 
     # --- the protocol ------------------------------------------------------------------------
 
@@ -384,9 +388,11 @@ async def scan_cri(host: Any, found: Found) -> tuple[str, Any, dict[str, Any]] |
     """The first root from the WHOLE CRI log, scanned on the node (:func:`k3tui.remote.prefilter.find_root`).
 
     The previous container's log first (a crash loop's root is there), else the current one;
-    None when there is none to scan or it cannot be read there (the tail read by :meth:`find` is used then).
+    None when there is none to scan, when :meth:`ContainerdLauncher.find` already read the whole
+    file (a scan costs ~2 s of fixed work on the host), or when it cannot be read there (the
+    tail read by ``find`` is used then).
     """
-    if getattr(host, "simulated", False):
+    if getattr(host, "simulated", False) or not found.truncated:
         return None  # the simulated host serves its scenario's log through the tail
     from ..scene.logscan import LogTarget, scan_server_log
 
