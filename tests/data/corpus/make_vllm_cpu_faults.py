@@ -174,7 +174,7 @@ def _cc(d: Path, file: str, source: str, *flags: str) -> None:
     """Compile a small shared library with the system C compiler (for LD_PRELOAD / shadowed libs)."""
     path = d / file
     path.parent.mkdir(parents=True, exist_ok=True)
-    src = d / (path.name + ".c")
+    src = d / (path.name + (".cc" if "-lstdc++" in flags else ".c"))  # cc picks C++ by the suffix
     src.write_text(source)
     cmd = ["cc", "-shared", "-fPIC", "-o", str(path), str(src), *flags]
     subprocess.run(cmd, check=True, capture_output=True, cwd=path.parent)
@@ -819,7 +819,7 @@ FAULTS: tuple[Fault, ...] = (
     Fault("ld-preload-segv", "libraries", "LD_PRELOAD library whose constructor segfaults",
           setup=(("cc", "libk3segv.so", _SEGV_CTOR),), env={"LD_PRELOAD": "{dir}/libk3segv.so"}),
     Fault("ld-preload-throw", "libraries", "LD_PRELOAD C++ library whose constructor throws",
-          setup=(("cc", "libk3throw.so", _THROW_CTOR, "-x", "c++", "-lstdc++"),),
+          setup=(("cc", "libk3throw.so", _THROW_CTOR, "-lstdc++"),),
           env={"LD_PRELOAD": "{dir}/libk3throw.so"}),
     Fault("ld-preload-listen-double-free", "libraries", "LD_PRELOAD library whose listen() double-frees (crash at bind)",
           setup=(("cc", "libk3listen.so", _LISTEN_DOUBLE_FREE),), env={"LD_PRELOAD": "{dir}/libk3listen.so"}),
