@@ -222,7 +222,8 @@ class SimHost:
             finally:
                 os._exit(0)
         os.close(r)
-        self._watch_fd, self._watchdog = w, pid
+        self._watch_fd = w
+        self._watchdog: int | None = pid
 
     def _end_watchdog(self) -> None:
         """After a normal stop: the watchdog finds nothing left, and is reaped."""
