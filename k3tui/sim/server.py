@@ -227,11 +227,12 @@ class SimHost:
 
     def _end_watchdog(self) -> None:
         """After a normal stop: the watchdog finds nothing left, and is reaped."""
-        if getattr(self, "_watchdog", None) is None:
+        pid = getattr(self, "_watchdog", None)
+        if pid is None:
             return
         os.close(self._watch_fd)
         try:
-            os.waitpid(self._watchdog, 0)
+            os.waitpid(pid, 0)
         except ChildProcessError:
             pass
         self._watchdog = None
