@@ -82,6 +82,8 @@ class Launcher(Protocol):
 
     name: str
     """The registry name, also recorded as the scene's ``launcher``."""
+    # Optional: ``remove_ended_runs = True`` when a run's remains outlive its process (a pod in
+    # the API): the ladder then calls :meth:`stop` for a run that already ended, too.
 
     async def freeze(self, host: Any, pick: Pick, *, emit: Any = None, reason: str = "operator") -> Any:
         """Freeze the scene of ``host`` for the process ``pick`` names; returns a :class:`~k3tui.scene.model.Scene`.
