@@ -132,6 +132,8 @@ class Classifier:
         self._oom_seen = False
         self._stopped = False
         self._warning: _Root | None = None
+        self._looked_back = -CRASH_LOOKBACK
+        self._ended = False
         self._unexplained: _Root | None = None
         """The first "start-up failed, see above" consequence: the root left when above holds none
         (a worker SIGKILLed while starting prints nothing of its own)."""
@@ -177,7 +179,7 @@ class Classifier:
             self._close(trace)
         if self._root is None and not self._stopped:
             self._history.at_end()
-            self._crash_lookback(self._n + 1)
+            self._crash_lookback(self._n + 1, force=True)
             warning = self._warning
             if self._root is None and warning is not None:
                 never_ready = self._timeline.now < len(STAGES) - 1  # and this is all it said
@@ -189,6 +191,7 @@ class Classifier:
             self._root = self._fallback
         if self._root is not None and not self._root.emitted:
             self._announce(self._root)
+        self._ended = True
         res = self._finished = self._result()
         exc = res.first_exception.line if res.first_exception else ""
         self._send(
@@ -432,7 +435,7 @@ class Classifier:
             root.dump = ln.body.startswith("Fatal Python error")
         self._root = root
         if typ in _CRASH_TYPES or typ == "NativeCrash":
-            self._crash_lookback(n)
+            self._crash_lookback(n, force=True)
         if self._rules.oom.search(self._root.body):
             self._oom_seen = True
 
@@ -482,8 +485,15 @@ class Classifier:
 
     # --- native crashes and kills: no traceback, found by looking back -----------------------
 
-    def _crash_lookback(self, n: int) -> None:
-        """The earliest native crash / kill line in the lines before line n becomes the root."""
+    def _crash_lookback(self, n: int, force: bool = False) -> None:
+        """The earliest native crash / kill line in the lines before line n becomes the root.
+
+        A flood of consequences (thousands of EngineDeadError lines) looks back at most once
+        per half window: the cost stays bounded, and the answer depends only on line numbers.
+        """
+        if not force and n - self._looked_back < CRASH_LOOKBACK // 2:
+            return
+        self._looked_back = n
         text = self._history.before(CRASH_CHARS)
         if not text or not any(s in text.lower() for s in self._rules.crash_needles):
             return
@@ -571,6 +581,7 @@ class Classifier:
         text = root.body if root.context is None else f"{root.body} {parse(root.context).body}"
         stack, numbers = root.stack + root.borrowed, root.numbers + root.borrowed_numbers
         ev = Evidence(text, root.n, stack, numbers, root.header, root.stage_idx, root.marks, root.raw)
+        ev.native = root.type in ("NativeCrash", "Killed", "FatalError", "LinkError")
         return decide(self._rules, ev)
 
     def _stop_before(self) -> bool:
@@ -600,7 +611,12 @@ class Classifier:
         res = ClassifyResult(stages=list(self._timeline.marks), lines=self._n)
         if root is None:
             res.oom_root_cause = None
-            if self._recognised():
+            if self._n == 0 and self._ended:
+                res.failed_stage, res.confidence = "container", "low"
+                why = "the server printed nothing at all: it died before its first line"
+                res.evidence = Verdict("container", "empty-log", (), "low", why)
+                res.advice = advice_text(self._rules, "container")
+            elif self._recognised() or not self._ended:  # a live view never calls a log "unknown" yet
                 ready = next((m.line for m in res.stages if m.stage == "runtime"), None)
                 res.advice = advice_text(self._rules, "none")
                 res.confidence = "high" if ready is not None else "medium"

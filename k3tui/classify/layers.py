@@ -52,6 +52,8 @@ class Evidence:
     """The stages reached (name, line) when the root was printed."""
     raw: str = ""
     """The root line as printed (its logger location is evidence too)."""
+    native: bool = False
+    """A native crash, a kill or a fatal interpreter error (no Python exception)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +77,7 @@ def decide(rules: Rules, ev: Evidence) -> Verdict:
         or _phase(rules, ev)
         or _message(rules, ev, "medium")
         or _markers(ev)
+        or _before_anything(ev)
         or _message(rules, ev, "weak")
         or Verdict(
             STAGES[0], "default", (ev.line,), "low", "nothing in the log names a layer; assumed the process start"
@@ -140,6 +143,13 @@ def _phase(rules: Rules, ev: Evidence) -> Verdict | None:
     for text, n in ([ev.header] if ev.header else []) + [(ev.text, ev.line)]:
         if m := rules.runtime_wording.search(text):
             return Verdict("runtime", "wording", (n,), "medium", f"{m.group(0)!r}: the engine was serving")
+    return None
+
+
+def _before_anything(ev: Evidence) -> Verdict | None:
+    """A native crash on the log's first line: the process died before it printed anything."""
+    if ev.native and ev.line == 1:
+        return Verdict(STAGES[0], "markers", (1,), "medium", "it crashed before printing anything: the process start")
     return None
 
 
