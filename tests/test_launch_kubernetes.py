@@ -133,6 +133,9 @@ def test_cli_freeze_check_and_a_ladder_run_pod_through_kubectl(
     # the ladder: one run pod with exactly the one change, followed, deleted
     api.run_log = (shared / "corpus" / "vllm-cpu" / "10d-fail-load-format-fastsafetensors.log").read_text()
     api.drop_follow_after = 40
+    stale = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "k3tui-r1-dead00-minimal", "namespace": NS,
+             "labels": {M.MANAGED_BY: "k3tui"}}, "spec": {}, "status": {"phase": "Running"}}  # fmt: skip
+    api.add(stale)  # a run pod of a session that died before deleting it
     lad = _k3tui("ladder", *common, "--rung", "minimal", "--set", "env:LD_LIBRARY_PATH=unset", "--reason", "")
     assert len(api.created) == 1, lad.stdout[-3000:] + lad.stderr[-2000:]
     run = api.created[0]
@@ -146,6 +149,8 @@ def test_cli_freeze_check_and_a_ladder_run_pod_through_kubectl(
         in lad.stdout
     )
     assert any(m == "DELETE" and p.endswith(run["metadata"]["name"]) for m, p in api.requests), lad.stdout[-3000:]
+    assert f"/api/v1/namespaces/{NS}/pods/k3tui-r1-dead00-minimal" in api.deleted
+    assert f"deleted run pods an earlier session left: {NS}/k3tui-r1-dead00-minimal" in lad.stdout
     follows = [p for m, p in api.requests if m == "GET" and "follow=true" in p]
     assert len(follows) >= 2 and "sinceTime=" in follows[1], follows  # the dropped stream was resumed
     assert "result: rung=minimal verdict=FAIL" in lad.stdout and "stage=weights" in lad.stdout, lad.stdout[-2000:]

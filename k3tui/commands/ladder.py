@@ -117,6 +117,9 @@ async def _launched(args: argparse.Namespace, hosts: list[Any], emit: Any) -> di
     launcher: Any = get("slurm" if slurm else "kubernetes", pick)
     await launcher.freeze(hosts[0], pick, emit=emit, reason="ladder-start")
     start = launcher.start_config()
+    gone = await launcher.leftovers(hosts[0]) if hasattr(launcher, "leftovers") else []
+    if gone:  # k3tui's own run pods of a session that died before it could delete them
+        emit(ev.Notice(host=hosts[0].alias, level="warning", message=f"deleted run pods an earlier session left: {', '.join(gone)}"))
     if slurm and args.port is None and str(start.flags.get("port", "")).isdigit():
         args.port = int(start.flags["port"])  # /health on the port the script serves
     return {"launcher": launcher, "start_config": start}

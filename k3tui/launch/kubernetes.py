@@ -408,6 +408,21 @@ class KubernetesLauncher:
         local: int = await host.forward_port(port, remote_host=ip or "127.0.0.1")
         return local
 
+    async def leftovers(self, host: Any, delete: bool = True) -> list[str]:
+        """Run pods an earlier session left behind (k3tui's label, the frozen pod's namespace); deleted unless told not to."""
+        ns = ((self.frozen or {}).get("metadata") or {}).get("namespace") or "default"
+        sel = urllib.parse.quote(f"{M.MANAGED_BY}=k3tui", safe="")
+        got = await self.get(host, {}, "kube_leftovers", f"/api/v1/namespaces/{_q(ns)}/pods?labelSelector={sel}")
+        names = (
+            [str((p.get("metadata") or {}).get("name")) for p in (got or {}).get("items") or []]
+            if isinstance(got, dict)
+            else []
+        )
+        for name in names if delete else []:
+            path = f"/api/v1/namespaces/{_q(ns)}/pods/{_q(name)}"
+            await self._run(host, {}, "kube_delete", self.kubectl(f"delete --raw {shlex.quote(path)}"), 30.0)
+        return [f"{ns}/{n}" for n in names]
+
     async def stop(self, host: Any, handle: PodRun, grace: float = 10.0, reason: str = "") -> int | None:  # type: ignore[override]
         """Delete the run pod and wait until the API no longer has it (bounded)."""
         probes: dict[str, RunResult] = {}
