@@ -200,7 +200,8 @@ async def test_export_diff_and_help(session):
         await pilot.pause(0.1)
         assert isinstance(app.screen, TextDialog)
         body = str(app.screen.body)
-        assert "gpus.0.memory_used_mib" in body and "271000" in body
+        # GPU memory in use moves on its own: not a variable, so these two scenes do not differ (issue 17)
+        assert "memory_used_mib" not in body and "no differences in driver, GPUs" in body
         await pilot.press("escape")
         await pilot.press("question_mark")
         await pilot.pause(0.1)
