@@ -27,10 +27,10 @@ KNOWN_MISSES = {
     "vllm-issues/128.log": "the reporter dropped the root's 'ValueError:' type; the next line (same stage)"
     " is reported instead",
     "vllm-issues/133.log": "a one-line excerpt with no exception type, no level and no vLLM word",
+    "vllm-issues/206.log": "an OOM whose only stage evidence is the weights progress bar printed AFTER it;"
+    " the excerpt has no stack",
     "vllm-issues/156.log": "the stage comes from the thread (an FP8 checkpoint being loaded), nothing in"
     " the excerpt names the weights",
-    "vllm-issues/166.log": "'Engine core proc died unexpectedly' at interpreter exit after a successful"
-    " offline run: in a one-line excerpt teardown and a crash read the same",
 }
 
 

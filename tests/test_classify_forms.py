@@ -351,3 +351,19 @@ ROOT_TRACE_RUNTIME = "11-fail-headdim16-first-request-kills-engine.log"
 def test_broken_shared_libraries_at_start_up_are_the_container(case_id: str) -> None:
     """The dynamic loader's own line (python never starts) and vllm._C failing to load its libnuma."""
     _matches_label(_tuned(case_id))
+
+
+@pytest.mark.parametrize("case_id", ["vllm-issues/166.log", "vllm-issues/207.log"])
+def test_engine_core_gone_at_interpreter_exit_is_not_a_failure(case_id: str) -> None:
+    """tuned 166 / 207: an offline LLM's client notes its engine died while the script exits: none."""
+    case = _tuned(case_id)
+    r = classify_text(case.text())
+    assert r.failed_stage == case.label["stage"] == "none" and r.first_exception is None
+
+
+def test_engine_core_gone_then_requests_fail_is_the_root() -> None:
+    """The same real note (tuned 207) followed by shared/10g2's real EngineDeadError: now it is the root."""
+    note = [x for x in _tuned("vllm-issues/207.log").text().splitlines() if "died unexpectedly" in x]
+    dead = [x for x in _lines(CPU / "10g2-kill9-worker-inflight.log") if "EngineDeadError" in x][:3]
+    r = classify_text("\n".join(note + dead))
+    assert r.first_exception is not None and "died unexpectedly" in r.first_exception.line

@@ -134,6 +134,8 @@ class Classifier:
         self._warning: _Root | None = None
         self._looked_back = -CRASH_LOOKBACK
         self._ended = False
+        self._teardown: _Root | None = None
+        """The client's 'engine core died' note, waiting for a failure after it to be the root."""
         self._unexplained: _Root | None = None
         """The first "start-up failed, see above" consequence: the root left when above holds none
         (a worker SIGKILLed while starting prints nothing of its own)."""
@@ -306,6 +308,10 @@ class Classifier:
 
     def _error_line(self, ln: Line, n: int) -> None:
         rules = self._rules
+        if rules.teardown.search(ln.body):
+            if self._teardown is None and self._root is None and not self._stopped:
+                self._teardown = self._new_root(ln, n, "WorkerDied", ln.body)
+            return
         if rules.oom.search(ln.body):
             self._oom_seen = True
         if ln.level == "WARN":  # NCCL WARN: evidence, never the root (Python raises it)
@@ -419,8 +425,8 @@ class Classifier:
             return
         if self._rules.consequence.search(ln.body):
             self._crash_lookback(n)
-            if self._root is None and self._warning is not None:
-                self._root = self._warning
+            if self._root is None and (self._teardown or self._warning) is not None:
+                self._root = self._teardown or self._warning
             if self._root is None and self._rules.crash.search(ln.body) and not self._stop_before():
                 self._root = self._new_root(ln, n, "Killed", ln.body)  # the only word of a kill
             elif self._unexplained is None and self._rules.startup_wording.search(ln.body):
@@ -429,8 +435,8 @@ class Classifier:
         if self._stop_before():
             self._stopped = True
             return
-        root = self._warning or self._new_root(ln, n, typ, msg, trace)
-        if root is not self._warning:
+        root = self._teardown or self._warning or self._new_root(ln, n, typ, msg, trace)
+        if root is not self._warning and root is not self._teardown:
             root.wrap = next((w for w in self._rules.wrappers if w.match.search(ln.body)), None)
             root.dump = ln.body.startswith("Fatal Python error")
         self._root = root
@@ -504,7 +510,12 @@ class Classifier:
             ln = parse(raw[:MAX_LINE])
             if ln.level in QUIET_LEVELS and ln.level != "WARNING":
                 continue
-            if self._rules.crash.search(ln.body) and not self._rules.consequence.search(ln.body):
+            rules = self._rules
+            if (
+                rules.crash.search(ln.body)
+                and not rules.consequence.search(ln.body)
+                and not rules.teardown.search(ln.body)
+            ):
                 k = n - len(lines) + i
                 if self._root is not None and self._root.n <= k:
                     return

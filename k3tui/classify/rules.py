@@ -90,6 +90,8 @@ class Rules:
     """WARNING lines that are the root when a failure follows (a broken vllm._C)."""
     warning_failure: re.Pattern[str]
     """Of those, the ones that report a failure by themselves."""
+    teardown: re.Pattern[str]
+    """The client's 'engine process gone' note: a root only when a failure follows it."""
     crash: re.Pattern[str]
     """Native crash and kill lines (no Python traceback): a root found by looking back."""
     crash_needles: tuple[str, ...]
@@ -221,6 +223,7 @@ def load_rules() -> Rules:
         wrappers=_wrappers(pat),
         warning_root=_alternation(pat["warning_root"]["patterns"], "patterns.toml [warning_root]"),
         warning_failure=_alternation(pat["warning_root"]["failure"], "patterns.toml [warning_root]"),
+        teardown=_alternation(pat["teardown"]["patterns"], "patterns.toml [teardown]"),
         crash=_alternation(crash["patterns"], "patterns.toml [crash]"),
         crash_needles=tuple(n.lower() for n in crash["needles"]),
         crash_trigger=_alternation(crash["after"], "patterns.toml [crash]"),
