@@ -9,8 +9,13 @@ exported. Three layers:
    ``--api-key``, ``db_password``). Secret values are *learnt*, so the same secret echoed
    later in a log line is caught by its literal value too.
 2. **Shapes** (command lines, output, HTTP bodies): ``Authorization:`` headers, bearer
-   tokens, ``sk-…``/``hf_…``/``ghp_…``/AWS/JWT-style keys, credentials in URLs, private
-   key blocks — plus extra patterns from ``K3TUI_REDACT`` or the config file.
+   tokens, ``sk-…``/``hf_…``/``ghp_…``/AWS/JWT-style keys and the other issuers' prefixes
+   gitleaks and detect-secrets know (NGC ``nvapi-``, Stripe, Google, Slack …), credentials
+   and tokens in URLs, webhook paths, signed-URL parameters, netrc entries, registry logins,
+   private key blocks (PGP too), token-like values beside a credential word (entropy) —
+   plus extra patterns from ``K3TUI_REDACT`` or the config file. Output is redacted as the
+   continuation of its stream's unfinished line, so a value cut from its name by a chunk
+   boundary is still found.
 3. **Structures** (a frozen scene, a run config): walked recursively; secret-named keys
    get their values replaced, ``{"key": "HF_TOKEN", "old": …, "new": …}`` diff entries
    too, and strings get layers 1–2.
