@@ -65,6 +65,10 @@ CRASH_CHARS = 1 << 16
 """Characters of that look-back."""
 RECOGNISE = "vllm"
 """A log holding this word anywhere (any case) is a vLLM log, root or not."""
+_BARE = Wrapper(re.compile(r"$^"), "chained")
+"""A root exception without a message: if Python chains another one to it ("The above
+exception was the direct cause …"), that one, with the message, is reported (the bare one
+stays as its context); otherwise the bare one stays the root."""
 _PY_WARNING = re.compile(r"\b[A-Z]\w*Warning: ")
 """Python's ``warnings`` output (torchvision's 'Failed to load image Python extension' decoy)."""
 _CRASH_TYPES = frozenset({"FatalError", "WorkerDied"})
@@ -351,6 +355,8 @@ class Classifier:
         elif header is not None and n - header[1] <= HEADER_WINDOW:
             trace.header = header
             trace.add(header[0].raw, header[1])
+            if self._rules.request_error.search(header[0].body):
+                trace.quiet = True  # one request failed and was answered with an error: logged, survived
         trace.add(ln.raw, n)
         trace.frames = 0 if ln.body.endswith("Traceback (most recent call last):") else 1
         self._traces[ln.key] = trace
@@ -438,6 +444,8 @@ class Classifier:
         root = self._teardown or self._warning or self._new_root(ln, n, typ, msg, trace)
         if root is not self._warning and root is not self._teardown:
             root.wrap = next((w for w in self._rules.wrappers if w.match.search(ln.body)), None)
+            if root.wrap is None and trace is not None and not msg.strip():
+                root.wrap = _BARE  # a bare `TimeoutError`: the exception it causes next carries the message
             root.dump = ln.body.startswith("Fatal Python error")
         self._root = root
         if typ in _CRASH_TYPES or typ == "NativeCrash":
@@ -456,6 +464,8 @@ class Classifier:
         wrap = root.wrap
         if wrap is None or wrap.inner == "value-error" or not typ:
             return False
+        if wrap.inner == "chained":
+            return root.chained
         if wrap.inner == "any":
             return not root.chained or any(w.match.search(body) for w in self._rules.wrappers)
         m = wrap.match.search(root.body)

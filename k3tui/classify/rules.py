@@ -65,7 +65,8 @@ class Wrapper:
     match: re.Pattern[str]
     inner: str
     """``type``: the exception named in the wrapper's group 1; ``value-error``: pydantic's
-    ``Value error, …`` line; ``any``: the next exception line that is not a consequence."""
+    ``Value error, …`` line; ``any``: the next exception line that is not a consequence;
+    ``chained``: the exception Python chains to this one (a bare exception's)."""
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,8 @@ class Rules:
     """WARNING lines that are the root when a failure follows (a broken vllm._C)."""
     warning_failure: re.Pattern[str]
     """Of those, the ones that report a failure by themselves."""
+    request_error: re.Pattern[str]
+    """ERROR headers of ONE request that failed and was answered (the server survived)."""
     teardown: re.Pattern[str]
     """The client's 'engine process gone' note: a root only when a failure follows it."""
     crash: re.Pattern[str]
@@ -224,6 +227,7 @@ def load_rules() -> Rules:
         warning_root=_alternation(pat["warning_root"]["patterns"], "patterns.toml [warning_root]"),
         warning_failure=_alternation(pat["warning_root"]["failure"], "patterns.toml [warning_root]"),
         teardown=_alternation(pat["teardown"]["patterns"], "patterns.toml [teardown]"),
+        request_error=_alternation(pat["request_error"]["patterns"], "patterns.toml [request_error]"),
         crash=_alternation(crash["patterns"], "patterns.toml [crash]"),
         crash_needles=tuple(n.lower() for n in crash["needles"]),
         crash_trigger=_alternation(crash["after"], "patterns.toml [crash]"),
