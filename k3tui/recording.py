@@ -37,6 +37,7 @@ largest time seen before that event, every ``INDEX_EVERY`` events, ``INDEX_BYTES
 from __future__ import annotations
 
 import atexit
+import fcntl
 import hashlib
 import os
 import queue
@@ -194,7 +195,12 @@ def _repair(v: Any) -> Any:
 
 def _open_exclusive(path: str) -> IO[bytes]:
     # unbuffered and readable: exact byte accounting, and a way back if the file is deleted
-    return open(path, "x+b", buffering=0)  # noqa: SIM115 - the recorder owns the handle
+    fh = open(path, "x+b", buffering=0)  # noqa: SIM115 - the recorder owns the handle
+    try:  # issue 21: held while recording; the kernel drops it when the recorder dies (k3tui.follow)
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+    except OSError:
+        pass  # a filesystem without locks: followers end only on the seal
+    return fh
 
 
 class Recorder:

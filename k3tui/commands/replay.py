@@ -24,9 +24,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--headless", action="store_true", help="no UI: print the hosts (with roles), runs and first failure"
     )
+    from .replay_follow import add_arguments as follow_arguments
+
+    follow_arguments(p)  # issue 21: --follow FILE|[user@]host:PATH, --from END, SSH options
 
 
 def run(args: argparse.Namespace) -> int:
+    if getattr(args, "follow", False):
+        return _follow(args)
     path = Path(args.file)
     if not path.exists():
         raise UsageError(f"{path}: no such file")
@@ -42,6 +47,22 @@ def run(args: argparse.Namespace) -> int:
 
     K3App(replay_path=path).run()
     return 0
+
+
+def _follow(args: argparse.Namespace) -> int:
+    """A recording still being written, read-only; headless prints events as they arrive."""
+    from ..follow import split_remote
+
+    if split_remote(args.file) is None:
+        if not Path(args.file).exists():
+            raise UsageError(f"{args.file}: no such file (a remote one is [user@]host[:port]:PATH)")
+        if _is_package(Path(args.file)):
+            raise UsageError(f"{args.file} is a repro package: a finished session; replay it without --follow")
+    if not getattr(args, "headless", False):
+        raise UsageError("replay --follow needs --headless for now (the LIVE mode of the replay screen is not built yet)")
+    from .replay_follow import run_headless
+
+    return run_headless(args)
 
 
 def _is_package(path: Path) -> bool:

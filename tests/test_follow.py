@@ -1,0 +1,282 @@
+"""Issue 21: following a recording while it is written — locally and over a real OpenSSH sshd.
+
+What is proven here:
+
+- the sans-IO :class:`~k3tui.follow.Tail` gives the events of ``read_all`` whatever the byte
+  chunks it is fed (partial lines held), and names the altered line of a tampered file (property);
+- a demo recorded in one process and followed by two ``k3tui replay --follow --headless``
+  processes over SSH: each prints every event once and the same ``result:`` as ``replay``;
+- a follower whose SSH connection is killed (``SshServer.kill_sessions``) resumes without loss
+  or duplicates; a tamper mid-stream is reported before the rest of the file is even written;
+- a recorder killed with SIGKILL is shown as such (no seal, nobody holds the file).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from k3tui.commands.replay_follow import _event_line
+from k3tui.events import Header, Output
+from k3tui.follow import Arrived, Broken, Ended, LocalSource, SshSource, Tail, follow, split_remote
+from k3tui.reader import read_all
+from k3tui.recording import Recorder
+from k3tui.remote.ssh import connect
+
+K3TUI = [sys.executable, "-m", "k3tui.cli"]
+
+
+def _shared_dir() -> Path:
+    """A directory the sshd's user (k3test) can read (pytest's tmp_path is root's, mode 700)."""
+    d = Path(tempfile.mkdtemp(prefix="k3follow-", dir="/tmp"))
+    d.chmod(0o755)
+    return d
+
+
+def _record(path: Path, texts: list[str]) -> None:
+    rec = Recorder(path, Header(host="h", title="t"))
+    for i, text in enumerate(texts):
+        rec.emit(Output(id=f"c{i}", text=text))
+    rec.close()
+
+
+def _feed_all(data: bytes, cuts: list[int]) -> tuple[Tail, list[object]]:
+    tail, items = Tail("x.k3rec"), []
+    prev = 0
+    for c in sorted(set(cuts)) + [len(data)]:
+        items += tail.feed(data[prev:c])
+        prev = c
+    return tail, items
+
+
+texts = st.lists(st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=40), min_size=1, max_size=25)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(texts=texts, cuts=st.lists(st.integers(0, 10_000), max_size=30))
+def test_tail_sees_every_event_once_whatever_the_chunks(texts, cuts):
+    d = Path(tempfile.mkdtemp())
+    path = d / "s.k3rec"
+    _record(path, texts)
+    data = path.read_bytes()
+    tail, items = _feed_all(data, [c % (len(data) + 1) for c in cuts])
+    got = [i.event for i in items if isinstance(i, Arrived)]
+    assert got == read_all(path)[1]
+    assert tail.sealed and tail.broken is None and tail.pending == 0 and tail.offset == len(data)
+    assert tail.end(None) is not None and tail.end(None).sealed
+
+
+@settings(max_examples=60, deadline=None)
+@given(texts=texts, pick=st.integers(0, 10**6), col=st.integers(0, 10**6), byte=st.sampled_from(b"aZ09{}:,"))
+def test_tail_names_the_altered_line(texts, pick, col, byte):
+    d = Path(tempfile.mkdtemp())
+    path = d / "s.k3rec"
+    _record(path, texts)
+    lines = path.read_bytes().split(b"\n")[:-1]
+    n = 1 + pick % (len(lines) - 1)  # 0-based index of an event (or the seal) line
+    line = bytearray(lines[n])
+    c = col % len(line)
+    if line[c] == byte:
+        byte = ord("q") if byte != ord("q") else ord("r")
+    line[c] = byte
+    lines[n] = bytes(line)
+    tail, items = _feed_all(b"\n".join(lines) + b"\n", [len(lines[0]) + 7])
+    broken = [i for i in items if isinstance(i, Broken)]
+    assert len(broken) == 1 and broken[0].line == n + 1, broken
+    assert "TAMPERED" in broken[0].message
+
+
+def test_split_remote_forms(tmp_path):
+    assert split_remote("k3test@127.0.0.1:2222:/tmp/a.k3rec") == ("k3test@127.0.0.1:2222", "/tmp/a.k3rec")
+    assert split_remote("gb300-01:runs/a.k3rec") == ("gb300-01", "runs/a.k3rec")
+    assert split_remote("a.k3rec") is None
+    local = tmp_path / "x:y.k3rec"
+    local.write_text("")
+    assert split_remote(str(local)) is None  # an existing local file always wins
+
+
+# --- local, real processes --------------------------------------------------------------------
+
+_WRITER = """
+import sys, time
+from k3tui.events import Header, Output
+from k3tui.recording import Recorder
+rec = Recorder(sys.argv[1], Header(host="h", title="killed"))
+for i in range(int(sys.argv[2])):
+    rec.emit(Output(id="c", text=f"line {i}"))
+    time.sleep(0.01)
+print("written", flush=True)
+time.sleep(600)
+"""
+
+
+async def _collect(items) -> list[object]:
+    return [i async for i in items]
+
+
+async def test_a_killed_recorder_ends_the_follow_as_killed(tmp_path):
+    path = tmp_path / "k.k3rec"
+    proc = subprocess.Popen([sys.executable, "-c", _WRITER, str(path), "40"], stdout=subprocess.PIPE)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline() == b"written\n"
+        task = asyncio.ensure_future(_collect(follow(LocalSource(path))))
+        await asyncio.sleep(1.5)
+        assert not task.done(), "the follow ended while the recorder was alive"
+        os.kill(proc.pid, signal.SIGKILL)
+        items = await asyncio.wait_for(task, 10)
+    finally:
+        proc.kill()
+        proc.wait()
+    end = items[-1]
+    assert isinstance(end, Ended) and not end.sealed and "killed" in end.message
+    assert [i.event.text for i in items if isinstance(i, Arrived)] == [f"line {i}" for i in range(40)]
+
+
+# --- over a real sshd -------------------------------------------------------------------------
+
+
+def _follower(sshd, path: Path) -> subprocess.Popen[bytes]:
+    spec = f"{sshd.target}:{path}"
+    argv = [*K3TUI, "replay", "--follow", spec, "--headless", "-i", str(sshd.key_path), "--known-hosts"]
+    return subprocess.Popen([*argv, str(sshd.known_hosts)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def _wait_for(path: Path, seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while not (path.exists() and path.stat().st_size > 0):
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.05)
+
+
+def test_a_demo_followed_over_ssh_by_two_followers(sshd):
+    d = _shared_dir()
+    path = d / "demo.k3rec"
+    demo = subprocess.Popen(
+        [*K3TUI, "demo", "--headless", "--rung", "baseline", "--speed", "20", "--record", str(path)],
+        stdout=subprocess.PIPE,
+    )
+    _wait_for(path)
+    followers = [_follower(sshd, path) for _ in range(2)]
+    assert demo.wait(120) == 0
+    outs = [f.communicate(timeout=60) for f in followers]
+    finished = subprocess.run([*K3TUI, "replay", str(path), "--headless"], capture_output=True, text=True)
+    events = read_all(path)[1]
+    expected = [_event_line(e) for e in events]
+    for f, (out, err) in zip(followers, outs, strict=True):
+        assert f.returncode == 0, err.decode()
+        lines = out.decode().splitlines()
+        assert lines[0].startswith("following ") and "sends nothing to any host" in lines[0]
+        shown = [ln for ln in lines[1:] if not ln.startswith(("caught up:", "end:", "result:"))]
+        assert shown == expected  # every event, once, in order
+        assert f"end: session closed: sealed after {len(events)} events, chain verified" in lines
+        assert lines[-1] == finished.stdout.splitlines()[-1]  # the same result: line as replay
+
+
+def test_a_follower_resumes_after_its_ssh_connection_is_killed(sshd):
+    d = _shared_dir()
+    path = d / "slow.k3rec"
+    rec = Recorder(path, Header(host="h", title="slow"))
+    seen: list[Arrived] = []
+    half = threading.Event()
+
+    def write() -> None:
+        for i in range(120):
+            if i == 60:
+                assert half.wait(30)
+            rec.emit(Output(id="c", text=f"line {i}" + "x" * (i * 37 % 500)))
+            time.sleep(0.01)
+        rec.close()
+
+    async def main() -> tuple[list[object], int]:
+        host = await connect(sshd.target, **sshd.connect_kwargs())
+        src = SshSource(host, str(path))
+        items = []
+        try:
+            async for item in follow(src):
+                items.append(item)
+                if isinstance(item, Arrived):
+                    seen.append(item)
+                    if len(seen) == 40:
+                        assert sshd.kill_sessions(), "no sshd session to kill"
+                        half.set()
+        finally:
+            await src.close()
+            await host.close()
+        return items, src.resumes
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    try:
+        items, resumes = asyncio.run(main())
+    finally:
+        half.set()
+        writer.join(60)
+    assert resumes >= 1
+    assert [a.event for a in seen] == read_all(path)[1]  # nothing lost, nothing twice
+    assert isinstance(items[-1], Ended) and items[-1].sealed
+
+
+def test_a_tamper_mid_stream_is_reported_at_once_over_ssh(sshd):
+    d = _shared_dir()
+    good = d / "good.k3rec"
+    _record(good, [f"output {i}" for i in range(60)])
+    lines = good.read_bytes().split(b"\n")
+    lines[20] = lines[20].replace(b"output 19", b"output 91")
+    data = b"\n".join(lines)
+    cut = len(b"\n".join(lines[:30])) + 1  # the first 30 lines (the altered one among them) first
+    live = d / "live.k3rec"
+    reported = threading.Event()
+
+    def write() -> None:  # a recorder's file: locked while written, then the rest once reported
+        with open(live, "wb", buffering=0) as fh:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+            fh.write(data[:cut])
+            reported.wait(30)
+            fh.write(data[cut:])
+
+    async def main() -> list[object]:
+        host = await connect(sshd.target, **sshd.connect_kwargs())
+        src = SshSource(host, str(live))
+        items = []
+        try:
+            async for item in follow(src):
+                items.append(item)
+                if isinstance(item, Broken):
+                    assert live.stat().st_size == cut  # reported before the rest was written
+                    reported.set()
+        finally:
+            await src.close()
+            await host.close()
+        return items
+
+    writer = threading.Thread(target=write)
+    live.touch()
+    live.chmod(0o644)
+    writer.start()
+    try:
+        items = asyncio.run(main())
+    finally:
+        reported.set()
+        writer.join(30)
+    broken = [i for i in items if isinstance(i, Broken)]
+    assert len(broken) == 1 and broken[0].line == 21 and "TAMPERED at line 21" in broken[0].message
+    assert isinstance(items[-1], Ended)
+
+
+def test_follow_cli_refuses_a_missing_file_in_one_line(tmp_path):
+    res = subprocess.run(
+        [*K3TUI, "replay", "--follow", str(tmp_path / "none.k3rec"), "--headless"], capture_output=True, text=True
+    )
+    assert res.returncode != 0
+    assert "no such file" in res.stderr and len(res.stderr.strip().splitlines()) == 1
