@@ -42,7 +42,7 @@ from .events import AnyEvent, Header, Seal
 from .reader import MAX_HEADER, MAX_LINE, ChainCheck, _open_regular, _parse_header, decode_event
 from .recording import unseal
 
-POLL = 0.1
+POLL = 0.05
 """Seconds between two reads of a local file that did not grow (the brief: at most 200 ms)."""
 ALIVE_EVERY = 1.0
 """Seconds of silence after which the follower asks whether the recorder still holds the file."""
