@@ -115,6 +115,7 @@ async def test_connect_and_demo_go_through_the_session_factory(recdir, tmp_path,
             await pilot.pause(0.05)
             if not isinstance(app.screen, SessionScreen) and app.screen.is_current:
                 break
+        await pilot.pause(0.4)  # the rest of a burst typed after the y is swallowed; a pause ends it
         await pilot.press("c", *"oncall@gb300-01:2222", "enter")
         for _ in range(60):
             await pilot.pause(0.05)

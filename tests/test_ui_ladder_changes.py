@@ -217,12 +217,14 @@ async def test_debug_toggles_and_a_warning_needs_an_explicit_yes(tmp_path):
             await _until(pilot, lambda: any("stays off" in m for m in _messages(app)))
             app.clear_notifications()
             assert len(st.configs) == n
+            await pilot.pause(0.4)  # after a letter answered a dialog, the rest of a typed burst is swallowed
         # y confirms: applied, the warning and the decision are recorded
         await pick("vllm-trace-function")
         await _until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
         await pilot.press("y")
         await _until(pilot, lambda: len(st.configs) > n)
         assert st.configs[-1].diff == [{"key": "env:VLLM_TRACE_FUNCTION", "old": None, "new": "1"}]
+        await pilot.pause(0.4)
         # picking an active toggle turns it off
         n = len(st.configs)
         await pick("nccl-debug")
