@@ -338,6 +338,9 @@ def exception_dict(res: ClassifyResult) -> dict[str, Any] | None:
         "type": res.exception_type,
         "stage": res.failed_stage,
         "signature": res.signature,
+        "context": fe.context,
+        "confidence": res.confidence or None,
+        "evidence": None if res.evidence is None else res.evidence.rule,
     }
 
 
