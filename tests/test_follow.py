@@ -280,3 +280,44 @@ def test_follow_cli_refuses_a_missing_file_in_one_line(tmp_path):
     )
     assert res.returncode != 0
     assert "no such file" in res.stderr and len(res.stderr.strip().splitlines()) == 1
+
+
+def test_from_end_shows_only_what_is_written_after_it_started(tmp_path):
+    path = tmp_path / "e.k3rec"
+    proc = subprocess.Popen([sys.executable, "-c", _WRITER_TWO, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline() == b"first\n"
+        f = subprocess.Popen(
+            [*K3TUI, "replay", "--follow", str(path), "--from", "END", "--headless"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        assert f.stdout is not None
+        lines = [f.stdout.readline().decode() for _ in range(2)]
+        assert lines[1].startswith("caught up: 30 events")
+        assert proc.stdin is not None
+        proc.stdin.write(b"go\n")
+        proc.stdin.close()
+        out, err = f.communicate(timeout=30)
+    finally:
+        proc.kill()
+        proc.wait()
+    shown = [ln for ln in out.decode().splitlines() if "output:" in ln]
+    assert [ln.rsplit(": ", 1)[1] for ln in shown] == [f"after {i}" for i in range(10)], err
+    assert "end: session closed: sealed after 40 events, chain verified" in out.decode()
+    assert f.returncode == 0
+
+
+_WRITER_TWO = """
+import sys
+from k3tui.events import Header, Output
+from k3tui.recording import Recorder
+rec = Recorder(sys.argv[1], Header(host="h", title="two"))
+for i in range(30):
+    rec.emit(Output(id="c", text=f"before {i}"))
+import time; time.sleep(0.5)
+print("first", flush=True)
+sys.stdin.readline()
+for i in range(10):
+    rec.emit(Output(id="c", text=f"after {i}"))
+rec.close()
+"""
