@@ -24,9 +24,15 @@ KNOWN_MISSES = {
     # without fitting that one excerpt (strict: the test fails once one passes).
     "vllm-issues/126.log": "the reporter's line wrap split the frame naming load_weights across two lines"
     " of different prefixes; the assembled stack lacks it",
-    "vllm-issues/128.log": "the reporter dropped the root's 'ValueError:' type; the next line (same stage)"
-    " is reported instead",
     "vllm-issues/133.log": "a one-line excerpt with no exception type, no level and no vLLM word",
+    "vllm-issues/233.log": "a bare HIP error with no stack, wording or start-up line; the label (device,"
+    " 'unsure' in its note) comes from the thread; by the same evidence a CUDA error is runtime",
+    "vllm-issues/238.log": "stopped by an outside SIGTERM: the root is a DEBUG 'EngineCore exiting.' line and"
+    " the excerpt ends inside the API server's traceback, before its exception line",
+    "vllm-issues/239.log": "'Engine core proc … died unexpectedly' with nothing failing after it reads like the"
+    " teardown noise of 166/207 (labelled none); the coredump is only in the reporter's prose",
+    "vllm-issues/240.log": "a Ray worker killed during LLM() set-up in a notebook: Ray's own WARNING and an"
+    " IPython-format traceback, no stage evidence in the lines (engine from the thread)",
     "vllm-issues/206.log": "an OOM whose only stage evidence is the weights progress bar printed AFTER it;"
     " the excerpt has no stack",
     "vllm-issues/156.log": "the stage comes from the thread (an FP8 checkpoint being loaded), nothing in"

@@ -336,10 +336,16 @@ class Classifier:
                 self._candidate(ln, n, rule.type, ln.body)
             elif rules.crash.search(ln.body):
                 self._candidate(ln, n, "NativeCrash", ln.body)
+            elif n <= HEAD_LINES and ln.level is None and self._names_a_layer(ln.body):
+                self._candidate(ln, n, "", ln.body)  # an excerpt quoting only the message
         if ln.level in ("ERROR", "CRITICAL"):
             self._headers[ln.key] = (ln, n)
             if len(self._headers) > 256:
                 self._headers.clear()
+
+    def _names_a_layer(self, body: str) -> bool:
+        """A message that names one layer unambiguously (the strong stage rules)."""
+        return any(r.strength in ("strong", "startup") and r.match.search(body) for r in self._rules.stage_rules)
 
     # --- traces --------------------------------------------------------------------------
 

@@ -84,6 +84,8 @@ def clean(raw: str) -> str:
         text = text[:-2]
     if "#033[" in text:  # journald / syslog write ESC as #033
         text = text.replace("#033[", "\x1b[")
+    if "^[[" in text:  # a terminal's ESC copied as the two characters ^[ (like ^M)
+        text = text.replace("^[[", "\x1b[")
     if text[:1] in " >`|│" and (m := _MARKUP.match(text)):
         text = text[m.end() :]
         if raw.lstrip()[:1] == "`":
