@@ -69,6 +69,10 @@ _BARE = Wrapper(re.compile(r"$^"), "chained")
 """A root exception without a message: if Python chains another one to it ("The above
 exception was the direct cause …"), that one, with the message, is reported (the bare one
 stays as its context); otherwise the bare one stays the root."""
+_FAILURE_WORDS = re.compile(
+    r"(?i)\b(?:error|fail\w*|cannot|can.t|unable|invalid|exceeds?|must|does not|no such|only supported|requires?"
+    r"|not (?:supported|allowed|found|available|defined|enough))\b"
+)
 _PY_WARNING = re.compile(r"\b[A-Z]\w*Warning: ")
 """Python's ``warnings`` output (torchvision's 'Failed to load image Python extension' decoy)."""
 _CRASH_TYPES = frozenset({"FatalError", "WorkerDied"})
@@ -344,7 +348,9 @@ class Classifier:
                 self._headers.clear()
 
     def _names_a_layer(self, body: str) -> bool:
-        """A message that names one layer unambiguously (the strong stage rules)."""
+        """A failure statement that names one layer unambiguously (the strong stage rules)."""
+        if not _FAILURE_WORDS.search(body):
+            return False  # "Downloading … from huggingface.co" names a layer but states no failure
         return any(r.strength in ("strong", "startup") and r.match.search(body) for r in self._rules.stage_rules)
 
     # --- traces --------------------------------------------------------------------------
