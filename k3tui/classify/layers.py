@@ -73,6 +73,7 @@ def decide(rules: Rules, ev: Evidence) -> Verdict:
         _message(rules, ev, "strong")
         or (None if _ready(ev) is not None else _message(rules, ev, "startup"))
         or _frames(rules, ev)
+        or _import_chain(ev)
         or _message(rules, ev, "firm")
         or _phase(rules, ev)
         or _message(rules, ev, "medium")
@@ -120,6 +121,18 @@ def _frames(rules: Rules, ev: Evidence) -> Verdict | None:
     else:
         stage, n, name = startup[-1]
     return Verdict(stage, "frames", (n,), "high", f"the root's stack runs through {name}")
+
+
+def _import_chain(ev: Evidence) -> Verdict | None:
+    """A stack of module-level frames only: it failed while importing, the image's Python environment."""
+    found = frames(ev.stack)
+    module = next((i for i, line in enumerate(ev.stack) if ", in <module>" in line), None)
+    if module is None or any(not path.startswith("<frozen") for _, (path, _f) in found if path):
+        return None
+    n = ev.numbers[module] if module < len(ev.numbers) else ev.line
+    return Verdict(
+        "container", "frames", (n,), "high", "the root's stack is an import chain (module-level frames only)"
+    )
 
 
 def _startup_wording(rules: Rules, ev: Evidence) -> tuple[str, int] | None:
