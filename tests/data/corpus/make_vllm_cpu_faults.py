@@ -450,7 +450,10 @@ class Run:
         if not self.fault.actions and self.wait_for(READY):
             self.note("ready although no failure was expected")
             self._wait_exit(5)
-        self._wait_exit(max(self.left(), 0) if not self.fault.actions else 3)
+        elif not self.fault.actions:
+            self._wait_exit(max(self.left(), 0))
+        else:
+            self._wait_exit(3)
         if self.proc.poll() is None:
             self.record["timed_out"] = self.left() <= 0
             self._continue_group()
