@@ -30,7 +30,7 @@ import fcntl
 import os
 import re
 import shlex
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,6 +41,7 @@ from .errors import RecordingError
 from .events import AnyEvent, Header, Seal
 from .reader import MAX_HEADER, MAX_LINE, ChainCheck, _open_regular, _parse_header, decode_event
 from .recording import unseal
+from .replay import Replay
 
 POLL = 0.05
 """Seconds between two reads of a local file that did not grow (the brief: at most 200 ms)."""
@@ -57,6 +58,8 @@ class Arrived:
     event: AnyEvent
     line: int
     offset: int
+    end: int = 0
+    """Byte offset just past the line (where the next one starts)."""
 
 
 @dataclass(frozen=True)
@@ -166,7 +169,7 @@ class Tail:
             self.sealed = self.check.seal_line is not None
             return
         self.events += 1
-        out.append(Arrived(ev, n, off))
+        out.append(Arrived(ev, n, off, self.offset))
 
     def end(self, writer_alive: bool | None) -> Ended | None:
         """The recording's end once nothing more arrived, or None while it may still grow."""
@@ -300,7 +303,7 @@ class SshSource:
 # --- following -------------------------------------------------------------------------------
 
 
-async def follow(source: Any, from_end: bool = False) -> AsyncIterator[Item]:
+async def follow(source: Any, from_end: bool = False, tail: Tail | None = None) -> AsyncIterator[Item]:
     """Every item of a recording as it is written, until it ends (:class:`Ended` is last).
 
     With ``from_end`` the events that existed when following started are read and checked
@@ -309,7 +312,7 @@ async def follow(source: Any, from_end: bool = False) -> AsyncIterator[Item]:
     Raises:
         RecordingError: not a session file; HostError: the SSH connection cannot be re-established.
     """
-    tail = Tail(source.where)
+    tail = tail or Tail(source.where)
     size = source.size()
     start_size = await size if asyncio.iscoroutine(size) else size
     caught_up = False
@@ -377,3 +380,121 @@ def split_remote(spec: str) -> tuple[str, str] | None:
     if m is None:
         return None
     return m["target"], m["path"]
+
+
+# --- the replay screen's LIVE mode ----------------------------------------------------------------
+
+
+class SpoolSource:
+    """A remote source mirrored byte for byte into a local spool file (what the replay engine reads)."""
+
+    def __init__(self, inner: Any, spool: Path) -> None:
+        self.inner = inner
+        self.where = inner.where
+        self.spool = spool
+        spool.write_bytes(b"")
+
+    async def size(self) -> int:
+        got = self.inner.size()
+        return await got if asyncio.iscoroutine(got) else got  # type: ignore[no-any-return]
+
+    async def chunks(self, offset: int) -> AsyncIterator[bytes]:
+        with open(self.spool, "r+b") as fh:
+            fh.truncate(offset)  # a resume starts at the last whole line: drop the partial one
+            fh.seek(offset)
+            async for data in self.inner.chunks(offset):
+                if data:
+                    fh.write(data)
+                    fh.flush()
+                yield data
+
+    async def writer_alive(self) -> bool | None:
+        return await self.inner.writer_alive()  # type: ignore[no-any-return]
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+
+class LiveReplay(Replay):
+    """A :class:`~k3tui.replay.Replay` that grows as the follower reads: seek, step, markers and
+    search work over everything that has arrived."""
+
+    def _scan(self) -> None:  # nothing yet: every event comes through add(), the catch-up too
+        return None
+
+    def add(self, arrived: Arrived) -> None:
+        i = self.count
+        self._add(i, arrived.offset, arrived.event)
+        self._ends.append(arrived.end)
+        self._marker_index = [m.index for m in self.markers]
+
+
+class LiveFollow:
+    """What the replay screen's LIVE mode runs: open the source, build the engine, then batches.
+
+    Args:
+        opener: an async callable returning ``(source, host or None)``; run inside the UI's loop
+            (an SSH connection belongs to the loop that made it).
+        spool_dir: where a remote file's local mirror goes.
+    """
+
+    def __init__(self, opener: Callable[[], Awaitable[tuple[Any, Any]]], spool_dir: Path, from_end: bool = False):
+        self.opener = opener
+        self.spool_dir = spool_dir
+        self.from_end = from_end
+        self.engine: LiveReplay | None = None
+        self.where = ""
+        self.path: Path | None = None
+        self._source: Any = None
+        self._host: Any = None
+        self._tail: Tail | None = None
+        self._items: AsyncIterator[Item] | None = None
+        self._first: list[Item] = []
+
+    async def start(self) -> LiveReplay:
+        """Connect (remote), read up to the header, and return the engine the screen shows.
+
+        Raises:
+            RecordingError, HostError: one line each, before the screen opens.
+        """
+        source, self._host = await self.opener()
+        if isinstance(source, SshSource):
+            self.spool_dir.mkdir(parents=True, exist_ok=True)
+            source = SpoolSource(source, self.spool_dir / (Path(source.path).name or "live.k3rec"))
+            self.path = source.spool
+        else:
+            self.path = source.path
+        self._source, self.where = source, source.where
+        self._tail = Tail(source.where)
+        self._items = follow(source, False, self._tail)
+        while self._tail.header is None:
+            item = await anext(self._items)
+            self._first.append(item)
+            if isinstance(item, Ended):
+                break
+        self.engine = LiveReplay(self.path)
+        return self.engine
+
+    async def batches(self) -> AsyncIterator[list[Item]]:
+        """Items as they arrive, a batch per read; events are already added to :attr:`engine`."""
+        assert self._items is not None and self.engine is not None
+        first, self._first = self._first, []
+        for item in first:
+            if isinstance(item, Arrived):
+                self.engine.add(item)
+        batch = first
+        async for item in self._items:
+            if isinstance(item, Arrived):
+                self.engine.add(item)
+            batch.append(item)
+            if isinstance(item, (Ended, CaughtUp)) or self._tail is None or not self._tail.pending:
+                yield batch
+                batch = []
+        if batch:
+            yield batch
+
+    async def close(self) -> None:
+        if self._source is not None:
+            await self._source.close()
+        if self._host is not None:
+            await self._host.close()

@@ -25,7 +25,7 @@ import os
 from array import array
 from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import msgspec
@@ -80,6 +80,7 @@ class Replay:
         self._checkpoints: list[SessionState] = [SessionState()]
         self._tail_from: list[int] = [0]
         """Per checkpoint: the first event whose output lines are still in the state's log tail."""
+        self._scan_state = _ScanState()
         self._scan()
         self._marker_index = [m.index for m in self.markers]
         self.position = 0
@@ -231,39 +232,42 @@ class Replay:
     # --- internals --------------------------------------------------------------------
 
     def _scan(self) -> None:
-        state = SessionState()
-        offsets, ends, times = self._offsets, self._ends, self._times
-        last_t = 0.0
-        tail: deque[tuple[int, int]] = deque()  # (event number, lines) of output still in the log tail
-        logged: set[str] = set()
-        tail_lines = 0
         for i, (_, off, ev) in enumerate(self.recording.iter_lines()):
-            offsets.append(off)
-            t = max(last_t, ev.t)  # a clock that never runs backwards keeps bisection valid
-            times.append(t)
-            last_t = t
             if i:
-                ends.append(off)
-            if not isinstance(ev, (Output, GpuSample)) or (
-                type(ev) is Output and ev.stream == "log" and ev.id not in logged and not logged.add(ev.id)
-            ):  # each run's first log line too: the checklist sees that its log was kept (as the export does)
-                self._significant.append(ev)
-                self._significant_index.append(i)
-            kind = kind_of(ev)
-            if kind in MARKER_KINDS:
-                self.markers.append(MarkerPoint(i, t, kind, summary(ev, 80)))
-            reduce(state, ev)
-            if type(ev) is Output:
-                k = len(ev.text.splitlines()) or 1
-                tail.append((i, k))
-                tail_lines += k
-                while tail_lines - tail[0][1] >= LOG_TAIL:
-                    tail_lines -= tail.popleft()[1]
-            if (i + 1) % self.every == 0:
-                self._checkpoints.append(_without_tail(state))
-                self._tail_from.append(tail[0][0] if tail else i + 1)
-        if offsets:
-            ends.append(self.recording.path.stat().st_size)
+                self._ends.append(off)
+            self._add(i, off, ev)
+        if self._offsets:
+            self._ends.append(self.recording.path.stat().st_size)
+
+    def _add(self, i: int, off: int, ev: AnyEvent) -> None:
+        """Index event ``i`` (at byte ``off``): times, markers, significant events, checkpoints.
+
+        Called in file order by the scan, and by a live follower as events arrive (issue 21);
+        the caller keeps ``_ends`` (where each event's line ends).
+        """
+        scan = self._scan_state
+        t = max(scan.last_t, ev.t)  # a clock that never runs backwards keeps bisection valid
+        self._offsets.append(off)
+        self._times.append(t)
+        scan.last_t = t
+        if not isinstance(ev, (Output, GpuSample)) or (
+            type(ev) is Output and ev.stream == "log" and ev.id not in scan.logged and not scan.logged.add(ev.id)
+        ):  # each run's first log line too: the checklist sees that its log was kept (as the export does)
+            self._significant.append(ev)
+            self._significant_index.append(i)
+        kind = kind_of(ev)
+        if kind in MARKER_KINDS:
+            self.markers.append(MarkerPoint(i, t, kind, summary(ev, 80)))
+        reduce(scan.state, ev)
+        if type(ev) is Output:
+            k = len(ev.text.splitlines()) or 1
+            scan.tail.append((i, k))
+            scan.tail_lines += k
+            while scan.tail_lines - scan.tail[0][1] >= LOG_TAIL:
+                scan.tail_lines -= scan.tail.popleft()[1]
+        if (i + 1) % self.every == 0:
+            self._checkpoints.append(_without_tail(scan.state))
+            self._tail_from.append(scan.tail[0][0] if scan.tail else i + 1)
 
     def _refill_tail(self, lo: int, hi: int) -> None:
         """Rebuild the log tail a checkpoint leaves out (it would cost ~1 MB per checkpoint)."""
@@ -315,6 +319,18 @@ class Replay:
             return decode_event(parts[0] if parts else line)
         except (msgspec.DecodeError, ValueError, TypeError):
             return None
+
+
+@dataclass
+class _ScanState:
+    """What indexing carries from one event to the next (kept so a live follower can go on)."""
+
+    state: SessionState = field(default_factory=SessionState)
+    last_t: float = 0.0
+    tail: deque[tuple[int, int]] = field(default_factory=deque)
+    """(event number, lines) of output still in the log tail."""
+    logged: set[str] = field(default_factory=set)
+    tail_lines: int = 0
 
 
 def _without_tail(state: SessionState) -> SessionState:

@@ -59,8 +59,11 @@ class K3App(App):
         session_factory: Callable[[str], Awaitable[Any]] | None = None,
         home_dirs: list[Path] | None = None,
         ssh_config: Path | None = None,
+        live: Any = None,
     ) -> None:
         super().__init__()
+        self.live = live
+        """A :class:`k3tui.follow.LiveFollow`: start in the replay screen's LIVE mode (issue 21)."""
         self.driver_factory = driver_factory
         self.on_exit_cb = on_exit
         self.replay_path = Path(replay_path) if replay_path else None
@@ -71,7 +74,9 @@ class K3App(App):
     def on_mount(self) -> None:
         self.theme = "textual-dark"
         self.push_screen(HomeScreen(self.home_dirs, self.ssh_config))
-        if self.replay_path is not None:
+        if self.live is not None:
+            self.run_worker(self._open_live(), group="open", exit_on_error=False)
+        elif self.replay_path is not None:
             self.open_path(self.replay_path)
         elif self.driver_factory is not None:
             self.push_screen(SessionScreen(driver_factory=self.driver_factory))
@@ -94,6 +99,14 @@ class K3App(App):
             )
             return
         self.call_from_thread(self.push_screen, ReplayScreen(session, engine))
+
+    async def _open_live(self) -> None:
+        try:
+            engine = await self.live.start()
+        except K3Error as exc:
+            self.notify(neutralise(str(exc)), title="cannot follow", severity="error", timeout=10, markup=False)
+            return
+        self.push_screen(ReplayScreen(self.live.path, engine, live=self.live))
 
     def start_session(self, target: str) -> None:
         """Connect to ``target`` or start ``demo:SCENARIO`` (needs a session factory)."""

@@ -58,11 +58,13 @@ def _follow(args: argparse.Namespace) -> int:
             raise UsageError(f"{args.file}: no such file (a remote one is [user@]host[:port]:PATH)")
         if _is_package(Path(args.file)):
             raise UsageError(f"{args.file} is a repro package: a finished session; replay it without --follow")
-    if not getattr(args, "headless", False):
-        raise UsageError("replay --follow needs --headless for now (the LIVE mode of the replay screen is not built yet)")
-    from .replay_follow import run_headless
+    if getattr(args, "headless", False):
+        from .replay_follow import run_headless
 
-    return run_headless(args)
+        return run_headless(args)
+    from .replay_follow import run_screen
+
+    return run_screen(args)
 
 
 def _is_package(path: Path) -> bool:

@@ -44,6 +44,24 @@ def run_headless(args: argparse.Namespace) -> int:
     return asyncio.run(_main(args, sys.stdout))
 
 
+def run_screen(args: argparse.Namespace) -> int:
+    """The replay screen in LIVE — following mode; a remote file is mirrored to a private spool."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from ..follow import LiveFollow
+    from ._common import app_class
+
+    spool = Path(tempfile.mkdtemp(prefix="k3tui-follow-"))  # mode 700: the mirror is the user's alone
+    try:
+        live = LiveFollow(lambda: open_source(args), spool, from_end=args.follow_from == "END")
+        app_class()(live=live, home_dirs=[]).run()
+    finally:
+        shutil.rmtree(spool, ignore_errors=True)
+    return 0
+
+
 async def open_source(args: argparse.Namespace) -> tuple[Any, Any]:
     """(source, host or None) for ``args.file``: a local path or ``[user@]host[:port]:PATH``."""
     from ..follow import LocalSource, SshSource, split_remote

@@ -9,7 +9,9 @@ however long the session is.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -26,6 +28,7 @@ from .timeline import Timeline, TimelineModel
 TICK = 0.05
 SPEEDS = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
 WINDOW_EVENTS = 4000
+LIVE_BANNER = "LIVE — following · read-only: sends nothing to any host · G: back to the live edge"
 
 
 def parse_time(text: str, duration: float) -> float:
@@ -62,10 +65,13 @@ class ReplayScreen(SessionBase):
 
     FOOTER_FIRST = ("play", "step", "marker", "seek_time", "search", "first_exception", "help", "quit_session")
 
-    def __init__(self, path: str | Path, engine: Replay | None = None) -> None:
+    def __init__(self, path: str | Path, engine: Replay | None = None, live: Any = None) -> None:
         super().__init__(fold=False)
         self.path = Path(path)
         self.engine = engine or Replay(self.path)
+        self.live = live
+        """A :class:`k3tui.follow.LiveFollow` in LIVE — following mode (issue 21), else None."""
+        self._live_seen = self.engine.count
         self.playing = False
         self.speed = 1.0
         self.skip_idle = True
@@ -82,6 +88,8 @@ class ReplayScreen(SessionBase):
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static(id="simbar")
+        if self.live is not None:
+            yield Static(LIVE_BANNER, id="livebar")
         yield SessionView(fold=False, id="view")
         yield Timeline(id="timeline")
         yield Footer(compact=True)
@@ -90,6 +98,10 @@ class ReplayScreen(SessionBase):
         h = self.engine.header
         self.title = f"k3tui — REPLAY {neutralise(h.title or self.path.name)}"
         self.sub_title = f"{neutralise(h.host)} · {self.path.name} · runs nothing"
+        if self.live is not None:
+            self.title = f"k3tui — LIVE — following {neutralise(h.title or self.live.where)}"
+            self.sub_title = f"{neutralise(self.live.where)} · read-only: sends nothing to any host"
+            self.run_worker(self._follow_live(), exclusive=True, group="live", exit_on_error=False)
         if h.simulated:
             self.show_simulated("REPLAY — recorded against a SIMULATED host")
         self.view.profile = h.profile
@@ -109,6 +121,37 @@ class ReplayScreen(SessionBase):
                 timeout=10,
                 markup=False,
             )
+
+    # --- LIVE — following (issue 21) ----------------------------------------------------------
+
+    async def _follow_live(self) -> None:
+        try:
+            async for batch in self.live.batches():
+                self._live_batch(batch)
+        finally:
+            await self.live.close()
+
+    def _live_batch(self, batch: list[Any]) -> None:
+        from k3tui.follow import Broken, Ended
+
+        eng = self.engine
+        at_edge = eng.position >= self._live_seen
+        self._live_seen = eng.count
+        self._marks = tuple((m.t, m.kind) for m in eng.markers)
+        bar = self.query_one("#livebar", Static)
+        for item in batch:
+            if isinstance(item, Broken):
+                msg = f"{neutralise(item.message)} — what follows that line is unproven"
+                self.notify(msg, title="TAMPERED", severity="error", timeout=60, markup=False)
+                bar.update(Text(f"TAMPERED — {msg}", style="bold white on red"))
+            elif isinstance(item, Ended):
+                bar.update(Text(f"ENDED — {neutralise(item.message)} · read-only", style="bold"))
+        if at_edge and not self.playing and eng.position < eng.count:
+            self.view.push(eng.step(eng.count - eng.position))
+            self.clock_t = eng.t
+            self.view.flush()
+            self.view.render_panels()
+        self._update_timeline()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # arrows step the replay, except while typing in the search box
