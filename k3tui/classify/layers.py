@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass, field
 
 from .rules import STAGES, Rules
-from .traces import frames
+from .traces import frames, import_frame
 
 _LOGGER = re.compile(r"\[?([\w.\-]+\.py):\d+\] ")
 """The logger location of a vLLM log line (``… [serving_chat.py:661] …``)."""
@@ -124,15 +124,12 @@ def _frames(rules: Rules, ev: Evidence) -> Verdict | None:
 
 
 def _import_chain(ev: Evidence) -> Verdict | None:
-    """A stack of module-level frames only: it failed while importing, the image's Python environment."""
-    found = frames(ev.stack)
-    module = next((i for i, line in enumerate(ev.stack) if ", in <module>" in line), None)
-    if module is None or any(not path.startswith("<frozen") for _, (path, _f) in found if path):
+    """The innermost frame is module-level code: it failed while importing (the image's Python)."""
+    i = import_frame(ev.stack)
+    if i is None:
         return None
-    n = ev.numbers[module] if module < len(ev.numbers) else ev.line
-    return Verdict(
-        "container", "frames", (n,), "high", "the root's stack is an import chain (module-level frames only)"
-    )
+    n = ev.numbers[i] if i < len(ev.numbers) else ev.line
+    return Verdict("container", "frames", (n,), "high", "the root's stack ends in an import (module-level frames)")
 
 
 def _startup_wording(rules: Rules, ev: Evidence) -> tuple[str, int] | None:

@@ -109,6 +109,18 @@ class Trace:
         return "frame"
 
 
+def import_frame(stack: list[str]) -> int | None:
+    """Index of the innermost frame when it is module-level code or the import machinery
+    (the failure happened while importing), else None."""
+    last: tuple[int, str, str] | None = None
+    for i, line in enumerate(stack):
+        if "line " in line and (m := _FRAME.search(line)):
+            last = (i, m["path"] or m["cut"] or "", m["func"] or m["cfunc"])
+    if last is not None and (last[2] == "<module>" or last[1].startswith("<frozen importlib")):
+        return last[0]
+    return None
+
+
 _CALL = re.compile(r"([A-Za-z_]\w*)\(")
 
 
