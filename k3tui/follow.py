@@ -289,12 +289,14 @@ class SshSource:
             pass
 
     async def writer_alive(self) -> bool | None:
-        res = await self.host.run_quiet(f"flock -n -s {shlex.quote(self.path)} true", timeout=10)
+        q = shlex.quote(self.path)
+        # the file as stdin: flock never creates it (``flock PATH`` would, and a follower writes nothing)
+        res = await self.host.run_quiet(f"test -f {q} || exit 3; flock -n -s 0 < {q}", timeout=10)
         if res.status == 0:
             return False
         if res.status == 1:
             return True
-        return None  # no flock on that host, or the check failed: only a seal ends the follow
+        return None  # no flock on that host, the file is gone, or the check failed: only a seal ends it
 
     async def close(self) -> None:
         await self._stop()

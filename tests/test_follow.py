@@ -125,22 +125,48 @@ async def _collect(items) -> list[object]:
     return [i async for i in items]
 
 
-async def test_a_killed_recorder_ends_the_follow_as_killed(tmp_path):
-    path = tmp_path / "k.k3rec"
+async def _killed(path: Path, source_of) -> list[object]:  # noqa: ANN001
     proc = subprocess.Popen([sys.executable, "-c", _WRITER, str(path), "40"], stdout=subprocess.PIPE)
     try:
         assert proc.stdout is not None and proc.stdout.readline() == b"written\n"
-        task = asyncio.ensure_future(_collect(follow(LocalSource(path))))
-        await asyncio.sleep(1.5)
+        source = await source_of()
+        task = asyncio.ensure_future(_collect(follow(source)))
+        await asyncio.sleep(2.5)
         assert not task.done(), "the follow ended while the recorder was alive"
         os.kill(proc.pid, signal.SIGKILL)
         items = await asyncio.wait_for(task, 10)
+        await source.close()
     finally:
         proc.kill()
         proc.wait()
     end = items[-1]
     assert isinstance(end, Ended) and not end.sealed and "killed" in end.message
     assert [i.event.text for i in items if isinstance(i, Arrived)] == [f"line {i}" for i in range(40)]
+    return items
+
+
+async def test_a_killed_recorder_over_ssh_ends_the_follow_as_killed(sshd):
+    path = _shared_dir() / "k.k3rec"
+    hosts = []
+
+    async def source_of():  # noqa: ANN202
+        hosts.append(await connect(sshd.target, **sshd.connect_kwargs()))
+        return SshSource(hosts[0], str(path))
+
+    try:
+        await _killed(path, source_of)
+    finally:
+        for h in hosts:
+            await h.close()
+
+
+async def test_a_killed_recorder_ends_the_follow_as_killed(tmp_path):
+    path = tmp_path / "k.k3rec"
+
+    async def source_of():  # noqa: ANN202
+        return LocalSource(path)
+
+    await _killed(path, source_of)
 
 
 # --- over a real sshd -------------------------------------------------------------------------
