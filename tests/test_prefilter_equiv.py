@@ -46,11 +46,17 @@ def _nccl_lines() -> list[str]:
     return NCCL.read_text(encoding="utf-8").splitlines(keepends=True)
 
 
+def _routine(line: str) -> bool:
+    """An INFO line of a healthy run that is not part of its stop (a stop silences later errors)."""
+    low = line.lower()
+    return "INFO" in line[:40] and "rror" not in low and "shutdown" not in low and "shutting down" not in low
+
+
 def _vllm_info_lines() -> list[str]:
     out: list[str] = []
     for c in CASES:
         if c.label.get("stage") == "none":
-            out += [ln for ln in c.text().splitlines(keepends=True) if "INFO" in ln[:40] and "rror" not in ln.lower()]
+            out += [ln for ln in c.text().splitlines(keepends=True) if _routine(ln)]
     return out or _nccl_lines()
 
 
@@ -291,3 +297,113 @@ def test_missing_file_is_one_clear_error(tmp_path: Path) -> None:
 
     with pytest.raises(PrefilterError, match="no-such.log"):
         scan(tmp_path / "no-such.log")
+
+
+# --- each safety of the walk on the input that needs it -----------------------------------
+
+
+def _long_flood(n: int, width: int) -> str:
+    """n NCCL INFO lines of another process, each padded by ``width`` characters."""
+    lines = [ln for ln in FLOODS["nccl"] if "] NCCL INFO " in ln]
+    return "".join(ln.rstrip("\n") + " " + "x" * width + "\n" for ln in (lines * (n // len(lines) + 1))[:n])
+
+
+def _traced_cases() -> list:
+    return [c for c in _failing_cases() if "Traceback (most recent call last):" in c.text()]
+
+
+UNPREFIXED_TB = [
+    "Traceback (most recent call last):\n",
+    '  File "/usr/lib/python3/dist-packages/vllm/entrypoints/openai/api_server.py", line 1021, in run_server\n',
+    "    sock = create_server_socket(sock_addr)\n",
+    None,  # the flood goes here
+    '  File "/usr/lib/python3/dist-packages/vllm/entrypoints/openai/api_server.py", line 988, in create_server_socket\n',
+    "    sock.bind(addr)\n",
+    "OSError: [Errno 98] Address already in use\n",
+]
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    seed=st.integers(0, 2**32),
+    n=st.integers(20, 190),
+    width=st.sampled_from([500, 4000, 8000]),
+    unprefixed=st.booleans(),
+)
+def test_a_traceback_held_open_across_a_flood_of_long_lines(
+    tmp_path: Path, seed: int, n: int, width: int, unprefixed: bool
+) -> None:
+    """Another process's long lines inside the root's traceback (fewer than the 200 that close it
+    as stale, up to ~1.5 MB, past the look-back): the window must run on while the traceback is open."""
+    rnd = random.Random(seed)
+    if unprefixed:
+        lines = [ln or _long_flood(n, width) for ln in UNPREFIXED_TB]
+        text = "".join(FLOODS["vllm"][:300]) + "".join(lines) + "".join(FLOODS["nccl"][:100])
+    else:
+        lines = rnd.choice(_traced_cases()).text().splitlines(keepends=True)
+        head = next(i for i, ln in enumerate(lines) if "Traceback (most recent call last):" in ln)
+        a = rnd.randrange(head + 1, min(len(lines), head + 4))
+        b = rnd.randrange(a, min(len(lines), a + 4))  # two floods: the frames between them need the window
+        flood = _long_flood(n, width)
+        text = "".join(FLOODS["nccl"][:300]) + "".join(lines[:a]) + flood + "".join(lines[a:b]) + flood
+        text += "".join(lines[b:])
+    p = tmp_path / "server.log"
+    p.write_text(text, encoding="utf-8")
+    check(p)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(flood_kib=st.integers(50, 2500), literal=st.sampled_from(["stop", "traceback"]))
+def test_a_look_back_literal_a_flood_before_the_line_that_looks_back(
+    tmp_path: Path, flood_kib: int, literal: str
+) -> None:
+    """A normal stop (or an unprefixed traceback head) up to ~2.5 MiB before an error line: the
+    classifier looks back 1 MiB for it; the window after the literal must cover that MiB."""
+    flood = "".join(FLOODS["nccl"]) * (flood_kib * 1024 // len("".join(FLOODS["nccl"])) + 1)
+    flood = flood[: flood.rfind("\n", 0, flood_kib * 1024) + 1]
+    if literal == "stop":
+        before = "INFO 12-01 22:00:00 [launcher.py:80] Shutting down: shutdown triggered by SIGTERM\n"
+        after = "ERROR 12-01 22:00:05 [core.py:90] RuntimeError: Engine loop has died\n"
+    else:
+        before = 'Traceback (most recent call last):\n  File "/x/vllm/entrypoints/api_server.py", line 3, in run\n'
+        after = "    bind()\nOSError: [Errno 98] Address already in use\n"
+    text = "".join(FLOODS["vllm"][:200]) + before + flood + after + "".join(FLOODS["nccl"][:50])
+    p = tmp_path / "server.log"
+    p.write_text(text, encoding="utf-8")
+    check(p)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**32), k=st.integers(1, 90))
+def test_a_native_crash_line_read_back_from_the_line_it_causes(tmp_path: Path, seed: int, k: int) -> None:
+    """``free(): invalid pointer`` carries no needle; the ``Fatal Python error`` k lines later looks
+    back for it: the window must start that far before its hit."""
+    rnd = random.Random(seed)
+    flood = FLOODS["nccl"] * 20
+    start = rnd.randrange(len(flood))
+    gap = [flood[(start + i) % len(flood)] for i in range(k)]
+    text = (
+        "".join(FLOODS["vllm"][:100])
+        + "".join(flood[:4000])
+        + "free(): invalid pointer\n"
+        + "".join(gap)
+        + "Fatal Python error: Aborted\n\nThread 0x00007f (most recent call first):\n"
+        + "".join(flood[:3000])
+    )
+    p = tmp_path / "server.log"
+    p.write_text(text, encoding="utf-8")
+    check(p)
+
+
+@pytest.mark.parametrize("case", _failing_cases()[::4], ids=lambda c: c.id)
+def test_needles_dropped_at_their_cap_are_scanned_again(tmp_path: Path, case, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Caps of 2 hits per needle and 1 per marker force rescans everywhere: same answer."""
+    from k3tui.remote import prefilter
+
+    monkeypatch.setattr(prefilter, "NEEDLE_CAP", 2)
+    monkeypatch.setattr(prefilter, "MARKER_CAP", 1)
+    warn = "WARNING 12-01 22:00:00 [x.py:1] retrying after a transient error (not an Error)\n"
+    text = "".join(FLOODS["vllm"][:300]) + warn * 5 + "".join(FLOODS["nccl"][:2000]) + case.text()
+    p = tmp_path / "server.log"
+    p.write_text(text, encoding="utf-8")
+    check(p)

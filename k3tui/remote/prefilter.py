@@ -14,10 +14,11 @@ Why the answer equals classifying the whole file (``tests/test_prefilter_equiv.p
   unless it was busy (a traceback open, a root waiting for its stack) or in its first lines:
   a window therefore ends only where the classifier has settled (:func:`_settled`), never
   inside its first ``HEAD_LINES``;
-- the lines between windows are fed as filler lines (same count, so line numbers stay true)
-  whose first line is longer than the classifier's look-back (``LOOKBACK`` characters), and a
-  window ends only once the last look-back literal (a traceback head, a normal stop) is
-  further back than that: a look-back never reaches across a gap, in the file or here;
+- the lines between windows are fed as empty lines (same count, so line numbers stay true),
+  and a window ends only once the last look-back literal (a traceback head, a normal stop)
+  is further back than the classifier's look-back (``LOOKBACK`` characters): a look-back
+  never reaches across a gap, in the file or here; and every window starts
+  ``Needles.before`` bytes ahead of its first needle (the native-crash look-back);
 - a needle that reached its cap on the host (a stage marker repeated all day) is scanned
   for again from where it was dropped if it can still matter at that line.
 
@@ -477,12 +478,9 @@ def _settled(c: Classifier) -> bool:
     return busy is not None and c.result().lines >= HEAD_LINES and not busy()
 
 
-def filler(lines: int, partial: bool = False) -> str:
-    """``lines`` lines that no needle, marker or look-back finds, the first longer than the look-back."""
-    if lines <= 0 and not partial:
-        return ""
-    text = "~" * (LOOKBACK + 1) + "\n" + "\n" * (lines - 1) if lines > 0 else "~" * (LOOKBACK + 1)
-    return text + ("~" if partial and lines > 0 else "")
+def filler(lines: int) -> str:
+    """``lines`` empty lines: the classifier, settled, only counts them (no needle, no look-back literal)."""
+    return "\n" * max(0, lines)
 
 
 class _Walk:
@@ -505,7 +503,7 @@ class _Walk:
         self.off = 0
         self.since_lookback: int | None = None
         self.root_window: tuple[int, str] | None = None
-        self._lookback = classifier_needles().lookback
+        self._lookback = tuple(x.lower() for x in classifier_needles().lookback)
 
     def gap(self, lines: int) -> None:
         if lines > 0:
