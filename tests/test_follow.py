@@ -347,3 +347,14 @@ for i in range(10):
     rec.emit(Output(id="c", text=f"after {i}"))
 rec.close()
 """
+
+
+def test_follow_cli_reports_a_tamper_loudly_and_exits_1(tmp_path):
+    path = tmp_path / "t.k3rec"
+    _record(path, [f"output {i}" for i in range(30)])
+    data = path.read_bytes().replace(b"output 12", b"output 21", 1)
+    path.write_bytes(data)
+    res = subprocess.run([*K3TUI, "replay", "--follow", str(path), "--headless"], capture_output=True, text=True)
+    assert res.returncode == 1
+    assert "WARNING:" in res.stderr and "TAMPERED at line 14" in res.stderr
+    assert "chain broke at line 14" in res.stdout and res.stdout.splitlines()[-1].startswith("result: ")
