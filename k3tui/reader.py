@@ -613,7 +613,9 @@ class Index:
             return None
         if not (_strictly_increasing(nums) and _strictly_increasing(offs)):
             return None
-        if not _point_matches(rec.path, offs[-1], times[-1]):
+        if not _max_before_consistent(times, maxb):
+            return None
+        if not (_point_matches(rec.path, offs[0], times[0]) and _point_matches(rec.path, offs[-1], times[-1])):
             return None
         return cls(nums, offs, times, maxb)
 
@@ -669,6 +671,15 @@ def _read_idx(side: Path, limit: int = -1) -> tuple[list[bytes], tuple[int, int,
         else:
             cols += line.split()
     return cols, seal
+
+
+def _max_before_consistent(times: list[float], maxb: list[float]) -> bool:
+    """Whether a sidecar's ``max_before`` column can be true: ``-inf`` first, never falling,
+    and each at least the time of the point before it (a damaged column that claims less
+    would make a seek by time start past events it should return)."""
+    if not maxb or maxb[0] != float("-inf"):
+        return False
+    return all(m >= prev_m and m >= prev_t for m, prev_m, prev_t in zip(maxb[1:], maxb, times, strict=False))
 
 
 def _strictly_increasing(xs: list[int]) -> bool:
