@@ -1,0 +1,126 @@
+"""The bisect search against a pure oracle: classes of configs, not examples.
+
+The oracle is a set of causes: a configuration (G plus some of B's variables) fails with B's
+signature exactly when it contains one whole cause. Properties: the search names the cause
+(or the smallest interacting set), confirms it, needs fewer runs than a linear walk for one
+culprit among 8+, stops on drift with both runs named, and repeats flaky configurations.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from k3tui.ladder.bisect import Attempt, Bisector, expected_runs, plan, worst_runs
+from k3tui.ladder.config import RunConfig
+
+SIG = "weights|ModuleNotFoundError|No module named <name>"
+
+
+def oracle(causes: list[frozenset[str]], *, drift_on: str = "", flaky: float = 0.0, seed: int = 0):
+    rng = random.Random(seed)
+    count = [0]
+
+    async def probe(changes, repeats):
+        out = []
+        for _ in range(repeats):
+            count[0] += 1
+            rid = f"r{count[0]}"
+            if drift_on and drift_on in changes:
+                out.append(Attempt(False, "engine|RuntimeError|NCCL error", rid))
+            elif any(c <= set(changes) for c in causes):
+                out.append(Attempt(flaky > 0 and rng.random() < flaky, SIG, rid))
+            else:
+                out.append(Attempt(True, "", rid))
+        return out
+
+    return probe
+
+
+def run(changes, probe, **kw):
+    return asyncio.run(Bisector(changes, probe, **kw).run())
+
+
+keys_st = st.integers(min_value=1, max_value=20).map(lambda n: [f"env:V{i}" for i in range(n)])
+
+
+@settings(max_examples=120, deadline=None)
+@given(keys=keys_st, data=st.data(), repeat=st.integers(1, 3))
+def test_one_culprit_named_confirmed_within_worst_case(keys, data, repeat):
+    culprit = data.draw(st.sampled_from(keys))
+    changes = {k: f"v-{k}" for k in keys}
+    out = run(changes, oracle([frozenset({culprit})]), repeat=repeat)
+    assert out.kind == "culprit", out.line
+    assert out.culprits == [culprit] and out.confirmed
+    assert out.line.startswith(f"culprit: {culprit}=v-{culprit} ")
+    assert f"bad with it: {repeat}/{repeat} reproduced" in out.line
+    assert out.runs <= worst_runs(len(keys))
+    by_taken = {frozenset(t.taken): t.verdict for t in out.trials}
+    assert by_taken[frozenset({culprit})] == "bad"  # G plus only the culprit fails
+    assert by_taken[frozenset(keys) - {culprit}] == "good"  # B minus only the culprit passes
+
+
+@settings(max_examples=80, deadline=None)
+@given(keys=st.integers(3, 16).map(lambda n: [f"flag:f{i}" for i in range(n)]), data=st.data())
+def test_interaction_gives_smallest_set(keys, data):
+    pair = data.draw(st.lists(st.sampled_from(keys), min_size=2, max_size=3, unique=True))
+    out = run({k: True for k in keys}, oracle([frozenset(pair)]))
+    assert out.kind == "interaction", out.line
+    assert sorted(out.culprits) == sorted(pair) and out.confirmed
+    assert "no single variable flips it" in out.line
+
+
+@settings(max_examples=60, deadline=None)
+@given(keys=st.integers(2, 12).map(lambda n: [f"env:E{i}" for i in range(n)]), data=st.data())
+def test_drift_stops_with_both_runs(keys, data):
+    culprit, other = data.draw(st.lists(st.sampled_from(keys), min_size=2, max_size=2, unique=True))
+    changes = {k: "1" for k in keys}
+    probe = oracle([frozenset({culprit})], drift_on=other)
+
+    async def b_first(ch, rep):  # B itself carries the drifting variable: B's signature must be its own
+        return await probe(ch, rep) if ch != changes else [Attempt(False, SIG, "rB")] * rep
+
+    out = run(changes, b_first)
+    if out.kind == "drift":
+        assert "rB" in out.line and "NCCL error" in out.line
+    else:  # the search never ran a config holding `other` without B's full set
+        assert out.kind == "culprit" and out.culprits == [culprit]
+
+
+def test_flaky_gets_more_repetitions():
+    keys = [f"env:X{i}" for i in range(8)]
+    out = run({k: "1" for k in keys}, oracle([frozenset({"env:X5"})], flaky=0.4, seed=3), repeat=4)
+    assert any("flaky" in t.purpose and t.repeats == 8 for t in out.trials)
+    assert out.culprits == ["env:X5"]
+
+
+def test_good_failing_and_bad_passing_are_outcomes():
+    ch = {"env:A": "1", "env:B": "2", "env:C": "3", "env:D": "4"}
+    assert run(ch, oracle([])).kind == "not-reproduced"
+    assert run(ch, oracle([frozenset()])).kind == "good-fails"
+
+
+def test_budget_stops_with_what_is_known():
+    ch = {f"env:V{i}": "1" for i in range(16)}
+    out = run(ch, oracle([frozenset({"env:V9"})]), budget=3)
+    assert out.kind == "budget" and out.runs == 3
+
+
+def test_fewer_runs_than_linear_walk_for_eight_or_more():
+    for n in (8, 16):
+        keys = [f"env:V{i}" for i in range(n)]
+        runs = [run({k: "1" for k in keys}, oracle([frozenset({c})])).runs for c in keys]
+        linear = [2 + keys.index(c) + 1 + 2 for c in keys]  # G, B, the walk to the culprit, confirmations
+        assert sum(runs) < sum(linear), (n, runs)
+
+
+def test_plan_separates_observed_variables():
+    g = RunConfig(image="vllm/vllm-openai:kimi-k3", driver="580.95.05", max_model_len=4096)
+    b = RunConfig(image="vllm/vllm-openai:kimi-k3-cu129", driver="575.57.08", max_model_len=262144, env={"NCCL_X": "1"})
+    p = plan(g, b)
+    assert p.fixed == ["driver"]
+    assert set(p.changeable) == {"image", "max_model_len", "env:NCCL_X"}
+    assert p.expected_runs == expected_runs(3) <= p.worst_runs
