@@ -1,0 +1,127 @@
+"""Launch-parser and diff behaviours a mutation run found unpinned (issue 22).
+
+Each test is a class of input: ``env K=V`` before the server, ``docker run`` options that
+take a value (``--volume /a:/b``, ``-u 1000``) so the image is not mistaken for one, a
+one-letter switch (``-q``) after a switch, negative numbers as option values, and the diff
+from nothing naming exactly the variables that are set (not a superset check)."""
+
+from __future__ import annotations
+
+import shlex
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from k3tui.errors import UsageError
+from k3tui.ladder.config import RunConfig, command_line, diff, launch_argv, parse_command
+
+_name = st.from_regex(r"[a-z][a-z0-9]{0,6}(-[a-z0-9]{1,5}){0,2}", fullmatch=True)
+_env_key = st.from_regex(r"[A-Z_][A-Z0-9_]{0,10}", fullmatch=True).filter(lambda k: k != "CUDA_VISIBLE_DEVICES")
+_value = st.from_regex(r"[A-Za-z0-9_./:]{1,12}", fullmatch=True).filter(lambda v: not v.startswith("-"))
+_path = st.from_regex(r"/[a-z0-9]{1,8}(/[a-z0-9]{1,8}){0,2}", fullmatch=True)
+_image = st.from_regex(r"[a-z0-9]{1,8}/[a-z0-9-]{1,8}(:[a-z0-9.]{1,6})?", fullmatch=True)
+
+
+@settings(max_examples=60, deadline=None)
+@given(env=st.dictionaries(_env_key, _value, min_size=1, max_size=3), model=_path, with_env_word=st.booleans())
+def test_env_assignments_before_vllm_serve_become_env(env, model, with_env_word):
+    head = ["env"] if with_env_word else []
+    argv = [*head, *(f"{k}={v}" for k, v in env.items()), "vllm", "serve", model, "--max-model-len", "64"]
+    cfg = parse_command(shlex.join(argv))
+    assert cfg.env == env
+    assert cfg.model_path == model
+    assert cfg.max_model_len == 64
+    assert cfg.entry == ["vllm", "serve"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    opt=st.sampled_from(["--volume", "-v", "-u", "--user", "--shm-size", "-w", "--ipc", "--gpus"]),
+    val=st.one_of(st.tuples(_path, _path).map(lambda ab: f"{ab[0]}:{ab[1]}"), st.integers(0, 65535).map(str)),
+    image=_image,
+    model=_path,
+    with_serve=st.booleans(),
+)
+def test_docker_options_with_a_value_never_swallow_the_image(opt, val, image, model, with_serve):
+    serve = ["vllm", "serve"] if with_serve else []
+    cfg = parse_command(["docker", "run", "--rm", opt, val, image, *serve, model, "-tp", "2"])
+    assert cfg.image == image
+    assert cfg.docker_args == [opt, val]
+    assert cfg.model_path == model
+    assert cfg.tensor_parallel_size == 2
+
+
+@settings(max_examples=60, deadline=None)
+@given(switch=_name, letter=st.sampled_from(list("qvx")), nxt=_name)
+def test_a_one_letter_switch_after_a_switch_is_a_switch(switch, letter, nxt):
+    cfg = parse_command(["vllm", "serve", "/m", f"--{switch}", f"-{letter}", f"--{nxt}"])
+    assert cfg.flags[switch] is True
+    assert cfg.flags[letter] is True
+    assert cfg.flags[nxt] is True
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    name=_name.filter(lambda n: not n.startswith("no-")),
+    num=st.one_of(st.integers(-10**6, -1).map(str), st.floats(-1e3, -1e-3).map(lambda f: f"{f:g}")),
+)
+def test_a_negative_number_is_an_option_value_not_an_option(name, num):
+    cfg = parse_command(["vllm", "serve", "/m", f"--{name}", num, "--enforce-eager"])
+    assert cfg.flags[name] == num
+    assert cfg.flags["enforce-eager"] is True
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    flags=st.dictionaries(
+        _name.filter(lambda n: not n.startswith("no-") and n not in ("model", "tensor-parallel-size")),
+        st.one_of(st.booleans(), _value, st.integers(-99, -1).map(str)),
+        max_size=4,
+    ),
+    env=st.dictionaries(_env_key, _value, max_size=2),
+    image=st.one_of(st.just(""), _image),
+    docker=st.sampled_from([[], ["--volume", "/a:/b"], ["-u", "1000"], ["--ipc=host"]]),
+    tp=st.one_of(st.none(), st.integers(1, 16)),
+    mml=st.one_of(st.none(), st.integers(1, 10**6)),
+)
+def test_every_launch_parses_back_to_its_config(flags, env, image, docker, tp, mml):
+    cfg = RunConfig(
+        model_path="/models/x",
+        flags=flags,
+        env=env if image else {},
+        image=image,
+        docker_args=docker if image else [],
+        tensor_parallel_size=tp,
+        max_model_len=mml,
+    )
+    back = parse_command(launch_argv(cfg))
+    assert diff(cfg, back) == []
+    if not image:
+        host = parse_command(command_line(RunConfig(model_path="/m", env=env, flags=flags)))
+        assert host.env == env and host.flags == flags
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    model=st.one_of(st.just(""), _path),
+    mml=st.one_of(st.none(), st.integers(1, 10**6)),
+    tp=st.one_of(st.none(), st.integers(1, 8)),
+    image=st.one_of(st.just(""), _image),
+    flags=st.dictionaries(_name, st.booleans(), max_size=3),
+)
+def test_the_diff_from_nothing_names_exactly_the_set_variables(model, mml, tp, image, flags):
+    cfg = RunConfig(model_path=model, max_model_len=mml, tensor_parallel_size=tp, image=image, flags=flags)
+    want = {"concurrency"} | {f"flag:{k}" for k in flags}
+    want |= {k for k, v in (("model_path", model), ("max_model_len", mml), ("tensor_parallel_size", tp),
+                            ("image", image)) if v not in (None, "")}
+    got = diff(None, cfg)
+    assert {x["key"] for x in got} == want
+    assert all(x["old"] is None for x in got)
+
+
+@pytest.mark.parametrize("line", ["env", "env K=V", "docker run --volume /a:/b", "docker run -u 1000", "vllm"])
+def test_a_launch_cut_short_is_a_one_line_usage_error(line):
+    with pytest.raises(UsageError) as err:
+        parse_command(line)
+    assert "\n" not in str(err.value)
