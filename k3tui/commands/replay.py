@@ -149,7 +149,7 @@ def _aliases(st: Any) -> list[str]:
 def _deployment_lines(rp: Any, st: Any) -> list[str]:
     """The fleet freeze's deployment-level verdict, rebuilt from the recorded node logs (none: no lines)."""
     from ..fleet.replay import deployment_from_events
-    from ..fleet.timeline import clock
+    from ..fleet.timeline import clock, node_root_text
     from ..reader import open_recording
 
     v = deployment_from_events(open_recording(rp.recording.path).events())  # its own reader: problems once
@@ -162,7 +162,6 @@ def _deployment_lines(rp: Any, st: Any) -> list[str]:
         f"stage {v.result.failed_stage}: {v.line[:240]}"
     ]
     for nv in v.per_node:
-        fe = nv.result.first_exception
-        what = f"root at {clock(nv.t)}: {fe.line[:160]}" if fe else "no root exception of its own (consequences only)"
+        what = node_root_text(nv)
         out.append(f"  {st.label_of(nv.alias)}: {what}")
     return out

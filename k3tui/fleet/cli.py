@@ -20,7 +20,7 @@ from ..scene.outcome import FreezeOutcome
 from .compare import differences, sentences, table, unknown_facts, unknown_lines
 from .freeze import CONCURRENCY, HOST_TIMEOUT, FleetOutcome, NodeResult, freeze_fleet
 from .inventory import Node, load_inventory, nodes_from_group_spec
-from .timeline import NodeLog, classify_deployment, clock, first_errors_after, skew_lines, window
+from .timeline import NodeLog, classify_deployment, clock, first_errors_after, node_root_text, skew_lines, window
 
 
 def nodes_for(args: argparse.Namespace) -> list[Node]:
@@ -174,8 +174,7 @@ def report(out: FreezeOutcome) -> list[str]:
     if root is not None:  # issue 14: the hardware is the root, the exception above its consequence
         lines.append(f"  ROOT is a host fault: {root['summary']}; the exception above is its consequence")
     for nv in v.per_node:
-        fe = nv.result.first_exception
-        what = f"root at {clock(nv.t)}: {fe.line[:160]}" if fe else "no root exception of its own (consequences only)"
+        what = node_root_text(nv)
         lines.append(f"  {nv.role:6} {nv.alias}: {what}")
     lines.append("== merged timeline around it (corrected clocks)")
     lines += [f"  {x}" for x in window(v.merged, v.index if v.index is not None else 0)]

@@ -56,7 +56,7 @@ from ..ladder import LadderEngine
 from ..ladder.config import RunConfig, apply_changes, changes_from_args, launch_argv
 from ..ladder.server import EXCEPTION_GRACE_S, Outcome, Server
 from ..profile import MultiNodeSpec, RayNodes, VllmNodes, fill_node_args
-from .timeline import NodeLog, clock, line_time
+from .timeline import NodeLog, clock, line_time, only_a_consequence
 
 MASTER_PORT = 29501
 MODES = ("vllm", "ray")
@@ -218,6 +218,9 @@ class DeploymentServer(Server):
         failed = [s for s in self.nodes if s.exception is not None]
         if not failed:
             return None
+        # a node whose log holds only consequences ('WorkerProc initialization failed … see stack trace')
+        # names a root elsewhere: a node with a root of its own wins whatever the times say
+        failed = [s for s in failed if not only_a_consequence(s.exception.line)] or failed
         now_wall, now_mono = time.time(), time.monotonic()
         when = {id(s): self.log_time(s) for s in failed}
         stamped = [t for t in when.values() if t is not None]

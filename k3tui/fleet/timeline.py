@@ -29,6 +29,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from ..classify import Classifier, ClassifyResult
+from ..classify.result import FirstException
+from ..classify.rules import load_rules
 
 _DOCKER = re.compile(r"^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d+))?(Z|[+-]\d\d:?\d\d) ")
 _LOCAL = re.compile(r"(?<![\d:])(?:(\d{4})-)?(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?(?![\d])")
@@ -215,6 +217,24 @@ def first_errors_after(v: DeploymentVerdict) -> list[TimedLine]:
         if x.alias != v.node and x.alias not in out and "ERROR" in x.text and parse(x.text).level == "ERROR":
             out[x.alias] = x
     return list(out.values())
+
+
+def only_a_consequence(line: str) -> bool:
+    """A node's root line that is itself a consequence ('WorkerProc initialization failed … see stack
+    trace'): its log held nothing before it, so the root is on another node or process."""
+    return bool(load_rules().consequence.search(line))
+
+
+def own_root(res: ClassifyResult) -> FirstException | None:
+    """The node's own root exception: None where its log holds only consequences."""
+    fe = res.first_exception
+    return None if fe is None or only_a_consequence(fe.line) else fe
+
+
+def node_root_text(nv: NodeVerdict) -> str:
+    """One node's line in a deployment verdict: its own root with its time, or that it has none."""
+    fe = own_root(nv.result)
+    return f"root at {clock(nv.t)}: {fe.line[:160]}" if fe else "no root exception of its own (consequences only)"
 
 
 def _node_verdict(node: NodeLog) -> NodeVerdict:
