@@ -268,7 +268,8 @@ class Server:
         """The run as an attempt outcome: failed when the classifier found a root failure."""
         res = self.classifier.result() if self.classifier is not None else None
         stage = getattr(res, "failed_stage", "none") or "none"
-        if stage != "none" or self.exception is not None:
+        # "unknown": nothing in the log looked like vLLM's (no root either); how the run ended decides
+        if stage not in ("none", "unknown") or self.exception is not None:
             line = (
                 self.exception.line
                 if self.exception is not None
