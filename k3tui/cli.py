@@ -29,6 +29,7 @@ COMMANDS: dict[str, str] = {
     "check": "check the compatibility baseline against a profile",
     "classify": "classify a vLLM server log: first failing stage and root exception",
     "ladder": "run the ladder rungs headless, one variable at a time",
+    "bisect": "find the one variable that flips a good run config into a bad one",
     "export": "export a session as a repro package (or just a .cast)",
     "diff": "diff two frozen scenes",
     "verify": "verify a session file's digest chain (or a package's manifest)",

@@ -56,7 +56,7 @@ def test_one_culprit_named_confirmed_within_worst_case(keys, data, repeat):
     assert out.kind == "culprit", out.line
     assert out.culprits == [culprit] and out.confirmed
     assert out.line.startswith(f"culprit: {culprit}=v-{culprit} ")
-    assert f"bad with it: {repeat}/{repeat} reproduced" in out.line
+    assert f"good with (unset): {repeat}/{repeat} passed; bad with v-{culprit}: {repeat}/{repeat} reproduced" in out.line
     assert out.runs <= worst_runs(len(keys))
     by_taken = {frozenset(t.taken): t.verdict for t in out.trials}
     assert by_taken[frozenset({culprit})] == "bad"  # G plus only the culprit fails

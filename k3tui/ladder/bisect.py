@@ -133,6 +133,7 @@ class Bisector:
         budget: int | None = None,
         on_step: Step | None = None,
         estimate: int | None = None,
+        good_values: dict[str, Any] | None = None,
     ) -> None:
         if repeat < 1:
             raise UsageError("--repeat must be at least 1")
@@ -144,6 +145,8 @@ class Bisector:
         self.budget = budget
         self.on_step = on_step
         self.estimate = estimate or expected_runs(len(self.keys))
+        self.good_values = good_values or {}
+        """G's values of the same variables (for the answer line)."""
         self.trials: list[Trial] = []
         self.cache: dict[frozenset[str], str] = {}
         self.target = ""
@@ -259,10 +262,11 @@ class Bisector:
         confirmed = g_plus.verdict == BAD and b_minus.verdict == GOOD
         good_t = next(t for t in self.trials if t.purpose.startswith("good as given"))
         if len(found) == 1:
+            k = found[0]
             line = (
-                f"culprit: {found[0]}={_show(self.changes[found[0]])} "
-                f"(good without it: {b_minus.passed}/{b_minus.repeats} passed; "
-                f"bad with it: {g_plus.reproduced}/{g_plus.repeats} reproduced)"
+                f"culprit: {k}={_show(self.changes[k])} "
+                f"(good with {_show(self.good_values.get(k))}: {b_minus.passed}/{b_minus.repeats} passed; "
+                f"bad with {_show(self.changes[k])}: {g_plus.reproduced}/{g_plus.repeats} reproduced)"
             )
             kind = "culprit"
         else:

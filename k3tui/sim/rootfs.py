@@ -138,6 +138,12 @@ def build(root: Path, scenario: dict[str, Any], node: int = 0) -> dict[str, Any]
     return state
 
 
+def _ctr_env(ctr: dict[str, Any]) -> dict[str, str]:
+    """The deployment container's env (image, then run): what its own server ran with."""
+    items = [*ctr.get("image_env", []), *ctr.get("run_env", [])]
+    return dict(i.split("=", 1) for i in items if "=" in i)
+
+
 def _container_log(ctr: dict[str, Any], start: float | None = None) -> str:
     """``docker logs``: the deployment's own last start-up (at ``start``, default 3 h ago), as the scenario had it fail."""
     import time
@@ -159,7 +165,7 @@ def _container_log(ctr: dict[str, Any], start: float | None = None) -> str:
         args=_non_default(ns),
         start=time.time() - 3 * 3600 if start is None else start,
     )
-    template = choose_template(ctr.get("_vllm", {}), argv)
+    template = choose_template(ctr.get("_vllm", {}), argv, _ctr_env(ctr))
     text, _ = render(template, v)
     return text
 
@@ -176,7 +182,7 @@ def _kernel_history(ctr: dict[str, Any], state_dir: Path, start: float, boot: fl
     argv = list(ctr["entrypoint"][2:]) + list(ctr["cmd"])
     ns = parse_args(argv)
     kernel = [
-        o for o in ops(choose_template(ctr.get("_vllm", {}), argv), LogVars(tp=ns.tensor_parallel_size, start=start))
+        o for o in ops(choose_template(ctr.get("_vllm", {}), argv, _ctr_env(ctr)), LogVars(tp=ns.tensor_parallel_size, start=start))
         if o.kind == "kernel"
     ]
     if kernel:

@@ -90,11 +90,25 @@ def _non_default(ns: argparse.Namespace) -> str:
     return repr(d)
 
 
-def choose_template(vllm: dict[str, Any], argv: list[str]) -> str:
-    """The scenario's log, unless its failure needs launch arguments this launch lacks."""
+def choose_template(vllm: dict[str, Any], argv: list[str], env: dict[str, str] | None = None) -> str:
+    """The scenario's log, unless its failure needs launch arguments or env this launch lacks.
+
+    The causes a scenario declares (issue 20: the simulated host is causal, so bisect can find them):
+    ``trigger_args`` (each present in the launch), ``trigger_env`` (each ``NAME=VALUE`` in the
+    server's env; ``env`` defaults to this process's), ``trigger_max_model_len_above`` (the launch's
+    ``--max-model-len`` beyond what the KV cache holds). All declared causes must hold.
+    """
     need = vllm.get("trigger_args", [])
     joined = " " + " ".join(a.replace("=", " ", 1) if a.startswith("--") else a for a in argv) + " "
     if need and not all(f" {t} " in joined for t in need):
+        return "healthy.log"
+    have = os.environ if env is None else env
+    for item in vllm.get("trigger_env", []):
+        name, _, value = item.partition("=")
+        if have.get(name) != value:
+            return "healthy.log"
+    limit = vllm.get("trigger_max_model_len_above")
+    if limit is not None and not (parse_args(argv).max_model_len or 0) > int(limit):
         return "healthy.log"
     return vllm.get("log", "healthy.log")
 

@@ -1,0 +1,200 @@
+"""`k3tui bisect TARGET --good G --bad B` — find the variable that flips a good run into a bad one.
+
+The search is :mod:`k3tui.ladder.bisect` (delta debugging, K repetitions, signatures); this
+command builds G and B as run configs, prints what differs and what the search expects to
+cost, asks (or ``--yes``), then runs every step as a real, recorded ladder run on the target:
+each step's config change is a ``RunConfigSet`` with the reason "bisect step i of ~n", each
+verdict a ``Decision``. ``demo:SCENARIO`` bisects on the embedded SIMULATED host.
+
+G and B: ``profile`` (the profile's minimal launch) or a pasted ``vllm serve …`` /
+``docker run …`` line; ``--good-set`` / ``--bad-set VAR=V`` change them (B defaults to G).
+
+Exit status: 0 with a confirmed ``culprit:`` or ``interaction:`` line, 1 for any other
+outcome (drift, not reproduced, unconfirmed, budget), 2 for usage errors. The last line is
+the answer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import sys
+from typing import Any
+
+from .. import events as ev
+from ..errors import UsageError
+from ..textsafe import neutralise
+from ._common import add_record_option, add_target_options
+
+HELP = "find the one variable that flips a good run config into a bad one (delta debugging)"
+DEMO_RUN_S = 5.0
+"""A simulated run's wall time (start-up replay, stop), for the estimate."""
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_target_options(p)
+    p.add_argument("--good", default="profile", help="'profile' (the minimal launch) or a launch command line")
+    p.add_argument("--bad", default="", help="'profile' or a launch command line (default: G plus --bad-set)")
+    for side in ("good", "bad"):
+        p.add_argument(
+            f"--{side}-set", action="append", default=[], metavar="VAR=VALUE",
+            help=f"change {side[0].upper()} (max_model_len=…, flag:NAME=…, env:NAME=…; repeatable)",
+        )  # fmt: skip
+    p.add_argument("--repeat", type=int, default=1, metavar="K", help="repetitions per run (default 1)")
+    p.add_argument("--rung", default="minimal", help="the rung each run is judged on (default minimal)")
+    p.add_argument("--budget", type=int, metavar="N", help="stop after N runs")
+    p.add_argument("--run-seconds", type=float, metavar="S", help="one run's expected wall time, for the estimate")
+    p.add_argument("--profile", default="kimi-k3", help="profile name or .toml path (default kimi-k3)")
+    p.add_argument("--model-path", default="", help="fills {model_path} in the profile's launch")
+    p.add_argument("--port", type=int, help="server port on the host (default: the profile's)")
+    p.add_argument("--vllm", metavar="PATH", help="the vllm executable on the host")
+    p.add_argument("--speed", type=float, help="demo: the simulated log's replay speed")
+    p.add_argument("--yes", action="store_true", help="start without asking")
+    add_record_option(p)
+
+
+def build_configs(args: argparse.Namespace, profile: Any) -> tuple[Any, Any]:
+    """G and B as run configs (UsageError on anything malformed)."""
+    from ..ladder.config import apply_changes, from_profile, parse_command
+    from .ladder import parse_sets
+
+    def one(spec: str) -> Any:
+        if spec.strip() == "profile":
+            return from_profile(profile, model_path=args.model_path, port=args.port)
+        return parse_command(spec)
+
+    good = apply_changes(one(args.good), parse_sets(args.good_set))
+    bad = one(args.bad) if args.bad else good
+    bad = apply_changes(bad, parse_sets(args.bad_set))
+    return good, bad
+
+
+def describe(p: Any, repeat: int, run_s: float) -> list[str]:
+    """What differs, what can change, the runs and time expected."""
+    lines = [f"{len(p.differing)} variable(s) differ between good and bad:"]
+    for d in p.differing:
+        mark = "  (not bisectable here: compare on an isolated node)" if d["key"] in p.fixed else ""
+        lines.append(f"  {d['key']}: {d['old']!r} -> {d['new']!r}{mark}")
+    mins = p.expected_runs * repeat * run_s / 60
+    lines.append(
+        f"bisectable: {len(p.changeable)}; expected runs: {p.expected_runs} (worst {p.worst_runs}) x {repeat} "
+        f"repetition(s), about {mins:.1f} min"
+    )
+    return lines
+
+
+def _confirm(yes: bool) -> None:
+    if yes:
+        return
+    if not sys.stdin.isatty():
+        raise UsageError("bisect starts real runs on the target: confirm with --yes")
+    if input("start the bisect? [y/N] ").strip().lower() not in ("y", "yes"):
+        raise UsageError("bisect not started")
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..ladder.bisect import plan
+    from ..profile import load_profile
+    from ..scene.session import recorder_for
+
+    profile = load_profile(args.profile)
+    if args.repeat < 1:
+        raise UsageError("--repeat must be at least 1")
+    good, bad = build_configs(args, profile)
+    p = plan(good, bad)
+    demo = args.target.startswith("demo:")
+    run_s = args.run_seconds or (DEMO_RUN_S if demo else float(profile.launch.ready_timeout_s) / 2)
+    for line in describe(p, args.repeat, run_s):
+        print(neutralise(line))
+    if not p.changeable:
+        print("result: nothing to bisect (no changeable variable differs)")
+        return 1
+    _confirm(args.yes)
+    with recorder_for(args, profile=profile.name) as rec:
+        out = asyncio.run(_run(args, profile, good, bad, p, rec))
+    return 0 if out.kind in ("culprit", "interaction") and out.confirmed else 1
+
+
+@contextlib.asynccontextmanager
+async def _hosts(args: argparse.Namespace, emit: Any) -> Any:
+    if not args.target.startswith("demo:"):
+        from ..scene.session import open_hosts
+
+        async with open_hosts(args, emit) as (hosts, _errors):
+            yield hosts
+        return
+    from ..remote.ssh import connect
+    from .demo import SimNodes
+
+    async with SimNodes(args.target[5:], **({"speed": args.speed} if args.speed else {})) as sims:
+        hosts = [await connect(emit=emit, **s.connect_kwargs()) for s in sims]
+        try:
+            yield hosts
+        finally:
+            await asyncio.gather(*(h.close() for h in hosts), return_exceptions=True)
+
+
+async def _run(args: argparse.Namespace, profile: Any, good: Any, bad: Any, p: Any, rec: Any) -> Any:
+    from ..ladder import LadderEngine
+    from ..ladder.bisect import Bisector, table
+    from ..ladder.config import variables
+
+    events: list[Any] = []
+
+    def emit(e: Any) -> Any:
+        out = rec.emit(e) if rec is not None else e
+        events.append(out)
+        return out
+
+    target_vals = variables(bad)
+    changes = {k: target_vals.get(k) for k in p.changeable}
+    good_vals = variables(good)
+    async with _hosts(args, emit) as hosts:
+        engine = LadderEngine(
+            hosts, profile, emit, model_path=args.model_path, port=args.port, program=args.vllm,
+            events=events, start_config=good,
+        )  # fmt: skip
+        step = [0]
+
+        def on_step(t: Any, n: int) -> None:
+            emit(ev.Decision(
+                host=engine.head.alias,
+                action=f"bisect step {t.step} of ~{n}: {t.purpose}",
+                reason=f"verdict {t.verdict}: reproduced {t.reproduced}/{t.repeats}, passed {t.passed}/{t.repeats}",
+            ))  # fmt: skip
+            print(neutralise(f"step {t.step}/~{n}: {t.verdict:5} {t.reproduced}/{t.repeats}  {t.purpose}"), flush=True)
+
+        async def probe(taken: dict[str, Any], repeat: int) -> list[Any]:
+            step[0] += 1
+            return await _probe(engine, good, taken, repeat, args.rung, f"bisect step {step[0]} of ~{p.expected_runs}")
+
+        try:
+            out = await Bisector(
+                changes, probe, repeat=args.repeat, budget=args.budget, on_step=on_step, estimate=p.expected_runs,
+                good_values={k: good_vals.get(k) for k in changes},
+            ).run()
+        finally:
+            await engine.close()
+        emit(ev.Decision(host=engine.head.alias, action=f"bisect {out.kind}", reason=out.line))
+    for row in table(out.trials):
+        print(neutralise(row))
+    print(neutralise(out.line or f"result: {out.kind}"))
+    return out
+
+
+async def _probe(engine: Any, good: Any, taken: dict[str, Any], repeat: int, rung: str, why: str) -> list[Any]:
+    """Run G plus ``taken`` ``repeat`` times on the rung: one Attempt per repetition."""
+    from ..ladder.bisect import Attempt
+    from ..ladder.config import apply_changes, diff
+
+    want = apply_changes(good, taken)
+    step = {d["key"]: d["new"] for d in diff(engine.config, want) if d["key"] != "entry"}
+    if step:
+        engine.apply_change(step, reason=why)
+    before = len(engine.events)
+    result = await engine.run_rung(rung, repeat=repeat)
+    runs = [e.run for e in engine.events[before:] if isinstance(e, ev.RunStarted)]
+    return [
+        Attempt(o.ok, o.signature, runs[i] if i < len(runs) else "", o.error) for i, o in enumerate(result.outcomes)
+    ]
