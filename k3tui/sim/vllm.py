@@ -94,8 +94,9 @@ def choose_template(vllm: dict[str, Any], argv: list[str], env: dict[str, str] |
     """The scenario's log, unless its failure needs launch arguments or env this launch lacks.
 
     The causes a scenario declares (issue 20: the simulated host is causal, so bisect can find them):
-    ``trigger_args`` (each present in the launch), ``trigger_env`` (each ``NAME=VALUE`` in the
-    server's env; ``env`` defaults to this process's), ``trigger_max_model_len_above`` (the launch's
+    ``trigger_args`` (each present in the launch), ``trigger_env`` (each ``NAME=VALUE`` the host
+    injects: the failure holds unless the server's env sets NAME to another value; ``env`` defaults
+    to this process's), ``trigger_max_model_len_above`` (the launch's
     ``--max-model-len`` beyond what the KV cache holds). All declared causes must hold.
     """
     need = vllm.get("trigger_args", [])
@@ -105,7 +106,7 @@ def choose_template(vllm: dict[str, Any], argv: list[str], env: dict[str, str] |
     have = os.environ if env is None else env
     for item in vllm.get("trigger_env", []):
         name, _, value = item.partition("=")
-        if have.get(name) != value:
+        if have.get(name, value) != value:
             return "healthy.log"
     limit = vllm.get("trigger_max_model_len_above")
     if limit is not None and not (parse_args(argv).max_model_len or 0) > int(limit):
