@@ -144,6 +144,7 @@ def report_md(c: Collector, files: list[str]) -> str:
         ("Runs", _runs_section(c)),
         ("Ladder rungs", _rungs_section(c)),
         ("Single-variable changes", _changes_section(c)),
+        ("Bisect walk", _bisect_section(c)),
         ("Other checks", _other_checks_section(c)),
         ("Deliverable checklist", checklist_md(c).split("\n", 2)[2].strip()),
         ("Stop conditions", _checks_section(c, "stop")),
@@ -309,6 +310,18 @@ def _changes_section(c: Collector) -> str:
         return ""
     note = "k/K: runs with this exact config whose failure signature matches this run's (also in `changes.csv`)."
     return _table(["run", "change", "result", "reproduced k/K", "signature", "decision"], rows) + "\n\n" + note
+
+
+def _bisect_section(c: Collector) -> str:
+    """Issue 20: every bisect step (what ran, its verdict, k/K) and the answer."""
+    from .ladder.bisect import walk
+
+    rows, answer = walk(list(c.state.decisions))
+    if not rows:
+        return ""
+    body = [[str(r.step), md(r.purpose), md(r.verdict), r.reproduced, r.passed] for r in rows]
+    table = _table(["step", "configuration (G plus variables of B)", "verdict", "reproduced k/K", "passed"], body)
+    return table + (f"\n\n**{md(answer)}**" if answer else "")
 
 
 def _other_checks_section(c: Collector) -> str:

@@ -56,6 +56,24 @@ def test_bisect_names_and_confirms_the_cause(scenario: str, tmp_path: Path) -> N
     assert any(isinstance(e, ev.RunConfigSet) and e.diff for e in events)
     confirms = [s for s in steps if "confirm: B - only" in s.action]
     assert confirms and "verdict good" in confirms[-1].reason
+    _walk_in_replay_and_report(rec, tmp_path, len(steps), last)
+
+
+def _walk_in_replay_and_report(rec: Path, tmp_path: Path, n: int, answer: str) -> None:
+    """The walk is a table in ``replay --headless`` and in the package's REPORT.md."""
+    import tarfile
+
+    cli = [sys.executable, "-m", "k3tui.cli"]
+    shown = subprocess.run([*cli, "replay", "--headless", str(rec)], capture_output=True, text=True, timeout=60).stdout
+    assert f"bisect walk ({n} runs):" in shown and f"bisect answer: {answer}" in shown
+    assert len([ln for ln in shown.splitlines() if ln.startswith("  step ")]) == n
+    pkg = tmp_path / "p.tar.gz"
+    subprocess.run([*cli, "export", str(rec), "-o", str(pkg)], check=True, capture_output=True, timeout=120)
+    with tarfile.open(pkg) as tar:
+        member = next(m for m in tar.getmembers() if m.name.endswith("REPORT.md"))
+        report = tar.extractfile(member).read().decode()
+    walk = report.split("Bisect walk", 1)[1].split("\n## ", 1)[0]
+    assert walk.count("\n| ") == n + 1 and "**culprit: " in walk
 
 
 def test_bisect_without_yes_off_a_terminal_is_a_one_line_refusal(tmp_path: Path) -> None:

@@ -132,6 +132,9 @@ def headless_lines(rp: Any) -> list[str]:
 
     lines += headline(st)  # issue 14: a host fault that is the root (or stops the ladder), and what to do
     lines += _deployment_lines(rp, st)
+    from ..ladder.bisect import walk_lines
+
+    lines += walk_lines(list(st.decisions))  # issue 20: a bisect's steps and its answer
     stage, exc = result_of_state(st)
     lines.append(f"result: stage={stage} exception={exc}")
     return lines

@@ -23,6 +23,7 @@ ladder engine (real runs, recorded); tests and ``bench/bench_bisect.py`` pass an
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -324,3 +325,46 @@ def table(trials: list[Trial]) -> list[str]:
     for t in trials:
         rows.append(f"{t.step:>4}  {t.verdict:7}  {t.reproduced:>2}/{t.repeats:<2}  {t.purpose}")
     return rows
+
+
+# --- the walk read back from a recording (replay, report) ----------------------------------------
+
+_STEP = re.compile(r"^bisect step (\d+) of ~(\d+): (.*)$")
+_VERDICT = re.compile(r"^verdict (\w+): reproduced (\d+)/(\d+), passed (\d+)/(\d+)")
+
+
+@dataclass
+class WalkRow:
+    """One recorded bisect step, as the Decision that closed it says."""
+
+    step: int
+    of: int
+    purpose: str
+    verdict: str
+    reproduced: str
+    passed: str
+
+
+def walk(decisions: list[Any]) -> tuple[list[WalkRow], str]:
+    """The bisect steps and its answer line from a recording's Decision events (``[]``, "" when none)."""
+    rows, answer = [], ""
+    for d in decisions:
+        action, reason = getattr(d, "action", ""), getattr(d, "reason", "")
+        m = _STEP.match(action)
+        if m:
+            v = _VERDICT.match(reason)
+            verdict, rep, passed = (v[1], f"{v[2]}/{v[3]}", f"{v[4]}/{v[5]}") if v else ("?", "-", "-")
+            rows.append(WalkRow(int(m[1]), int(m[2]), m[3], verdict, rep, passed))
+        elif action.startswith("bisect ") and not action.startswith("bisect step"):
+            answer = reason or action
+    return rows, answer
+
+
+def walk_lines(decisions: list[Any]) -> list[str]:
+    """The walk as text lines (``replay --headless``); nothing when the session holds no bisect."""
+    rows, answer = walk(decisions)
+    if not rows:
+        return []
+    out = [f"bisect walk ({len(rows)} runs):"]
+    out += [f"  step {r.step:>2}/~{r.of}  {r.verdict:5}  reproduced {r.reproduced:>5}  {r.purpose}" for r in rows]
+    return out + ([f"bisect answer: {answer}"] if answer else [])
