@@ -73,6 +73,7 @@ _FAILURE_WORDS = re.compile(
     r"(?i)\b(?:error|fail\w*|cannot|can.t|unable|invalid|exceeds?|must|does not|no such|only supported|requires?"
     r"|not (?:supported|allowed|found|available|defined|enough))\b"
 )
+_CHAINED = re.compile(r"(?:The above exception was the direct cause|During handling of the above exception)")
 _PY_WARNING = re.compile(r"\b[A-Z]\w*Warning: ")
 """Python's ``warnings`` output (torchvision's 'Failed to load image Python extension' decoy)."""
 _CRASH_TYPES = frozenset({"FatalError", "WorkerDied"})
@@ -106,6 +107,8 @@ class _Root:
     chained: bool = False
     """Python printed ``The above exception …`` after this wrapper: what follows is not the
     subprocess's own traceback but a new exception (only another wrapper takes over)."""
+    chain_borrow: bool = False
+    """A one-line root Python chained another exception to: that one's stack is its evidence."""
     borrowed: list[str] = field(default_factory=list)
     """A native crash's stage evidence: the traceback the same incident printed next."""
     borrowed_numbers: list[int] = field(default_factory=list)
@@ -394,12 +397,15 @@ class Classifier:
 
     def _close(self, trace: Trace) -> None:
         root = self._root
-        if root is not None and not root.emitted and root.type == "NativeCrash" and not root.borrowed:
+        if root is not None and not root.emitted and (root.type == "NativeCrash" or root.chain_borrow) and not root.borrowed:
             consequence = any(self._rules.consequence.search(x) for x in trace.lines[-3:])
             if trace.start > root.n and trace is not root.trace and not trace.quiet and not consequence:
                 root.borrowed, root.borrowed_numbers = list(trace.lines), list(trace.numbers)
         if trace.mode == "tb" and not trace.quiet and self._fallback is None:
-            self._fallback = self._truncated_root(trace)
+            if self._stop_before():  # a cut traceback after the operator's stop is the stop's noise
+                self._stopped = True
+            else:
+                self._fallback = self._truncated_root(trace)
         trace.mode = "closed"
         self._traces.pop(trace.key, None)
 
@@ -580,12 +586,14 @@ class Classifier:
             root.wrap = None
         if root.dump:
             return
-        if root.type == "NativeCrash" and n - root.n < EMIT_AFTER:
+        if root.trace is None and ln.key == root.key and n - root.n <= 3 and _CHAINED.match(ln.body):
+            root.chain_borrow = True
+        if (root.type == "NativeCrash" or root.chain_borrow) and not root.borrowed and n - root.n < EMIT_AFTER:
             return  # the incident's traceback, printed next, tells the stage
         if root.trace is not None:
             if root.trace.mode != "tb":
                 self._announce(root)
-        elif n - root.n >= EMIT_AFTER or (n > root.n and ln.key == root.key):
+        elif n - root.n >= EMIT_AFTER or (n > root.n and ln.key == root.key and (ln.body.strip() or n - root.n > 1)):
             self._announce(root)
 
     def _announce(self, root: _Root) -> None:

@@ -1,0 +1,103 @@
+"""Classifier behaviours a mutation run found unpinned (issue 22), as classes of input.
+
+vLLM V1 prefixes every line with its process; a traceback is assembled per process. These
+tests pin: a log cut in the middle of a traceback (the open trace is closed at ``finish()``
+and kept), an INFO line of the same process printed inside an ERROR traceback (skipped, the
+trace stays open), the end of a traceback at a blank line or a chained "The above
+exception …" / "During handling …" (what follows is not part of it), and a cut traceback
+after a normal "shutdown triggered" (an operator's stop, not a failure).
+"""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from k3tui.classify.classifier import Classifier
+
+_pid = st.integers(2, 99999)
+_exc = st.sampled_from(["ValueError", "RuntimeError", "torch.OutOfMemoryError", "KeyError", "AssertionError"])
+_msg = st.from_regex(r"[a-z][a-z0-9 ]{3,30}", fullmatch=True)
+_funcs = st.lists(st.from_regex(r"[a-z_]{3,12}", fullmatch=True), min_size=1, max_size=6)
+
+
+def _err(pid: int) -> str:
+    return f"(EngineCore_0 pid={pid}) ERROR 11-30 06:12:00 [core.py:700] "
+
+
+def _info(pid: int) -> str:
+    return f"(EngineCore_0 pid={pid}) INFO 11-30 06:12:00 [core.py:70] "
+
+
+def _traceback(pid: int, funcs: list[str]) -> list[str]:
+    p = _err(pid)
+    out = [p + "EngineCore failed to start.", p + "Traceback (most recent call last):"]
+    for i, f in enumerate(funcs):
+        out += [p + f'  File "/x/vllm/v1/m{i}.py", line {10 + i}, in {f}', p + f"    {f}_inner()"]
+    return out
+
+
+def _classify(lines: list[str]):
+    c = Classifier()
+    c.feed("\n".join(["INFO 11-30 06:11:00 [api_server.py:1] vLLM API server version 0.11.0", *lines]) + "\n")
+    return c.finish()
+
+
+@settings(max_examples=40, deadline=None)
+@given(pid=_pid, funcs=_funcs, data=st.data())
+def test_a_log_cut_mid_traceback_keeps_the_open_trace_at_finish(pid, funcs, data):
+    tb = _traceback(pid, funcs)
+    cut = data.draw(st.integers(3, len(tb)), label="cut")
+    r = _classify(tb[:cut])
+    fe = r.first_exception
+    assert r.failed_stage != "none"
+    assert fe is not None
+    assert list(fe.stack)[-1] == tb[cut - 1], "the last line before the cut is the end of the kept stack"
+    assert len(fe.stack) == cut
+
+
+@settings(max_examples=40, deadline=None)
+@given(pid=_pid, funcs=_funcs, exc=_exc, msg=_msg, data=st.data(), note=_msg)
+def test_an_info_line_of_the_same_process_inside_an_error_traceback_is_skipped(pid, funcs, exc, msg, data, note):
+    tb = [*_traceback(pid, funcs), _err(pid) + f"{exc}: {msg}"]
+    at = data.draw(st.integers(2, len(tb) - 1), label="at")
+    plain = _classify(tb)
+    mixed = _classify([*tb[:at], _info(pid) + f"Waiting {note}", *tb[at:]])
+    assert mixed.exception_type == plain.exception_type == exc
+    assert mixed.first_exception.line == plain.first_exception.line == tb[-1]
+    assert list(mixed.first_exception.stack) == list(plain.first_exception.stack)
+    assert mixed.signature == plain.signature
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    pid=_pid,
+    funcs=_funcs,
+    exc=_exc,
+    msg=_msg,
+    end=st.sampled_from(
+        ["", "The above exception was the direct cause of the following exception:",
+         "During handling of the above exception, another exception occurred:"]
+    ),
+    tail=_msg,
+)  # fmt: skip
+def test_a_traceback_ends_at_a_blank_line_or_a_chained_exception(pid, funcs, exc, msg, end, tail):
+    tb = [*_traceback(pid, funcs), _err(pid) + f"{exc}: {msg}"]
+    r = _classify([*tb, _err(pid) + end, _err(pid) + f"  {tail} continued"])
+    stack = list(r.first_exception.stack)
+    assert stack == tb
+    assert r.exception_type == exc
+
+
+@settings(max_examples=30, deadline=None)
+@given(pid=_pid, api=_pid, funcs=_funcs, data=st.data())
+def test_a_cut_traceback_after_a_normal_shutdown_is_not_a_failure(pid, api, funcs, data):
+    a = f"(APIServer pid={api}) INFO 11-30 06:13:00 [launcher.py:254] "
+    tb = _traceback(pid, funcs)
+    cut = data.draw(st.integers(3, len(tb)), label="cut")
+    ready = f"(APIServer pid={api}) INFO 11-30 06:12:30 [api_server.py:1] Application startup complete."
+    stopped = _classify([ready, a + "[shutdown] API server: shutdown triggered", *tb[:cut]])
+    assert stopped.failed_stage == "none", stopped.evidence
+    assert stopped.signature == ""
+    failed = _classify([ready, *tb[:cut]])  # the same cut traceback without the stop is a failure
+    assert failed.failed_stage != "none"
