@@ -33,6 +33,8 @@ KNOWN_MISSES = {
     " teardown noise of 166/207 (labelled none); the coredump is only in the reporter's prose",
     "vllm-issues/240.log": "a Ray worker killed during LLM() set-up in a notebook: Ray's own WARNING and an"
     " IPython-format traceback, no stage evidence in the lines (engine from the thread)",
+    "vllm-cpu-faults/ld-preload-listen-double-free.log": "a native crash right after the config lines; that"
+    " the first listen() is the engine handshake's socket is known from the fault, not from the log",
     "vllm-issues/206.log": "an OOM whose only stage evidence is the weights progress bar printed AFTER it;"
     " the excerpt has no stack",
     "vllm-issues/156.log": "the stage comes from the thread (an FP8 checkpoint being loaded), nothing in"

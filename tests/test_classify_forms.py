@@ -103,9 +103,11 @@ def test_missing_shared_object_after_serving_is_runtime() -> None:
     assert classify_text("\n".join(missing)).failed_stage == "container", "the excerpt alone stays container"
 
 
-def test_network_error_fetching_config_json_is_weights() -> None:
-    """tuned vllm-issues/111: an SSL error while fetching config.json from the hub."""
-    _matches_label(_tuned("vllm-issues/111.log"))
+@pytest.mark.parametrize("case_id", ["vllm-issues/111.log", "vllm-cpu-faults/env-hub-online-no-network.log"])
+def test_network_error_fetching_config_json_is_weights(case_id: str) -> None:
+    """tuned: an SSL error fetching config.json from the hub; a DNS failure whose bare ConnectError
+    only says 'weights' through the hub exception Python chains to it."""
+    _matches_label(_tuned(case_id))
 
 
 def test_a_loader_module_missing_is_weights_not_container() -> None:

@@ -397,7 +397,12 @@ class Classifier:
 
     def _close(self, trace: Trace) -> None:
         root = self._root
-        if root is not None and not root.emitted and (root.type == "NativeCrash" or root.chain_borrow) and not root.borrowed:
+        if (
+            root is not None
+            and not root.emitted
+            and (root.type == "NativeCrash" or root.chain_borrow)
+            and not root.borrowed
+        ):
             consequence = any(self._rules.consequence.search(x) for x in trace.lines[-3:])
             if trace.start > root.n and trace is not root.trace and not trace.quiet and not consequence:
                 root.borrowed, root.borrowed_numbers = list(trace.lines), list(trace.numbers)
