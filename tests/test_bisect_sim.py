@@ -35,6 +35,11 @@ CASES = {
         ["--bad-set", "env:NCCL_SOCKET_IFNAME=ib9"],
         "env:NCCL_SOCKET_IFNAME=ib9",
     ),
+    "kv-cache-max-model-len": (
+        ["--good-set", "max_model_len=262144"],
+        ["--bad-set", "max_model_len=1048576"],
+        "max_model_len=1048576",
+    ),
 }
 
 
@@ -43,7 +48,8 @@ def test_bisect_names_and_confirms_the_cause(scenario: str, tmp_path: Path) -> N
     good, cause, culprit = CASES[scenario]
     rec = tmp_path / "b.k3rec"
     argv = [sys.executable, "-m", "k3tui.cli", "bisect", f"demo:{scenario}", "--good", "profile", *good]
-    argv += [*cause, *NOISE, "--speed", "4", "--yes", "--record", str(rec)]
+    noise = [x if "max_model_len" not in x else "env:NCCL_DEBUG=INFO" for x in NOISE] if "max_model_len" in culprit else NOISE
+    argv += [*cause, *noise, "--speed", "4", "--yes", "--record", str(rec)]
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=240)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     last = proc.stdout.strip().splitlines()[-1]

@@ -97,7 +97,8 @@ def choose_template(vllm: dict[str, Any], argv: list[str], env: dict[str, str] |
     ``trigger_args`` (each present in the launch), ``trigger_env`` (each ``NAME=VALUE`` the host
     injects: the failure holds unless the server's env sets NAME to another value; ``env`` defaults
     to this process's), ``trigger_max_model_len_above`` (the launch's
-    ``--max-model-len`` beyond what the KV cache holds). All declared causes must hold.
+    ``--max-model-len``, or the model's own when unset, beyond what the KV cache holds). All declared
+    causes must hold.
     """
     need = vllm.get("trigger_args", [])
     joined = " " + " ".join(a.replace("=", " ", 1) if a.startswith("--") else a for a in argv) + " "
@@ -109,7 +110,8 @@ def choose_template(vllm: dict[str, Any], argv: list[str], env: dict[str, str] |
         if have.get(name, value) != value:
             return "healthy.log"
     limit = vllm.get("trigger_max_model_len_above")
-    if limit is not None and not (parse_args(argv).max_model_len or 0) > int(limit):
+    asked = parse_args(argv).max_model_len or int(vllm.get("max_model_len", 1048576))  # unset: the model's own
+    if limit is not None and not asked > int(limit):
         return "healthy.log"
     return vllm.get("log", "healthy.log")
 
