@@ -124,3 +124,29 @@ def test_plan_separates_observed_variables():
     assert p.fixed == ["driver"]
     assert set(p.changeable) == {"image", "max_model_len", "env:NCCL_X"}
     assert p.expected_runs == expected_runs(3) <= p.worst_runs
+
+
+def test_a_session_file_is_a_side_of_the_bisect(tmp_path):
+    """``--good SESSION.k3rec`` takes the config of its last recorded run; the differences are listed."""
+    import subprocess
+    import sys
+
+    import msgspec
+
+    from k3tui import events as ev
+    from k3tui.ladder.config import parse_command
+    from k3tui.recording import Recorder
+
+    cfg = parse_command("vllm serve moonshotai/Kimi-K3 --tensor-parallel-size 8 --max-model-len 4096 --enforce-eager")
+    path = tmp_path / "g.k3rec"
+    with Recorder(path, ev.Header(host="h")) as rec:
+        rec.emit(ev.RunConfigSet(run="r1", config=msgspec.to_builtins(cfg)))
+    argv = [sys.executable, "-m", "k3tui.cli", "bisect", "demo:healthy", "--good", str(path), "--bad-set", "env:X=1"]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert "1 variable(s) differ" in proc.stdout and "env:X: None -> '1'" in proc.stdout, proc.stdout + proc.stderr
+    empty = tmp_path / "e.k3rec"
+    with Recorder(empty, ev.Header(host="h")):
+        pass
+    argv[6] = str(empty)
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 2 and "records no run config" in proc.stderr

@@ -6,8 +6,8 @@ cost, asks (or ``--yes``), then runs every step as a real, recorded ladder run o
 each step's config change is a ``RunConfigSet`` with the reason "bisect step i of ~n", each
 verdict a ``Decision``. ``demo:SCENARIO`` bisects on the embedded SIMULATED host.
 
-G and B: ``profile`` (the profile's minimal launch) or a pasted ``vllm serve …`` /
-``docker run …`` line; ``--good-set`` / ``--bad-set VAR=V`` change them (B defaults to G).
+G and B: ``profile`` (the profile's minimal launch), a session file (``.k3rec``: the config of
+its last run), or a pasted ``vllm serve …`` / ``docker run …`` line; ``--good-set`` / ``--bad-set VAR=V`` change them (B defaults to G).
 
 Exit status: 0 with a confirmed ``culprit:`` or ``interaction:`` line, 1 for any other
 outcome (drift, not reproduced, unconfirmed, budget), 2 for usage errors. The last line is
@@ -23,7 +23,7 @@ import sys
 from typing import Any
 
 from .. import events as ev
-from ..errors import UsageError
+from ..errors import K3Error, UsageError
 from ..textsafe import neutralise
 from ._common import add_record_option, add_target_options
 
@@ -34,8 +34,8 @@ DEMO_RUN_S = 5.0
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_target_options(p)
-    p.add_argument("--good", default="profile", help="'profile' (the minimal launch) or a launch command line")
-    p.add_argument("--bad", default="", help="'profile' or a launch command line (default: G plus --bad-set)")
+    p.add_argument("--good", default="profile", help="'profile' (the minimal launch), a .k3rec session (its last run's config) or a launch command line")
+    p.add_argument("--bad", default="", help="like --good (default: G); --bad-set changes it")
     for side in ("good", "bad"):
         p.add_argument(
             f"--{side}-set", action="append", default=[], metavar="VAR=VALUE",
@@ -62,12 +62,31 @@ def build_configs(args: argparse.Namespace, profile: Any) -> tuple[Any, Any]:
     def one(spec: str) -> Any:
         if spec.strip() == "profile":
             return from_profile(profile, model_path=args.model_path, port=args.port)
+        if spec.endswith(".k3rec"):
+            return session_config(spec)
         return parse_command(spec)
 
     good = apply_changes(one(args.good), parse_sets(args.good_set))
     bad = one(args.bad) if args.bad else good
     bad = apply_changes(bad, parse_sets(args.bad_set))
     return good, bad
+
+
+def session_config(path: str) -> Any:
+    """The config of the last run a recorded session set (its last ``RunConfigSet``)."""
+    import msgspec
+
+    from ..ladder.config import RunConfig
+    from ..reader import read_all
+
+    try:
+        _, events = read_all(path)
+    except (OSError, K3Error) as exc:
+        raise UsageError(f"cannot read session {path}: {exc}") from None
+    last = next((e for e in reversed(events) if isinstance(e, ev.RunConfigSet) and e.config), None)
+    if last is None:
+        raise UsageError(f"session {path} records no run config: use 'profile' or a launch command line")
+    return msgspec.convert(last.config, RunConfig)
 
 
 def describe(p: Any, repeat: int, run_s: float) -> list[str]:
