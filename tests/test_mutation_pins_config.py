@@ -8,13 +8,14 @@ from nothing naming exactly the variables that are set (not a superset check).""
 from __future__ import annotations
 
 import shlex
+from types import SimpleNamespace
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from k3tui.errors import UsageError
-from k3tui.ladder.config import RunConfig, command_line, diff, launch_argv, parse_command
+from k3tui.ladder.config import RunConfig, apply_changes, command_line, diff, from_profile, launch_argv, parse_command
 
 _name = st.from_regex(r"[a-z][a-z0-9]{0,6}(-[a-z0-9]{1,5}){0,2}", fullmatch=True)
 _env_key = st.from_regex(r"[A-Z_][A-Z0-9_]{0,10}", fullmatch=True).filter(lambda k: k != "CUDA_VISIBLE_DEVICES")
@@ -125,3 +126,26 @@ def test_a_launch_cut_short_is_a_one_line_usage_error(line):
     with pytest.raises(UsageError) as err:
         parse_command(line)
     assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("key", ["image", "driver", "visible_devices", "model_path"])
+@pytest.mark.parametrize("empty", [None, ""])
+def test_clearing_a_text_variable_leaves_empty_text(key, empty):
+    cfg = apply_changes(RunConfig(**{key: "x"}), {key: empty})
+    assert getattr(cfg, key) == ""
+
+
+@pytest.mark.parametrize("key", ["tensor_parallel_size", "max_model_len", "gpu_memory_utilization", "gpu_count"])
+@pytest.mark.parametrize("empty", [None, ""])
+def test_clearing_a_number_variable_leaves_none(key, empty):
+    assert getattr(apply_changes(RunConfig(**{key: 1}), {key: empty}), key) is None
+
+
+@pytest.mark.parametrize("arg", ["{model}", "--port={prt}", "{0}", "{model_path"])
+def test_a_profile_with_an_unknown_placeholder_is_a_usage_error(arg):
+    launch = SimpleNamespace(
+        minimal=["vllm", "serve", "{model_path}", arg], model_path="/m", model="m", port=8000, host="127.0.0.1",
+        env={}, in_container=False, docker_args=[],
+    )  # fmt: skip
+    with pytest.raises(UsageError, match="unknown placeholder"):
+        from_profile(SimpleNamespace(launch=launch, image=SimpleNamespace(reference="")))
