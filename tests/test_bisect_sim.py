@@ -8,6 +8,7 @@ a config change whose reason says "bisect step i of ~n" and a Decision with its 
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -55,6 +56,8 @@ def test_bisect_names_and_confirms_the_cause(scenario: str, tmp_path: Path) -> N
     last = proc.stdout.strip().splitlines()[-1]
     assert last.startswith(f"culprit: {culprit} ("), last
     assert "5 variable(s) differ" in proc.stdout
+    expected = int(re.search(r"expected runs: (\d+)", proc.stdout).group(1))
+    assert 0 < len(re.findall(r"^step \d+/~", proc.stdout, flags=re.M)) <= expected  # within its estimate
     _, events = read_all(rec)
     steps = [e for e in events if isinstance(e, ev.Decision) and e.action.startswith("bisect step")]
     assert len(steps) >= 4 and steps[0].action.startswith("bisect step 1 of ~")
