@@ -156,7 +156,7 @@ async def _hosts(args: argparse.Namespace, emit: Any) -> Any:
 
 async def _run(args: argparse.Namespace, profile: Any, good: Any, bad: Any, p: Any, rec: Any) -> Any:
     from ..ladder import LadderEngine
-    from ..ladder.bisect import Bisector, table
+    from ..ladder.bisect import Bisector, step_decision, table
     from ..ladder.config import variables
 
     events: list[Any] = []
@@ -177,11 +177,8 @@ async def _run(args: argparse.Namespace, profile: Any, good: Any, bad: Any, p: A
         step = [0]
 
         def on_step(t: Any, n: int) -> None:
-            emit(ev.Decision(
-                host=engine.head.alias,
-                action=f"bisect step {t.step} of ~{n}: {t.purpose}",
-                reason=f"verdict {t.verdict}: reproduced {t.reproduced}/{t.repeats}, passed {t.passed}/{t.repeats}",
-            ))  # fmt: skip
+            action, reason = step_decision(t, n)
+            emit(ev.Decision(host=engine.head.alias, action=action, reason=reason))
             print(neutralise(f"step {t.step}/~{n}: {t.verdict:5} {t.reproduced}/{t.repeats}  {t.purpose}"), flush=True)
 
         async def probe(taken: dict[str, Any], repeat: int) -> list[Any]:

@@ -345,6 +345,13 @@ class WalkRow:
     passed: str
 
 
+def step_decision(t: Trial, estimate: int) -> tuple[str, str]:
+    """The Decision (action, reason) that records one step; :func:`walk` reads it back."""
+    action = f"bisect step {t.step} of ~{estimate}: {t.purpose}"
+    reason = f"verdict {t.verdict}: reproduced {t.reproduced}/{t.repeats}, passed {t.passed}/{t.repeats}"
+    return action, reason
+
+
 def walk(decisions: list[Any]) -> tuple[list[WalkRow], str]:
     """The bisect steps and its answer line from a recording's Decision events (``[]``, "" when none)."""
     rows, answer = [], ""
