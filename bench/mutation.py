@@ -82,7 +82,7 @@ def _offsets(src: bytes) -> list[int]:
 
 
 def _skipped(tree: ast.AST) -> set[int]:
-    """Nodes never mutated: docstrings, annotations, f-string pieces (their offsets are unreliable)."""
+    """Nodes never mutated: docstrings (of modules, functions, attributes), annotations, f-string pieces (their offsets are unreliable)."""
     skip: set[int] = set()
 
     def mark(node: ast.AST | None) -> None:
@@ -90,10 +90,8 @@ def _skipped(tree: ast.AST) -> set[int]:
             skip.update(id(n) for n in ast.walk(node))
 
     for node in ast.walk(tree):
-        body = getattr(node, "body", None)
-        if isinstance(body, list) and body and isinstance(body[0], ast.Expr):
-            if isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
-                mark(body[0])
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            mark(node)  # a docstring, or an attribute's docstring: a statement with no effect
         if isinstance(node, ast.JoinedStr):
             mark(node)
         if isinstance(node, ast.arg):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import shlex
 from types import SimpleNamespace
 
+import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -149,3 +150,44 @@ def test_a_profile_with_an_unknown_placeholder_is_a_usage_error(arg):
     )  # fmt: skip
     with pytest.raises(UsageError, match="unknown placeholder"):
         from_profile(SimpleNamespace(launch=launch, image=SimpleNamespace(reference="")))
+
+
+@pytest.mark.parametrize("opt", ["--rm", "-d", "--detach", "-it", "-t", "-i"])
+def test_docker_switches_of_the_session_itself_are_not_kept_as_run_arguments(opt):
+    cfg = parse_command(["docker", "run", opt, "--ipc=host", "img/x", "/m"])
+    assert cfg.docker_args == ["--ipc=host"]
+    assert cfg.image == "img/x"
+
+
+@settings(max_examples=30, deadline=None)
+@given(devices=st.from_regex(r"[0-7](,[0-7]){0,3}", fullmatch=True), image=_image, name=_name)
+def test_visible_devices_go_into_the_container_and_back(devices, image, name):
+    cfg = RunConfig(model_path="/m", image=image, visible_devices=devices)
+    argv = launch_argv(cfg, name)
+    assert argv[argv.index("--name") + 1] == name
+    assert f"CUDA_VISIBLE_DEVICES={devices}" in argv
+    assert parse_command(argv).visible_devices == devices
+
+
+def test_the_container_is_named_k3tui_by_default():
+    argv = launch_argv(RunConfig(model_path="/m", image="img/x"))
+    assert argv[argv.index("--name") + 1] == "k3tui"
+
+
+def test_a_module_entry_without_options_is_a_launch():
+    cfg = parse_command("python3 -m vllm.entrypoints.openai.api_server")
+    assert cfg.entry == ["python3", "-m", "vllm.entrypoints.openai.api_server"]
+    assert cfg.flags == {}
+
+
+@pytest.mark.parametrize(("line", "shown"), [("", "(empty)"), ("python3 app.py --port 1", "python3 app.py --port")])
+def test_a_line_that_is_not_a_launch_names_what_it_got(line, shown):
+    with pytest.raises(UsageError, match="got " + repr(shown).replace("(", r"\(").replace(")", r"\)")):
+        parse_command(line)
+
+
+def test_a_config_is_stored_without_its_defaults():
+    assert msgspec.json.decode(msgspec.json.encode(RunConfig(model_path="/m"))) == {
+        "entry": ["vllm", "serve"],
+        "model_path": "/m",
+    }
