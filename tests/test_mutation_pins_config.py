@@ -16,7 +16,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from k3tui.errors import UsageError
-from k3tui.ladder.config import RunConfig, apply_changes, command_line, diff, from_profile, launch_argv, parse_command
+from k3tui.ladder.config import (
+    RunConfig,
+    apply_changes,
+    changes_from_args,
+    command_line,
+    diff,
+    from_profile,
+    launch_argv,
+    parse_command,
+)
 
 _name = st.from_regex(r"[a-z][a-z0-9]{0,6}(-[a-z0-9]{1,5}){0,2}", fullmatch=True)
 _env_key = st.from_regex(r"[A-Z_][A-Z0-9_]{0,10}", fullmatch=True).filter(lambda k: k != "CUDA_VISIBLE_DEVICES")
@@ -191,3 +200,45 @@ def test_a_config_is_stored_without_its_defaults():
         "entry": ["vllm", "serve"],
         "model_path": "/m",
     }
+
+
+@pytest.mark.parametrize(
+    "opt",
+    ["--name", "--gpus", "--network", "--ipc", "-v", "--volume", "--shm-size", "-p", "--publish", "--runtime",
+     "--ulimit", "--device", "-w", "--workdir", "--user", "-u", "--mount", "--env-file", "--platform", "--pull"],
+)  # fmt: skip
+def test_every_docker_option_with_a_value_keeps_the_image_in_place(opt):
+    cfg = parse_command(["docker", "run", opt, "8000:8000", "img/x", "/m"])
+    assert cfg.image == "img/x"
+    assert cfg.model_path == "/m"
+
+
+def test_env_and_flag_changes_land_under_their_own_names():
+    cfg = apply_changes(RunConfig(), {"env:VLLM_LOGGING_LEVEL": "DEBUG", "flag:enforce-eager": True})
+    assert cfg.env == {"VLLM_LOGGING_LEVEL": "DEBUG"} and cfg.flags == {"enforce-eager": True}
+    cleared = apply_changes(cfg, {"env:VLLM_LOGGING_LEVEL": None, "flag:enforce-eager": None})
+    assert cleared.env == {} and cleared.flags == {}
+
+
+def test_an_unknown_variable_names_the_known_ones():
+    with pytest.raises(UsageError, match="use one of image, driver, gpu_count.*flag:NAME or env:NAME"):
+        apply_changes(RunConfig(), {"colour": "red"})
+
+
+def test_launch_arguments_become_scalar_and_flag_changes():
+    got = changes_from_args(["--max-model-len", "8192", "-tp", "4", "--enable-prefix-caching"], ["--no-x"])
+    assert got == {"flag:x": None, "max_model_len": 8192, "tensor_parallel_size": 4, "flag:enable-prefix-caching": True}
+
+
+@settings(max_examples=30, deadline=None)
+@given(name=_name.filter(lambda n: not n.startswith("no-")), values=st.lists(_value, min_size=2, max_size=4))
+def test_an_option_given_several_times_round_trips_as_a_list(name, values):
+    argv = launch_argv(RunConfig(model_path="/m", flags={name: values}))
+    assert argv.count(f"--{name}") == len(values)
+    assert parse_command(argv).flags == {name: values}
+
+
+@pytest.mark.parametrize("line", ["python3 -m", "python3", "-m"])
+def test_a_short_module_line_is_a_usage_error(line):
+    with pytest.raises(UsageError, match="not a vLLM server launch"):
+        parse_command(line)
