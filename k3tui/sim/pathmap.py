@@ -41,11 +41,16 @@ class PathMap:
 
 
 def alive(pid: int) -> bool:
-    """Is process ``pid`` there (one owned by another user counts)?"""
+    """Is process ``pid`` there (one owned by another user counts; a zombie, dead but not yet
+    reaped by its parent, does not: it holds no port and serves nothing)?"""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[-1].split()[0] != b"Z"
+    except (OSError, IndexError):
+        return True

@@ -39,6 +39,7 @@ from typing import Any
 
 from ..assets import asset
 from .logplay import LogVars, Op, ops
+from .pathmap import alive
 
 BLOCK = 64
 """Prefix-cache block size in (pseudo-)tokens."""
@@ -251,7 +252,8 @@ class Server:
         if pf.exists():
             try:
                 other = json.loads(pf.read_text())
-                os.kill(int(other["pid"]), 0)
+                if not alive(int(other["pid"])):  # its owner died (or is a zombie) before unlinking it
+                    raise ProcessLookupError
                 self.say(
                     f"ERROR:    [Errno 98] error while attempting to bind on address ('{self.ns.host}', {self.ns.port}): address already in use"
                 )
