@@ -42,7 +42,42 @@ async def test_runtime_xid79_demo_banner_names_the_xid_the_gpu_and_the_node(tmp_
         await _until(pilot, lambda: ss.query_one(FreezeBanner).display, 120)
         text = str(ss.query_one(FreezeBanner).render())
         assert "HARDWARE" in text and "gb300-sim GPU 3: Xid 79 at " in text, text
-        assert "GPU has fallen off the bus" in text and "drain gb300-sim and reset GPU 3 before any further step" in text
+        assert (
+            "GPU has fallen off the bus" in text and "drain gb300-sim and reset GPU 3 before any further step" in text
+        )
+        assert "CUDA_LAUNCH_BLOCKING" not in text
+        await pilot.press("q")
+        await pilot.pause(0.5)
+
+
+@pytest.mark.parametrize("scenario", ["gpu-ecc-row-remap", "nvl72-clique-mismatch", "nvl72-imex-down"])
+async def test_every_static_hardware_fault_demo_stops_with_a_hardware_banner_naming_the_node(
+    tmp_path, scenario
+) -> None:
+    """The other planted faults (uncorrectable ECC / failed row remap, trays in two NVLink cliques, IMEX
+    down on one tray): the baseline's freeze sees them, and the banner says HARDWARE, names a simulated
+    node and says what to do before any further step."""
+    from k3tui.commands.demo import SimNodes, make_driver
+
+    held = {}
+
+    async def factory():
+        held["nodes"] = nodes = SimNodes(scenario)
+        return make_driver(
+            argparse.Namespace(scenario=scenario, speed=None), tmp_path / "d.k3rec", await nodes.__aenter__()
+        )
+
+    async def on_exit():
+        await held["nodes"].__aexit__(None, None, None)
+
+    app = K3App(driver_factory=factory, on_exit=on_exit, home_dirs=[])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _until(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.ready, 60)
+        ss = app.screen
+        await pilot.press("r")
+        await _until(pilot, lambda: ss.query_one(FreezeBanner).display, 120)
+        text = str(ss.query_one(FreezeBanner).render())
+        assert "HARDWARE" in text and "gb300-sim" in text and "before any further step" in text, text
         assert "CUDA_LAUNCH_BLOCKING" not in text
         await pilot.press("q")
         await pilot.pause(0.5)
