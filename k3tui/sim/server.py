@@ -205,7 +205,10 @@ class SimHost:
         pid = os.fork()
         if pid == 0:  # the watchdog: its own session, so a Ctrl-C to the demo's group does not end it first
             try:
-                os.close(w)
+                # every other descriptor goes: a copy of ANOTHER host's watchdog pipe (a fork inherits
+                # it; only exec drops it) would keep that watchdog from ever seeing its end
+                os.closerange(3, r)
+                os.closerange(r + 1, os.sysconf("SC_OPEN_MAX"))
                 os.setsid()
                 signal.signal(signal.SIGINT, signal.SIG_IGN)
                 signal.signal(signal.SIGTERM, signal.SIG_IGN)
