@@ -67,6 +67,8 @@ def _struct(cls: type) -> st.SearchStrategy[typing.Any]:
 
 
 ALL_EVENTS = st.one_of(*[_struct(cls) for cls in ev.EVENT_TYPES])
+# what a producer emits: a Seal is the recorder's own closing line (issue 16), which readers consume as the end
+EMITTED_EVENTS = st.one_of(*[_struct(cls) for cls in ev.EVENT_TYPES if cls is not ev.Seal])
 _n = count()
 
 
@@ -88,7 +90,7 @@ def test_every_kind_has_a_one_line_summary(e):
 @settings(
     max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
 )
-@given(events=st.lists(ALL_EVENTS, min_size=1, max_size=12))
+@given(events=st.lists(EMITTED_EVENTS, min_size=1, max_size=12))
 def test_round_trip_through_the_recorder(tmp_path, events):
     path = tmp_path / f"rt{next(_n)}.k3rec"
     events = [e if e.t else msgspec.structs.replace(e, t=1.5) for e in events]  # t=0 is stamped by the recorder
