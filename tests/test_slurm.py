@@ -141,10 +141,6 @@ def test_freeze_a_running_job_on_its_node(sshd, slurm, tmp_path: Path) -> None:
     assert job["output"]["stdout"] == f"{slurm.jobs}/kimi-serve-{job_id}.out"
 
 
-# KNOWN BUG (found in the last full run of session 3, not yet fixed): on a failed job the freeze names srun's
-# own 'srun: error: n1: task 0: Exited with exit code 3' line, appended after the server's log in the output
-# file, instead of the server's root above it. Left visible as a non-strict xfail so CI keeps running.
-@pytest.mark.xfail(reason="freeze of a failed Slurm job names srun's exit line, not the log's root (open bug)", strict=False)
 @pytest.mark.parametrize("label", FAILED_LOGS[1:], ids=lambda x: x["file"])
 def test_freeze_a_failed_job_names_exit_code_and_first_exception(sshd, slurm, tmp_path: Path, label) -> None:  # noqa: ANN001
     log = SHARED_CORPUS / "vllm-cpu" / label["file"]

@@ -31,7 +31,12 @@ _FRAME = re.compile(
 _CUT_FRAME = re.compile(r'^\s*\S*\.py", line \d+, in \S+$')
 """A frame line whose start was cut off (an excerpt that begins mid-stack)."""
 _ENDS_IN_FUNC = re.compile(r", in \S+\s*$")
-_EXC_SHAPE = re.compile(r"^[A-Za-z_][\w.]*(?::|\(|$)")
+_EXC_SHAPE = re.compile(r"^(?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*(?::|\(|$)|^[A-Z_]\w*(?::|\(|$)")
+"""An exception line: ``Type[: msg]``, ``Type(…)``; an undotted type is capitalised, so another
+program's own stderr (``srun: error: …``, ``bash: …``) is not taken for one."""
+MAX_FOREIGN = 5
+"""Unindented lines of no traceback shape that may sit inside one (another program's stderr
+interleaved, a workload manager's report) before it counts as ended."""
 
 
 def opens_trace(body: str) -> bool:
@@ -59,6 +64,8 @@ class Trace:
     continuation: int = 0
     dropped: int = 0
     frames: int = 0
+    foreign: int = 0
+    """Lines of another writer skipped inside this traceback (at most MAX_FOREIGN)."""
     code_next: bool = False
     """The last line was an UNINDENTED frame (an excerpt lost its indentation): the next is its code."""
 
@@ -89,8 +96,13 @@ class Trace:
                 self.add(ln.raw, n)
                 self.frames += body.startswith(('  File "', 'File "'))
                 return "frame"
-            if not self.frames or not _EXC_SHAPE.match(body):
-                return "other"  # Python prints a frame before the exception, and the exception as Type[: msg]
+            if not self.frames:
+                return "other"  # Python prints a frame before the exception
+            if not _EXC_SHAPE.match(body):
+                if self.foreign < MAX_FOREIGN and ln.level is None:
+                    self.foreign += 1  # another writer's line between two frames: the traceback goes on
+                    return "skip"
+                return "other"  # the exception comes as Type[: msg]
             self.add(ln.raw, n)
             self.mode = "exc"
             return "exception"

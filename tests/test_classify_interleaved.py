@@ -1,0 +1,63 @@
+"""Another writer's lines interleaved with a server's log change neither its root nor its stage.
+
+A Slurm step's output file holds the server's stdout and stderr and, at the end of the step,
+srun's and slurmstepd's own reports (``srun: error: n1: task 0: Exited with exit code 3``).
+srun forwards task output and writes its own stderr concurrently, so its lines can land
+anywhere among the last lines the tasks printed, even between the frames of the server's
+traceback. The same holds for any wrapper script's stderr. Found by tests/test_slurm.py: the
+freeze of a failed job named srun's line (it looks like argparse's ``prog: error: …``) or lost
+the root when the line split an unprefixed traceback.
+
+Real logs: every failing log of ``../shared/corpus/vllm-cpu`` and of the tuned part of
+``tests/data/corpus/vllm-cpu-faults`` (complete logs of real ``vllm serve`` runs), with a
+generated workload-manager line inserted at every kind of position.
+"""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from k3tui.classify import classify_text
+from tests.support.corpus import SHARED_CORPUS, cases, tuned_cases
+
+LOGS = [
+    c
+    for c in cases(SHARED_CORPUS) + tuned_cases()
+    if c.folder in ("vllm-cpu", "vllm-cpu-faults") and c.label.get("first_exception")
+]
+_TEXTS = {c.id: c.text().splitlines() for c in LOGS}
+_REFS = {c.id: classify_text("\n".join(_TEXTS[c.id]) + "\n") for c in LOGS}
+
+_node = st.from_regex(r"[a-z][a-z0-9\-]{0,11}", fullmatch=True)
+_step = st.from_regex(r"[1-9][0-9]{0,5}(\.[0-9])?", fullmatch=True)
+SLURM_LINES = st.one_of(
+    st.builds(lambda nd, t, c: f"srun: error: {nd}: task {t}: Exited with exit code {c}", _node, st.integers(0, 7), st.integers(1, 255)),
+    st.builds(lambda nd, a, b: f"srun: error: {nd}: tasks {a}-{a + b}: Killed", _node, st.integers(0, 3), st.integers(1, 4)),
+    st.builds(lambda s, nd: f"slurmstepd: error: *** STEP {s} ON {nd} CANCELLED AT 2026-12-01T03:12:44 ***", _step, _node),
+    st.builds(lambda s, nd: f"slurmstepd: error: *** JOB {s} ON {nd} CANCELLED AT 2026-12-01T03:12:44 DUE TO TIME LIMIT ***", _step, _node),
+    st.just("srun: Job step aborted: Waiting up to 32 seconds for job step to finish."),
+    st.just("srun: forcing job termination"),
+    st.builds(lambda s: f"srun: Terminating StepId={s}", _step),
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=st.sampled_from(LOGS), where=st.floats(0, 1), extra=st.lists(SLURM_LINES, min_size=1, max_size=3))
+def test_a_workload_managers_lines_anywhere_change_no_root(case, where, extra) -> None:  # noqa: ANN001
+    lines = _TEXTS[case.id]
+    pos = max(1, round(where * len(lines)))  # srun reports a step's end: after its first line
+    got = classify_text("\n".join([*lines[:pos], *extra, *lines[pos:]]) + "\n")
+    ref = _REFS[case.id]
+    assert ref.first_exception is not None
+    assert got.first_exception is not None, (case.id, pos, extra)
+    assert got.first_exception.line == ref.first_exception.line, (case.id, pos, extra)
+    assert got.failed_stage == ref.failed_stage, (case.id, pos, extra)
+
+
+def test_the_workload_managers_line_alone_is_no_root_but_a_python_error_after_it_is() -> None:
+    got = classify_text("srun: error: n1: task 0: Exited with exit code 3\n")
+    assert got.first_exception is None
+    # an argparse rejection of a real program still is one
+    got = classify_text("usage: vllm serve [-h]\nvllm serve: error: argument --max-model-len: invalid int value: 'x'\n")
+    assert got.first_exception is not None and got.failed_stage == "config"
