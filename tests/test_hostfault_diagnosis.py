@@ -95,6 +95,18 @@ def test_classify_host_log_json_names_the_root_beside_first_exception(server_log
     assert main(["classify", str(log), "--host-log", str(klog)]) == 0
     human = capsys.readouterr().out
     assert "root: " in human and "Xid 79" in human and "the vLLM exception is its consequence" in human
+    # the hardware comes first: the software's advice (CUDA_LAUNCH_BLOCKING …) only after it, as its consequence
+    lines = human.splitlines()
+    assert lines[0].startswith("root: ") and lines[1].startswith("advice: ") and "hardware first" in lines[1]
+    assert lines[2] == "consequence, as the server log alone reads:" and all(ln.startswith("  ") for ln in lines[3:])
+    assert "host_fault" in subprocess_help()
+
+
+def subprocess_help() -> str:
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "k3tui.cli", "classify", "--help"], capture_output=True, text=True).stdout
 
 
 def test_classify_without_host_log_keeps_the_documented_keys_and_a_quiet_kernel_log_is_null(server_log, tmp_path, capsys) -> None:

@@ -44,6 +44,9 @@ EPILOG = """\
                    no-root, not-a-vllm-log; lines are the log lines it rests on
   confidence       high (the root's own message or stack), medium (when it happened,
                    the wording, the start-up markers), low (its type alone, or nothing)
+  host_fault       only with --host-log: null, or the kernel's fatal Xid/SXid close before
+                   the first exception, which is then the root ({summary, gpu, xid, unix,
+                   meaning, action, line, …}); failed_stage stays the software's layer
 
 exit status: 0 classified (a failure or a healthy run), 2 bad input (no such file,
 a directory, an empty file), 3 not a vLLM server log (failed_stage "unknown")."""
@@ -86,6 +89,11 @@ def run(args: argparse.Namespace) -> int:
         if getattr(args, "host_log", None):
             out["host_fault"] = fault
         print(json.dumps(out, ensure_ascii=False))
+    elif fault is not None:
+        # the hardware is the root: it comes first, the software's diagnosis is its consequence
+        print(_fault_text(fault, result))
+        print("consequence, as the server log alone reads:")
+        print("\n".join("  " + ln for ln in render(result, name).splitlines()))
     else:
         print(render(result, name))
         if getattr(args, "host_log", None):
@@ -128,7 +136,7 @@ def _fault_text(fault: dict | None, result: ClassifyResult) -> str:
     return "\n".join(
         [
             safe_line(consequence_text(fault, fe.line if fe else "")),
-            f"advice: {safe_line(str(fault.get('action')))} (hardware first: the software advice above waits until then)",
+            f"advice: {safe_line(str(fault.get('action')))} (hardware first: the software advice below waits until then)",
         ]
     )
 
