@@ -22,8 +22,6 @@ TUNED = tuned_cases()
 KNOWN_MISSES = {
     # Tuned logs the classifier gets wrong, each for a reason no general rule can fix
     # without fitting that one excerpt (strict: the test fails once one passes).
-    "vllm-issues/126.log": "the reporter's line wrap split the frame naming load_weights across two lines"
-    " of different prefixes; the assembled stack lacks it",
     "vllm-issues/133.log": "a one-line excerpt with no exception type, no level and no vLLM word",
     "vllm-issues/233.log": "a bare HIP error with no stack, wording or start-up line; the label (device,"
     " 'unsure' in its note) comes from the thread; by the same evidence a CUDA error is runtime",
