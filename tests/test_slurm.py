@@ -33,6 +33,8 @@ print("standin argv: " + " ".join(sys.argv[1:]), flush=True)
 for line in open(os.environ["STANDIN_LOG"], errors="replace"):
     sys.stdout.write(line); sys.stdout.flush(); time.sleep(float(os.environ.get("STANDIN_DELAY", "0")))
 time.sleep(float(os.environ.get("STANDIN_HOLD", "0")))
+if os.environ.get("STANDIN_SERVE") and os.environ.get("SLURM_NODEID", "0") != "0":
+    time.sleep(3600)  # a worker node of a multi-node job: only the head (node 0) serves HTTP
 if os.environ.get("STANDIN_SERVE"):  # answer /health and /v1/models like the server the argv describes
     import json
     from http.server import BaseHTTPRequestHandler, HTTPServer
@@ -101,7 +103,15 @@ def _k3tui(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def _common(sshd, slurm) -> list[str]:
-    return [sshd.target, "-i", str(sshd.key_path), "--known-hosts", str(sshd.known_hosts), "--slurm-conf", str(slurm.conf)]
+    return [
+        sshd.target,
+        "-i",
+        str(sshd.key_path),
+        "--known-hosts",
+        str(sshd.known_hosts),
+        "--slurm-conf",
+        str(slurm.conf),
+    ]
 
 
 def _freeze_json(sshd, slurm, job_id: str, out: Path) -> dict:
@@ -132,7 +142,12 @@ def test_freeze_a_running_job_on_its_node(sshd, slurm, tmp_path: Path) -> None:
     assert job["env"]["HF_TOKEN"] == "<redacted>" and "HF_TOKEN" in job["env_origin"]["script"]
     assert job["env"]["CUDA_VISIBLE_DEVICES"] == "0,1" and "CUDA_VISIBLE_DEVICES" in job["env_origin"]["slurm"]
     assert job["gres"]["per_node"] == [
-        {"node": slurm.node, "gres": [{"name": "gpu", "type": "h200", "count": 2, "idx": [0, 1]}], "cpu_ids": "0", "mem": "0"}
+        {
+            "node": slurm.node,
+            "gres": [{"name": "gpu", "type": "h200", "count": 2, "idx": [0, 1]}],
+            "cpu_ids": "0",
+            "mem": "0",
+        }
     ]
     assert scene["process"]["pid"] == job["serving_pid"] and "vllm" in " ".join(scene["process"]["cmdline"])
     assert scene["env"]["LD_LIBRARY_PATH"] == INJECTED
@@ -151,7 +166,11 @@ def test_freeze_a_failed_job_names_exit_code_and_first_exception(sshd, slurm, tm
     assert job["state"] == "FAILED" and job["exit_code"] == 3 and job["reason"] == "NonZeroExitCode"
     _same_root(scene, log, label)
     assert job["steps"] == [] and any("TARGET = the job's node" in n for n in scene["notes"])
-    assert job["env"] == {} and job["script"].startswith("#!/bin/bash")
+    assert job["script"].startswith("#!/bin/bash")
+    # not on the job's node: the env is what the script exports (its secrets masked), and it says so
+    exported = {k for k in job["env"]}
+    assert exported and exported <= set(job["env_origin"]["script"]), job["env_origin"]
+    assert job["env_source"] == "the batch script's exports" and job["env"].get("HF_TOKEN") == "<redacted>"
 
 
 def test_a_requeue_loop_is_a_finding(sshd, slurm, tmp_path: Path) -> None:
@@ -178,7 +197,11 @@ def test_diff_of_two_jobs_shows_the_script_line_and_the_env_key(sshd, slurm, tmp
     script = _script(slurm, log, hold=300, name="diff-me")
     a = slurm.sbatch(script, "--export=ALL,SITE_KNOB=one", f"--chdir={slurm.jobs}", "-w", "n1")
     b = slurm.sbatch(
-        script.replace("--max-model-len 4096", "--max-model-len 2048"), "--export=ALL,SITE_KNOB=two", f"--chdir={slurm.jobs}", "-w", "n1"
+        script.replace("--max-model-len 4096", "--max-model-len 2048"),
+        "--export=ALL,SITE_KNOB=two",
+        f"--chdir={slurm.jobs}",
+        "-w",
+        "n1",
     )
     try:
         for j in (a, b):
@@ -217,7 +240,9 @@ async def test_a_ladder_run_is_submitted_followed_through_a_drop_and_cancelled(s
     from k3tui.remote.ssh import connect
 
     log = SHARED_CORPUS / "vllm-cpu" / FAILED_LOGS[0]["file"]
-    frozen_id = slurm.sbatch(_script(slurm, log, code=1, name="ladder-me"), "--time=00:30:00", f"--chdir={slurm.jobs}", "-w", "n1")
+    frozen_id = slurm.sbatch(
+        _script(slurm, log, code=1, name="ladder-me"), "--time=00:30:00", f"--chdir={slurm.jobs}", "-w", "n1"
+    )
     slurm.wait_state(frozen_id, "FAILED")
     pick = Pick(job=frozen_id, slurm_conf=str(slurm.conf))
     launcher = get("slurm", pick)
@@ -229,12 +254,14 @@ async def test_a_ladder_run_is_submitted_followed_through_a_drop_and_cancelled(s
         assert [d["key"] for d in diff(start, cfg)] == ["max_model_len", "env:STANDIN_HOLD", "env:STANDIN_DELAY"]
         plan = launcher.plan(cfg, "r1-test")
         changed = [ln for ln in plan[1:] if ln[:1] in "+-" and not ln.startswith(("+++", "---"))]
-        assert sorted(changed) == sorted([
-            "+export STANDIN_HOLD=300",
-            "+export STANDIN_DELAY=0.01",
-            "-srun vllm serve /models/kimi-k3 --port 18123 --max-model-len 4096 \\",
-            "+srun vllm serve /models/kimi-k3 --port 18123 --max-model-len 2048 \\",
-        ]), plan
+        assert sorted(changed) == sorted(
+            [
+                "+export STANDIN_HOLD=300",
+                "+export STANDIN_DELAY=0.01",
+                "-srun vllm serve /models/kimi-k3 --port 18123 --max-model-len 4096 \\",
+                "+srun vllm serve /models/kimi-k3 --port 18123 --max-model-len 2048 \\",
+            ]
+        ), plan
         run = await launcher.start(host, cfg, "r1-test")
         try:
             await _follow_and_drop(launcher, host, run, log, sshd)
@@ -246,7 +273,10 @@ async def test_a_ladder_run_is_submitted_followed_through_a_drop_and_cancelled(s
     assert info["JobState"] == "CANCELLED", info
     assert f"{run.job_id} CANCELLED" in slurm.client("squeue", "-h", "-t", "all", "-o", "%i %T").splitlines()
     assert status is not None
-    assert any(ln.startswith(f"JobId={run.job_id} ") and "JobState=CANCELLED" in ln for ln in slurm.jobcomp.read_text().splitlines())
+    assert any(
+        ln.startswith(f"JobId={run.job_id} ") and "JobState=CANCELLED" in ln
+        for ln in slurm.jobcomp.read_text().splitlines()
+    )
 
 
 def test_cli_ladder_submits_the_one_change_and_cancels_the_job_on_stop(sshd, slurm, tmp_path: Path) -> None:
@@ -272,16 +302,56 @@ def test_cli_ladder_submits_the_one_change_and_cancels_the_job_on_stop(sshd, slu
     info = slurm.job(run)
     assert info["JobState"] == "CANCELLED" and info["JobName"] == "ladder-cli", info
     out = Path(info["StdOut"]).read_text()
-    assert out.startswith(f"standin argv: serve /models/kimi-k3 --port {port} --served-model-name moonshotai/Kimi-K3 --max-model-len 2048")
-    assert f"-srun vllm serve /models/kimi-k3 --port {port} --served-model-name moonshotai/Kimi-K3 --max-model-len 4096 \\" in r.stdout
-    assert f"+srun vllm serve /models/kimi-k3 --port {port} --served-model-name moonshotai/Kimi-K3 --max-model-len 2048 \\" in r.stdout
+    assert out.startswith(
+        f"standin argv: serve /models/kimi-k3 --port {port} --served-model-name moonshotai/Kimi-K3 --max-model-len 2048"
+    )
+    assert (
+        f"-srun vllm serve /models/kimi-k3 --port {port} --served-model-name moonshotai/Kimi-K3 --max-model-len 4096 \\"
+        in r.stdout
+    )
+    assert (
+        f"+srun vllm serve /models/kimi-k3 --port {port} --served-model-name moonshotai/Kimi-K3 --max-model-len 2048 \\"
+        in r.stdout
+    )
     assert "result: rung=minimal verdict=PASS" in r.stdout and SECRET not in r.stdout
+
+
+def test_cli_ladder_runs_a_two_node_job_as_one_group_and_cancels_it_whole(sshd, slurm, tmp_path: Path) -> None:
+    """A multi-node job is one run: one sbatch holding both nodes, readiness from the head, one scancel for all."""
+    from tests.support.sshd import free_port
+
+    log = SHARED_CORPUS / "vllm-cpu" / "01-baseline-startup-only.log"
+    port = free_port()
+    script = (
+        _script(slurm, log, code=0, name="ladder-2n", extra="export STANDIN_SERVE=1\n")
+        .replace("--port 18123", f"--port {port} --served-model-name moonshotai/Kimi-K3")
+        .replace("#SBATCH --gres", "#SBATCH --nodes=2\n#SBATCH --gres")
+    )
+    frozen = slurm.sbatch(script, f"--chdir={slurm.jobs}")
+    slurm.wait_state(frozen, "RUNNING")
+    _wait_output(slurm, frozen, "Application startup complete")
+    slurm.client("scancel", frozen)
+    slurm.wait_state(frozen, "CANCELLED")
+    before = set(slurm.client("squeue", "-h", "-t", "all", "-o", "%i").split())
+    r = _k3tui("ladder", *_common(sshd, slurm), "--job", frozen, "--rung", "minimal", "--set", "max_model_len=2048")
+    assert r.returncode == 0, r.stdout + r.stderr
+    runs = set(slurm.client("squeue", "-h", "-t", "all", "-o", "%i").split()) - before
+    assert len(runs) == 1, runs  # one submission for the whole group, not one per node
+    info = slurm.job(runs.pop())
+    assert info["JobState"] == "CANCELLED" and info["NumNodes"] == "2" and info["NodeList"] == "n[1-2]", info
+    out = Path(info["StdOut"]).read_text()
+    argv = [ln for ln in out.splitlines() if ln.startswith("standin argv: ")]
+    assert len(argv) == 2 and all("--max-model-len 2048" in ln for ln in argv), argv  # both nodes ran the change
+    assert "result: rung=minimal verdict=PASS" in r.stdout and SECRET not in r.stdout
+    assert not [ln for ln in slurm.client("squeue", "-h", "-o", "%i %T").splitlines() if ln.strip()]  # nothing left
 
 
 def test_a_two_node_job_is_frozen_on_every_node_over_ssh(sshd, slurm, tmp_path: Path) -> None:
     """The target is one node; the other is reached over SSH (``--node-target``) and frozen there, its own step and GPUs."""
     log = SHARED_CORPUS / "vllm-cpu" / FAILED_LOGS[0]["file"]
-    script = _script(slurm, log, hold=300, name="two-nodes").replace("#SBATCH --gres", "#SBATCH --nodes=2\n#SBATCH --gres")
+    script = _script(slurm, log, hold=300, name="two-nodes").replace(
+        "#SBATCH --gres", "#SBATCH --nodes=2\n#SBATCH --gres"
+    )
     job_id = slurm.sbatch(script, f"--chdir={slurm.jobs}")
     try:
         slurm.wait_state(job_id, "RUNNING")
@@ -314,7 +384,11 @@ def test_cli_check_and_summary_of_a_job_with_an_injected_compat_path(sshd, slurm
     log = SHARED_CORPUS / "vllm-cpu" / FAILED_LOGS[0]["file"]
     compat = "/usr/local/cuda/compat/lib"
     job_id = slurm.sbatch(
-        _script(slurm, log, hold=300, name="check-me"), f"--export=ALL,LD_LIBRARY_PATH={compat}", f"--chdir={slurm.jobs}", "-w", "n1"
+        _script(slurm, log, hold=300, name="check-me"),
+        f"--export=ALL,LD_LIBRARY_PATH={compat}",
+        f"--chdir={slurm.jobs}",
+        "-w",
+        "n1",
     )
     try:
         slurm.wait_state(job_id, "RUNNING")
@@ -340,11 +414,17 @@ def test_an_apptainer_job_names_its_image_and_the_image_files_digest(sshd, slurm
         "srun apptainer exec --nv -B /models:/models,/scratch:/s vllm-k3.sif vllm serve /models/k3 --port 8000\n"
     )
     job_id = _submit(slurm, script)
-    slurm.wait_state(job_id, "FAILED")  # no apptainer on this machine: the job fails, its definition is still the scene's
+    slurm.wait_state(
+        job_id, "FAILED"
+    )  # no apptainer on this machine: the job fails, its definition is still the scene's
     job = _freeze_json(sshd, slurm, job_id, tmp_path / "scene.json")["job"]
     c = job["container"]
-    assert c["kind"] == "apptainer" and c["image"] == "vllm-k3.sif" and c["mounts"] == ["/models:/models", "/scratch:/s"]
-    assert c["digest"] == "sha256:" + hashlib.sha256(image.read_bytes()).hexdigest() and "sha256sum" in c["digest_source"]
+    assert (
+        c["kind"] == "apptainer" and c["image"] == "vllm-k3.sif" and c["mounts"] == ["/models:/models", "/scratch:/s"]
+    )
+    assert (
+        c["digest"] == "sha256:" + hashlib.sha256(image.read_bytes()).hexdigest() and "sha256sum" in c["digest_source"]
+    )
     assert job["exit_code"] != 0
 
 
@@ -376,7 +456,9 @@ def test_cli_ladder_runs_the_real_vllm_as_a_slurm_job(sshd, slurm, tiny_model, t
     run = runs.pop()
     info = slurm.job(run)
     assert info["JobState"] == "CANCELLED", info
-    assert "+srun " in r.stdout and "--max-model-len 512" in r.stdout and "result: rung=minimal verdict=PASS" in r.stdout
+    assert (
+        "+srun " in r.stdout and "--max-model-len 512" in r.stdout and "result: rung=minimal verdict=PASS" in r.stdout
+    )
     assert "Application startup complete" in Path(info["StdOut"]).read_text(errors="replace")
 
 

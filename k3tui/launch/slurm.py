@@ -118,7 +118,13 @@ class SlurmLauncher:
         return f"SLURM_CONF={shlex.quote(conf)} {command}" if conf else command
 
     async def _run(
-        self, host: Any, probes: dict[str, RunResult], name: str, command: str, timeout: float = 20.0, stdin: str | None = None
+        self,
+        host: Any,
+        probes: dict[str, RunResult],
+        name: str,
+        command: str,
+        timeout: float = 20.0,
+        stdin: str | None = None,
     ) -> RunResult:
         return await run_probe(host, probes, name, command, timeout, stdin)
 
@@ -131,7 +137,9 @@ class SlurmLauncher:
             jobs = S.parse_jobs(r.stdout) if r.ok else []
         except ParseError:
             jobs = []
-        job = next((j for j in jobs if job_id in (j.get("JobId"), f"{j.get('ArrayJobId')}_{j.get('ArrayTaskId')}")), None)
+        job = next(
+            (j for j in jobs if job_id in (j.get("JobId"), f"{j.get('ArrayJobId')}_{j.get('ArrayTaskId')}")), None
+        )
         if job is None and jobs:
             job = jobs[0]
         if job is None:
@@ -256,7 +264,12 @@ class SlurmLauncher:
 
             def tag(scene: Any) -> None:
                 scene.launcher = self.name
-                scene.job = {"id": facts.job.get("JobId"), "name": facts.job.get("JobName"), "node": node, "role": "node"}
+                scene.job = {
+                    "id": facts.job.get("JobId"),
+                    "name": facts.job.get("JobName"),
+                    "node": node,
+                    "role": "node",
+                }
                 scene.notes.extend(mine.notes)
 
             scene = await freeze(
@@ -341,7 +354,9 @@ class SlurmLauncher:
         if not pick.job:
             raise UsageError("--runtime slurm needs --job JOBID (the serving job)")
         if not re.fullmatch(r"\d+(?:_\d+|\+\d+)?", pick.job):
-            raise UsageError(f"--job {pick.job!r}: expected a Slurm job id (1234, an array task 1234_7, a het component 1234+1)")
+            raise UsageError(
+                f"--job {pick.job!r}: expected a Slurm job id (1234, an array task 1234_7, a het component 1234+1)"
+            )
         self.pick = pick
         facts = await self.job_facts(host, pick.job)
         self.frozen = facts
@@ -409,7 +424,9 @@ class SlurmLauncher:
         for d in changes:
             if d["key"] in ("image", "docker_args", "driver", "gpu_count", "concurrency"):
                 if d["key"] == "image":
-                    raise UsageError("a Slurm run's image is its script's container flags: change the script, not 'image'")
+                    raise UsageError(
+                        "a Slurm run's image is its script's container flags: change the script, not 'image'"
+                    )
                 changes = [c for c in changes if c is not d]
         edited = SS.edit_in_place(script, changes) if changes else script
         env: dict[str, str | None] = dict(config.env)
@@ -655,7 +672,12 @@ def _container(facts: JobFacts, directives: list[tuple[str, str]]) -> dict[str, 
 _OUTSIDE = (  # (option, its short form, the scontrol key, how the value becomes the option's)
     ("--partition", "-p", "Partition", lambda v: v),
     ("--nodes", "-N", "NumNodes", lambda v: v),
-    ("--gres", None, "TresPerNode", lambda v: ",".join(x.removeprefix("gres:").replace("gres/", "") for x in v.split(","))),
+    (
+        "--gres",
+        None,
+        "TresPerNode",
+        lambda v: ",".join(x.removeprefix("gres:").replace("gres/", "") for x in v.split(",")),
+    ),
     ("--time", "-t", "TimeLimit", lambda v: v),
 )
 
@@ -691,7 +713,9 @@ def job_summary(facts: JobFacts) -> dict[str, Any]:
     status, signal = S.exit_code(j.get("ExitCode"))
     binding = S.gres_binding(j)
     directives = S.sbatch_directives(facts.script or "")
-    env = facts.env or {}
+    # on the job's node, the step's own environ; elsewhere (a login node) what the script exports,
+    # which is what the step ran under less what Slurm and the submitting shell added
+    env = facts.env if facts.env is not None else S.script_exports(facts.script or "")
     return {
         "id": j.get("JobId"), "name": j.get("JobName"), "state": j.get("JobState"), "reason": S.null(j.get("Reason")),
         "exit_code": status, "signal": signal, "derived_exit_code": S.exit_code(j.get("DerivedExitCode"))[0],
@@ -703,7 +727,9 @@ def job_summary(facts: JobFacts) -> dict[str, Any]:
         "workdir": S.null(j.get("WorkDir")), "command": S.null(j.get("Command")), "comment": S.null(j.get("Comment")),
         "script": facts.script, "directives": [list(d) for d in directives],
         "env": dict(sorted(env.items())), "env_origin": env_origins(env, facts.script, binding),
-        "env_source": f"/proc/{facts.pid}/environ" if facts.env is not None else None,
+        "env_source": f"/proc/{facts.pid}/environ"
+        if facts.env is not None
+        else ("the batch script's exports" if env else None),
         "container": _container(facts, directives),
         "output": {"stdout": S.null(j.get("StdOut")), "stderr": S.null(j.get("StdErr"))},
         "steps": facts.steps, "serving_pid": facts.pid, "node_scenes": facts.nodes,
