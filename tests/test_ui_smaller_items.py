@@ -14,6 +14,7 @@ a real SSH server on loopback, recorded by the real Recorder) and the shipped re
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import subprocess
@@ -27,6 +28,7 @@ import pytest
 from k3tui import events as ev
 from k3tui.package import export_session
 from k3tui.reader import read_all
+from k3tui.remote.local import LocalHost
 from screens.viewmodel import LogFeed
 
 RECORDINGS = Path(__file__).parent.parent / "recordings"
@@ -58,6 +60,28 @@ def test_cast_holds_the_server_log_not_the_gpu_sampler_json(healthy, tmp_path):
     texts = [e[2] for e in out if e[1] == "o"]
     assert texts and not any('{"t":' in t or '"g":[[' in t for t in texts)
     assert "shutdown" in "".join(texts[-5:]).lower() or "Application" in "".join(texts[-5:])
+
+
+async def test_a_stopped_runs_last_lines_are_read_after_its_shell_has_ended(tmp_path, monkeypatch):
+    """The race behind the cast test's flake: at a stop the run's own shell (``sh -c "docker run …"``)
+    dies of TERM at once and the wrapper writes ``exit``, while a process it started (the server)
+    is still printing its shutdown lines; the tail must not stop at ``exit`` while one of them lives."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    cmd = "(trap 'sleep 1; echo last words; exit 0' TERM; echo up; while :; do sleep 0.1; done); true"
+    async with LocalHost() as host:
+        h = await host.start_detached(cmd, run_id="last-words")
+        lines: list[str] = []
+
+        async def follow() -> None:
+            async for batch in host.tail_batches(h, record=False):
+                lines.extend(batch)
+
+        task = asyncio.create_task(follow())
+        while "up" not in lines:
+            await asyncio.sleep(0.05)
+        assert await host.stop(h, grace=5) == 143  # the shell, not the server, was the wrapper's child
+        await asyncio.wait_for(task, 20)
+    assert lines[-1] == "last words", lines
 
 
 def test_normal_stop_is_labelled_and_kept_out_of_errors_only(healthy):

@@ -28,6 +28,11 @@ from .lines import LineSplitter, split
 CHUNK = 64 * 1024
 TAIL_POLL = 0.5
 """Seconds of silence on a tail before asking the host whether the run has ended."""
+LAST_WRITERS_S = 10.0
+"""Seconds the tail of a stopped run keeps reading after its exit is written while a process of its
+group still lives: at a stop the run's own shell dies of TERM at once, while what it started (the
+``docker run`` client, the server) is still printing its shutdown lines into the log. Bounded
+(the stop's sweep KILLs what is left after a few seconds anyway)."""
 MAX_TAIL_FAILURES = 20
 """Consecutive broken tails (without a line in between) before giving up."""
 
@@ -59,6 +64,8 @@ class BaseHost:
         self.redactor = redactor or Redactor.from_environment()
         self._ids = itertools.count(1)
         self._ended: set[str] = set()
+        self._stopping: set[str] = set()
+        """Runs :meth:`stop` signalled: their tails read on while a process of the run's group lives."""
 
     # --- what a transport provides -------------------------------------------------
 
@@ -294,13 +301,17 @@ class BaseHost:
         reader = asyncio.create_task(self._read_into(proc, queue))
         sp = LineSplitter()
         base = handle.offset
+        drained_at: float | None = None
         try:
             while True:
                 try:
                     item = await asyncio.wait_for(queue.get(), TAIL_POLL)
                 except TimeoutError:
-                    status, size, _ = await self._status(handle)
+                    status, size, alive = await self._status(handle)
                     if status is not None and size is not None and base + sp.consumed + sp.pending >= size:
+                        drained_at = drained_at or time.monotonic()
+                        if alive and handle.run_id in self._stopping and time.monotonic() - drained_at < LAST_WRITERS_S:
+                            continue
                         if rest := sp.flush():
                             handle.offset = base + sp.consumed
                             yield rest, True
@@ -333,6 +344,7 @@ class BaseHost:
         Recorded as an operator ``Decision`` and a ``RunEnded(reason="stopped")``.
         """
         self.emit(Decision(action="stop-run", reason=reason or f"stop run {handle.run_id}"))
+        self._stopping.add(handle.run_id)
         res = await self.run_quiet(detached.term_command(handle.run_dir), timeout=15.0)
         if res.stdout.strip() != "done":
             if await self._wait_ended(handle, grace) is None:

@@ -116,12 +116,20 @@ def tail_command(run_dir: str, offset: int) -> str:
 
 
 def status_command(run_dir: str) -> str:
-    """Prints ``EXIT SIZE ALIVE``: exit status or ``-``, log size in bytes, 1 if the wrapper lives."""
+    """Prints ``EXIT SIZE ALIVE``: exit status or ``-``, log size in bytes, 1 while any process of
+    the run's group lives (zombies aside).
+
+    ALIVE is the group, not the wrapper: ``exit`` is written when the wrapper's own child ends,
+    but a process that child started (``docker run``'s client, the server itself) may still be
+    printing its last lines into ``log`` — vLLM's shutdown lines after a stop.
+    """
     d = _dir(run_dir)
     return (
         f'd={d}; e=$(cat "$d/exit" 2>/dev/null) || e=-; s=$(wc -c < "$d/log" 2>/dev/null) || s=-; '
-        f'a=0; g=$(cat "$d/pgid" 2>/dev/null) && kill -0 "$g" 2>/dev/null && a=1; '
-        f'echo "${{e:--}} ${{s:--}} $a"'
+        'g=$(cat "$d/pgid" 2>/dev/null) || g=-; '
+        "a=$(ps -e -o pgid= -o stat= 2>/dev/null | { a=0; while read q t; do "
+        '[ "$q" = "$g" ] && case "$t" in Z*) ;; *) a=1 ;; esac; done; echo $a; }); '
+        f'echo "${{e:--}} ${{s:--}} ${{a:-0}}"'
     )
 
 
@@ -174,7 +182,7 @@ def reap_command(run_dir: str, status: int = 137) -> str:
 
 
 def parse_status(text: str) -> tuple[int | None, int | None, bool]:
-    """Parse :func:`status_command` output into (exit status, log size, wrapper alive)."""
+    """Parse :func:`status_command` output into (exit status, log size, a process of the run's group alive)."""
     parts = text.split()
     if len(parts) != 3:
         return None, None, False
