@@ -88,11 +88,22 @@ async def test_unreadable_log_falls_back_to_the_tail_loudly(sshd, dockerd, flood
 async def test_freeze_names_the_root_before_a_flood_over_real_sshd(sshd, dockerd, flooded) -> None:
     from k3tui.remote.ssh import connect
 
+    from k3tui.scene.logscan import ROOT_NAMED
+
     c, path, text = flooded
     _readable_by_all(path)
-    async with connect(sshd.target, **sshd.connect_kwargs()) as host:
-        s = await freeze(host, container=c.name, docker_socket=dockerd.socket)
+    told: list[tuple[str, str, float, float]] = []
+    token = ROOT_NAMED.set(lambda alias, line, secs: told.append((alias, line, secs, time.monotonic())))
+    try:
+        async with connect(sshd.target, alias="gb300-01", **sshd.connect_kwargs()) as host:
+            s = await freeze(host, container=c.name, docker_socket=dockerd.socket)
+            frozen_at = time.monotonic()
+    finally:
+        ROOT_NAMED.reset(token)
     ref = classify_text(text)
+    # the operator is told the root once, as soon as the scan names it, before the freeze ends
+    assert len(told) == 1 and told[0][0] == "gb300-01" and told[0][1] == ref.first_exception.line, told
+    assert told[0][3] <= frozen_at and told[0][2] <= s.log_scan["seconds"]
     assert ref.first_exception is not None
     assert s.first_exception is not None, s.notes
     assert s.first_exception["line"] == ref.first_exception.line
@@ -127,7 +138,9 @@ def test_cli_log_path_and_full_log(sshd, flooded) -> None:
     for extra in ([], ["--full-log"]):
         r = _cli(sshd, "--log", str(raw), "--json", "-", *extra)
         assert r.returncode == 0, r.stderr[-2000:]
-        s = json.loads(r.stdout)
+        s = json.loads(r.stdout)  # stdout stays one JSON document; the early word is on stderr
+        named = [ln for ln in r.stderr.splitlines() if "first exception named after" in ln]
+        assert len(named) == 1 and ref.first_exception.line.strip()[:200] in named[0], r.stderr[-2000:]
         assert s["first_exception"] and s["first_exception"]["line"] == ref.first_exception.line, s["notes"]
         assert s["log_source"] == f"log file {raw}"
         scan = s["log_scan"]

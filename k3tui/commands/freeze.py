@@ -13,7 +13,7 @@ import sys
 import msgspec
 
 from ..scene.diff import odd_lines, odd_nodes
-from ..scene.logscan import REQUEST
+from ..scene.logscan import REQUEST, ROOT_NAMED
 from ..scene.session import add_scene_target_options, freeze_target, recorder_for, reject_inventory
 from ..scene.summary import scene_lines
 from ..textsafe import neutralise
@@ -35,13 +35,30 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_record_option(p)
 
 
+def _say_root(alias: str, line: str, seconds: float) -> None:
+    """The root, on stderr, as soon as the host's scan of the whole log names it (the freeze goes on)."""
+    where = f"{alias}: " if alias else ""
+    print(
+        neutralise(f"k3tui: {where}first exception named after {seconds:.2f} s: {line.strip()[:300]}"),
+        file=sys.stderr,
+        flush=True,
+    )
+    print(
+        f"k3tui: {where}the freeze goes on: the host still reads the rest of the log for its size and SHA-256",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     reject_inventory(args)
     token = REQUEST.set((args.log, args.full_log))
+    told = ROOT_NAMED.set(_say_root)
     try:
         with recorder_for(args) as rec:
             outcome = asyncio.run(freeze_target(args, rec.emit if rec else None))
     finally:
+        ROOT_NAMED.reset(told)
         REQUEST.reset(token)
     for alias, why in outcome.unreachable.items():
         print(neutralise(f"k3tui: {alias}: {why}"), file=sys.stderr)

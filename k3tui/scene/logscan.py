@@ -14,11 +14,14 @@ falls back to the tail it always had, and the scene says so loudly.
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
 from ..classify import ClassifyResult
+from ..events import ExceptionFound
 from ..remote.base import Host, RunHandle, RunResult
 from ..remote.prefilter import LogScan, PrefilterError, find_root
 
@@ -28,6 +31,12 @@ MAX_RANGES = 200
 REQUEST: ContextVar[tuple[str | None, bool]] = ContextVar("k3tui_log_request", default=(None, False))
 """``(--log PATH, --full-log)`` of the command being run: set by ``k3tui freeze`` around the
 whole freeze so that every launcher's freeze sees it without each passing it on."""
+
+
+ROOT_NAMED: ContextVar[Callable[[str, str, float], None] | None] = ContextVar("k3tui_root_named", default=None)
+"""Told ``(host alias, root line, seconds)`` the moment a whole-log scan names the root, while the
+host still reads the rest of the file for its size and SHA-256: ``k3tui freeze`` says it at once
+instead of after the last byte of a multi-GB log (issue 15's "names the root in time")."""
 
 
 def requested(log_path: str | None, full: bool) -> tuple[str | None, bool]:
@@ -87,8 +96,15 @@ async def scan_server_log(
     host: Host, target: LogTarget, *, full: bool = False
 ) -> tuple[ClassifyResult, dict[str, Any]] | str:
     """Classify the whole log on the host; the result and the scene's record, or why it could not."""
+    told = ROOT_NAMED.get()
+    t0 = time.monotonic()
+
+    def on_event(event: Any) -> None:
+        if told is not None and isinstance(event, ExceptionFound):
+            told(getattr(host, "alias", ""), event.line, time.monotonic() - t0)
+
     try:
-        scan = await find_root(host, target.path, fmt=target.fmt, full=full)
+        scan = await find_root(host, target.path, fmt=target.fmt, full=full, emit=on_event if told else None)
     except PrefilterError as exc:
         return str(exc)
     return scan.result, scan_record(scan)
