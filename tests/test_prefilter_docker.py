@@ -87,7 +87,6 @@ async def test_unreadable_log_falls_back_to_the_tail_loudly(sshd, dockerd, flood
 
 async def test_freeze_names_the_root_before_a_flood_over_real_sshd(sshd, dockerd, flooded) -> None:
     from k3tui.remote.ssh import connect
-
     from k3tui.scene.logscan import ROOT_NAMED
 
     c, path, text = flooded
