@@ -177,6 +177,11 @@ async def test_one_variable_change_max_model_len_4096_fails_as_config_and_freeze
     frozen = ladder.of(ev.SceneFrozen, n, reason="first-exception")
     assert frozen and frozen[0].run == run_id
     assert (frozen[0].scene.get("first_exception") or {}).get("line") == found.line
+    # the ladder's freeze reads the run's WHOLE log on the host, as `freeze` does (issue 15): its
+    # size and SHA-256 computed there, only windows read over SSH
+    scan = frozen[0].scene.get("log_scan") or {}
+    assert scan.get("path", "").endswith(f"{run_id}/log") and scan.get("format") == "raw", scan
+    assert len(scan.get("sha256") or "") == 64 and scan["size"] >= len(log.encode()) * 0.9, scan
     engine.revert(reason="4096 fails: back to the last good config")
     assert engine.config.max_model_len == 1024
 
