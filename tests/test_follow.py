@@ -4,8 +4,13 @@ What is proven here:
 
 - the sans-IO :class:`~k3tui.follow.Tail` gives the events of ``read_all`` whatever the byte
   chunks it is fed (partial lines held), and names the altered line of a tampered file (property);
-- a demo recorded in one process and followed by two ``k3tui replay --follow --headless``
-  processes over SSH: each prints every event once and the same ``result:`` as ``replay``;
+- a demo recorded in one process and followed by two processes over SSH (the CLI's parser,
+  source and printer): each prints every event once and the same ``result:`` as ``replay``, and
+  the state folded from the events it saw equals the finished file's as ``replay`` folds it;
+- following over SSH keeps ``connect``'s host-key rules: an unknown key and a changed key each
+  stop ``k3tui replay --follow user@host:PATH --headless`` with one line naming the fingerprint;
+- a follower stalled while the writer records a burst (megabytes over SSH, tiny reads too)
+  catches up with every event exactly once, in order;
 - a follower whose SSH connection is killed (``SshServer.kill_sessions``) resumes without loss
   or duplicates; a tamper mid-stream is reported before the rest of the file is even written;
 - a recorder killed with SIGKILL is shown as such (no seal, nobody holds the file).
@@ -22,17 +27,24 @@ import sys
 import tempfile
 import threading
 import time
+from collections import deque
 from pathlib import Path
 
+import asyncssh
+import msgspec
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from k3tui import follow as follow_mod
 from k3tui.commands.replay_follow import _event_line
 from k3tui.events import Header, Output
 from k3tui.follow import Arrived, Broken, Ended, LocalSource, SshSource, Tail, follow, split_remote
-from k3tui.reader import read_all
+from k3tui.reader import decode_event, read_all
 from k3tui.recording import Recorder
-from k3tui.remote.ssh import connect
+from k3tui.remote.ssh import connect, fingerprint
+from k3tui.replay import Replay
+from k3tui.state import SessionState, fold
 
 K3TUI = [sys.executable, "-m", "k3tui.cli"]
 
@@ -60,7 +72,9 @@ def _feed_all(data: bytes, cuts: list[int]) -> tuple[Tail, list[object]]:
     return tail, items
 
 
-texts = st.lists(st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=40), min_size=1, max_size=25)
+texts = st.lists(
+    st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=40), min_size=1, max_size=25
+)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -185,6 +199,40 @@ def _wait_for(path: Path, seconds: float = 30) -> None:
         time.sleep(0.05)
 
 
+# A follower process: the CLI's own parser, source and printer (``k3tui replay --follow … --headless``
+# prints exactly this), with every event it was given also written, msgspec-encoded, to argv[1],
+# so the test can fold what this follower saw.
+_TEE_FOLLOWER = """
+import asyncio, sys
+import msgspec
+from k3tui.cli import build_parser
+from k3tui.commands.replay_follow import _print, open_source
+from k3tui.follow import Arrived, follow
+
+args = build_parser().parse_args(sys.argv[2:])
+
+async def main():
+    source, host = await open_source(args)
+    async def tee():
+        with open(sys.argv[1], "wb") as seen:
+            async for item in follow(source):
+                if isinstance(item, Arrived):
+                    seen.write(msgspec.json.encode(item.event) + b"\\n")
+                yield item
+    try:
+        return await _print(tee(), source.where, sys.stdout)
+    finally:
+        await source.close()
+        await host.close()
+
+sys.exit(asyncio.run(main()))
+"""
+
+
+def _state_bytes(state: SessionState) -> bytes:
+    return msgspec.msgpack.encode(state, enc_hook=lambda o: list(o) if isinstance(o, deque) else repr(o))
+
+
 def test_a_demo_followed_over_ssh_by_two_followers(sshd):
     d = _shared_dir()
     path = d / "demo.k3rec"
@@ -193,13 +241,25 @@ def test_a_demo_followed_over_ssh_by_two_followers(sshd):
         stdout=subprocess.PIPE,
     )
     _wait_for(path)
-    followers = [_follower(sshd, path) for _ in range(2)]
+    argv = ["replay", "--follow", f"{sshd.target}:{path}", "--headless", "-i", str(sshd.key_path)]
+    argv += ["--known-hosts", str(sshd.known_hosts)]
+    seen_files = [d / f"seen{i}.jsonl" for i in range(2)]
+    followers = [
+        subprocess.Popen(
+            [sys.executable, "-c", _TEE_FOLLOWER, str(s), *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        for s in seen_files
+    ]
     assert demo.wait(120) == 0
     outs = [f.communicate(timeout=60) for f in followers]
     finished = subprocess.run([*K3TUI, "replay", str(path), "--headless"], capture_output=True, text=True)
     events = read_all(path)[1]
+    assert len(events) > 50
     expected = [_event_line(e) for e in events]
-    for f, (out, err) in zip(followers, outs, strict=True):
+    replayed = Replay(path)  # the finished file, as `replay` reads it
+    replayed.seek(replayed.count)
+    assert replayed.count == len(events)
+    for f, (out, err), seen_file in zip(followers, outs, seen_files, strict=True):
         assert f.returncode == 0, err.decode()
         lines = out.decode().splitlines()
         assert lines[0].startswith("following ") and "sends nothing to any host" in lines[0]
@@ -207,6 +267,66 @@ def test_a_demo_followed_over_ssh_by_two_followers(sshd):
         assert shown == expected  # every event, once, in order
         assert f"end: session closed: sealed after {len(events)} events, chain verified" in lines
         assert lines[-1] == finished.stdout.splitlines()[-1]  # the same result: line as replay
+        seen = [decode_event(ln) for ln in seen_file.read_bytes().splitlines()]
+        state = fold(seen)  # the state this follower ends in …
+        assert state == replayed.state  # … is the finished file's, as `replay` folds it
+        assert _state_bytes(state) == _state_bytes(replayed.state) == _state_bytes(fold(events))
+        assert state.runs and state.output_lines and state.events == len(events)  # a real session's state
+
+
+def _follow_with(sshd, path: Path, known_hosts: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    spec = f"{sshd.target}:{path}"
+    argv = [
+        *K3TUI,
+        "replay",
+        "--follow",
+        spec,
+        "--headless",
+        "-i",
+        str(sshd.key_path),
+        "--known-hosts",
+        str(known_hosts),
+    ]
+    return subprocess.run([*argv, *extra], capture_output=True, text=True, timeout=60)
+
+
+def _server_fingerprint(sshd) -> str:  # noqa: ANN001
+    return fingerprint(asyncssh.import_public_key(sshd.host_key_pub))
+
+
+def test_follow_over_ssh_stops_at_an_unknown_host_key_showing_its_fingerprint(sshd):
+    d = _shared_dir()
+    path = d / "s.k3rec"
+    _record(path, ["one", "two"])
+    kh = d / "known_hosts"  # no key on record for the server
+    res = _follow_with(sshd, path, kh)
+    assert res.returncode != 0 and res.stdout == ""  # nothing followed, not even the banner
+    err = res.stderr.strip()
+    assert len(err.splitlines()) == 1, err
+    assert "is not known" in err and _server_fingerprint(sshd) in err and "--accept-new-host-key" in err
+    assert not kh.exists()  # never a silent accept
+    # the operator checked the fingerprint and says so: the key is recorded, the follow runs
+    ok = _follow_with(sshd, path, kh, "--accept-new-host-key")
+    assert ok.returncode == 0, ok.stderr
+    assert "end: session closed: sealed after 2 events, chain verified" in ok.stdout
+    assert f"[127.0.0.1]:{sshd.port} ssh-ed25519 " in kh.read_text()
+
+
+def test_follow_over_ssh_stops_at_a_changed_host_key_even_when_told_to_accept_new_ones(sshd):
+    d = _shared_dir()
+    path = d / "s.k3rec"
+    _record(path, ["one"])
+    other = asyncssh.generate_private_key("ssh-ed25519")
+    kh = d / "known_hosts"
+    kh.write_text(f"[127.0.0.1]:{sshd.port} {other.export_public_key('openssh').decode()}")
+    before = kh.read_text()
+    for extra in ((), ("--accept-new-host-key",)):
+        res = _follow_with(sshd, path, kh, *extra)
+        assert res.returncode != 0 and res.stdout == "", extra
+        err = res.stderr.strip()
+        assert len(err.splitlines()) == 1, err
+        assert "CHANGED" in err and f"expected {fingerprint(other)}, got {_server_fingerprint(sshd)}" in err
+    assert kh.read_text() == before  # nothing appended or replaced
 
 
 def test_a_follower_resumes_after_its_ssh_connection_is_killed(sshd):
@@ -251,6 +371,76 @@ def test_a_follower_resumes_after_its_ssh_connection_is_killed(sshd):
     assert resumes >= 1
     assert [a.event for a in seen] == read_all(path)[1]  # nothing lost, nothing twice
     assert isinstance(items[-1], Ended) and items[-1].sealed
+
+
+_BURST_WRITER = """
+import sys
+from k3tui.events import Header, Output
+from k3tui.recording import Recorder
+rec = Recorder(sys.argv[1], Header(host="h", title="burst"))
+rec.emit(Output(id="c", text="event 0"))
+print("started", flush=True)
+sys.stdin.readline()
+for i in range(1, int(sys.argv[2])):
+    rec.emit(Output(id="c", text=f"event {i} " + "y" * (i * 53 % int(sys.argv[3]))))
+rec.close()
+print("done", flush=True)
+"""
+
+
+@pytest.mark.parametrize(
+    ("via", "read", "n", "width"),
+    [("local", None, 3000, 1500), ("local", 61, 600, 300), ("ssh", None, 3000, 1500), ("ssh", 61, 300, 300)],
+    ids=["local", "local-61-byte-reads", "ssh", "ssh-61-byte-reads"],
+)
+def test_a_follower_that_falls_behind_sees_every_event_once_in_order(request, monkeypatch, via, read, n, width):
+    """The writer records a burst (megabytes over SSH: more than a channel's window) while the follower
+    is stalled after its first event; it then reads on, slowly, and must see each event exactly once."""
+    if read is not None:
+        monkeypatch.setattr(follow_mod, "READ", read)  # tiny reads: lines cut everywhere
+    sshd = request.getfixturevalue("sshd") if via == "ssh" else None
+    path = _shared_dir() / "burst.k3rec"
+    writer = subprocess.Popen(
+        [sys.executable, "-c", _BURST_WRITER, str(path), str(n), str(width)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    assert writer.stdin is not None and writer.stdout is not None
+
+    async def main() -> tuple[list[object], int]:
+        host = await connect(sshd.target, **sshd.connect_kwargs()) if sshd is not None else None
+        src = SshSource(host, str(path)) if host is not None else LocalSource(path)
+        items: list[object] = []
+        behind = 0
+        try:
+            async for item in follow(src):
+                items.append(item)
+                arrived = [i for i in items if isinstance(i, Arrived)]
+                if len(arrived) == 1 and isinstance(item, Arrived):
+                    writer.stdin.write(b"go\n")  # the burst starts while this follower is stalled …
+                    writer.stdin.flush()
+                    assert await asyncio.to_thread(writer.stdout.readline) == b"done\n"
+                    behind = path.stat().st_size - item.end  # … and is all on disk before it reads on
+                elif isinstance(item, Arrived) and len(arrived) % 50 == 0:
+                    await asyncio.sleep(0.01)  # a slow reader all along
+        finally:
+            await src.close()
+            if host is not None:
+                await host.close()
+        return items, behind
+
+    try:
+        assert writer.stdout.readline() == b"started\n"
+        items, behind = asyncio.run(main())
+    finally:
+        writer.kill()
+        writer.wait()
+    events = read_all(path)[1]
+    assert len(events) == n and behind > path.stat().st_size * 0.9  # it was really behind
+    arrived = [i for i in items if isinstance(i, Arrived)]
+    assert [a.event for a in arrived] == events  # every event, once, in order
+    assert [a.line for a in arrived] == list(range(2, n + 2))
+    assert isinstance(items[-1], Ended) and items[-1].sealed and items[-1].events == n
 
 
 def test_a_tamper_mid_stream_is_reported_at_once_over_ssh(sshd):
@@ -310,7 +500,9 @@ def test_follow_cli_refuses_a_missing_file_in_one_line(tmp_path):
 
 def test_from_end_shows_only_what_is_written_after_it_started(tmp_path):
     path = tmp_path / "e.k3rec"
-    proc = subprocess.Popen([sys.executable, "-c", _WRITER_TWO, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _WRITER_TWO, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
     try:
         assert proc.stdout is not None and proc.stdout.readline() == b"first\n"
         f = subprocess.Popen(

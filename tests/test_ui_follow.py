@@ -1,12 +1,19 @@
 """Issue 21: the replay screen's LIVE — following mode (Pilot), on a file a real Recorder is writing,
 locally and over a real sshd: new events shown at the live edge, seeking back holds the position
-while events keep arriving, ``G`` returns to the live edge, the end and a tamper are shown."""
+while events keep arriving, ``G`` returns to the live edge, the end is shown; a line with a wrong
+chained digest appended while the screen follows turns the bar red within a second, naming the line,
+and it stays red when the recording ends."""
 
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import tempfile
+import time
 from pathlib import Path
+
+from rich.text import Text
+from textual.widgets import Static
 
 from k3tui.events import Header, Output
 from k3tui.follow import LiveFollow, LocalSource, SshSource
@@ -24,7 +31,9 @@ async def _until(pilot, cond, seconds: float = 15.0) -> None:  # noqa: ANN001
     scr = pilot.app.screen
     eng = getattr(scr, "engine", None)
     where = (eng.count, eng.position) if eng is not None else type(scr).__name__
-    raise AssertionError(f"condition not met in time: {where} {[(w.name, w.state, w.error) for w in pilot.app.workers]}")
+    raise AssertionError(
+        f"condition not met in time: {where} {[(w.name, w.state, w.error) for w in pilot.app.workers]}"
+    )
 
 
 def _bar(screen: ReplayScreen) -> str:
@@ -90,3 +99,52 @@ async def test_live_mode_over_ssh(sshd):
         await _drive(opener, d / "spool", rec)
     finally:
         rec.close()
+
+
+def _bar_style(screen: ReplayScreen) -> str:
+    content = screen.query_one("#livebar", Static).content
+    return str(content.style) if isinstance(content, Text) else ""
+
+
+async def test_live_mode_shows_a_tamper_mid_stream_at_once_in_red(tmp_path):
+    """A line with a wrong chained digest is appended while the screen follows: the bar turns red
+    and names the line within a second, before anything else is written, and stays so at the end."""
+    good = tmp_path / "good.k3rec"
+    rec = Recorder(good, Header(host="h", title="tamper"))
+    for i in range(40):
+        rec.emit(Output(id="c", text=f"output {i}"))
+    rec.close()
+    lines = good.read_bytes().split(b"\n")[:-1]
+    assert b"output 24" in lines[25]
+    lines[25] = lines[25].replace(b"output 24", b"output 42")  # line 26: its digest no longer matches
+    live = tmp_path / "live.k3rec"
+    fh = open(live, "wb", buffering=0)  # noqa: SIM115 - held like a recorder's, flock and all
+    fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+    fh.write(b"".join(ln + b"\n" for ln in lines[:21]))  # the header and 20 good events
+
+    async def opener():  # noqa: ANN202
+        return LocalSource(live), None
+
+    app = K3App(live=LiveFollow(opener, tmp_path / "spool"), home_dirs=[])
+    try:
+        async with app.run_test(size=(160, 40)) as pilot:
+            await _until(pilot, lambda: isinstance(app.screen, ReplayScreen))
+            screen = app.screen
+            eng = screen.engine
+            await _until(pilot, lambda: eng.count == 20 and eng.position == 20)
+            assert "TAMPERED" not in _bar(screen) and "red" not in _bar_style(screen)
+            fh.write(b"".join(ln + b"\n" for ln in lines[21:30]))  # 9 more lines, the altered one among them
+            written = time.monotonic()
+            await _until(pilot, lambda: "TAMPERED" in _bar(screen), seconds=5)
+            assert time.monotonic() - written < 1.0  # at once
+            assert "TAMPERED at line 26" in _bar(screen) and "on red" in _bar_style(screen)
+            assert any(n.title == "TAMPERED" and "line 26" in n.message for n in app._notifications)
+            assert eng.count == 29  # shown, but said to be unproven from line 26 on
+            fh.write(b"".join(ln + b"\n" for ln in lines[30:]))  # the rest, the seal included
+            fh.close()  # the recorder is gone
+            fh = None
+            await _until(pilot, lambda: "ENDED" in _bar(screen))
+            assert "line 26" in _bar(screen) and "on red" in _bar_style(screen)  # still loud at the end
+    finally:
+        if fh is not None:
+            fh.close()

@@ -72,6 +72,8 @@ class ReplayScreen(SessionBase):
         self.live = live
         """A :class:`k3tui.follow.LiveFollow` in LIVE — following mode (issue 21), else None."""
         self._live_seen = self.engine.count
+        self._live_broken: int | None = None
+        """The line where the followed chain broke (the bar stays red from then on)."""
         self.playing = False
         self.speed = 1.0
         self.skip_idle = True
@@ -141,9 +143,13 @@ class ReplayScreen(SessionBase):
         bar = self.query_one("#livebar", Static)
         for item in batch:
             if isinstance(item, Broken):
+                self._live_broken = item.line
                 msg = f"{neutralise(item.message)} — what follows that line is unproven"
                 self.notify(msg, title="TAMPERED", severity="error", timeout=60, markup=False)
                 bar.update(Text(f"TAMPERED — {msg}", style="bold white on red"))
+            elif isinstance(item, Ended) and self._live_broken is not None:  # the end never hides a break
+                end = f"TAMPERED at line {self._live_broken} — ENDED — {neutralise(item.message)} · read-only"
+                bar.update(Text(end, style="bold white on red"))
             elif isinstance(item, Ended):
                 bar.update(Text(f"ENDED — {neutralise(item.message)} · read-only", style="bold"))
         if at_edge and not self.playing and eng.position < eng.count:
