@@ -109,9 +109,9 @@ def test_the_shared_h200_health_capture_agrees() -> None:
 
 # --- kernel lines of the real shapes, generated --------------------------------------------
 
-_pci = st.tuples(
-    st.integers(0, 0xFFFF), st.integers(0, 0xFF), st.integers(0, 0x1F), st.sampled_from(["", ".0"])
-).map(lambda t: (f"{t[0]:04x}:{t[1]:02x}:{t[2]:02x}{t[3]}", f"{t[1]:02x}:{t[2]:02x}"))
+_pci = st.tuples(st.integers(0, 0xFFFF), st.integers(0, 0xFF), st.integers(0, 0x1F), st.sampled_from(["", ".0"])).map(
+    lambda t: (f"{t[0]:04x}:{t[1]:02x}:{t[2]:02x}{t[3]}", f"{t[1]:02x}:{t[2]:02x}")
+)
 _pid = st.sampled_from(["pid='<unknown>', name=<unknown>, ", "pid=4242, name=python3, ", "pid=77, ", ""])
 _msg = st.sampled_from(
     [
@@ -131,7 +131,10 @@ def _stamp(when: tuple[str, float]) -> str:
     kind, v = when
     if kind == "dmesg":
         return f"[{v:12.6f}] "
-    return __import__("time").strftime("%Y-%m-%dT%H:%M:%S", __import__("time").gmtime(v)) + ".123456+0000 gb300-02 kernel: "
+    return (
+        __import__("time").strftime("%Y-%m-%dT%H:%M:%S", __import__("time").gmtime(v))
+        + ".123456+0000 gb300-02 kernel: "
+    )
 
 
 @settings(max_examples=300, deadline=None)
@@ -153,7 +156,10 @@ def test_any_xid_line_of_the_real_shapes_gives_its_code_gpu_and_wall_time(pci, c
 @settings(max_examples=200, deadline=None)
 @given(st.integers(0, 15), _pci, st.integers(10000, 29999), st.sampled_from(["Non-fatal", "Fatal"]), _when)
 def test_any_sxid_line_gives_its_switch_code_and_severity(sw, pci, code, severity, when) -> None:
-    line = _stamp(when) + f"nvidia-nvswitch{sw}: SXid (PCI:{pci[0]}): {code}, {severity}, Link 44 egress non-posted PRIV error"
+    line = (
+        _stamp(when)
+        + f"nvidia-nvswitch{sw}: SXid (PCI:{pci[0]}): {code}, {severity}, Link 44 egress non-posted PRIV error"
+    )
     e = P.parse_kernel_event(line, 1_700_000_000.0)
     assert e is not None and (e["kind"], e["code"], e["device"]) == ("sxid", code, f"nvidia-nvswitch{sw}")
     assert e["severity"] == severity.lower()
@@ -187,7 +193,9 @@ def test_a_kernel_log_with_an_xid_79_maps_to_the_gpu_index_uuid_and_wall_time() 
 
 
 def test_xid_154_to_none_and_application_xids_are_not_fatal() -> None:
-    assert hostfaults.xid_class(154, "GPU recovery action changed from 0x1 (GPU Reset Required) to 0x0 (None)")[2] is False
+    assert (
+        hostfaults.xid_class(154, "GPU recovery action changed from 0x1 (GPU Reset Required) to 0x0 (None)")[2] is False
+    )
     assert hostfaults.xid_class(13)[2] is False and hostfaults.xid_class(31)[2] is False
     assert hostfaults.xid_class(99999)[2] is False
     for code in (48, 61, 62, 63, 64, 74, 79, 92, 94, 95, 119, 120):
@@ -195,7 +203,9 @@ def test_xid_154_to_none_and_application_xids_are_not_fatal() -> None:
 
 
 def test_journal_iso_stamps_with_offsets_are_utc() -> None:
-    t, up = P.hardware.kernel_line_time("2026-12-01T05:12:44.500000+0200 h kernel: NVRM: Xid (PCI:0000:5d:00): 79, x", None)
+    t, up = P.hardware.kernel_line_time(
+        "2026-12-01T05:12:44.500000+0200 h kernel: NVRM: Xid (PCI:0000:5d:00): 79, x", None
+    )
     assert up is None and t == calendar.timegm((2026, 12, 1, 3, 12, 44)) + 0.5
 
 
@@ -346,3 +356,34 @@ def test_two_trays_in_two_cliques_the_head_is_the_reference_whatever_froze_first
     three = {"a": head, "b": worker, "c": worker}  # a majority wins over the order
     assert [h for h, _ in hostfaults.domain_faults(three, ["a", "b", "c"])] == ["a"]
     assert hostfaults.domain_faults({"a": head, "b": head}) == []
+
+
+def _xid79(cap: dict[str, dict]) -> dict[str, dict]:
+    cap["xid"]["stdout"] = (
+        "# boot: 1796162652\n# source: dmesg\n"
+        "[ 1000.500000] NVRM: GPU at PCI:0000:00:06: GPU-7ee30568-29e3-25af-6e27-cbd616550345\n"
+        "[ 1000.600000] NVRM: Xid (PCI:0000:00:06): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.\n"
+    )
+    return cap
+
+
+def test_a_fatal_xid_counts_until_the_driver_says_nothing_is_owed_since_a_reset() -> None:
+    """'Since the last GPU reset': the real XML's GPU Recovery Action (r580: None) says a reset cleared it."""
+    from k3tui.profile import load_profile
+    from k3tui.scene.checks import check_kernel_faults
+
+    profile = load_profile("kimi-k3")
+    real = _scene(_xid79(_capture()))
+    assert real.gpus[0].health["recovery_action"] == "None"  # as the real H200 answered
+    verdict, text = check_kernel_faults(real, profile)
+    assert verdict == "PASS" and "history: h200 GPU 0: Xid 79" in text and "reset since" in text, text
+
+    owed = _scene(_xid79(_planted(**{"<gpu_recovery_action>None<": "<gpu_recovery_action>Reset<"})))
+    verdict, text = check_kernel_faults(owed, profile)
+    assert verdict == "FAIL" and "h200 GPU 0: Xid 79" in text and "the driver asks for: Reset" in text, text
+
+    # a driver without the field (or a GPU that no longer answers): the Xid since boot counts
+    silent = _scene(_xid79(_planted(**{"<gpu_recovery_action>None</gpu_recovery_action>": ""})))
+    assert silent.gpus[0].health["recovery_action"] is None
+    verdict, text = check_kernel_faults(silent, profile)
+    assert verdict == "FAIL" and "Xid 79" in text and "asks for" not in text, text

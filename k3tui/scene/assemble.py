@@ -76,7 +76,10 @@ def _hardware(outs: Outputs, s: Scene) -> None:
         h = by_uuid.get(g.uuid) or (health[i] if i < len(health) and not by_uuid else None)
         if h:
             g.fabric = {k: h["fabric"][k] for k in ("state", "status", "clique_id", "cluster_uuid")}
-            g.health = {k: h[k] for k in ("ecc", "retired_pages", "remapped_rows", "clocks_event_reasons", "pcie")}
+            g.health = {
+                k: h[k]
+                for k in ("ecc", "retired_pages", "remapped_rows", "clocks_event_reasons", "pcie", "recovery_action")
+            }
             s.notes += _health_notes(g.index, h)
     s.nvlink = outs.get("nvlink", P.parse_nvlink)
     services = outs.get("fabric_services", P.parse_fabric_services)
@@ -104,7 +107,9 @@ def _health_notes(index: int | None, h: dict[str, Any]) -> list[str]:
     out = []
     pcie = h.get("pcie") or {}
     if pcie.get("width") and pcie.get("width_max") and pcie["width"] < pcie["width_max"]:
-        out.append(f"GPU {index}: PCIe link x{pcie['width']} of x{pcie['width_max']} (degraded width: reseat or check the riser)")
+        out.append(
+            f"GPU {index}: PCIe link x{pcie['width']} of x{pcie['width_max']} (degraded width: reseat or check the riser)"
+        )
     slow = [r for r in h.get("clocks_event_reasons") or [] if r in _SLOWDOWNS]
     if slow:
         out.append(f"GPU {index}: clocks held down by {', '.join(slow)} (thermal / power: throughput will be lower)")

@@ -305,13 +305,33 @@ def _fault_result(s: Scene, found: list[dict], ok: str) -> Result:
 
 
 def check_kernel_faults(s: Scene, p: Profile) -> Result:
-    """No fatal Xid / SXid in the kernel log since boot (the last GPU reset at the latest)."""
+    """No fatal Xid / SXid since the last GPU reset.
+
+    The kernel log keeps a GPU's Xid until the next boot, but a GPU reset (``nvidia-smi -r``) may
+    have cleared the fault since. The driver says whether it did: ``GPU Recovery Action`` in
+    ``nvidia-smi -q`` (r550+) is ``None`` once nothing is owed, else the reset, reboot or drain the
+    fault still needs. A fatal Xid of a GPU that answers ``None`` now is history (said, not failed);
+    where the GPU does not answer, or the driver has no such field, the Xid since boot counts.
+    """
     found = _faults(s, p, ("xid", "sxid"))
     probe = s.probe("xid")
     if not hostfaults.fatal(found) and probe is not None and not probe.ok:
         return UNKNOWN, f"kernel log not read: {probe.error}"
     src = (s.kernel_log or {}).get("source") or "kernel log"
-    return _fault_result(s, found, f"no fatal Xid or SXid since boot ({src})")
+    actions = {g.index: (g.health or {}).get("recovery_action") for g in s.gpus}
+    cleared = [f for f in hostfaults.fatal(found) if f["kind"] == "xid" and actions.get(f.get("gpu")) == "None"]
+    owed = [f for f in found if f not in cleared]
+    for f in owed:
+        act = actions.get(f.get("gpu"))
+        if f.get("fatal") and act not in (None, "None"):
+            f["action"] = f"{f.get('action')} (the driver asks for: {act})"
+    verdict, text = _fault_result(s, owed, f"no fatal Xid or SXid since the last GPU reset ({src})")
+    if cleared:
+        text += "; history: " + "; ".join(
+            f"{hostfaults.describe(f, s.alias)} — the GPU reports no recovery action pending now (reset since)"
+            for f in cleared[:3]
+        )
+    return verdict, text
 
 
 def check_gpu_memory(s: Scene, p: Profile) -> Result:
@@ -332,7 +352,9 @@ def _old_scene_ecc(s: Scene) -> Result:
         return UNKNOWN, "GPU health not read (nvidia-smi -q -x failed)"
     bad = {i: n for i, n in unc.items() if n}
     if bad:
-        return FAIL, "; ".join(f"{s.alias} GPU {i}: {n} uncorrectable ECC error(s) since the reset" for i, n in bad.items())
+        return FAIL, "; ".join(
+            f"{s.alias} GPU {i}: {n} uncorrectable ECC error(s) since the reset" for i, n in bad.items()
+        )
     return PASS, "no uncorrectable ECC error (row remapping not recorded in this scene)"
 
 
@@ -378,7 +400,9 @@ def check_imex_channel(s: Scene, p: Profile) -> Result:
     if c.get("present"):
         return PASS, f"container sees /dev/nvidia-caps-imex-channels/{', '.join(c['channels'])}"
     host = (s.imex_channels or {}).get("host") or {}
-    where = "the host has " + ", ".join(host.get("channels") or []) if host.get("present") else "the host has none either"
+    where = (
+        "the host has " + ", ".join(host.get("channels") or []) if host.get("present") else "the host has none either"
+    )
     return FAIL, (
         f"{s.alias}: no IMEX channel in the serving container ({where}): pass /dev/nvidia-caps-imex-channels "
         "into it (--device, or NVIDIA_IMEX_CHANNELS=0 with the NVIDIA runtime)"

@@ -33,7 +33,9 @@ from ._common import ParseError, as_int, na, smi_xml_root, strip_transcript
 # --- kernel log: Xid and SXid ---------------------------------------------------------------
 
 # NVRM: Xid (PCI:0000:5d:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.
-_XID = re.compile(r"NVRM: Xid \((?:PCI:)?([0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?)\): (\d+),?\s*(.*)")
+_XID = re.compile(
+    r"NVRM: Xid \((?:PCI:)?([0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?)\): (\d+),?\s*(.*)"
+)
 # nvidia-nvswitch3: SXid (PCI:0000:05:00.0): 12028, Non-fatal, Link 44 egress ...
 _SXID = re.compile(
     r"(nvidia-nvswitch\d*): SXid \((?:PCI:)?([0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?)\): (\d+),?\s*(.*)"
@@ -80,7 +82,9 @@ def kernel_line_time(line: str, boot: float | None) -> tuple[float | None, float
     if (m := _SHORT.match(line)) and m.group(1) in _MONTHS:  # no year: this year's (UTC taken for local)
         y = time.gmtime().tm_year
         frac = float("0." + m.group(6)) if m.group(6) else 0.0
-        return calendar.timegm((y, _MONTHS[m.group(1)], int(m.group(2)), *(int(x) for x in m.groups()[2:5]))) + frac, None
+        return calendar.timegm(
+            (y, _MONTHS[m.group(1)], int(m.group(2)), *(int(x) for x in m.groups()[2:5]))
+        ) + frac, None
     return None, None
 
 
@@ -151,6 +155,12 @@ def health_from_smi_xml(text: str) -> list[dict[str, Any]]:
     return [_gpu_health(g) for g in smi_xml_root(text).findall("gpu")]
 
 
+def _action(text: str | None) -> str | None:
+    """``GPU Recovery Action`` as the driver says it ("None" is an answer: nothing owed); N/A or absent: None."""
+    text = (text or "").strip()
+    return None if text in ("", "N/A", "[N/A]", "[Not Supported]") else text
+
+
 def _gpu_health(g: ET.Element) -> dict[str, Any]:
     def t(path: str) -> str | None:
         return na(g.findtext(path))
@@ -158,6 +168,9 @@ def _gpu_health(g: ET.Element) -> dict[str, Any]:
     return {
         "uuid": t("uuid"),
         "pci_bus_id": t("pci/pci_bus_id") or g.get("id"),
+        # the driver's own word on what this GPU needs after a fault (r550+: None, Reset, Node Reboot,
+        # Drain P2P, Drain and Reset); a reset clears it, so it tells a fault since the last reset
+        "recovery_action": _action(g.findtext("gpu_recovery_action")),
         "ecc": _ecc_totals(g),
         "retired_pages": {
             "sbe": as_int(t("retired_pages/multiple_single_bit_retirement/retired_count")),
@@ -311,9 +324,7 @@ def _imex(sec: dict[str, list[str]]) -> dict[str, Any]:
     ctl_error = None
     if not nodes and domain is None:
         ctl_error = next((ln.strip()[:200] for ln in ctl if ln.strip()), "no output") if ctl else None
-    config = [
-        ln.strip() for ln in sec.get("imex-nodes", []) if ln.strip() and not ln.lstrip().startswith("#")
-    ]
+    config = [ln.strip() for ln in sec.get("imex-nodes", []) if ln.strip() and not ln.lstrip().startswith("#")]
     missing_cfg = any("No such file" in c or "cannot open" in c for c in config)
     return {
         "service": _service(sec.get("imex-service")),
