@@ -35,6 +35,8 @@ KNOWN_MISSES = {
     " the first listen() is the engine handshake's socket is known from the fault, not from the log",
     "vllm-issues/206.log": "an OOM whose only stage evidence is the weights progress bar printed AFTER it;"
     " the excerpt has no stack",
+    "vllm-issues/268.log": "a UCX crash handler's 'Caught signal 8' and a native backtrace through a"
+    " FlashInfer MoE kernel, no vLLM line at all: that start-up had reached the kernels is in the title only",
     "vllm-issues/156.log": "the stage comes from the thread (an FP8 checkpoint being loaded), nothing in"
     " the excerpt names the weights",
 }
@@ -99,10 +101,13 @@ def test_corpus_events_agree_with_result(case: Case) -> None:
     assert all(e.run == "r1" for e in events)
 
 
-# Issue 13's bar on the held-out fifth is stage >= 95 %, root >= 90 %; it is NOT met yet (measured
-# 2026-12-01 after the last rule change: stage 46/54, root 50/54). This test holds the floor that was
-# measured, so a change that loses held-out logs fails; raise the floor when the score rises.
-HELD_OUT_FLOOR = {"stage": 0.85, "root": 0.92}
+# Issue 13's bar on the held-out fifth is stage >= 95 %, root >= 90 %; it is NOT met yet. This test
+# holds the floor that was measured, so a change that loses held-out logs fails; raise it when the
+# score rises. Measured 2026-12-01: stage 46/54, root 50/54. 2026-12-04: 40 new excerpts (241-280)
+# were labelled and added; the hash put 14 of them in the held-out part, which the classifier had
+# never seen: 11/14 stage right. The old 54 still score 46/54 after the rule changes, the whole
+# held-out part 57/68 stage (83.8 %), 64/68 root (94.1 %). The floor follows that measurement.
+HELD_OUT_FLOOR = {"stage": 0.83, "root": 0.92}
 
 
 def test_held_out_part_holds_its_measured_floor() -> None:
