@@ -83,6 +83,10 @@ class LogFeed:
         """Lines already handed out changed their stage letter (the view must redraw them)."""
         self.stopping: set[str] = set()
         """Runs whose server logged that it is shutting down (a normal stop, not a failure)."""
+        self.failed: dict[str, str] = {}
+        """Gutter letter of each run whose root exception was found: the stage it failed in. Every
+        line the run prints after its root (the wrappers' tracebacks, the shutdown) is a
+        consequence and carries that letter, never the stage the markers had entered."""
 
     def reset(self, state: SessionState | None = None, at: float | None = None) -> None:
         """Start over (after a seek): stages as they were at time ``at`` in ``state``."""
@@ -91,6 +95,7 @@ class LogFeed:
         self._in_tb = set()
         self._recent.clear()
         self.stopping = set()
+        self.failed = {}
         self.runs = set()
         if state is None:
             return
@@ -99,6 +104,9 @@ class LogFeed:
             reached = [s for s in run.stages if at is None or s.t <= at]
             if reached:
                 self.stage[run_id] = reached[-1].stage
+            found = run.exception
+            if found is not None and (at is None or found.t < at) and found.stage in STAGE_CODE:
+                self.failed[run_id] = STAGE_CODE[found.stage]
 
     def lines(self, e: ev.AnyEvent) -> list[LogLine]:
         """The display lines of one event, each tagged with the event's host."""
@@ -127,6 +135,7 @@ class LogFeed:
                 self.runs.add(e.run)
                 self.progress = ProgressTracker()
                 self.stage[e.run] = ""
+                self.failed.pop(e.run, None)
                 return [LogLine("cmd", f"$│run {neutralise(e.run)}: {_flat(e.command)}")]
             case ev.CommandSent():
                 return [LogLine("probe", f"$│{_flat(e.command)}" + (f"   [{_flat(e.purpose)}]" if e.purpose else ""))]
@@ -146,23 +155,29 @@ class LogFeed:
         return []
 
     def _retag(self, e: ev.ExceptionFound) -> None:
-        """Give the root traceback's lines the letter of the stage it failed in.
+        """Give the root traceback's lines, and every line of the run after them, the letter of
+        the stage it failed in.
 
         The gutter letter is the stage the run had *entered* when a line was printed; the
         classifier decides the failed stage from the root's own frames, often later (an
-        engine failure printed while the markers still said device). The stack, the root
-        line and the lines between them are re-tagged with that stage."""
+        engine failure printed while the markers still said device). The root's stack and
+        the root line are re-tagged with that stage, and so is everything the run printed
+        after the root (the API server's ``RuntimeError: Engine core initialization failed``
+        wrapper, the shutdown): consequences of the same failure. Lines it prints from now on
+        carry the letter too (:attr:`failed`)."""
         code = STAGE_CODE.get(e.stage)
         if code is None:
             return
+        self.failed[e.run] = code
         wanted = {neutralise(x).rstrip() for x in (*e.stack, e.line) if x.strip()}
         root = neutralise(e.line).rstrip()
-        hits = [ln for run, ln in self._recent if run == e.run and ln.text[2:].rstrip() in wanted]
+        mine = [ln for run, ln in self._recent if run == e.run and ln.kind in _STAGED]
+        hits = [i for i, ln in enumerate(mine) if ln.text[2:].rstrip() in wanted]
         if not hits:
             return
         # the root line itself closes the traceback: the last hit equal to it, else the last hit
-        end = max((i for i, ln in enumerate(hits) if ln.text[2:].rstrip() == root), default=len(hits) - 1)
-        for ln in hits[: end + 1]:
+        end = max((i for i in hits if mine[i].text[2:].rstrip() == root), default=hits[-1])
+        for ln in [*(mine[i] for i in hits if i < end), *mine[end:]]:
             if ln.text[:1] != code:
                 ln.text = code + ln.text[1:]
                 self.retagged = True
@@ -175,7 +190,7 @@ class LogFeed:
         host = neutralise(e.host) if e.host else ""
         if e.id not in self.runs:
             return [LogLine("probe", " │" + line, host) for line in raw]
-        code = STAGE_CODE.get(self.stage.get(e.id, ""), " ") + "│"
+        code = (self.failed.get(e.id) or STAGE_CODE.get(self.stage.get(e.id, ""), " ")) + "│"
         if "shards" in text or "CUDA graph" in text:
             for line in raw:
                 self.progress.feed(line)
@@ -228,6 +243,9 @@ def _flat(text: str) -> str:
     """One display line: newlines of a multi-line command shown as ⏎ (the log view splits on them)."""
     return neutralise(text).replace("\r", "").replace("\n", " ⏎ ")
 
+
+_STAGED = ("out", "err")
+"""Kinds of server-log lines: their gutter is a stage letter (the others carry their own mark)."""
 
 _STOPPING = "shutdown triggered"
 """What vLLM's API server logs when it is told to stop (SIGTERM / SIGINT from the ladder or the operator)."""

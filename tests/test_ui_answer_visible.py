@@ -104,7 +104,8 @@ def test_own_lines_are_coloured_by_what_they_say(event, sev):
 
 
 def test_a_root_traceback_is_tagged_with_the_stage_it_failed_in():
-    """Printed while the markers said device, found (by its frames) to be an engine failure."""
+    """Printed while the markers said device, found (by its frames) to be an engine failure:
+    the root's stack and everything printed after the root (its consequences) say engine."""
     feed = LogFeed()
     feed.lines(ev.RunStarted(run="r1", command="vllm serve"))
     feed.lines(ev.StageReached(run="r1", stage="device", line=1))
@@ -115,7 +116,10 @@ def test_a_root_traceback_is_tagged_with_the_stage_it_failed_in():
     assert all(ln.text.startswith("D│") for ln in shown)
     feed.lines(ev.ExceptionFound(run="r1", stage="engine", line=ROOT, line_number=4, stack=stack))
     assert feed.retagged
-    assert [ln.text[0] for ln in shown] == ["D", "E", "E", "E", "D"]
+    assert [ln.text[0] for ln in shown] == ["D", "E", "E", "E", "E"]
+    feed.lines(ev.StageReached(run="r1", stage="api", line=9))  # a marker after the failure changes nothing
+    (later,) = feed.lines(ev.Output(id="r1", text="RuntimeError: Engine core initialization failed."))
+    assert later.text.startswith("E│")
 
 
 # --- the live session, 80×24 and 120×40 ---------------------------------------------------------

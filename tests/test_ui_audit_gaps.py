@@ -1,0 +1,60 @@
+"""Gaps an audit of issue 17 found after it was built, driven with Pilot.
+
+- the consequences of a failure (the API server's ``RuntimeError: Engine core
+  initialization failed`` wrapper printed after the root) carry the failed stage's letter,
+  never the stage the markers had entered, which the Stages panel contradicts;
+"""
+
+from __future__ import annotations
+
+from k3tui import events as ev
+from screens.session.session_screen import SessionScreen
+
+from .ui_recordings import ROOT, ScriptedDriver, live_app
+
+WRAPPER = "RuntimeError: Engine core initialization failed. See root cause above."
+LETTERS = "CFDWEAR "
+"""A server-log line's gutter: a stage letter (blank before any stage); k3tui's own lines have marks."""
+
+
+def _server_line(ln: str) -> bool:
+    return ln[:1] in LETTERS and ln[1:2] == "│"
+
+
+class _EngineFailureSeenAsWeights(ScriptedDriver):
+    """The scripted session without its ``engine`` marker: the root is printed while the markers
+    still say weights, and the classifier finds (by its frames) that the engine failed."""
+
+    def __init__(self, *args, **kwargs) -> None:  # noqa: ANN002, ANN003
+        super().__init__(*args, **kwargs)
+        self._script = [e for e in self._script if not (isinstance(e, ev.StageReached) and e.stage == "engine")]
+
+
+async def _failed(pilot, app):  # noqa: ANN001, ANN202
+    for _ in range(100):
+        await pilot.pause(0.05)
+        if isinstance(app.screen, SessionScreen) and app.screen.ready:
+            break
+    ss = app.screen
+    await pilot.press("r")
+    for _ in range(200):
+        await pilot.pause(0.05)
+        r = ss.view.state.rungs.get("minimal")
+        if r is not None and r.state == "done" and not ss.view.backlog:
+            break
+    await pilot.pause(0.3)
+    return ss
+
+
+async def test_a_failures_consequences_carry_the_failed_stage_letter(tmp_path, shared):
+    app = live_app(_EngineFailureSeenAsWeights(tmp_path / "live.k3rec", shared))
+    async with app.run_test(size=(160, 48)) as pilot:
+        ss = await _failed(pilot, app)
+        stages = str(ss.query_one("#stages").render())
+        assert "✖ engine" in stages, stages
+        lines = ss.view.log_view.lines
+        root = max(i for i, ln in enumerate(lines) if ROOT[:40] in ln and _server_line(ln))
+        assert lines[root][0] == "E", lines[root]
+        after = [ln for ln in lines[root + 1 :] if _server_line(ln)]
+        assert any(WRAPPER[:40] in ln for ln in after)
+        assert {ln[0] for ln in after} == {"E"}, [ln for ln in after if ln[0] != "E"][:3]
