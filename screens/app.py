@@ -25,6 +25,7 @@ from typing import Any
 from textual import events, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.notifications import Notify
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
@@ -34,6 +35,7 @@ from k3tui.replay import Replay
 from k3tui.textsafe import neutralise
 
 from .common import key_guard
+from .common.held_toasts import HeldToasts
 from .common.prompt_dialog import PromptDialog
 from .home.home_screen import HomeScreen
 from .replay.replay_screen import ReplayScreen
@@ -70,9 +72,12 @@ class K3App(App):
         self.session_factory = session_factory
         self.home_dirs = home_dirs
         self.ssh_config = ssh_config
+        self.toasts = HeldToasts(self)
+        """Toasts raised while a dialog is open, waiting for it to close."""
 
     def on_mount(self) -> None:
         self.theme = "textual-dark"
+        self.toasts.start()
         self.push_screen(HomeScreen(self.home_dirs, self.ssh_config))
         if self.live is not None:
             self.run_worker(self._open_live(), group="open", exit_on_error=False)
@@ -120,6 +125,11 @@ class K3App(App):
             )
             return
         self.push_screen(SessionScreen(driver_factory=partial(self.session_factory, target), from_home=True))
+
+    def on_notify(self, event: Notify) -> None:
+        """A toast raised while a dialog is open waits until it closes (it would cover the input)."""
+        if self.toasts.hold(event.notification):
+            event.prevent_default()
 
     # --- keys typed ahead -----------------------------------------------------------------
 

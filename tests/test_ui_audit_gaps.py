@@ -3,11 +3,15 @@
 - the consequences of a failure (the API server's ``RuntimeError: Engine core
   initialization failed`` wrapper printed after the root) carry the failed stage's letter,
   never the stage the markers had entered, which the Stages panel contradicts;
+- a toast raised while a dialog's input is open waits until the dialog closes;
 """
 
 from __future__ import annotations
 
+from textual.widgets._toast import Toast
+
 from k3tui import events as ev
+from screens.common.prompt_dialog import PromptDialog
 from screens.session.session_screen import SessionScreen
 
 from .ui_recordings import ROOT, ScriptedDriver, live_app
@@ -58,3 +62,32 @@ async def test_a_failures_consequences_carry_the_failed_stage_letter(tmp_path, s
         after = [ln for ln in lines[root + 1 :] if _server_line(ln)]
         assert any(WRAPPER[:40] in ln for ln in after)
         assert {ln[0] for ln in after} == {"E"}, [ln for ln in after if ln[0] != "E"][:3]
+
+
+def _toasts(screen) -> list[str]:  # noqa: ANN001
+    return [str(t.render()) for t in screen.query(Toast)]
+
+
+async def test_a_toast_raised_over_a_dialog_waits_until_it_closes(tmp_path, shared):
+    app = live_app(ScriptedDriver(tmp_path / "live.k3rec", shared))
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        ss = await _failed(pilot, app)
+        app.clear_notifications()
+        await pilot.press("n")
+        for _ in range(40):
+            await pilot.pause(0.05)
+            if isinstance(app.screen, PromptDialog):
+                break
+        dialog = app.screen
+        assert isinstance(dialog, PromptDialog)
+        app.notify("freeze finished: scene 3", timeout=1)  # raised from elsewhere while the note is typed
+        await pilot.pause(0.3)
+        assert not _toasts(dialog), _toasts(dialog)
+        await pilot.pause(1.2)  # longer than its timeout: held, it must not have been spent unseen
+        await pilot.press("escape")
+        for _ in range(40):
+            await pilot.pause(0.05)
+            if app.screen is ss and _toasts(ss):
+                break
+        assert app.screen is ss
+        assert any("freeze finished: scene 3" in t for t in _toasts(ss)), _toasts(ss)
