@@ -56,7 +56,9 @@ def test_one_culprit_named_confirmed_within_worst_case(keys, data, repeat):
     assert out.kind == "culprit", out.line
     assert out.culprits == [culprit] and out.confirmed
     assert out.line.startswith(f"culprit: {culprit}=v-{culprit} ")
-    assert f"good with (unset): {repeat}/{repeat} passed; bad with v-{culprit}: {repeat}/{repeat} reproduced" in out.line
+    assert (
+        f"good with (unset): {repeat}/{repeat} passed; bad with v-{culprit}: {repeat}/{repeat} reproduced" in out.line
+    )
     assert out.runs <= worst_runs(len(keys))
     by_taken = {frozenset(t.taken): t.verdict for t in out.trials}
     assert by_taken[frozenset({culprit})] == "bad"  # G plus only the culprit fails
@@ -150,3 +152,58 @@ def test_a_session_file_is_a_side_of_the_bisect(tmp_path):
     argv[6] = str(empty)
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert proc.returncode == 2 and "records no run config" in proc.stderr
+
+
+def test_a_frozen_scene_is_a_side_of_the_bisect(tmp_path):
+    """``--good SCENE.json``: the server the scene froze (a real simulated freeze: the container's
+    ``vllm serve`` entrypoint and args, image, driver, GPUs, serving env); a scene with no vLLM server
+    is a one-line refusal."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from k3tui import events as ev
+    from k3tui.reader import read_all
+
+    rec = Path(__file__).resolve().parent.parent / "recordings" / "demo-cuda-compat-803.k3rec"
+    scene = next(e.scene for e in read_all(str(rec))[1] if isinstance(e, ev.SceneFrozen))
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(scene))
+    argv = [
+        sys.executable,
+        "-m",
+        "k3tui.cli",
+        "bisect",
+        "demo:healthy",
+        "--good",
+        str(good),
+        "--bad-set",
+        "max_model_len=4096",
+    ]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert "1 variable(s) differ" in proc.stdout and "max_model_len: None -> 4096" in proc.stdout, (
+        proc.stdout + proc.stderr
+    )
+
+    from k3tui.commands.bisect import scene_config
+
+    cfg = scene_config(str(good))
+    assert cfg.image == "vllm/vllm-openai:kimi-k3" and cfg.model_path == "moonshotai/Kimi-K3"
+    assert (
+        cfg.tensor_parallel_size == 8
+        and cfg.gpu_count == len(scene["gpus"])
+        and cfg.driver == scene["host"]["driver_version"]
+    )
+    assert cfg.flags.get("enable-prefix-caching") is True
+
+    other = dict(scene, process={"pid": 1, "cmdline": ["sleep", "60"]}, container=None)
+    bad_scene = tmp_path / "not-vllm.json"
+    bad_scene.write_text(json.dumps(other))
+    argv[6] = str(bad_scene)
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert (
+        proc.returncode == 2
+        and "holds no vLLM server launch" in proc.stderr
+        and len(proc.stderr.strip().splitlines()) == 1
+    )

@@ -34,7 +34,11 @@ DEMO_RUN_S = 5.0
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_target_options(p)
-    p.add_argument("--good", default="profile", help="'profile' (the minimal launch), a .k3rec session (its last run's config) or a launch command line")
+    p.add_argument(
+        "--good",
+        default="profile",
+        help="'profile' (the minimal launch), a .k3rec session (its last run's config), a scene JSON (k3tui freeze --json) or a launch command line",
+    )
     p.add_argument("--bad", default="", help="like --good (default: G); --bad-set changes it")
     for side in ("good", "bad"):
         p.add_argument(
@@ -64,6 +68,8 @@ def build_configs(args: argparse.Namespace, profile: Any) -> tuple[Any, Any]:
             return from_profile(profile, model_path=args.model_path, port=args.port)
         if spec.endswith(".k3rec"):
             return session_config(spec)
+        if spec.endswith(".json"):
+            return scene_config(spec)
         return parse_command(spec)
 
     good = apply_changes(one(args.good), parse_sets(args.good_set))
@@ -87,6 +93,59 @@ def session_config(path: str) -> Any:
     if last is None:
         raise UsageError(f"session {path} records no run config: use 'profile' or a launch command line")
     return msgspec.convert(last.config, RunConfig)
+
+
+def scene_config(path: str) -> Any:
+    """The run a frozen scene (``k3tui freeze --json``) describes: its server's launch, image, driver, GPUs, env.
+
+    The launch is the serving process's argv when it is a vLLM server, else the container's
+    entrypoint + command (``vllm serve`` + its args, as ``docker inspect`` has them). The driver and
+    the GPU count are observed facts (bisect lists them as not bisectable); the serving env is the
+    scene's (``LD_LIBRARY_PATH``, ``NCCL_*``, ``CUDA_*`` …), masked values left out.
+    """
+    import json
+
+    from ..ladder.config import parse_command
+
+    try:
+        data = json.loads(open(path, encoding="utf-8").read())
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"cannot read scene {path}: {exc}") from None
+    if isinstance(data, list):
+        data = data[0] if data else {}
+    if not isinstance(data, dict):
+        raise UsageError(f"{path} is not a scene (k3tui freeze --json writes one)")
+    argv = _server_argv(data)
+    if argv is None:
+        raise UsageError(
+            f"scene {path} holds no vLLM server launch (neither its process nor its container runs 'vllm serve'): "
+            "freeze it while the server runs, or give the launch command line"
+        )
+    cfg = parse_command(argv)
+    cfg.image = str((data.get("container") or {}).get("image") or "")
+    cfg.driver = str((data.get("host") or {}).get("driver_version") or "")
+    cfg.gpu_count = len(data.get("gpus") or []) or None
+    for k, v in sorted((data.get("env") or {}).items()):
+        if isinstance(v, str) and v and "<redacted>" not in v and k != "PATH":
+            cfg.env.setdefault(k, v)
+    return cfg
+
+
+def _server_argv(scene: dict[str, Any]) -> list[str] | None:
+    """``vllm serve …`` (or ``python -m vllm.entrypoints…``) from the process, else from the container."""
+    argv = [str(a) for a in ((scene.get("process") or {}).get("cmdline") or [])]
+    for i, a in enumerate(argv):
+        if a.rsplit("/", 1)[-1] == "vllm" and argv[i + 1 : i + 2] == ["serve"]:
+            return ["vllm", "serve", *argv[i + 2 :]]
+        if a == "-m" and argv[i + 1 : i + 2] and argv[i + 1].startswith("vllm.entrypoints"):
+            return ["python3", *argv[i:]]
+    c = scene.get("container") or {}
+    entry = [str(a) for a in (c.get("entrypoint") or [])]
+    cmd = [str(a) for a in (c.get("cmd") or [])]
+    whole = entry + cmd
+    if whole[:2] == ["vllm", "serve"] or (len(whole) > 1 and whole[0].endswith("/vllm") and whole[1] == "serve"):
+        return ["vllm", "serve", *whole[2:]]
+    return None
 
 
 def describe(p: Any, repeat: int, run_s: float) -> list[str]:
@@ -187,7 +246,12 @@ async def _run(args: argparse.Namespace, profile: Any, good: Any, bad: Any, p: A
 
         try:
             out = await Bisector(
-                changes, probe, repeat=args.repeat, budget=args.budget, on_step=on_step, estimate=p.expected_runs,
+                changes,
+                probe,
+                repeat=args.repeat,
+                budget=args.budget,
+                on_step=on_step,
+                estimate=p.expected_runs,
                 good_values={k: good_vals.get(k) for k in changes},
             ).run()
         finally:
