@@ -252,3 +252,39 @@ async def test_a_leaderworkerset_pod_is_frozen_with_its_group(sshd, kubeapi, sha
         n.startswith("group member vllm-0 on gb300-tray-07: Running, restarts 4, CrashLoopBackOff") for n in s.notes
     )
     assert "fastsafetensors" in s.first_exception["line"]
+
+
+def test_kube_context_selects_the_server_of_that_context_and_a_wrong_name_is_one_line(sshd, kubeapi) -> None:  # noqa: ANN001
+    """Two contexts, two (stand-in) API servers: ``--kube-context`` reaches the one it names, on the target's kubectl."""
+    from tests.support.kubeapi import KubeApi, kubeconfig_of
+
+    other = KubeApi()
+    other.start()
+    try:
+        kubeapi.add_scenario(rename=(POD, UID))
+        other_uid = "9e8d7c6b-5a49-4382-b1a0-f9e8d7c6b5a4"
+        other.add_scenario(rename=(POD, other_uid))
+        d = tempfile.mkdtemp(prefix="k3-kube-", dir="/tmp")
+        os.chmod(d, 0o755)
+        kc = kubeconfig_of(Path(d) / "config", {"gb300": kubeapi, "gb300-b": other}, current="gb300")
+        common = [sshd.target, "-i", str(sshd.key_path), "--known-hosts", str(sshd.known_hosts), "--pod", f"{NS}/{POD}",
+                  "--kubeconfig", str(kc), "--containerd-socket", "/nonexistent/c.sock"]  # fmt: skip
+        out = Path(d) / "scene.json"
+        picked = _k3tui("freeze", *common, "--kube-context", "gb300-b", "--json", str(out))
+        assert picked.returncode == 0, picked.stderr
+        assert json.loads(out.read_text())["pod"]["uid"] == other_uid
+        pod_path = f"/api/v1/namespaces/{NS}/pods/{POD}"
+        assert ("GET", pod_path) in other.requests and ("GET", pod_path) not in kubeapi.requests
+        default = _k3tui("freeze", *common, "--json", str(out))  # no --kube-context: the current context's server
+        assert default.returncode == 0 and json.loads(out.read_text())["pod"]["uid"] == UID, default.stderr
+        wrong = _k3tui("freeze", *common, "--kube-context", "gb300-c")
+        assert wrong.returncode == 2 and len(wrong.stderr.strip().splitlines()) == 1, (
+            wrong.stdout[-1000:] + wrong.stderr
+        )
+        assert f"--kube-context 'gb300-c': no such context in {kc}" in wrong.stderr
+        assert "(it has: gb300, gb300-b)" in wrong.stderr
+        n = len(other.requests)
+        lad = _k3tui("ladder", *common, "--kube-context", "gb300-x", "--rung", "minimal")
+        assert lad.returncode == 2 and "--kube-context 'gb300-x'" in lad.stderr and len(other.requests) == n
+    finally:
+        other.stop()

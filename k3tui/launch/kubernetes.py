@@ -109,6 +109,29 @@ class KubernetesLauncher:
     ) -> RunResult:
         return await run_probe(host, probes, name, command, timeout, stdin)
 
+    async def check_context(self, host: Any, probes: dict[str, RunResult] | None = None) -> None:
+        """``--kube-context NAME`` must name a context of the kubeconfig on the target (UsageError listing them).
+
+        kubectl's own answer to an unknown context ("context … does not exist") would only be a probe
+        note, and the freeze would go on without the pod: a misspelt context is the operator's error.
+        """
+        ctx = self.pick.kube_context
+        if not ctx:
+            return
+        opts = f" --kubeconfig {shlex.quote(self.pick.kubeconfig)}" if self.pick.kubeconfig else ""
+        r = await self._run(
+            host, {} if probes is None else probes, "kube_contexts", f"kubectl{opts} config get-contexts -o name"
+        )
+        if not r.ok:
+            return  # no kubectl, no kubeconfig: the API calls themselves say why
+        known = r.stdout.split()
+        if ctx not in known:
+            where = self.pick.kubeconfig or "kubectl's kubeconfig"
+            raise UsageError(
+                f"--kube-context {ctx!r}: no such context in {where} on {getattr(host, 'alias', 'the target')} "
+                f"(it has: {', '.join(known) or 'none'})"
+            )
+
     async def get(self, host: Any, probes: dict[str, RunResult], name: str, path: str) -> Any:
         """``kubectl get --raw PATH`` as JSON (None when it failed: the probe says why)."""
         r = await self._run(host, probes, name, self.kubectl(f"get --raw {shlex.quote(path)}"))
@@ -211,6 +234,7 @@ class KubernetesLauncher:
         from ..scene.freeze import freeze
 
         self.pick, self.container = pick, pick.container or self.container
+        await self.check_context(host)
         node = ContainerdLauncher(pick)
         ref = pick.pod_ref()
         if ref is None:  # no --pod: the pod of the serving container on this node

@@ -20,7 +20,8 @@ examples) and real vLLM logs from ``../shared/corpus``:
 ``drop_follow_after = N`` closes the first follow stream after N lines (an API connection
 that drops), to test the resume. Every request is recorded in ``requests`` as
 ``(method, path)``. Fixture ``kubeapi`` → :class:`KubeApi` (function-scoped): ``url``,
-``kubeconfig(path)`` writes a kubeconfig with context ``gb300`` pointing at it.
+``kubeconfig(path)`` writes a kubeconfig with context ``gb300`` pointing at it
+(:func:`kubeconfig_of`: one context per stand-in, for ``--kube-context``).
 """
 
 from __future__ import annotations
@@ -112,14 +113,7 @@ class KubeApi:
         return f"http://127.0.0.1:{self._server.server_address[1]}"
 
     def kubeconfig(self, path: Path, context: str = "gb300") -> Path:
-        path.write_text(
-            "apiVersion: v1\nkind: Config\n"
-            f"clusters:\n- name: standin\n  cluster:\n    server: {self.url}\n"
-            f"contexts:\n- name: {context}\n  context:\n    cluster: standin\n    user: oncall\n    namespace: default\n"
-            f"current-context: {context}\nusers:\n- name: oncall\n  user:\n    token: not-a-real-token\n"
-        )
-        path.chmod(0o644)
-        return path
+        return kubeconfig_of(path, {context: self}, context)
 
     # --- serving -----------------------------------------------------------------------
 
@@ -282,6 +276,20 @@ class KubeApi:
                     break
             time.sleep(0.02)
         h.wfile.write(b"0\r\n\r\n")
+
+
+def kubeconfig_of(path: Path, contexts: dict[str, KubeApi], current: str) -> Path:
+    """A kubeconfig with one context (and cluster) per stand-in, ``current`` its current context."""
+    clusters = "".join(f"- name: c-{n}\n  cluster:\n    server: {api.url}\n" for n, api in contexts.items())
+    ctxs = "".join(
+        f"- name: {n}\n  context:\n    cluster: c-{n}\n    user: oncall\n    namespace: default\n" for n in contexts
+    )
+    path.write_text(
+        f"apiVersion: v1\nkind: Config\nclusters:\n{clusters}contexts:\n{ctxs}"
+        f"current-context: {current}\nusers:\n- name: oncall\n  user:\n    token: not-a-real-token\n"
+    )
+    path.chmod(0o644)
+    return path
 
 
 def _body(h: BaseHTTPRequestHandler) -> bytes:
