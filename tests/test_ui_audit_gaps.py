@@ -4,6 +4,8 @@
   initialization failed`` wrapper printed after the root) carry the failed stage's letter,
   never the stage the markers had entered, which the Stages panel contradicts;
 - a toast raised while a dialog's input is open waits until the dialog closes;
+- a log line cut at the pane's edge says so (``…`` in its last visible cell, a hint in the
+  status line) and ``w`` shows it whole.
 """
 
 from __future__ import annotations
@@ -91,3 +93,30 @@ async def test_a_toast_raised_over_a_dialog_waits_until_it_closes(tmp_path, shar
                 break
         assert app.screen is ss
         assert any("freeze finished: scene 3" in t for t in _toasts(ss)), _toasts(ss)
+
+
+async def test_a_line_cut_at_the_panes_edge_says_so_and_w_shows_it(tmp_path, shared):
+    """The live session's first line (``connected to … key SHA256:…``) is wider than the log at 120×40."""
+    app = live_app(ScriptedDriver(tmp_path / "live.k3rec", shared))
+    async with app.run_test(size=(120, 40)) as pilot:
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if isinstance(app.screen, SessionScreen) and app.screen.ready:
+                break
+        ss = app.screen
+        await pilot.pause(0.3)
+        log = ss.view.log_view
+        seen = log.scrollable_content_region.width
+        first = log.lines[0]
+        assert first.startswith("·│connected to") and len(first) > seen
+        row = log.render_line(0).text
+        assert row[seen - 1] == "…" and row[: seen - 1] == first[: seen - 1], row
+        short = next(i for i, ln in enumerate(log.lines) if len(ln) < seen)
+        assert "…" not in log.render_line(short).text  # a line that fits is left alone
+        assert "(w wraps)" in str(ss.query_one("#logstatus").render())
+        await pilot.press("w")
+        await pilot.pause(0.2)
+        rows = [log.render_line(y).text for y in range(3)]
+        assert "…" not in "".join(rows)
+        assert "".join(r[2:seen].rstrip() for r in rows[:2]) == first[2:], rows
+        assert "(w wraps)" not in str(ss.query_one("#logstatus").render())

@@ -18,6 +18,7 @@ from bisect import bisect_left
 from collections import deque
 
 from rich.highlighter import Highlighter
+from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual.strip import Strip
@@ -83,6 +84,8 @@ _CURRENT_MATCH = Style(color="black", bgcolor="#ff8700", bold=True, underline=Tr
 _CURRENT = Style(bgcolor="#3a3a3a")
 _WRAP = "┆"
 """Gutter separator of a wrapped line's continuation rows."""
+_MORE = Style(color="black", bgcolor="grey70", bold=True)
+"""The ``…`` drawn in a line's last visible cell when it goes on past the pane's edge (``w`` wraps it)."""
 
 
 class _Highlighter(Highlighter):
@@ -488,6 +491,23 @@ class LogView(Log):
     def notify_style_update(self) -> None:
         self._k3_rich_style = None
         super().notify_style_update()
+
+    @property
+    def cut(self) -> bool:
+        """Some line is wider than the pane (clipped there: ``w`` wraps it)."""
+        return not self.wrap and self.virtual_size.width > self.scrollable_content_region.width
+
+    def _render_line(self, y: int, scroll_x: int, width: int) -> Strip:
+        # a line that goes on past the right edge says so in its last cell (the text is unchanged)
+        # (``width`` counts the vertical scrollbar's column too: the mark goes before it)
+        strip = super()._render_line(y, scroll_x, width)
+        seen = min(width, self.scrollable_content_region.width)
+        if seen > 1 and y < len(self._lines):
+            full = self._render_line_strip(y, self.rich_style).cell_length
+            if full > scroll_x + seen:
+                parts = [*strip.crop(0, seen - 1), Segment("…", _MORE), *strip.crop(seen, width)]
+                strip = Strip(parts, width).apply_offsets(scroll_x, y)
+        return strip
 
     def _render_line_strip(self, y: int, rich_style: Style) -> Strip:
         # the highlighter sees only the text; it asks the severity of the line being rendered

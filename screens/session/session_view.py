@@ -277,6 +277,7 @@ class SessionView(Vertical):
             at, n = log.position()
             q = f"  /{log.query_text} {at}/{n}" if at else f"  /{log.query_text} {n} hits"
         text = f"{follow}  {mode}{q}  {log.line_count:,} shown · {log.kept:,} kept"
+        text += "  long lines cut… (w wraps)" if log.cut else ""  # last: the counts stay at 80 columns
         if len(log.hosts) > 1:
             # first, so that it stays on screen at 80 columns (h cycles it)
             selected = log.host_filter
