@@ -140,6 +140,65 @@ def test_cli_freeze_and_check_a_pod_on_a_node_without_dockerd(sshd, containerd, 
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "NAMESPACE/NAME" in bad.stderr
 
 
+TRITON = "nvcr.io/nvidia/tritonserver:25.09-vllm-python-py3"
+
+
+@pytest.fixture(scope="module")
+def other_image(containerd) -> str:  # noqa: ANN001
+    """A second image in the real containerd (imported, never pulled) and a pod container of it."""
+    from tests.support.containerd import oci_image_tar
+
+    containerd.ctr("images", "import", "-", input=oci_image_tar(TRITON)[0])
+    kept, containerd.image = containerd.image, TRITON
+    try:
+        return containerd.run_pod_container("triton", "triton-0", "triton", "u-triton", ["sleep", "3600"])
+    finally:
+        containerd.image = kept
+
+
+async def test_found_by_image_exact_or_a_part_naming_one_image(sshd, containerd, pod, other_image) -> None:  # noqa: ANN001
+    from k3tui.errors import UsageError
+    from k3tui.remote.ssh import connect
+
+    async with connect(sshd.target, **sshd.connect_kwargs()) as host:
+
+        async def find(ref: str):  # noqa: ANN202
+            return await get("containerd").find(host, _pick(containerd, image=ref))
+
+        exact, short, part = await find(TRITON), await find("vllm/vllm-openai:kimi-k3"), await find("tritonserver")
+        missing = await find("sglang")
+        with pytest.raises(UsageError) as ambiguous:
+            await find("vllm")
+    assert exact.container is not None and exact.container["id"] == other_image, exact.notes
+    assert exact.pod == {"namespace": "triton", "name": "triton-0", "uid": "u-triton", "container": "triton"}
+    assert part.container is not None and part.container["id"] == other_image
+    # docker.io/… written short is the exact reference; of its containers the running vLLM server is taken
+    assert short.container is not None and short.container["id"] == pod["now"], short.notes
+    assert missing.container is None and missing.notes == [
+        "containerd has no container of image sglang (namespace k8s.io)"
+    ]
+    assert str(ambiguous.value) == (
+        f"--image 'vllm' matches 2 images: docker.io/vllm/vllm-openai:kimi-k3, {TRITON}; give more of the reference"
+    )
+
+
+def test_cli_image_chooses_the_container_and_an_ambiguous_part_is_one_line(
+    sshd, containerd, pod, other_image, tmp_path: Path
+) -> None:  # noqa: ANN001, E501
+    out = tmp_path / "scene.json"
+    common = [sshd.target, "-i", str(sshd.key_path), "--known-hosts", str(sshd.known_hosts), "--runtime", "containerd",
+              "--containerd-socket", containerd.socket, "--pod-log-root", containerd.log_root]  # fmt: skip
+    r = _k3tui("freeze", *common, "--image", "tritonserver:25.09", "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    scene = json.loads(out.read_text())
+    assert scene["container"]["id"] == other_image and scene["container"]["image"] == TRITON
+    bad = _k3tui("freeze", *common, "--image", "vllm")
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1, bad.stdout[-1000:] + bad.stderr
+    assert "matches 2 images: docker.io/vllm/vllm-openai:kimi-k3, nvcr.io/nvidia/tritonserver" in bad.stderr
+    docker = _k3tui("freeze", *common[:5], "--runtime", "docker", "--image", TRITON)  # not silently ignored
+    assert docker.returncode == 2 and "add --runtime containerd" in docker.stderr, docker.stdout[-500:] + docker.stderr
+
+
 def _tail(path: Path) -> bytes:
     with path.open("rb") as fh:
         fh.seek(max(0, path.stat().st_size - 300))

@@ -45,6 +45,9 @@ class Pick:
     """Container name (a pod's container name, or a Docker name) or id."""
     pod: str | None = None
     """``NAMESPACE/NAME`` of a Kubernetes pod."""
+    image: str | None = None
+    """An image reference, exact (``vllm/vllm-openai:v0.11.0`` = ``docker.io/vllm/vllm-openai:v0.11.0``) or a
+    part of one (``vllm-openai``): the container running it (containerd; ambiguous parts are a UsageError)."""
     pid: int | None = None
     runtime: str = ""
     """A launcher name (``docker``, ``containerd``, ``kubernetes`` …); "" = detect on the host."""

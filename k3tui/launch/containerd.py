@@ -83,7 +83,7 @@ class ContainerdLauncher:
         return await run_probe(host, found.probes, name, command, timeout)
 
     async def find(self, host: Any, pick: Pick) -> Found:
-        """The serving container ``pick`` names (by container name or id, pod, or the one running vLLM)."""
+        """The serving container ``pick`` names (by container name or id, pod, image, or the one running vLLM)."""
         self.pick = pick
         found = Found()
         ids = self.ctr("containers ls -q")
@@ -276,8 +276,16 @@ def choose(
     if pick.container:
         c = pick.container
         cands = [i for i in cands if i["ID"] == c or i["ID"].startswith(c) or _label(i, "container") == c]
+    if pick.image:
+        cands = by_image(cands, pick.image)
     what = " ".join(
-        x for x in (f"pod {pick.pod}" if pick.pod else "", f"container {pick.container}" if pick.container else "") if x
+        x
+        for x in (
+            f"pod {pick.pod}" if pick.pod else "",
+            f"container {pick.container}" if pick.container else "",
+            f"container of image {pick.image}" if pick.image else "",
+        )
+        if x
     )
     if not cands:
         notes.append(f"containerd has no {what or 'container'} (namespace {pick.containerd_namespace})")
@@ -296,6 +304,33 @@ def choose(
             f"{len(live)} containers look like vLLM servers ({names}); froze the first: give --container or --pod"
         )
     return pool[0]
+
+
+def normal_ref(ref: str) -> str:
+    """An image reference as containerd names it: ``vllm/x:t`` → ``docker.io/vllm/x:t``, ``busybox`` →
+    ``docker.io/library/busybox:latest`` (a digest reference keeps its digest)."""
+    ref = ref.strip()
+    first, sep, _ = ref.partition("/")
+    if not sep or not ("." in first or ":" in first or first == "localhost"):
+        ref = f"docker.io/{ref}" if sep else f"docker.io/library/{ref}"
+    last = ref.rsplit("/", 1)[-1]
+    return ref if "@" in last or ":" in last else f"{ref}:latest"
+
+
+def by_image(infos: list[dict[str, Any]], ref: str) -> list[dict[str, Any]]:
+    """The containers of image ``ref``: exactly that reference, else every image whose reference contains it.
+
+    Raises:
+        UsageError: the part matches more than one image reference (the line lists them).
+    """
+    exact = [i for i in infos if normal_ref(str(i.get("Image") or "")) == normal_ref(ref)]
+    if exact:
+        return exact
+    part = [i for i in infos if ref.lower() in str(i.get("Image") or "").lower()]
+    refs = sorted({str(i.get("Image")) for i in part})
+    if len(refs) > 1:
+        raise UsageError(f"--image {ref!r} matches {len(refs)} images: {', '.join(refs)}; give more of the reference")
+    return part
 
 
 def _label(info: dict[str, Any], key: str) -> str:

@@ -17,6 +17,7 @@ import shlex
 from collections.abc import AsyncIterator
 from typing import Any
 
+from ..errors import UsageError
 from .base import Pick
 
 
@@ -32,6 +33,11 @@ class DockerLauncher:
         """:func:`k3tui.scene.freeze.freeze` as before (``kw``: its ``run``, ``log_text`` …), the scene tagged."""
         from ..scene.freeze import freeze
 
+        if pick.image:
+            raise UsageError(
+                f"--image {pick.image!r} chooses a container through containerd: add --runtime containerd "
+                "(a Docker container is named with --container)"
+            )
         return await freeze(
             host,
             container=pick.container,

@@ -126,6 +126,7 @@ def pick_from_args(args: argparse.Namespace) -> Pick:
     pick = Pick(
         container=getattr(args, "container", None),
         pod=getattr(args, "pod", None),
+        image=getattr(args, "image", None),
         pid=getattr(args, "pid", None),
         runtime=getattr(args, "runtime", None) or "",
         docker_socket=getattr(args, "docker_socket", DOCKER_SOCKET) or None,
@@ -185,7 +186,9 @@ def add_scene_target_options(p: argparse.ArgumentParser) -> None:
 
 def add_launcher_options(p: argparse.ArgumentParser) -> None:
     """``--pod``, ``--runtime`` and how to reach containerd / the Kubernetes API (freeze, check, ladder)."""
-    p.add_argument("--pod", metavar="NAMESPACE/NAME", help="the serving pod (Kubernetes: kubectl, and containerd on its node)")
+    p.add_argument(
+        "--pod", metavar="NAMESPACE/NAME", help="the serving pod (Kubernetes: kubectl, and containerd on its node)"
+    )
     p.add_argument(
         "--runtime",
         choices=names(),
@@ -193,13 +196,24 @@ def add_launcher_options(p: argparse.ArgumentParser) -> None:
         "a containerd socket without Docker -> containerd)",
     )
     p.add_argument(
-        "--containerd-socket", default=CONTAINERD_SOCKET, help=f"containerd's socket on the host (default {CONTAINERD_SOCKET})"
+        "--containerd-socket",
+        default=CONTAINERD_SOCKET,
+        help=f"containerd's socket on the host (default {CONTAINERD_SOCKET})",
+    )
+    p.add_argument(
+        "--image",
+        metavar="REF",
+        help="containerd: the container of this image (the exact reference, or a part that names one image)",
     )
     p.add_argument("--pod-log-root", default="/var/log/pods", help="the kubelet's pod log folder on the node")
-    p.add_argument("--kube-context", metavar="NAME", help="kubectl context on the target (default: its current context)")
+    p.add_argument(
+        "--kube-context", metavar="NAME", help="kubectl context on the target (default: its current context)"
+    )
     p.add_argument("--kubeconfig", metavar="PATH", help="kubeconfig file on the target (default: kubectl's own)")
     p.add_argument("--job", metavar="JOBID", help="the serving Slurm job (TARGET: a login node or the job's node)")
-    p.add_argument("--slurm-conf", metavar="PATH", help="SLURM_CONF for the Slurm clients on the target (default: theirs)")
+    p.add_argument(
+        "--slurm-conf", metavar="PATH", help="SLURM_CONF for the Slurm clients on the target (default: theirs)"
+    )
     p.add_argument(
         "--node-target",
         metavar="TEMPLATE",
