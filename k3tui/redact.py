@@ -12,7 +12,9 @@ exported. Three layers:
    tokens, ``sk-…``/``hf_…``/``ghp_…``/AWS/JWT-style keys and the other issuers' prefixes
    gitleaks and detect-secrets know (NGC ``nvapi-``, Stripe, Google, Slack …), credentials
    and tokens in URLs, webhook paths, signed-URL parameters, netrc entries, registry logins,
-   private key blocks (PGP too), token-like values beside a credential word (entropy) —
+   client password flags (``mysql -p``, ``sshpass -p``, ``redis-cli -a`` …), login positionals
+   (``wandb login KEY``), private key blocks (PGP, PuTTY too), token-like values beside a
+   credential word (entropy), password-like values after "password is" / "NGC key:" —
    plus extra patterns from ``K3TUI_REDACT`` or the config file. Output is redacted as the
    continuation of its stream's unfinished line, so a value cut from its name by a chunk
    boundary is still found.
@@ -55,21 +57,32 @@ MASK = "<redacted>"
 # A name (env var, dict key, CLI flag) whose value is a secret.
 SECRET_NAME = re.compile(
     r"(?i)token(?!s|i[sz]|_?ids?(?![a-z]))|secret|passw|passphrase|credential|cookie|signature|auth(?!or(?!i))|"
-    r"(?<=.)keys?(?![a-z])|private_?key|(?<=[_.-])pwd?$|^pw$|(?<=[_.-])pass$|^pass$|session_?id"
+    r"(?<=.)keys?(?![a-z])|private_?key|(?<=[_.-])pwd?$|^pw$|(?<=[_.-])pass$|^pass$|(?:store|key)pass$|session_?id"
 )
 # Names that match the above but hold no secret: where a secret lives, counts, switches.
 NOT_SECRET_NAME = re.compile(
     r"(?i)(?:[_.-](?:path|file|dir|url_base|count|size|len|cache|home|ids?|limit|ttl|timeout|enabled|type|mode|"
-    r"backend|budget|length|num|stdin))$|^(?:author|authors|keyboard|signature)$"
+    r"backend|budget|length|num|stdin|warning))$|^(?:author|authors|keyboard|signature)$"
 )
 
 # After a secret-looking name: the separator and the value ("name = value", "--flag value").
 # An HTTP auth scheme word ("Authorization: Bearer X") is skipped: the secret is what follows
 # it, and learning the scheme word itself would let every later token through.
 _SGR = r"(?:\x1b\[[0-9;]*[mK])*"  # colour codes (env | grep --color=always) around the separator
+_VALUE_CHAR = r"[^\s\"',;&}\]\)\x1b]"
+# A separator inside an unquoted value ("pass: Tr0ub4dor&3", "p@ss;w0rd", "pw=a,b9") is part of it, unless
+# the value ends there: at a space, a second separator ("&&"), or the next "name=" ("?token=x&next=/").
+# Closing brackets stay the end ("f(token=x).y", "{TOKEN}/run"): in code and reprs they close the value.
+_VALUE_PUNCT = r"(?:[,;]|&(?!&))+(?![A-Za-z_][\w.-]*[=:])(?=" + _VALUE_CHAR + r")"
 _AFTER_NAME = re.compile(
     r"(" + _SGR + r"\"?\s*[=:]" + _SGR + r"\s*\"?(?:(?i:bearer|basic|token|digest|negotiate)\s+)?+)"
-    r"(?!<redacted>)(\"[^\"]*\"|'[^']*'|[^\s\"',;&}\]\)\x1b]+)"
+    r"(?!<redacted>)(\"[^\"]*\"|'[^']*'|" + _VALUE_CHAR + r"(?:" + _VALUE_CHAR + r"|" + _VALUE_PUNCT + r")*)"
+)
+_INNER_PUNCT = re.compile(r"[,;&]")
+# A value after "password is" / "NGC key:": quoted (the inside), or unquoted as after a name.
+_LOOSE_VALUE = (
+    r"(?:\"(?=[^\"\n]*\")|'(?=[^'\n]*'))?(?!<redacted>)"
+    r"((?<=\")[^\"\n]*|(?<=')[^'\n]*|" + _VALUE_CHAR + r"(?:" + _VALUE_CHAR + r"|" + _VALUE_PUNCT + r")*)"
 )
 _AFTER_FLAG = re.compile(r"(=|\s+)(?!<redacted>)(?!-)(\"[^\"]*\"|'[^']*'|[^\s\"']+)")
 _ARGV_FLAG = re.compile(r"--?[A-Za-z][\w-]*$")
@@ -93,6 +106,7 @@ class _Shape:
         on_low: bool = False,
         word_start: bool = True,
         check: Callable[[str], bool] | None = None,
+        before: Callable[[str, int], bool] | None = None,
     ) -> None:
         self.needles = needles
         self.rx = re.compile(pattern)
@@ -100,20 +114,30 @@ class _Shape:
         self.word_start = word_start
         self.check = check
         """A last test of the matched value (token-like, not a word or a path)."""
+        self.before = before
+        """A test of what stands before the needle (s, its position): a qualifying word ("NGC key")."""
 
     def spans(
-        self, s: str, low: str, out: list[tuple[int, int]], asc: str | None = None, absent: frozenset[str] = frozenset()
+        self,
+        s: str,
+        low: str,
+        out: list[tuple[int, int]],
+        asc: str | None = None,
+        absent: frozenset[str] = frozenset(),
+        present: set[str] | None = None,
     ) -> None:
         """Append the secret spans of s. ``asc``/``low``: haystacks whose ASCII characters sit
         at the same positions as in s (``asc`` defaults to s); ``absent``: needles known not
-        to occur, skipped without a pass."""
+        to occur, skipped without a pass; ``present``: else, the only ones (lower case) that may."""
         hay = low if self.on_low else (s if asc is None else asc)
         for needle in self.needles:
-            if needle in absent:
+            if needle in absent or (present is not None and needle.lower() not in present):
                 continue
             i = hay.find(needle)
             while i >= 0:
-                if not (self.word_start and i > 0 and s[i - 1] in _WORD_CHARS):
+                if not (self.word_start and i > 0 and s[i - 1] in _WORD_CHARS) and (
+                    self.before is None or self.before(s, i)
+                ):
                     m = self.rx.match(s, i)
                     if m is not None:
                         g = 1 if self.rx.groups else 0
@@ -151,6 +175,34 @@ def token_like(value: str) -> bool:
     return bits >= 3.0
 
 
+_PLACEHOLDER_START = ("/", "./", "~/", "<", "$", "{", "%", "[", "*")
+
+
+def password_like(value: str) -> bool:
+    """Whether a value after "password is", "NGC key:" … can be a password: at least 6 characters with a
+    digit or punctuation ("hunter2", "Tr0ub4dor&3", a hex key, a quoted phrase), not a path or a
+    placeholder. Plain words stay ("password is incorrect", "secret is required.")."""
+    v = value.rstrip(".,;:!?)")
+    if len(v) < 6 or v in _EMPTY_VALUES or v.startswith(_PLACEHOLDER_START):
+        return False
+    return any(c.isdigit() for c in v) or (any(c.isalpha() for c in v) and not v.isalpha())
+
+
+_KEY_QUALIFIERS = frozenset(
+    "api ngc nvidia access secret private license licence auth master encryption signing account service client app "
+    "admin deploy wandb openai anthropic hf mailgun twilio sendgrid stripe github gitlab slack".split()
+)
+
+
+def _qualified_key(s: str, i: int) -> bool:
+    """Whether the "key" at s[i] follows a word that makes it a credential ("NGC key", "api_key")."""
+    j = i - 1 if i > 0 and s[i - 1] in " \t_-" else i
+    k = j
+    while k > 0 and s[k - 1].isalpha():
+        k -= 1
+    return s[k:j].lower() in _KEY_QUALIFIERS
+
+
 # Known key shapes (compared with gitleaks' and detect-secrets' rule sets): each a prefix its
 # issuer put there so scanners can find it, and the minimum length of what follows.
 _SHAPES += [
@@ -170,6 +222,25 @@ _SHAPES += [
     _Shape(("glrt-", "glptt-", "gldt-", "glft-", "glsoat-"), r"gl(?:rt|ptt|dt|ft|soat)-[A-Za-z0-9_-]{20,}"),  # GitLab
     _Shape(("glsa_", "glc_"), r"gl(?:sa|c)_[A-Za-z0-9_=+/-]{32,}"),  # Grafana
     _Shape(("shpat_", "shpss_", "shpca_", "shppa_"), r"shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}"),  # Shopify
+    _Shape(("SK",), r"SK[0-9a-fA-F]{32}(?![0-9A-Za-z])"),  # Twilio API key
+    _Shape(("key-",), r"key-[0-9a-f]{32}(?![0-9A-Za-z])"),  # Mailgun
+    _Shape(("api_org_",), r"api_org_[A-Za-z0-9]{30,}"),  # Hugging Face organisation
+    _Shape(("r8_",), r"r8_[A-Za-z0-9]{37}"),  # Replicate
+    _Shape(("gsk_",), r"gsk_[A-Za-z0-9]{48,}"),  # Groq
+    _Shape(("pplx-",), r"pplx-[A-Za-z0-9]{40,}"),  # Perplexity
+    _Shape(("xai-",), r"xai-[A-Za-z0-9]{70,}"),  # xAI
+    _Shape(("lsv2_",), r"lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}"),  # LangSmith
+    _Shape(("pcsk_",), r"pcsk_[A-Za-z0-9_]{40,}"),  # Pinecone
+    _Shape(("ya29.",), r"ya29\.[0-9A-Za-z_-]{20,}"),  # Google OAuth access token
+    _Shape(("LTAI",), r"LTAI[A-Za-z0-9]{20}(?![A-Za-z0-9])"),  # Alibaba Cloud
+    _Shape(("PMAK-",), r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}"),  # Postman
+    _Shape(("lin_api_",), r"lin_api_[A-Za-z0-9]{40}"),  # Linear
+    _Shape(("sntrys_",), r"sntrys_[A-Za-z0-9_+/=-]{40,}"),  # Sentry
+    _Shape(("sq0atp-", "sq0csp-"), r"sq0(?:atp|csp)-[0-9A-Za-z_-]{22,}"),  # Square
+    _Shape(("dp.pt.",), r"dp\.pt\.[A-Za-z0-9]{40,}"),  # Doppler
+    _Shape(("pscale_",), r"pscale_(?:tkn|pw|oauth)_[A-Za-z0-9=._-]{32,}"),  # PlanetScale
+    _Shape(("NRAK-",), r"NRAK-[A-Z0-9]{27}"),  # New Relic
+    _Shape(("tskey-",), r"tskey-[a-z]+-[A-Za-z0-9_-]{16,}"),  # Tailscale
     # Webhook URLs: the path is the secret (Slack, Discord).
     _Shape(
         ("hooks.slack.com/",),
@@ -199,6 +270,56 @@ _SHAPES += [
         r"(?i)echo[ \t]+(?:-[ne]+[ \t]+)?[\"']?(?!<redacted>)([^\s|\"']+)[\"']?[ \t]*\|[^\n]*--password-stdin",
         on_low=True,
     ),
+    # Password flags of common clients ("mysql -pX", "sshpass -p X", "redis-cli -a X" …); their long
+    # forms (--password X) and env (PGPASSWORD, MYSQL_PWD, REDISCLI_AUTH) are secret names already.
+    *(
+        _Shape(needles, r"(?i:" + tool + r")\b[^\n]*?[ \t]" + flag + r"(?!<redacted>)(?!-)([^\s\"']+)", on_low=True)
+        for needles, tool, flag in (
+            (("mysql", "mariadb"), r"mysql[a-z_]*|mariadb(?:-[a-z]+)?", r"-p"),  # attached only: "-p db" prompts
+            (("sshpass",), r"sshpass", r"-p[ \t]*"),
+            (("redis-cli",), r"redis-cli", r"-a[ \t]+"),
+            (("mongo",), r"mongo(?:sh|dump|restore|export|import|stat|top|files)?", r"-p[ \t]+"),
+            (("ldap",), r"ldap[a-z]*", r"-w[ \t]*"),
+            (("sqlcmd", "bcp", "osql", "isql"), r"sqlcmd|bcp|osql|isql", r"-P[ \t]*"),
+            (("zip", "unzip", "7z"), r"zip|unzip|7z[az]?", r"(?:-P[ \t]*|-p)"),
+            (("twine",), r"twine", r"-p[ \t]+"),
+            (("smbclient", "rpcclient"), r"smbclient|rpcclient", r"(?:-U|--user(?:=|[ \t]))[ \t]*[^\s%\"']+%"),
+        )
+    ),
+    # Login commands whose token is a positional or a keyword ("wandb login KEY", "ngrok authtoken X",
+    # "wandb.login(key='…')"); "--token X" and "-p X" are covered by name and by the rule above.
+    _Shape(
+        ("wandb",),
+        r"(?i)wandb[ \t]+login(?:[ \t]+(?:--host(?:=|[ \t]+)\S+|--?[a-z][\w-]*))*[ \t]+(?!<redacted>)(?!-)([^\s\"']+)",
+        on_low=True,
+    ),
+    _Shape(
+        ("ngrok",),
+        r"(?i)ngrok[ \t]+(?:config[ \t]+add-)?authtoken[ \t]+(?!<redacted>)(?!-)([^\s\"']+)",
+        on_low=True,
+    ),
+    _Shape(
+        ("login(",),
+        r"(?i)login\((?:[^)\n]*?\bkey[ \t]*=[ \t]*)?(?!<redacted>)(\"[^\"\n]+\"|'[^'\n]+')",
+        on_low=True,
+    ),
+    # "password is hunter2", "db secret was x9!" (a password, not only a token: see password_like).
+    _Shape(
+        ("passw", "passphrase", "pw", "secret", "credential"),
+        r"(?i)(?<![a-z0-9])(?:passw(?:or)?d|passphrase|pw|secret|credentials?)[ \t]+(?:is|was)[ \t]+" + _LOOSE_VALUE,
+        on_low=True,
+        word_start=False,
+        check=password_like,
+    ),
+    # "NGC key is 0a1b…", "API key: x9…", "license key = …": a key after a word that makes it a credential.
+    _Shape(
+        ("key",),
+        r"(?i)keys?(?:[ \t]+(?:is|was)[ \t]+|[ \t]*[:=][ \t]*)" + _LOOSE_VALUE,
+        on_low=True,
+        word_start=False,
+        check=password_like,
+        before=_qualified_key,
+    ),
     # A token-like value beside a credential word ("db pw is 9fK…", "token 3c1e…"): entropy-checked.
     _Shape(
         ("token", "secret", "passw", "pw", "api_key", "api-key", "apikey", "access_key", "access-key", "credential"),
@@ -215,10 +336,25 @@ _NETRC = _Shape(
     on_low=True,
 )
 _SHAPES.append(_NETRC)
-_AUTH_SHAPES = [_SHAPES[0], _SHAPES[1], _NETRC]
-"""The Authorization header, the bearer token and a netrc entry: their value may sit on a later line."""
-_LOOSE_AFTER = re.compile(r"(?:[ \t]+(?:is|was))?[ \t]*[:=]?[ \t]+[\"']?[A-Za-z0-9+/_.~=-]{16}")
-"""What follows a credential word when the token-like rule may match (the gate keeps such a name hit)."""
+# A PuTTY key file (PuTTY-User-Key-File-2/3): the base64 lines after "Private-Lines: N" are the key.
+_PPK = _Shape(
+    ("private-lines:",),
+    r"(?i)private-lines:[ \t]*\d+[ \t]*\r?\n((?:[A-Za-z0-9+/=]+[ \t]*\r?\n)*[A-Za-z0-9+/=]+)(?=[ \t]*(?:\r?\n|\Z))",
+    on_low=True,
+    word_start=False,
+)
+_SHAPES.append(_PPK)
+_PPK_OPEN = re.compile(r"(?i)private-lines:[ \t]*\d*[ \t]*(?:\r?\n(?:[A-Za-z0-9+/=]*[ \t]*\r?\n)*[A-Za-z0-9+/=]*)?\Z")
+"""A chunk that ends inside a PuTTY key's private lines: the next chunk of the stream goes on with them."""
+_PPK_TAIL = re.compile(r"\A(?:\r?\n)?(?:[A-Za-z0-9+/=]+[ \t]*(?:\r?\n|\Z))*")  # (the cut line's end first)
+_AUTH_SHAPES = [_SHAPES[0], _SHAPES[1], _NETRC, _PPK]
+"""The Authorization header, the bearer token, a netrc entry and a PuTTY key: their value may sit on a later line."""
+_LOOSE_AFTER = re.compile(
+    r"(?i:[ \t]+keys?(?:[ \t]+(?:is|was)[ \t]|[ \t]*[:=]))|[ \t]+(?:is|was)[ \t]"
+    r"|(?:[ \t]+(?:is|was))?[ \t]*[:=]?[ \t]+[\"']?[A-Za-z0-9+/_.~=-]{16}"
+)
+"""What follows a credential word when a rule beside the name may match ("password is x9", "secret key: …",
+a token-like value): the gate keeps such a name hit."""
 # user:password@host in URLs (matched from the scheme's start, found by its "://").
 _URL_CREDS = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]+:(?!<redacted>)([^@\s/]+)@")
 _URL_USER = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*://(?!<redacted>)([^/\s:@]{16,})@")
@@ -318,6 +454,30 @@ class _Gate:
             rb"(?i:curl)",
             rb"gl(?:sa|c)_[A-Za-z0-9_=+/\-]{32}",
             rb"shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}",
+            rb"SK[0-9a-fA-F]{32}",
+            rb"key-[0-9a-f]{32}",
+            rb"api_org_[A-Za-z0-9]{30}",
+            rb"r8_[A-Za-z0-9]{37}",
+            rb"gsk_[A-Za-z0-9]{48}",
+            rb"pplx-[A-Za-z0-9]{40}",
+            rb"xai-[A-Za-z0-9]{70}",
+            rb"lsv2_",
+            rb"pcsk_[A-Za-z0-9_]{40}",
+            rb"ya29\.[0-9A-Za-z_\-]{20}",
+            rb"LTAI[A-Za-z0-9]{20}",
+            rb"PMAK-",
+            rb"lin_api_",
+            rb"sntrys_",
+            rb"sq0(?:atp|csp)-",
+            rb"dp\.pt\.",
+            rb"pscale_",
+            rb"NRAK-",
+            rb"tskey-",
+            # client password flags, login positionals: the tool's name (short, as "login" below)
+            rb"(?i:mysql|mariadb|sshpass|redis-cli|mongo|ldap|sqlcmd|bcp|osql|isql|zip|7z|twine|smbclient|rpcclient)",
+            rb"(?i:wandb|ngrok)",
+            # "NGC key is …" (with "_", "-" or nothing between, the key is a name hit already)
+            rb"(?i:(?:" + "|".join(sorted(_KEY_QUALIFIERS)).encode() + rb")[ \t]+key)",
             rb"(?i:hooks\.slack\.com/)",
             rb"/api/webhooks/[0-9]",
             rb"(?i:[?&](?:sig|key|code)=)",
@@ -333,7 +493,7 @@ class _Gate:
                 b"|".join(
                     [
                         rb"(?i:(private key))",  # group 1: a key block runs over lines: whole-text path
-                        rb"(?i:(authorization|bearer|machine))",  # group 2: may run over lines, followed by its rule
+                        rb"(?i:(authorization|bearer|machine|private-lines))",  # group 2: may run over lines
                         rb"(?i:(" + words + rb"))",  # group 3: a name; its value may be quoted over lines
                         *shapes,
                     ]
@@ -345,6 +505,41 @@ class _Gate:
 
 
 _GATE = _Gate(_re2) if _re2 is not None else None
+
+
+class _NeedleFinder:
+    """Which needles (of every key shape and name word) occur in a short text, by RE2.
+
+    Why: a text under ``GATE_FROM`` characters (most events are one log line) took a ``find``
+    per needle, and the needles grew to over a hundred with the issuers' shapes and client
+    flags: most of the time of a line went there. One search per occurrence (usually none)
+    gives the same set. Exact: the alternatives are sorted longest first, so a match at a
+    position is the longest needle there and every other needle there is its prefix; the
+    next search starts one character on, so needles that overlap are found too.
+    """
+
+    def __init__(self, re2: Any) -> None:
+        needles = {n.lower() for shape in _SHAPES for n in shape.needles} | set(_NAME_WORDS)
+        order = sorted(needles, key=lambda n: (-len(n), n))
+        lit = (b"".join(bytes([c]) if chr(c).isalnum() else b"\\x%02x" % c for c in n.encode()) for n in order)
+        self.rx = re2.compile(b"(?i:" + b"|".join(lit) + b")")
+        self.prefixes = {n: frozenset(p for p in order if n.startswith(p)) for n in order}
+        self.shapes: dict[str, list[_Shape]] = {n: [] for n in order}
+        for shape in _SHAPES:
+            for n in {x.lower() for x in shape.needles}:
+                self.shapes[n].append(shape)
+
+    def present(self, asc: bytes) -> set[str]:
+        found: set[str] = set()
+        search, pos = self.rx.search, 0
+        while (m := search(asc, pos)) is not None:
+            found |= self.prefixes[m.group().decode().lower()]
+            pos = m.start() + 1
+        return found
+
+
+_NEEDLES = _NeedleFinder(_re2) if _re2 is not None else None
+_NAME_WORD_SET = frozenset(_NAME_WORDS)
 
 
 _ORIGIN_KEYS = frozenset({"env_origin"})
@@ -376,6 +571,7 @@ class Redactor:
         self._learnt = 0  # how many values were learnt: a cached text is only valid for one count
         self._short: dict[str, str] = {}  # short texts (host names, stream names, ids) already redacted
         self._pem_open: set[tuple[str, str, str]] = set()
+        self._ppk_open: set[tuple[str, str, str]] = set()
         self._tails: dict[tuple[str, str, str], str] = {}
         """Per output stream: its unfinished last line (a secret's name may end a chunk, its value start the next)."""
 
@@ -555,19 +751,32 @@ class Redactor:
             return self._extras(s)
         if self._known_re is not None and any(k in s for k in self._known):
             s = self._known_re.sub(MASK, s)
-        return self._text_reference_tail(s)
+        return self._text_reference_tail(s, plain=True)
 
-    def _text_reference_tail(self, s: str, pem_done: bool = False, extras: bool = True) -> str:
+    def _text_reference_tail(self, s: str, pem_done: bool = False, extras: bool = True, plain: bool = False) -> str:
+        """Every rule on s. ``plain``: a ``find`` per needle (the reference); else the needles
+        present are found first, by RE2 when it is installed (the same result, see _NeedleFinder)."""
         low = _lower(s)
         if not pem_done and "private key" in low:
             s = _PEM.sub(_PEM_MASK, s)
             low = _lower(s)
         spans: list[tuple[int, int]] = []
-        for shape in _SHAPES:
-            shape.spans(s, low, spans)
+        asc = None if plain or _NEEDLES is None else _ascii_twin(s)
+        if asc is None:
+            for shape in _SHAPES:
+                shape.spans(s, low, spans)
+            absent: frozenset[str] = frozenset()
+        else:
+            present = _NEEDLES.present(asc)
+            run: set[_Shape] = set()
+            for n in present:
+                run.update(_NEEDLES.shapes[n])
+            for shape in run:  # (spans are sorted when masked: the order of the shapes does not matter)
+                shape.spans(s, low, spans, present=present)
+            absent = _NAME_WORD_SET - present
         if "://" in s:
             self._url_spans(s, spans)
-        self._name_spans(s, low, spans)
+        self._name_spans(s, low, spans, absent)
         out = _mask(s, spans) if spans else s
         return self._extras(out) if extras else out
 
@@ -614,7 +823,10 @@ class Redactor:
         m = self._value_match(s, start, end)
         if m is None:
             return None
-        self.learn(m.group(2))
+        value = m.group(2)
+        self.learn(value)
+        if value[:1] not in ("'", '"') and (cut := _INNER_PUNCT.search(value)) is not None:
+            self.learn(value[: cut.start()])  # "export TOKEN=x9…;cd /": x9… alone is the secret echoed later
         return m.start(2), m.end(2)
 
     def _value_match(self, s: str, start: int, end: int) -> re.Match[str] | None:
@@ -730,10 +942,23 @@ class Redactor:
             if "-----END" in m.group(0):
                 self._pem_open.discard(key)
             s = MASK + s[m.end() :]
+        if key in self._ppk_open:  # a PuTTY key's private lines go on in this chunk
+            m = _PPK_TAIL.match(s)
+            assert m is not None  # the pattern matches any string
+            if m.end() < len(s):
+                self._ppk_open.discard(key)
+            if m.end():
+                s = MASK + s[m.end() :] if s[m.end() - 1] != "\n" else MASK + "\n" + s[m.end() :]
+        tail = self._tails.get(key, "")[-20:]  # "Private-Li" | "nes: 3\n…": the header may be cut too
         out = self._after_tail(key, s)
         begins = [m.end() for m in _PEM_BEGIN.finditer(s)] if "PRIVATE KEY" in s else []
         if begins and "-----END" not in s[begins[-1] :]:
             self._pem_open.add(key)
+        if "Private-Lines:" in s:
+            if _PPK_OPEN.search(s) is not None:
+                self._ppk_open.add(key)
+        elif tail and "Private-Lines:" in tail + s[:20] and _PPK_OPEN.search(tail + s) is not None:
+            self._ppk_open.add(key)
         return out
 
     def _after_tail(self, key: tuple[str, str, str], s: str) -> str:
@@ -755,7 +980,7 @@ class Redactor:
                 out = joined[len(alone) :]
             else:
                 k = len(os.path.commonprefix([joined, alone]))
-                j = joined.rfind(MASK, 0, k + 1)
+                j = joined.rfind(MASK, 0, k + len(MASK))  # the mask over the boundary starts at or before it
                 out = MASK + joined[j + len(MASK) :] if j >= 0 and j + len(MASK) > k else self.text(s)
         line = (tail + s).rpartition("\n")[2]
         if line:
