@@ -1,8 +1,9 @@
 """Faults a recording meets, seen by the operator (issue 16).
 
-- A full disk in a headless command (``connect --record`` on a real 2 MiB tmpfs): exit 0
-  and a rescue copy written elsewhere without a word, before. Now one line on stderr naming
-  the rescue file, and a non-zero exit.
+- A full disk in a headless command (``connect --record`` on a real 2 MiB tmpfs; ``demo
+  --headless --record`` and ``bisect --record`` on one nearly full): exit 0 and a rescue copy
+  written elsewhere without a word, before. Now one line on stderr naming the rescue file,
+  and a non-zero exit.
 - A producer emitting as fast as ``emit()`` returns, killed with SIGKILL: the unbounded queue
   lost seconds of events. Now what is unwritten is bounded (count, so ~200 ms at the
   writer's speed) by back-pressure on ``emit()``.
@@ -37,22 +38,63 @@ def tiny_disk(tmp_path):
     subprocess.run(["umount", "-l", str(mnt)], check=False)
 
 
-def test_a_full_disk_in_connect_record_is_said_and_fails(tiny_disk, tmp_path):
-    rescue = tmp_path / "rescue"
-    rescue.mkdir()
-    env = {**os.environ, "TMPDIR": str(rescue)}  # the rescue copy goes to the temporary directory
-    r = subprocess.run(
-        [sys.executable, "-m", "k3tui.cli", "connect", "local", "--record", str(tiny_disk / "s.k3rec"),
-         "--run", "head -c 3000000 /dev/zero | base64 -w 100"],
-        capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path,
-    )  # fmt: skip
-    assert r.returncode != 0, (r.returncode, r.stderr[-500:])
+def _said_and_rescued(r: subprocess.CompletedProcess, rescue: Path) -> None:
+    """Exit non-zero, one stderr line naming the rescue copy, and that copy complete and sealed."""
+    assert r.returncode != 0, (r.returncode, r.stdout[-500:], r.stderr[-500:])
     lines = [ln for ln in r.stderr.splitlines() if "recording" in ln]
     assert len(lines) == 1 and "saved to" in lines[0], r.stderr[-800:]
     saved = Path(lines[0].rsplit("saved to ", 1)[1].strip())
     assert saved.parent == rescue and saved.exists()
     result = verify(saved)
     assert result.ok and result.sealed, result.message  # the rescue copy is complete and closed
+
+
+def _rescue_env(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    rescue = tmp_path / "rescue"
+    rescue.mkdir()
+    return rescue, {**os.environ, "TMPDIR": str(rescue)}  # the rescue copy goes to the temporary directory
+
+
+@pytest.fixture
+def nearly_full_disk(tiny_disk):
+    """The 2 MiB tmpfs with ~48 KiB left: a short session (demo, bisect) cannot be written whole."""
+    (tiny_disk / "filler").write_bytes(b"\0" * (2048 - 48) * 1024)
+    return tiny_disk
+
+
+def test_a_full_disk_in_connect_record_is_said_and_fails(tiny_disk, tmp_path):
+    rescue, env = _rescue_env(tmp_path)
+    r = subprocess.run(
+        [sys.executable, "-m", "k3tui.cli", "connect", "local", "--record", str(tiny_disk / "s.k3rec"),
+         "--run", "head -c 3000000 /dev/zero | base64 -w 100"],
+        capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path,
+    )  # fmt: skip
+    _said_and_rescued(r, rescue)
+
+
+def test_a_full_disk_in_demo_headless_record_is_said_and_fails(nearly_full_disk, tmp_path):
+    """demo --headless used to exit 0 and print "recorded: FILE" for a file cut short."""
+    rescue, env = _rescue_env(tmp_path)
+    path = nearly_full_disk / "d.k3rec"
+    r = subprocess.run(
+        [sys.executable, "-m", "k3tui.cli", "demo", "--headless", "--rung", "baseline", "--speed", "20",
+         "--record", str(path)],
+        capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path,
+    )  # fmt: skip
+    _said_and_rescued(r, rescue)
+    assert f"recorded: {path}" not in r.stdout and "result: stage=" in r.stdout  # the answer, but no false claim
+
+
+def test_a_full_disk_in_bisect_record_is_said_and_fails(nearly_full_disk, tmp_path):
+    rescue, env = _rescue_env(tmp_path)
+    r = subprocess.run(
+        [sys.executable, "-m", "k3tui.cli", "bisect", "demo:fastsafetensors-missing", "--good", "profile",
+         "--good-set", "flag:load-format=auto", "--bad-set", "flag:load-format=fastsafetensors",
+         "--speed", "20", "--yes", "--record", str(nearly_full_disk / "b.k3rec")],
+        capture_output=True, text=True, timeout=240, env=env, cwd=tmp_path, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    _said_and_rescued(r, rescue)
+    assert r.stdout.strip().splitlines()[-1].startswith("culprit: flag:load-format=fastsafetensors")
 
 
 def test_a_fast_producer_killed_loses_only_a_bounded_tail(tmp_path):

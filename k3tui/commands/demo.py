@@ -20,7 +20,7 @@ from typing import Any
 
 from .. import events as ev
 from ..driver import LiveDriver, new_recording_path
-from ..errors import UsageError
+from ..errors import RecordingError, UsageError
 from ..events import Header
 from ..recording import Recorder
 from ..textsafe import neutralise
@@ -158,9 +158,13 @@ async def _headless(args: argparse.Namespace, path: Path) -> int:
         finally:
             await driver.close()
     stage, exc = result_of(driver)
-    out.write(f"recorded: {path}\n")
+    failure = driver.recorder.failure  # a full disk is never silent (issue 16), as in connect --record
+    if failure is None:
+        out.write(f"recorded: {path}\n")
     out.write(f"result: stage={stage} exception={exc}\n")
     out.flush()
+    if failure is not None:  # one line on stderr naming where the recording went, exit non-zero
+        raise RecordingError(failure)
     return 0
 
 
