@@ -298,3 +298,15 @@ def test_the_needle_finder_finds_every_needle_a_find_would(s):
         return  # no google-re2: the short path takes a find per needle
     want = {n for n in _ALL_NEEDLES if n in s.lower()}
     assert _redact._NEEDLES.present(s.encode()) == want
+
+
+_PUNCT_FORMS = ("ssh pass: {v}", "export DB_PASSWORD={v}", "the db password is {v} (rotate it)", "license key = {v}")
+
+
+@settings(max_examples=60, deadline=None)
+@given(form=st.sampled_from(_PUNCT_FORMS), value=_password(12))
+def test_a_value_with_punctuation_is_masked_whole_on_every_path(form, value):
+    """Not only the part before its first "&" or ";" ("ssh pass: Tr0ub4dor&3" left "&3")."""
+    text = form.format(v=value)
+    for path, out in _paths(text).items():
+        assert form.format(v=MASK) in out, (path, out[-200:])
