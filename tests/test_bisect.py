@@ -207,3 +207,92 @@ def test_a_frozen_scene_is_a_side_of_the_bisect(tmp_path):
         and "holds no vLLM server launch" in proc.stderr
         and len(proc.stderr.strip().splitlines()) == 1
     )
+
+
+def test_a_driver_below_the_profile_is_reported_not_bisectable(tmp_path):
+    """The driver is observed, not set by a run: a bad side on an older driver (r575, below the
+    profile's 580) is listed as "not bisectable here: compare on an isolated node", left out of the
+    search; when it is the only difference there is nothing to bisect (exit 1, no run started)."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from k3tui import events as ev
+    from k3tui.reader import read_all
+
+    rec = Path(__file__).resolve().parent.parent / "recordings" / "demo-cuda-compat-803.k3rec"
+    scene = next(e.scene for e in read_all(str(rec))[1] if isinstance(e, ev.SceneFrozen))
+    good, bad = tmp_path / "good.json", tmp_path / "bad.json"
+    good.write_text(json.dumps(scene))
+    bad.write_text(json.dumps(dict(scene, host=dict(scene["host"], driver_version="575.57.08"))))
+    cli = [sys.executable, "-m", "k3tui.cli", "bisect", "demo:driver-r575", "--good", str(good), "--bad", str(bad)]
+    proc = subprocess.run(
+        [*cli, "--bad-set", "max_model_len=4096"], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL
+    )
+    out = proc.stdout
+    driver = next(line for line in out.splitlines() if line.strip().startswith("driver:"))
+    assert driver.strip() == (
+        f"driver: {scene['host']['driver_version']!r} -> '575.57.08'  (not bisectable here: compare on an isolated node)"
+    ), out
+    assert "2 variable(s) differ" in out and "bisectable: 1;" in out
+    assert "not bisectable" not in next(line for line in out.splitlines() if "max_model_len:" in line)
+    only = subprocess.run(cli + ["--yes"], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert only.returncode == 1 and "not bisectable here: compare on an isolated node" in only.stdout
+    assert only.stdout.strip().splitlines()[-1] == "result: nothing to bisect (no changeable variable differs)"
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(min_value=3, max_value=16), data=st.data())
+def test_a_search_interrupted_anywhere_resumes_from_its_recording(n, data):
+    """Cancelled after any number of judged steps, the recorded steps (a RunConfigSet then the step's
+    Decision, as the CLI records them) resume the search: same answer, same walk, and no judged
+    configuration is probed again."""
+    import msgspec
+
+    from k3tui import events as ev
+    from k3tui.ladder.bisect import judged_steps, step_decision
+    from k3tui.ladder.config import apply_changes
+
+    keys = [f"env:V{i}" for i in range(n)]
+    changes = {k: "1" for k in keys}
+    causes = [frozenset({data.draw(st.sampled_from(keys))})]
+    full = run(changes, oracle(causes))
+    stop_after = data.draw(st.integers(min_value=1, max_value=full.runs - 1))
+    calls = [0]
+    inner = oracle(causes)
+
+    async def interrupted(taken, repeats):
+        if calls[0] == stop_after:
+            raise asyncio.CancelledError
+        calls[0] += 1
+        return await inner(taken, repeats)
+
+    b = Bisector(changes, interrupted)
+    try:
+        asyncio.run(b.run())
+    except asyncio.CancelledError:
+        pass
+    assert len(b.trials) == stop_after and b.candidates
+    good = RunConfig()
+    events = []
+    for t in b.trials:
+        cfg = apply_changes(good, {k: changes[k] for k in t.taken})
+        events.append(ev.RunConfigSet(config=msgspec.to_builtins(cfg)))
+        action, reason = step_decision(t, b.estimate, b.target)
+        events.append(ev.Decision(action=action, reason=reason))
+    known, target, kept = judged_steps(events, {k: None for k in keys}, changes)
+    assert [t.taken for t in known] == [t.taken for t in b.trials] and len(kept) == len(events)
+    assert target == (SIG if any(t.verdict == "bad" for t in b.trials) else "")
+    probed = []
+    again = oracle(causes)
+
+    async def recorder(taken, repeats):
+        probed.append(frozenset(taken))
+        return await again(taken, repeats)
+
+    out = run(changes, recorder, known=known, target=target)
+    assert (out.kind, out.culprits, out.line, out.confirmed) == (full.kind, full.culprits, full.line, full.confirmed)
+    assert [t.purpose for t in out.trials] == [t.purpose for t in full.trials]
+    assert not set(probed) & {frozenset(t.taken) for t in known}
+    assert len(probed) == full.runs - stop_after

@@ -10,8 +10,15 @@ G and B: ``profile`` (the profile's minimal launch), a session file (``.k3rec``:
 its last run), or a pasted ``vllm serve …`` / ``docker run …`` line; ``--good-set`` / ``--bad-set VAR=V`` change them (B defaults to G).
 
 Exit status: 0 with a confirmed ``culprit:`` or ``interaction:`` line, 1 for any other
-outcome (drift, not reproduced, unconfirmed, budget), 2 for usage errors. The last line is
-the answer.
+outcome (drift, not reproduced, unconfirmed, budget), 2 for usage errors, 130 when
+interrupted (Ctrl-C). The last line is the answer.
+
+Ctrl-C keeps what was learnt: the search stops, the server is stopped, a closing Decision
+("bisect aborted") records the runs judged and the candidates left, and one line on stderr
+says how to resume. ``--resume FILE`` reads the recorded steps (each step's ``RunConfigSet``
+and its verdict Decision: :func:`~k3tui.ladder.bisect.judged_steps`) and continues the same
+search without running a judged configuration again; with ``--record`` the new recording
+starts with those steps, so it is whole (and can be resumed in turn).
 """
 
 from __future__ import annotations
@@ -54,6 +61,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--port", type=int, help="server port on the host (default: the profile's)")
     p.add_argument("--vllm", metavar="PATH", help="the vllm executable on the host")
     p.add_argument("--speed", type=float, help="demo: the simulated log's replay speed")
+    p.add_argument(
+        "--request", metavar="FILE",
+        help="the request the 'request' rung sends (default: the profile's; demo: the scenario's own when it has one)",
+    )  # fmt: skip
+    p.add_argument(
+        "--resume", metavar="FILE",
+        help="continue the bisect recorded in FILE (.k3rec): the steps it judged are not run again",
+    )  # fmt: skip
     p.add_argument("--yes", action="store_true", help="start without asking")
     add_record_option(p)
 
@@ -179,8 +194,10 @@ def run(args: argparse.Namespace) -> int:
     profile = load_profile(args.profile)
     if args.repeat < 1:
         raise UsageError("--repeat must be at least 1")
+    _use_request(args, profile)
     good, bad = build_configs(args, profile)
     p = plan(good, bad)
+    prior = _prior(args, good, bad, p)
     demo = args.target.startswith("demo:")
     run_s = args.run_seconds or (DEMO_RUN_S if demo else float(profile.launch.ready_timeout_s) / 2)
     for line in describe(p, args.repeat, run_s):
@@ -188,10 +205,90 @@ def run(args: argparse.Namespace) -> int:
     if not p.changeable:
         print("result: nothing to bisect (no changeable variable differs)")
         return 1
+    if prior[0]:
+        print(neutralise(f"resuming {args.resume}: {len(prior[0])} step(s) already judged there (not run again)"))
     _confirm(args.yes)
     with recorder_for(args, profile=profile.name) as rec:
-        out = asyncio.run(_run(args, profile, good, bad, p, rec))
+        out = asyncio.run(_run(args, profile, good, bad, p, rec, prior))
+    if out.kind == "aborted":
+        print(neutralise(f"bisect interrupted: {out.line}"))
+        where = args.record or args.resume
+        how = (
+            f"resume with: {_resume_command(where)}"
+            if where
+            else "nothing was recorded: run it again with --record FILE to be able to resume"
+        )
+        print(neutralise(f"bisect interrupted after {out.runs} run(s); {how}"), file=sys.stderr)
+        return 130
     return 0 if out.kind in ("culprit", "interaction") and out.confirmed else 1
+
+
+def _resume_command(path: str) -> str:
+    """This command line again with ``--resume PATH`` (and ``--yes``: it was confirmed once).
+
+    A ``--record`` becomes a new file next to it (a recording is never overwritten); the
+    resumed recording starts with the steps judged here, so it holds the whole walk.
+    """
+    import shlex
+    from pathlib import Path
+
+    argv, it, record = [], iter(sys.argv[1:]), ""
+    for a in it:
+        name, eq, value = a.partition("=")
+        if name in ("--resume", "--record"):
+            value = value if eq else next(it, "")
+            record = value if name == "--record" else record
+            continue
+        if a != "--yes":
+            argv.append(a)
+    argv += ["--yes", "--resume", path]
+    if record:
+        p = Path(record)
+        stem = p.name.removesuffix(".k3rec")
+        n = 1
+        while (nxt := p.with_name(f"{stem}.resumed{'' if n == 1 else n}.k3rec")).exists():
+            n += 1
+        argv += ["--record", str(nxt)]
+    return shlex.join(["k3tui", *argv])
+
+
+def _use_request(args: argparse.Namespace, profile: Any) -> None:
+    """``--request FILE`` (or a demo scenario's own request) becomes the profile's fixed request."""
+    from ..ladder.rungs import load_request
+
+    path = args.request
+    if not path and args.target.startswith("demo:"):
+        from ..assets import asset
+        from ..sim.scenario import load_raw
+
+        with contextlib.suppress(KeyError, ValueError, OSError):
+            own = load_raw(args.target[5:]).get("request")
+            if own:
+                path = str(asset("scenarios", own))
+    if path:
+        load_request(path)  # UsageError now, not at the first run
+        profile.request.file = path
+
+
+def _prior(args: argparse.Namespace, good: Any, bad: Any, p: Any) -> tuple[list[Any], str, list[Any]]:
+    """The steps ``--resume FILE`` judged already (trials, B's signature, their events)."""
+    if not args.resume:
+        return [], "", []
+    from ..ladder.bisect import judged_steps
+    from ..ladder.config import variables
+    from ..reader import read_all
+
+    try:
+        _, events = read_all(args.resume)
+    except (OSError, K3Error) as exc:
+        raise UsageError(f"cannot read the bisect to resume {args.resume}: {exc}") from None
+    g, b = variables(good), variables(bad)
+    trials, target, kept = judged_steps(
+        events, {k: g.get(k) for k in p.changeable}, {k: b.get(k) for k in p.changeable}
+    )
+    if not trials:
+        raise UsageError(f"{args.resume} records no judged bisect step: nothing to resume (start it without --resume)")
+    return trials, target, kept
 
 
 @contextlib.asynccontextmanager
@@ -213,12 +310,31 @@ async def _hosts(args: argparse.Namespace, emit: Any) -> Any:
             await asyncio.gather(*(h.close() for h in hosts), return_exceptions=True)
 
 
-async def _run(args: argparse.Namespace, profile: Any, good: Any, bad: Any, p: Any, rec: Any) -> Any:
+async def _run(
+    args: argparse.Namespace,
+    profile: Any,
+    good: Any,
+    bad: Any,
+    p: Any,
+    rec: Any,
+    prior: tuple[list[Any], str, list[Any]],
+) -> Any:
+    import msgspec
+
     from ..ladder import LadderEngine
-    from ..ladder.bisect import Bisector, step_decision, table
+    from ..ladder.bisect import Bisector, Outcome, abort_line, step_decision, table
     from ..ladder.config import variables
 
+    known, target, recorded = prior
     events: list[Any] = []
+    if rec is not None and recorded:  # the resumed steps open the new recording: it holds the whole walk
+        rec.emit(
+            ev.Decision(
+                host=args.target, action="bisect resumed", reason=f"{len(known)} step(s) judged in {args.resume}"
+            )
+        )
+        for e in recorded:
+            rec.emit(msgspec.structs.replace(e, t=0.0))
 
     def emit(e: Any) -> Any:
         out = rec.emit(e) if rec is not None else e
@@ -231,12 +347,13 @@ async def _run(args: argparse.Namespace, profile: Any, good: Any, bad: Any, p: A
     async with _hosts(args, emit) as hosts:
         engine = LadderEngine(
             hosts, profile, emit, model_path=args.model_path, port=args.port, program=args.vllm,
-            events=events, start_config=good,
-        )  # fmt: skip
-        step = [0]
+            events=events, start_config=good, request_repeat=1,
+        )  # fmt: skip  # one fixed request per repetition: the bisect's --repeat K is the repetition count
+        step = [len(known)]
+        bisector: Any = None
 
         def on_step(t: Any, n: int) -> None:
-            action, reason = step_decision(t, n)
+            action, reason = step_decision(t, n, bisector.target if bisector is not None else "")
             emit(ev.Decision(host=engine.head.alias, action=action, reason=reason))
             print(neutralise(f"step {t.step}/~{n}: {t.verdict:5} {t.reproduced}/{t.repeats}  {t.purpose}"), flush=True)
 
@@ -244,19 +361,26 @@ async def _run(args: argparse.Namespace, profile: Any, good: Any, bad: Any, p: A
             step[0] += 1
             return await _probe(engine, good, taken, repeat, args.rung, f"bisect step {step[0]} of ~{p.expected_runs}")
 
+        bisector = Bisector(
+            changes,
+            probe,
+            repeat=args.repeat,
+            budget=args.budget,
+            on_step=on_step,
+            estimate=p.expected_runs,
+            good_values={k: good_vals.get(k) for k in changes},
+            known=known,
+            target=target,
+        )
         try:
-            out = await Bisector(
-                changes,
-                probe,
-                repeat=args.repeat,
-                budget=args.budget,
-                on_step=on_step,
-                estimate=p.expected_runs,
-                good_values={k: good_vals.get(k) for k in changes},
-            ).run()
+            out = await bisector.run()
+        except asyncio.CancelledError:  # Ctrl-C: asyncio cancels the search; what it learnt stays
+            out = Outcome("aborted", line=abort_line(bisector), trials=bisector.trials)
         finally:
             await engine.close()
         emit(ev.Decision(host=engine.head.alias, action=f"bisect {out.kind}", reason=out.line))
+        if out.kind == "aborted":
+            return out
     for row in table(out.trials):
         print(neutralise(row))
     print(neutralise(out.line or f"result: {out.kind}"))

@@ -135,6 +135,8 @@ class Bisector:
         on_step: Step | None = None,
         estimate: int | None = None,
         good_values: dict[str, Any] | None = None,
+        known: list[Trial] | None = None,
+        target: str = "",
     ) -> None:
         if repeat < 1:
             raise UsageError("--repeat must be at least 1")
@@ -150,8 +152,13 @@ class Bisector:
         """G's values of the same variables (for the answer line)."""
         self.trials: list[Trial] = []
         self.cache: dict[frozenset[str], str] = {}
-        self.target = ""
-        """B's failure signature (set by the first run of B)."""
+        self.target = target
+        """B's failure signature (set by the first run of B, or by the recording resumed)."""
+        self.candidates: list[str] = list(self.keys)
+        """The variables the culprit is still among (what an abort reports)."""
+        for t in known or []:  # steps a recorded bisect already judged (--resume): never run again
+            self.trials.append(t)
+            self.cache[frozenset(t.taken)] = t.verdict
 
     # --- public -------------------------------------------------------------------------
 
@@ -233,6 +240,7 @@ class Bisector:
         """Zeller's ddmin: a 1-minimal subset of ``c`` that still reproduces B's failure."""
         n = 2
         while len(c) >= 2:
+            self.candidates = list(c)
             chunks = _split(c, n)
             nxt = await self._first_bad(chunks, "subset")
             if nxt is not None:
@@ -247,6 +255,7 @@ class Bisector:
             if n >= len(c):
                 break
             n = min(len(c), 2 * n)
+        self.candidates = list(c)
         return c
 
     async def _first_bad(self, sets: list[list[str]], what: str) -> list[str] | None:
@@ -279,7 +288,9 @@ class Bisector:
             )
             kind = "interaction"
         if not confirmed:
-            line += " — NOT confirmed by the single-variable runs (flaky or order-dependent: repeat with a larger --repeat)"
+            line += (
+                " — NOT confirmed by the single-variable runs (flaky or order-dependent: repeat with a larger --repeat)"
+            )
         return Outcome(kind, culprits=found, line=line, trials=self.trials, confirmed=confirmed)
 
     def _ran(self, taken: list[str]) -> Trial | None:
@@ -345,11 +356,87 @@ class WalkRow:
     passed: str
 
 
-def step_decision(t: Trial, estimate: int) -> tuple[str, str]:
-    """The Decision (action, reason) that records one step; :func:`walk` reads it back."""
+def step_decision(t: Trial, estimate: int, target: str = "") -> tuple[str, str]:
+    """The Decision (action, reason) that records one step; :func:`walk` and :func:`judged_steps` read it back.
+
+    A step that reproduced B's failure names its signature (``target``): a resumed bisect judges
+    its new runs against it.
+    """
     action = f"bisect step {t.step} of ~{estimate}: {t.purpose}"
     reason = f"verdict {t.verdict}: reproduced {t.reproduced}/{t.repeats}, passed {t.passed}/{t.repeats}"
+    if t.verdict == BAD and target:
+        reason += f"; signature: {target}"
     return action, reason
+
+
+def judged_steps(
+    events: list[Any], good_values: dict[str, Any], changes: dict[str, Any]
+) -> tuple[list[Trial], str, list[Any]]:
+    """What a recorded bisect learnt: its judged steps, B's signature, and the events that record them.
+
+    Each step Decision (``bisect step i of ~n: …`` with its ``verdict …`` reason) is paired with
+    the run config in effect when it ran (the last ``RunConfigSet`` before it); the config tells
+    which of B's variables the step took. Only ``good``/``bad`` verdicts are kept (a drift or an
+    error stopped that search: the step is run again). Raises UsageError when a recorded config is
+    not G plus some of B's variables (the recording is of another bisect).
+    """
+    import msgspec
+
+    from .. import events as ev
+    from .config import RunConfig, variables
+
+    trials: list[Trial] = []
+    target, cfg, cfg_event = "", None, None
+    kept: list[Any] = []
+    for e in events:
+        if isinstance(e, ev.RunConfigSet) and e.config:
+            cfg, cfg_event = e.config, e
+            continue
+        if not isinstance(e, ev.Decision):
+            continue
+        m, v = _STEP.match(e.action), _VERDICT.match(e.reason)
+        if not m or not v or cfg is None or v[1] not in (GOOD, BAD):
+            continue
+        try:
+            vals = variables(msgspec.convert(cfg, RunConfig))
+        except msgspec.ValidationError as exc:
+            raise UsageError(f"the recording's run config is not readable: {exc}") from None
+        taken = []
+        for k, want in changes.items():
+            if vals.get(k) == want:
+                taken.append(k)
+            elif vals.get(k) != good_values.get(k):
+                raise UsageError(
+                    f"the recording is of another bisect: its step {m[1]} ran {k}={_show(vals.get(k))}, "
+                    f"neither good's {_show(good_values.get(k))} nor bad's {_show(want)}"
+                )
+        sig = e.reason.partition("; signature: ")[2]
+        if v[1] == BAD and sig and not target:
+            target = sig
+        trials.append(
+            Trial(
+                step=int(m[1]),
+                purpose=m[3],
+                taken=tuple(taken),
+                verdict=v[1],
+                passed=int(v[4]),
+                reproduced=int(v[2]),
+                repeats=int(v[3]),
+                signatures=[sig] * int(v[2]) if sig else [],
+            )
+        )
+        kept += [x for x in (cfg_event, e) if x is not None and not any(x is y for y in kept)]
+    return trials, target, kept
+
+
+def abort_line(b: Bisector) -> str:
+    """What an interrupted bisect knows: its runs, the candidates left, the verdicts so far."""
+    cands = ", ".join(f"{k}={_show(b.changes[k])}" for k in b.candidates)
+    judged = "; ".join(f"{t.purpose}: {t.verdict}" for t in b.trials) or "none"
+    return (
+        f"interrupted after {len(b.trials)} judged run(s); the culprit is among {len(b.candidates)} "
+        f"candidate(s): {{{cands}}}; judged: {judged}"
+    )
 
 
 def walk(decisions: list[Any]) -> tuple[list[WalkRow], str]:

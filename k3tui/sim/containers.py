@@ -232,10 +232,25 @@ def matches(state: dict[str, Any], ref: str) -> bool:
     return ref == state["container"]["name"] or (len(ref) >= 4 and cid.startswith(ref))
 
 
+def local_images(state: dict[str, Any]) -> list[tuple[str, str]]:
+    """``(reference, image id)`` of every image on the host: the deployment's (and its other tags), then
+    ``other_images`` (another build ``docker run`` can start: what a bisect's good side may use)."""
+    c = state.get("container") or {}
+    if not c:
+        return []
+    out = [(c["image"], c["image_id"])] + [(t, c["image_id"]) for t in c.get("tags", [])]
+    for i, ref in enumerate(c.get("other_images", [])):
+        digest = hashlib.sha256(f"{ref}{i}".encode()).hexdigest()
+        out.append((ref, f"sha256:{digest}"))
+    return out
+
+
 def image_matches(state: dict[str, Any], ref: str) -> bool:
     c = state.get("container") or {}
     if not c:
         return False
+    if any(ref == r for r, _ in local_images(state)[1:]):
+        return True
     ref = ref.removeprefix("sha256:")
     return ref in (c["image"], c["image_id"], c["image_id"].removeprefix("sha256:")) or (
         len(ref) >= 4 and c["image_id"].removeprefix("sha256:").startswith(ref)

@@ -64,6 +64,8 @@ class LogVars:
     prefix_caching: bool = True
     cuda_driver_int: int = 13000
     args: str = "{}"
+    visible: int = 0
+    """GPUs the server sees (``CUDA_VISIBLE_DEVICES``); 0: as many as the TP size."""
     start: float = field(default_factory=time.time)
     pace: float = 1.0
     """Wall seconds per log second of ``#@ +N`` (the simulator plays faster than the real log ran):
@@ -117,6 +119,7 @@ class _Filler:
             "prefix_caching": v.prefix_caching,
             "cuda_driver_int": v.cuda_driver_int,
             "args": v.args,
+            "visible": v.visible or v.tp,
             "wname0": "Worker_TP0" if v.tp > 1 else "Worker",
             **pids,
         }

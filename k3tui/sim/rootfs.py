@@ -149,7 +149,7 @@ def _container_log(ctr: dict[str, Any], start: float | None = None) -> str:
     import time
 
     from .logplay import LogVars, render
-    from .vllm import _non_default, choose_template, parse_args
+    from .vllm import _non_default, choose_template, parse_args, visible_gpus
 
     argv = list(ctr["entrypoint"][2:]) + list(ctr["cmd"])
     ns = parse_args(argv)
@@ -163,9 +163,11 @@ def _container_log(ctr: dict[str, Any], start: float | None = None) -> str:
         load_format=ns.load_format,
         prefix_caching=ns.prefix,
         args=_non_default(ns),
+        max_model_len=ns.max_model_len or int(ctr.get("_vllm", {}).get("max_model_len", 1048576)),
+        visible=visible_gpus(ctr.get("_vllm", {}), _ctr_env(ctr)),
         start=time.time() - 3 * 3600 if start is None else start,
     )
-    template = choose_template(ctr.get("_vllm", {}), argv, _ctr_env(ctr))
+    template = choose_template(ctr.get("_vllm", {}), argv, _ctr_env(ctr), image=ctr.get("image", ""))
     text, _ = render(template, v)
     return text
 
@@ -182,7 +184,11 @@ def _kernel_history(ctr: dict[str, Any], state_dir: Path, start: float, boot: fl
     argv = list(ctr["entrypoint"][2:]) + list(ctr["cmd"])
     ns = parse_args(argv)
     kernel = [
-        o for o in ops(choose_template(ctr.get("_vllm", {}), argv, _ctr_env(ctr)), LogVars(tp=ns.tensor_parallel_size, start=start))
+        o
+        for o in ops(
+            choose_template(ctr.get("_vllm", {}), argv, _ctr_env(ctr), image=ctr.get("image", "")),
+            LogVars(tp=ns.tensor_parallel_size, start=start),
+        )
         if o.kind == "kernel"
     ]
     if kernel:

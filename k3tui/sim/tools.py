@@ -596,7 +596,7 @@ def _docker_run(state: dict[str, Any], args: list[str]) -> int:
         )
         return 125
     argv = ([entry] if entry else list(state["container"]["entrypoint"])) + cmd
-    return _run_in_container(state, argv, env)
+    return _run_in_container(state, argv, [f"K3SIM_IMAGE={image}", *env])
 
 
 def _docker_version(state: dict[str, Any], args: list[str]) -> int:
@@ -620,8 +620,9 @@ def _docker_images(state: dict[str, Any], args: list[str]) -> int:
     c = state.get("container") or {}
     _out("REPOSITORY               TAG        IMAGE ID       CREATED        SIZE\n")
     if c:
-        repo, tag = c["image"].rsplit(":", 1)
-        _out(f"{repo:<24} {tag:<10} {c['image_id'][7:19]}   4 months ago   23.7GB\n")
+        for ref, image_id in containers.local_images(state):
+            repo, tag = ref.rsplit(":", 1)
+            _out(f"{repo:<24} {tag:<10} {image_id.removeprefix('sha256:')[:12]}   4 months ago   23.7GB\n")
     return 0
 
 

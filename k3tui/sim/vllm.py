@@ -19,6 +19,8 @@ It is a FAKE on purpose. Started like the real one (``vllm serve MODEL --tensor-
 - in a runtime-failure scenario the first completion request kills a worker: the real
   runtime-failure lines are printed, the request gets a 500, ``/health`` 503, the
   process exits like real vLLM;
+- answers a prompt longer than ``--max-model-len`` (3 characters a pseudo-token) with vLLM 0.32's
+  400 (``maximum context length``): the server lives on, as the real one does;
 - on SIGTERM prints vLLM's shutdown lines and exits 0 (a normal stop is not a failure).
 """
 
@@ -91,15 +93,25 @@ def _non_default(ns: argparse.Namespace) -> str:
     return repr(d)
 
 
-def choose_template(vllm: dict[str, Any], argv: list[str], env: dict[str, str] | None = None) -> str:
-    """The scenario's log, unless its failure needs launch arguments or env this launch lacks.
+def choose_template(
+    vllm: dict[str, Any],
+    argv: list[str],
+    env: dict[str, str] | None = None,
+    image: str | None = None,
+    gpus: int = 8,
+) -> str:
+    """The scenario's log, unless its failure needs launch arguments, env or an image this launch lacks.
 
     The causes a scenario declares (issue 20: the simulated host is causal, so bisect can find them):
     ``trigger_args`` (each present in the launch), ``trigger_env`` (each ``NAME=VALUE`` the host
     injects: the failure holds unless the server's env sets NAME to another value; ``env`` defaults
     to this process's), ``trigger_max_model_len_above`` (the launch's
-    ``--max-model-len``, or the model's own when unset, beyond what the KV cache holds). All declared
-    causes must hold.
+    ``--max-model-len``, or the model's own when unset, beyond what the KV cache holds),
+    ``trigger_images`` (the image references on the host that run the failing build; ``image``
+    None = not known, the cause holds; "" = a launch on the host, outside any image),
+    ``trigger_tp_above_visible`` (``--tensor-parallel-size`` above the GPUs the server sees:
+    its ``CUDA_VISIBLE_DEVICES``, else the value declared there, else the host's ``gpus``). All
+    declared causes must hold.
     """
     need = vllm.get("trigger_args", [])
     joined = " " + " ".join(a.replace("=", " ", 1) if a.startswith("--") else a for a in argv) + " "
@@ -114,7 +126,23 @@ def choose_template(vllm: dict[str, Any], argv: list[str], env: dict[str, str] |
     asked = parse_args(argv).max_model_len or int(vllm.get("max_model_len", 1048576))  # unset: the model's own
     if limit is not None and not asked > int(limit):
         return "healthy.log"
+    images = vllm.get("trigger_images")
+    if images and image is not None and image not in images:
+        return "healthy.log"
+    if "trigger_tp_above_visible" in vllm and not parse_args(argv).tensor_parallel_size > visible_gpus(
+        vllm, have, gpus
+    ):
+        return "healthy.log"
     return vllm.get("log", "healthy.log")
+
+
+def visible_gpus(vllm: dict[str, Any], env: Any, gpus: int = 8) -> int:
+    """The GPUs a server sees: its ``CUDA_VISIBLE_DEVICES``, else the scenario's injected default, else all."""
+    spec = env.get("CUDA_VISIBLE_DEVICES")
+    if spec is None:
+        spec = str(vllm.get("trigger_tp_above_visible") or "")
+    spec = spec.strip()
+    return len([d for d in spec.split(",") if d.strip()]) if spec else gpus
 
 
 class Server:
@@ -139,6 +167,9 @@ class Server:
         self.counters: dict[str, float] = {}
         self.blocks: set[str] = set()
         self.status = 0
+        in_ctr = bool(os.environ.get("K3SIM_CONTAINER"))
+        self.image = os.environ.get("K3SIM_IMAGE") or (str(self.state["container"].get("image", "")) if in_ctr else "")
+        """The image this server runs in (``docker run IMAGE`` / the deployment's container; "" on the host)."""
         self.vars = LogVars(
             model=self.ns.model,
             served=self.served,
@@ -152,6 +183,7 @@ class Server:
             prefix_caching=self.ns.prefix,
             cuda_driver_int=int(self.state["host"].get("cuda_driver_int", 13000)),
             args=_non_default(self.ns),
+            visible=visible_gpus(self.state["vllm"], os.environ, len(self.state["host"]["gpus"])),
             pace=PACE / max(self.speed, 1e-3),  # log stamps follow the wall clock the session is recorded on
         )
 
@@ -194,6 +226,9 @@ class Server:
             if in_ctr or c.get("process_libcuda_everywhere", True)
             else self.state["host"]["host_libcuda"]
         )
+        images = self.state["vllm"].get("trigger_images")
+        if images and self.image not in images:  # another build than the failing one: the host driver's libcuda
+            libcuda = self.state["host"]["host_libcuda"]
         libcuda = libcuda or self.state["host"]["host_libcuda"]
         drv = self.state["host"]["driver"]
         triplet = "aarch64-linux-gnu" if self.state["host"]["arch"] == "aarch64" else "x86_64-linux-gnu"
@@ -363,6 +398,14 @@ class Server:
                 "BadRequestError",
                 400,
                 "max_tokens",
+            )
+        if len(tokens) > self.vars.max_model_len:  # vLLM 0.32 tokenizes at most max_model_len + 1 tokens
+            n = self.vars.max_model_len + 1
+            return 400, _error(
+                f"This model's maximum context length is {self.vars.max_model_len} tokens. However, your prompt contains at least {n} input tokens, which exceeds this limit even without any output tokens. Please reduce the length of the input prompt. (parameter=input_tokens, value={n})",
+                "BadRequestError",
+                400,
+                "input_tokens",
             )
         cached = self._prefix_cache(tokens)
         if "baseline-ok" in text:
@@ -600,7 +643,7 @@ def main(argv: list[str], root: str | None = None) -> int:
     threading.Thread(target=_watch_owner, args=(srv,), daemon=True).start()
     signal.signal(signal.SIGTERM, lambda *_: srv.stop.set())
     signal.signal(signal.SIGINT, lambda *_: srv.stop.set())
-    template = choose_template(srv.state["vllm"], argv[1:])
+    template = choose_template(srv.state["vllm"], argv[1:], image=srv.image, gpus=len(srv.state["host"]["gpus"]))
     from .ray import serve_template  # --distributed-executor-backend ray: is the (fake) cluster big enough?
 
     template = serve_template(srv.state, argv[1:], template, srv.ns.tensor_parallel_size)
