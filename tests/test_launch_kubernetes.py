@@ -288,3 +288,94 @@ def test_kube_context_selects_the_server_of_that_context_and_a_wrong_name_is_one
         assert lad.returncode == 2 and "--kube-context 'gb300-x'" in lad.stderr and len(other.requests) == n
     finally:
         other.stop()
+
+
+def test_cli_ladder_of_a_leaderworkerset_group_runs_every_member_as_a_node(
+    sshd, containerd, kubeapi, shared, tmp_path
+) -> None:  # noqa: ANN001, E501
+    """A pod of a LeaderWorkerSet group ladders as its group: one run pod per member from its frozen manifest, the
+    same one change in each (each diff shown first), the worker pointed at the run leader, every member's log
+    followed as its node's (head = the leader's tray), the failure named on the worker's tray, every pod deleted."""
+    from k3tui.reader import read_all
+
+    corpus = shared / "corpus" / "vllm-cpu"
+    objs = kubeapi.add_scenario(
+        "vllm-lws", previous_log=(corpus / "10d-fail-load-format-fastsafetensors.log").read_text()
+    )
+    leader_uid = objs["pod"]["metadata"]["uid"]
+    cid = containerd.run_pod_container(
+        NS, "vllm-0", "vllm", leader_uid, ["sh", "-c", "echo 'INFO vllm serve starting'; exec sleep 3600", "vllm", "serve"],
+        env={"LD_LIBRARY_PATH": "/usr/local/cuda/compat/lib:/usr/local/nvidia/lib64", "HF_TOKEN": SECRET},
+    )  # fmt: skip
+    d = tempfile.mkdtemp(prefix="k3-kube-", dir="/tmp")
+    os.chmod(d, 0o755)
+    kc = kubeapi.kubeconfig(Path(d) / "config")
+    # the members' logs: the leader starts and waits; the worker on the other tray dies loading weights
+    kubeapi.run_logs = {
+        "gb300-tray-07": "\n".join((corpus / "01-baseline-startup-only.log").read_text().splitlines()[:25]),
+        "gb300-tray-08": (corpus / "10d-fail-load-format-fastsafetensors.log").read_text(),
+    }
+    stale = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "k3tui-r1-dead00-minimal-w1", "namespace": NS,
+             "labels": {M.MANAGED_BY: "k3tui"}}, "spec": {}, "status": {"phase": "Running"}}  # fmt: skip
+    kubeapi.add(stale)
+    rec = tmp_path / "group.k3rec"
+    common = [sshd.target, "-i", str(sshd.key_path), "--known-hosts", str(sshd.known_hosts), "--pod", f"{NS}/vllm-0",
+              "--kubeconfig", str(kc), "--containerd-socket", containerd.socket, "--pod-log-root", containerd.log_root]  # fmt: skip
+    try:
+        lad = _k3tui("ladder", *common, "--rung", "minimal", "--set", "env:NCCL_DEBUG=WARN", "--record", str(rec))
+    finally:  # the session's containerd is shared: no second serving container left for other modules
+        containerd.ctr("tasks", "kill", "-s", "KILL", cid, check=False)
+    out = lad.stdout + lad.stderr
+    assert len(kubeapi.created) == 2, out[-4000:]
+    leader, worker = kubeapi.created
+    run = leader["metadata"]["labels"][M.RUN_LABEL]
+    assert (leader["metadata"]["name"], worker["metadata"]["name"]) == (f"k3tui-{run}", f"k3tui-{run}-w1")
+    assert (leader["spec"]["nodeName"], worker["spec"]["nodeName"]) == ("gb300-tray-07", "gb300-tray-08")
+    for pod, role in ((leader, "leader"), (worker, "worker")):
+        labels = pod["metadata"]["labels"]
+        assert labels[M.MANAGED_BY] == "k3tui" and labels["k3tui.io/group"] == run and labels["k3tui.io/role"] == role
+        assert "leaderworkerset.sigs.k8s.io/name" not in labels and "ownerReferences" not in pod["metadata"]
+        assert pod["spec"]["restartPolicy"] == "Never"
+        env = {e["name"]: e for e in pod["spec"]["containers"][0]["env"]}
+        assert env["NCCL_DEBUG"]["value"] == "WARN", "the one change, identically in every member"
+        assert "valueFrom" in env["HF_TOKEN"] and "valueFrom" in env["LWS_WORKER_INDEX"]
+    lenv = {e["name"]: e for e in leader["spec"]["containers"][0]["env"]}
+    wenv = {e["name"]: e for e in worker["spec"]["containers"][0]["env"]}
+    assert lenv["LWS_LEADER_ADDRESS"]["valueFrom"] == {"fieldRef": {"fieldPath": "status.podIP"}}
+    assert wenv["LWS_LEADER_ADDRESS"]["value"] == "127.0.0.1", "the worker is pointed at the run leader's pod IP"
+    # every member's diff was shown before its pod was applied
+    assert f"pod {NS}/k3tui-{run} (head, from vllm-0 on gb300-tray-07)" in lad.stdout, lad.stdout[-3000:]
+    assert f"pod {NS}/k3tui-{run}-w1 (worker, from vllm-0-1 on gb300-tray-08)" in lad.stdout
+    assert lad.stdout.count("spec.containers[vllm].env[NCCL_DEBUG]: INFO -> WARN") == 2
+    assert f"spec.containers[vllm].env[LWS_LEADER_ADDRESS]: vllm-0.vllm.vllm -> <pod IP of k3tui-{run}>" in lad.stdout
+    # every member's log followed; the worker's root names its tray; every pod of the group deleted, the leftover too
+    follows = {p.split("/pods/")[1].split("/")[0] for m, p in kubeapi.requests if m == "GET" and "follow=true" in p}
+    assert follows == {f"k3tui-{run}", f"k3tui-{run}-w1"}, follows
+    assert "result: rung=minimal verdict=FAIL" in lad.stdout and "stage=weights" in lad.stdout, out[-3000:]
+    assert "failed on node gb300-tray-08 at stage weights" in lad.stdout, lad.stdout[-3000:]
+    assert {
+        f"/api/v1/namespaces/{NS}/pods/{n}" for n in (f"k3tui-{run}", f"k3tui-{run}-w1", stale["metadata"]["name"])
+    } <= set(kubeapi.deleted)  # noqa: E501
+    assert f"/api/v1/namespaces/{NS}/pods/vllm-0" not in kubeapi.deleted, "the frozen group is never touched"
+    _, events = read_all(rec)
+    from k3tui import events as ev
+
+    roles = {e.host: e.role for e in events if isinstance(e, ev.HostConnected) and e.role}
+    assert roles == {"gb300-tray-07": "head", "gb300-tray-08": "worker"}, roles
+    found = [e for e in events if isinstance(e, ev.ExceptionFound)]
+    assert found and found[0].host == "gb300-tray-08" and "fastsafetensors" in found[0].line
+    created = {e.host: e.message for e in events if isinstance(e, ev.Notice) and " created (" in e.message}
+    assert created == {
+        "gb300-tray-07": f"run {run}: pod {NS}/k3tui-{run} created (head of run {run}, from vllm-0 on node gb300-tray-07)",
+        "gb300-tray-08": f"run {run}-w1: pod {NS}/k3tui-{run}-w1 created (worker of run {run}, from vllm-0-1 on node "
+        "gb300-tray-08)",
+    }
+    # each member's log is recorded under its run, and classified as its node's
+    logged = {e.id for e in events if isinstance(e, ev.Output) and e.stream == "log"}
+    assert {run, f"{run}-w1"} <= logged, logged
+    classified = {(e.host, e.run, e.failed_stage) for e in events if isinstance(e, ev.RunClassified)}
+    assert ("gb300-tray-08", f"{run}-w1", "weights") in classified and any(
+        h == "gb300-tray-07" and r == run for h, r, _ in classified
+    ), classified
+    assert "checklist missing One variable per change" not in lad.stdout or "logs missing" not in lad.stdout
+    assert SECRET not in lad.stdout and SECRET not in rec.read_bytes().decode(errors="replace")

@@ -101,27 +101,50 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 async def _launched(args: argparse.Namespace, hosts: list[Any], emit: Any) -> dict[str, Any]:
     """With ``--pod`` (or ``--runtime kubernetes``): freeze the pod first; every run is a pod derived from it.
     With ``--job`` (or ``--runtime slurm``, issue 19): freeze the job; every run is its batch script resubmitted
-    with the one change (a multi-node job is one run: one sbatch, one scancel)."""
+    with the one change (a multi-node job is one run: one sbatch, one scancel).
+    With ``--pod`` naming a pod of a LeaderWorkerSet group, every run is the whole group (one pod per member,
+    the members shown as nodes, head = the leader: :mod:`k3tui.launch.kube_group`); ``--multinode`` asks for that.
+    """
     slurm = bool(getattr(args, "job", None)) or getattr(args, "runtime", None) == "slurm"
     if not (slurm or getattr(args, "pod", None) or getattr(args, "runtime", None) == "kubernetes"):
+        if getattr(args, "image", None):
+            raise UsageError(
+                "--image chooses a pod's container through containerd: the ladder needs --pod NAMESPACE/NAME"
+            )
         return {}
-    if args.multinode or args.multinode_mode:
-        raise UsageError(
-            "--job ladders one Slurm job (its nodes are one run)" if slurm
-            else "--pod ladders one pod; a multi-node pod group (LeaderWorkerSet) is not supported yet"
-        )  # fmt: skip
+    if slurm and (args.multinode or args.multinode_mode):
+        raise UsageError("--job ladders one Slurm job (its nodes are one run)")
+    if args.multinode_mode:
+        raise UsageError("--pod: a pod group's nodes start as their manifests say; --multinode-mode does not apply")
     from ..launch import get
     from ..scene.session import pick_from_args
 
     pick = pick_from_args(args)
     launcher: Any = get("slurm" if slurm else "kubernetes", pick)
     await launcher.freeze(hosts[0], pick, emit=emit, reason="ladder-start")
-    start = launcher.start_config()
+    group: Any = None
+    if len(getattr(launcher, "group_pods", [])) > 1:
+        from ..launch.kube_group import PodGroup
+
+        group = PodGroup(launcher)
+    elif args.multinode:
+        raise UsageError(f"--multinode: pod {args.pod} is not a pod of a LeaderWorkerSet group with more than one pod")
+    start = group.start_config() if group is not None else launcher.start_config()
     gone = await launcher.leftovers(hosts[0]) if hasattr(launcher, "leftovers") else []
     if gone:  # k3tui's own run pods of a session that died before it could delete them
-        emit(ev.Notice(host=hosts[0].alias, level="warning", message=f"deleted run pods an earlier session left: {', '.join(gone)}"))
+        emit(
+            ev.Notice(
+                host=hosts[0].alias,
+                level="warning",
+                message=f"deleted run pods an earlier session left: {', '.join(gone)}",
+            )
+        )
     if slurm and args.port is None and str(start.flags.get("port", "")).isdigit():
         args.port = int(start.flags["port"])  # /health on the port the script serves
+    if group is not None:
+        from ..launch.kube_group import group_engine
+
+        return {"engine": group_engine(group), "start_config": start}
     return {"launcher": launcher, "start_config": start}
 
 
@@ -217,8 +240,16 @@ async def _run(args: argparse.Namespace, profile: Any, changes: dict[str, Any], 
 
                 raise HostError(f"a multi-node launch needs every node; unreachable: {', '.join(errors)}")
         launched = await _launched(args, hosts, emit)  # issue 18: --pod: runs are pods derived from its manifest
+        make = launched.pop("engine", make)  # a pod group: its members are the deployment's nodes
         engine = make(
-            hosts, profile, emit, model_path=args.model_path, port=args.port, program=args.vllm, events=events, **launched
+            hosts,
+            profile,
+            emit,
+            model_path=args.model_path,
+            port=args.port,
+            program=args.vllm,
+            events=events,
+            **launched,
         )
         try:
             results = await _climb(engine, args, changes)

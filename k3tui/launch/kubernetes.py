@@ -23,7 +23,8 @@ A ladder run is a **one-off pod**: the frozen pod with exactly the one changed v
 operator sees the manifest's diff against the frozen pod. Its log is followed by a detached
 ``kubectl`` on the target (so an SSH drop resumes by byte offset) that is restarted with
 ``sinceTime`` when the API connection drops (lines already seen are skipped); stop deletes
-the pod and waits until it is gone.
+the pod and waits until it is gone. A pod of a LeaderWorkerSet group ladders as its group (one run
+pod per member, the members as the deployment's nodes): :mod:`k3tui.launch.kube_group`.
 """
 
 from __future__ import annotations
@@ -64,6 +65,8 @@ class PodRun(RunHandle):
     seen_at_since: int = 0
     """Lines already delivered that carry exactly ``since`` (skipped after a resume)."""
     follower: RunHandle | None = None
+    follows: int = 0
+    """Follow attempts so far: the first follower is the run's own id (its log recorded under it), later ones ``-logN``."""
 
 
 @dataclass
@@ -87,6 +90,8 @@ class KubernetesLauncher:
         self.frozen: dict[str, Any] | None = None
         """The pod as frozen (the ladder's runs derive from it)."""
         self.container = pick.container or ""
+        self.group_pods: list[dict[str, Any]] = []
+        """A LeaderWorkerSet group's pods as read at the freeze, leader first (empty: not a group's pod)."""
 
     # --- kubectl -----------------------------------------------------------------------------
 
@@ -183,8 +188,10 @@ class KubernetesLauncher:
             return None
         sel = urllib.parse.quote(f"{LWS_NAME}={name},{LWS_GROUP}={index}", safe="")
         got = await self.get(host, out.probes, "kube_group", f"/api/v1/namespaces/{_q(ns)}/pods?labelSelector={sel}")
-        members = [member_row(p) for p in (got or {}).get("items") or []] if isinstance(got, dict) else []
-        members.sort(key=lambda m: int(m["worker_index"]) if str(m["worker_index"]).isdigit() else 0)
+        pods = [p for p in (got or {}).get("items") or [] if isinstance(p, dict)] if isinstance(got, dict) else []
+        pods.sort(key=lambda p: _index(member_row(p)["worker_index"]))
+        self.group_pods = pods
+        members = [member_row(p) for p in pods]
         size = ((pod.get("metadata") or {}).get("annotations") or {}).get("leaderworkerset.sigs.k8s.io/size")
         for m in members:
             if m["phase"] != "Running" or m["restarts"] or m["waiting"]:
@@ -352,7 +359,10 @@ class KubernetesLauncher:
         return [head] + [f"  {d['key']}: {_short(d['old'])} -> {_short(d['new'])}" for d in changes]
 
     async def start(self, host: Any, config: Any, run_id: str, rung: str = "") -> PodRun:
-        pod = self.run_manifest(config, run_id)
+        return await self.create(host, self.run_manifest(config, run_id), run_id)
+
+    async def create(self, host: Any, pod: dict[str, Any], run_id: str) -> PodRun:
+        """Create the run pod ``pod`` through kubectl (HostError with kubectl's reason when the API refuses it)."""
         ns = pod["metadata"].get("namespace") or (self.frozen or {}).get("metadata", {}).get("namespace", "default")
         pod["metadata"]["namespace"] = ns
         probes: dict[str, RunResult] = {}
@@ -392,9 +402,10 @@ class KubernetesLauncher:
             await asyncio.sleep(min(0.5 * (misses + 1), 5.0))
 
     async def _follow_once(self, host: Any, run: PodRun) -> AsyncIterator[str]:
+        n, run.follows = run.follows, run.follows + 1
         follower = await host.start_detached(
             self.kubectl(f"get --raw {shlex.quote(self._log_path(run))}"),
-            run_id=f"{run.run_id}-log{int(time.time() * 1000) % 100000}",
+            run_id=run.run_id if n == 0 else f"{run.run_id}-log{n}",
         )
         run.follower = follower
         skip = run.seen_at_since
@@ -468,6 +479,10 @@ class KubernetesLauncher:
 
 def _q(part: str) -> str:
     return urllib.parse.quote(str(part), safe="")
+
+
+def _index(v: Any) -> int:
+    return int(v) if str(v).isdigit() else 0
 
 
 def _short(v: Any) -> str:

@@ -54,6 +54,11 @@ def env_pairs(c: dict[str, Any]) -> dict[str, str]:
     return out
 
 
+def run_pod_name(run_id: str) -> str:
+    """The name of run ``run_id``'s pod (a DNS label: lower case, at most 63 characters)."""
+    return f"k3tui-{run_id}".lower()[:63].rstrip("-")
+
+
 def run_pod(
     frozen: dict[str, Any], container: str, argv: list[str], env: dict[str, str], image: str, run_id: str
 ) -> dict[str, Any]:
@@ -68,7 +73,7 @@ def run_pod(
     for k in _VOLATILE_META:
         meta.pop(k, None)
     (meta.get("annotations") or {}).pop("kubectl.kubernetes.io/last-applied-configuration", None)
-    meta["name"] = f"k3tui-{run_id}".lower()[:63].rstrip("-")
+    meta["name"] = run_pod_name(run_id)
     labels = {
         k: v
         for k, v in (meta.get("labels") or {}).items()

@@ -13,7 +13,8 @@ examples) and real vLLM logs from ``../shared/corpus``:
 - ``GET /api/v1/namespaces/NS/pods?labelSelector=k=v,…`` (a PodList), ``GET /api/v1/namespaces/NS/pods/NAME`` (and ``/log?container=&previous=&follow=&timestamps=&sinceTime=&tailLines=``),
   ``GET …/events?fieldSelector=involvedObject.name=NAME``, ``GET /apis/GROUP/VERSION/namespaces/NS/KINDS/NAME``;
 - ``POST /api/v1/namespaces/NS/pods``: the pod is stored (uid, ``Running``, ``podIP``) and —
-  standing in for the kubelet — its log is ``run_log`` played line by line (``line_delay`` s);
+  standing in for the kubelet — its log is ``run_log`` (``run_logs[NODE]`` for a pod on NODE) played line by
+  line (``line_delay`` s);
   when it ends the pod's phase becomes ``Failed`` (``Succeeded`` with ``run_exit = 0``);
 - ``DELETE …/pods/NAME``: gone (404 after), recorded in ``deleted``.
 
@@ -58,6 +59,8 @@ class KubeApi:
         self.events: dict[tuple[str, str], list[dict[str, Any]]] = {}
         self.logs: dict[tuple[str, str, str, bool], str] = {}
         self.run_log: str = ""
+        self.run_logs: dict[str, str] = {}
+        """A created pod's log by its ``spec.nodeName`` (the members of a group run on their own trays); else ``run_log``."""
         self.run_exit = 1
         self.line_delay = 0.01
         self.drop_follow_after: int | None = None
@@ -216,7 +219,8 @@ class KubeApi:
         played: list[tuple[str, str]] = []
         with self._lock:
             self._played[path] = played
-        for line in self.run_log.splitlines():
+        log = self.run_logs.get(str((pod.get("spec") or {}).get("nodeName")), self.run_log)
+        for line in log.splitlines():
             if path not in self.objects:
                 return
             with self._lock:
