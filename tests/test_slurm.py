@@ -1,4 +1,4 @@
-"""The Slurm launcher against a REAL Slurm cluster (munged, slurmctld, slurmd on loopback) over a REAL sshd.
+"""The Slurm launcher against a REAL Slurm cluster (munged, slurmctld, slurmd, slurmdbd on MariaDB; loopback) over a REAL sshd.
 
 Jobs are submitted as the sshd user and run a stand-in ``vllm``: a tiny program that prints a real
 vLLM log from the corpus line by line (and its own argv first, so a ladder run shows what it was
@@ -173,23 +173,61 @@ def test_freeze_a_failed_job_names_exit_code_and_first_exception(sshd, slurm, tm
     assert job["env_source"] == "the batch script's exports" and job["env"].get("HF_TOKEN") == "<redacted>"
 
 
-def test_a_requeue_loop_is_a_finding(sshd, slurm, tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def requeued(slurm) -> str:  # noqa: ANN001
+    """A job that failed three times (exit 7): twice requeued by hand, as a ``--requeue`` job that keeps failing is."""
     log = SHARED_CORPUS / "vllm-cpu" / FAILED_LOGS[0]["file"]
     job_id = _submit(slurm, _script(slurm, log, code=7, name="requeue-me"))
     slurm.wait_state(job_id, "FAILED")
-    for _ in range(2):  # what a --requeue job that keeps failing does, driven by hand
+    for _ in range(2):
         slurm.client("scontrol", "requeue", job_id, user="root")
         slurm.wait_state(job_id, "PENDING")
         slurm.client("scontrol", "update", f"JobId={job_id}", "StartTime=now", user="root")
         slurm.wait_state(job_id, "FAILED")
-    scene = _freeze_json(sshd, slurm, job_id, tmp_path / "scene.json")
+    told = slurm.wait_sacct(job_id, "requeue-me", 3)  # accounting has every attempt before k3tui asks
+    assert [(r["State"], r["ExitCode"]) for r in told] == [("REQUEUED", "7:0"), ("REQUEUED", "7:0"), ("FAILED", "7:0")]
+    return job_id
+
+
+def test_a_requeue_loop_is_a_finding(sshd, slurm, requeued: str, tmp_path: Path) -> None:
+    scene = _freeze_json(sshd, slurm, requeued, tmp_path / "scene.json")
     job = scene["job"]
     assert job["restarts"] == 2 and job["exit_code"] == 7
-    assert job["history_source"].startswith("jobcomp file")
-    attempts = [h for h in job["history"] if h["id"] == job_id]
-    assert len(attempts) >= 2 and all(h["name"] == "requeue-me" for h in attempts)
+    assert job["history_source"] == "sacct"  # slurmdbd keeps every attempt: sacct -D, no fallback
+    attempts = [(h["id"], h["name"], h["state"], h["exit_code"], h["nodes"]) for h in job["history"]]
+    assert attempts == [(requeued, "requeue-me", s, 7, slurm.node) for s in ("REQUEUED", "REQUEUED", "FAILED")]
+    assert all(h["start"] and h["end"] for h in job["history"])
     finding = next(f for f in job["findings"] if f.startswith("requeue loop"))
-    assert f"job {job_id} (requeue-me) restarted 2 time(s)" in finding and finding in scene["notes"]
+    assert f"job {requeued} (requeue-me) restarted 2 time(s); 3 failed attempt(s) of this name" in finding
+    assert finding in scene["notes"]
+
+
+def test_without_accounting_the_attempts_come_from_the_jobcomp_file(sshd, slurm, requeued: str, tmp_path: Path) -> None:
+    """A client whose slurm.conf has accounting off: sacct refuses, k3tui reads the controller's jobcomp file."""
+    out = tmp_path / "scene.json"
+    common = [*_common(sshd, slurm)[:-1], str(slurm.conf_without_accounting())]
+    r = _k3tui("freeze", *common, "--job", requeued, "--json", str(out))
+    assert r.returncode == 0, r.stdout + r.stderr
+    job = json.loads(out.read_text())["job"]
+    assert job["history_source"] == f"jobcomp file {slurm.jobcomp} (sacct has no records: accounting storage is off)"
+    ends = [h for h in job["history"] if h["id"] == requeued and h["state"] == "FAILED"]
+    assert len(ends) == 3 and all(h["name"] == "requeue-me" and h["exit_code"] == 7 for h in ends)
+    assert any(f.startswith(f"requeue loop: job {requeued} (requeue-me) restarted 2 time(s)") for f in job["findings"])
+
+
+def test_another_users_job_has_its_attempts_from_sacct(sshd, slurm, tmp_path: Path) -> None:
+    """The operator (the SSH user) is not the job's owner: sacct still answers, for the owner (``-u``)."""
+    log = SHARED_CORPUS / "vllm-cpu" / FAILED_LOGS[0]["file"]
+    script = _script(slurm, log, code=5, name="someone-elses")
+    job_id = slurm.sbatch(script, f"--chdir={slurm.jobs}", f"--nodelist={slurm.node}", user="root")
+    slurm.wait_state(job_id, "FAILED")
+    slurm.wait_sacct(job_id, "someone-elses", 1)
+    # the operator's own plain sacct sees none of it; k3tui asks for the owner's (-u)
+    assert slurm.sacct("someone-elses", user=slurm.user, all_users=False) == []
+    scene = _freeze_json(sshd, slurm, job_id, tmp_path / "scene.json")
+    job = scene["job"]
+    assert job["user"].startswith("root(") and job["history_source"] == "sacct"
+    assert [(h["id"], h["state"], h["exit_code"]) for h in job["history"]] == [(job_id, "FAILED", 5)]
 
 
 def test_diff_of_two_jobs_shows_the_script_line_and_the_env_key(sshd, slurm, tmp_path: Path) -> None:

@@ -14,7 +14,8 @@ Freeze (``k3tui freeze TARGET --job N``; TARGET a login node or the job's node):
 - the job's output file (``StdOut=``) is the server log: scanned whole on the target by the
   big-log prefilter (:func:`k3tui.scene.freeze.freeze` with ``log_path``), which needs the
   file on a filesystem the target sees (a shared one, or the node itself);
-- earlier attempts of the same job name: ``sacct -D -X -P`` (requeued attempts included);
+- earlier attempts of the same job name by the job's owner: ``sacct -D -X -P -u UID`` (requeued
+  attempts included; ``-u`` because sacct otherwise answers only for whoever runs it);
   where accounting is off (``sacct`` answers nothing) the ``jobcomp/filetxt`` file named by
   ``scontrol show config`` and ``squeue -t all``. Repeated failures, or ``Restarts`` ≥ 2, are
   a **requeue loop** finding.
@@ -296,12 +297,18 @@ class SlurmLauncher:
             }
 
     async def _history(self, host: Any, out: JobFacts) -> None:
-        """Earlier attempts of the job's name: sacct, else the jobcomp file and squeue (accounting off)."""
+        """Earlier attempts of the job's name by the job's owner: sacct, else the jobcomp file and squeue (accounting off).
+
+        ``-u`` names the owner: without it sacct answers only for the user running it, so an
+        operator freezing someone else's job would get nothing and fall back as if accounting were off.
+        """
         name = out.job.get("JobName") or ""
         fields = ",".join(S.SACCT_FIELDS[:7])
+        owner = job_owner(out.job.get("UserId"))
+        who = f"-u {shlex.quote(owner)}" if owner else "-a"
         r = await self._run(
             host, out.probes, "slurm_sacct",
-            self.cmd(f"sacct -D -X -P -n -S now-{HISTORY_DAYS}days --name {shlex.quote(name)} -o {fields}"),
+            self.cmd(f"sacct -D -X -P -n {who} -S now-{HISTORY_DAYS}days --name {shlex.quote(name)} -o {fields}"),
         )  # fmt: skip
         rows = S.parse_sacct(r.stdout, S.SACCT_FIELDS[:7]) if r.ok else []
         if rows:
@@ -629,6 +636,12 @@ _GRES_ENV = ("CUDA_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL", "ROCR_VISIBLE_DEVICES
 def origin_of(job: dict[str, Any], key: str) -> str:
     """The origin of one job env variable (``script``, ``slurm``, ``submit``; ``job`` if unknown)."""
     return next((o for o, names in (job.get("env_origin") or {}).items() if key in names), "job")
+
+
+def job_owner(user_id: str | None) -> str | None:
+    """``UserId=alice(1001)`` → ``1001`` (the uid: sacct needs no name lookup on the target), ``alice`` → ``alice``."""
+    m = re.fullmatch(r"\s*([^()\s]*)(?:\((\d+)\))?\s*", user_id or "")
+    return (m.group(2) or S.null(m.group(1))) if m else None
 
 
 def _sacct_row(x: dict[str, str]) -> dict[str, Any]:
