@@ -56,6 +56,10 @@ class HostConnected(Event, tag="host_connected"):
     """Remote wall clock minus local wall clock, seconds, measured at connect."""
     role: str = ""
     """The host's role in its deployment (``head``/``worker``); empty for a single host or unknown."""
+    rtt: float | None = None
+    """Seconds for one SSH round trip, measured at connect (None: not measured, e.g. this machine)."""
+    throughput: float | None = None
+    """Bytes/s towards the host, estimated at connect from a small transfer (None: not measured)."""
 
 
 class HostDisconnected(Event, tag="host_disconnected"):

@@ -36,6 +36,20 @@ class RunResult:
         return self.status == 0 and not self.timed_out and not self.error
 
 
+@dataclass(frozen=True)
+class Link:
+    """The link to a host as measured at connect (:meth:`k3tui.remote.ssh.SshHost.open`).
+
+    Probe timeouts are scaled to it (:func:`k3tui.scene.probes.timeout_for`); a transport
+    without one (this machine, a capture) keeps the probes' own timeouts.
+    """
+
+    rtt: float
+    """Seconds for one SSH round trip (the fastest of a few, answered by the server's transport, no process)."""
+    throughput: float | None = None
+    """Bytes per second towards the host, estimated from a small transfer (None: not measured)."""
+
+
 @dataclass
 class RunHandle:
     """A detached run on a host: its process outlives the SSH connection."""

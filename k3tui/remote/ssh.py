@@ -17,6 +17,14 @@ Shape, and why:
   Host-key and auth failures are never retried.
 - Bulk reads are 64 KiB chunks split by :class:`~k3tui.remote.lines.LineSplitter`, and
   ``aes128-gcm@openssh.com`` is preferred when the server offers it (1.2–1.9× faster).
+- **The link is measured at connect** (``host.link``, and ``HostConnected.rtt`` /
+  ``throughput``), so a freeze scales its probe timeouts to it
+  (:func:`k3tui.scene.probes.timeout_for`). No process is started for it: the round trip is
+  the fastest of :data:`LINK_PINGS` global requests of a name no server knows (RFC 4254: it
+  answers "failure" at once, from its transport); the throughput is :data:`LINK_SAMPLE`
+  bytes of random padding on such requests, sent back to back, over the time they took less
+  one round trip — towards the host, the direction that is usually no faster. A link that
+  is slow on the first 16 KiB is not sent the rest. Cost: 3 round trips and 16–80 KiB.
 """
 
 from __future__ import annotations
@@ -37,7 +45,7 @@ from ..errors import AuthFailed, ConnectionLost, HostError, HostKeyChanged, Host
 from ..events import Decision, HostConnected, HostDisconnected, HostReconnected
 from ..redact import Redactor
 from ._host import BaseHost
-from .base import Emit
+from .base import Emit, Link
 from .target import DEFAULT_KNOWN_HOSTS, Resolved, Target, config_paths, parse_group, parse_target, resolve
 
 MAX_CHANNELS = 8
@@ -47,6 +55,18 @@ CLOSE_WAIT = 2.0
 PREFERRED_CIPHER = "aes128-gcm@openssh.com"
 BACKOFF = (0.2, 0.5, 1.0, 2.0, 4.0, 8.0)
 """Seconds between reconnect attempts (the last repeats, capped at 10 s)."""
+LINK_REQUEST = b"link-probe@k3tui"
+"""A global request no server implements: answered "failure" by the server's transport (no process, no log line)."""
+LINK_PINGS = 3
+"""Round trips timed at connect; the fastest is the link's RTT."""
+LINK_SAMPLE = (16 * 1024, 64 * 1024)
+"""Bytes sent to estimate the throughput: the first batch, then the second only if the first went fast."""
+LINK_CHUNK = 8 * 1024
+"""Padding per request: well under the 32 KiB every SSH server must accept in one packet."""
+LINK_SLOW = 0.05
+"""Seconds beyond the round trip after which a batch is a measurement (no second, larger batch)."""
+LINK_FASTEST = 1e9
+"""Bytes/s reported when a batch took no measurable time beyond the round trip."""
 
 _LOST = (
     ConnectionError,
@@ -160,6 +180,8 @@ class SshHost(BaseHost):
         self.user = resolved.user
         self.fingerprint = ""
         self.clock_skew: float | None = None
+        self.link: Link | None = None
+        """The link as measured at connect (None: not measured); probe timeouts scale to it."""
         self._conn: asyncssh.SSHClientConnection | None = None
         self._client: _Client | None = None
         self._lost: str | None = None
@@ -192,8 +214,9 @@ class SshHost(BaseHost):
     # --- connecting ------------------------------------------------------------------
 
     async def open(self) -> SshHost:
-        """Connect, check the host key, measure clock skew; emits ``HostConnected``."""
+        """Connect, check the host key, measure the link and the clock skew; emits ``HostConnected``."""
         await self._connect_once()
+        self.link = await self._measure_link()
         await self._measure_skew()
         self.emit(
             HostConnected(
@@ -203,6 +226,8 @@ class SshHost(BaseHost):
                 clock_skew=self.clock_skew,
                 simulated=self.simulated,
                 role=self.role,
+                rtt=self.link.rtt if self.link else None,
+                throughput=self.link.throughput if self.link else None,
             )
         )
         return self
@@ -345,6 +370,43 @@ class SshHost(BaseHost):
                 reason=f"operator accepted the unknown host key {fingerprint(key)} of {name}; added to {path}",
             )
         )
+
+    async def _measure_link(self) -> Link | None:
+        """Round trip and throughput of the connection (see the module docstring); None if not measurable.
+
+        Never fails the connect: a server that does not answer within the connect timeout
+        leaves what was measured so far. A batch cut short by that timeout (under 1.6 KB/s)
+        gives an upper bound of the throughput; on such a link every timeout is at its cap.
+        """
+        ask = getattr(self._conn, "_make_global_request", None)  # asyncssh's own (keepalives use it)
+        if ask is None:
+            return None
+        from asyncssh.packet import String
+
+        deadline = time.monotonic() + self.connect_timeout
+        rtt: float | None = None
+        try:
+            for _ in range(LINK_PINGS):
+                t = time.monotonic()
+                await asyncio.wait_for(ask(LINK_REQUEST), max(deadline - t, 0.001))
+                rtt = min(rtt if rtt is not None else float("inf"), time.monotonic() - t)
+        except Exception:  # noqa: BLE001 - a measurement never fails the connect
+            return None if rtt is None else Link(rtt=round(rtt, 4))
+        assert rtt is not None
+        throughput: float | None = None
+        for size in LINK_SAMPLE:
+            t = time.monotonic()
+            asks = [ask(LINK_REQUEST, String(os.urandom(LINK_CHUNK))) for _ in range(size // LINK_CHUNK)]
+            try:
+                await asyncio.wait_for(asyncio.gather(*asks), max(deadline - t, 0.001))
+            except Exception:  # noqa: BLE001 - a measurement never fails the connect
+                took = time.monotonic() - t
+                return Link(rtt=round(rtt, 4), throughput=round(size / took) if took > rtt else None)
+            beyond = time.monotonic() - t - rtt
+            throughput = min(size / beyond, LINK_FASTEST) if beyond > 0 else LINK_FASTEST
+            if beyond > LINK_SLOW:
+                break
+        return Link(rtt=round(rtt, 4), throughput=round(throughput) if throughput else None)
 
     async def _measure_skew(self) -> None:
         t1 = time.time()

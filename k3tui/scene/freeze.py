@@ -9,9 +9,10 @@ Phases (each a concurrent ``asyncio.gather``; each probe with its own timeout):
    they start as soon as ``docker inspect`` has answered, alongside the slower
    container probes.
 
-A probe that fails, times out or even raises becomes ``ok: false`` with its error in
-``scene.probes``; the freeze always returns a scene. The scene is redacted before it
-leaves this module (planted secrets in a container's env or a process's environ never
+Each probe's timeout is scaled to the link measured at connect (``host.link``;
+:func:`k3tui.scene.probes.timeout_for`). A probe that fails, times out or even raises
+becomes ``ok: false`` with its error in ``scene.probes`` (``timed out after N s``); the
+freeze always returns a scene. The scene is redacted before it leaves this module (planted secrets in a container's env or a process's environ never
 reach the scene, its JSON, or the ``SceneFrozen`` event).
 """
 
@@ -33,7 +34,7 @@ from . import parsers as P
 from .assemble import Outputs, assemble
 from .logscan import LogTarget, log_target, requested, scan_server_log
 from .model import Scene, scene_from_dict
-from .probes import PROBES, Probe, command_for, probes_for, stdin_for
+from .probes import PROBES, Probe, command_for, probes_for, stdin_for, timeout_for
 
 LOG_TAIL_BYTES = 4 * 1024 * 1024
 
@@ -131,14 +132,13 @@ def _gpu_of_pci(scene: Scene, pci: str) -> int:
 async def _run_probe(host: Host, probe: Probe, command: str) -> RunResult:
     """Run one probe; never raises (a transport exception becomes the probe's error)."""
     t = time.monotonic()
+    timeout = timeout_for(probe, getattr(host, "link", None))
     try:
         stdin = stdin_for(probe)
-        run = host.run(command, timeout=probe.timeout, purpose=probe.name, **({"stdin": stdin} if stdin else {}))
-        return await asyncio.wait_for(run, probe.timeout + 2.0)
+        run = host.run(command, timeout=timeout, purpose=probe.name, **({"stdin": stdin} if stdin else {}))
+        return await asyncio.wait_for(run, timeout + 2.0)
     except TimeoutError:
-        return RunResult(
-            command, timed_out=True, error=f"timed out after {probe.timeout:g}s", duration=time.monotonic() - t
-        )
+        return RunResult(command, timed_out=True, error=f"timed out after {timeout:g}s", duration=time.monotonic() - t)
     except Exception as exc:  # noqa: BLE001 - a probe must never abort the freeze
         return RunResult(command, error=f"{type(exc).__name__}: {exc}", duration=time.monotonic() - t)
 
@@ -154,6 +154,8 @@ async def _docker_api(host: Host, socket_path: str | None, results: dict[str, Ru
         return None
     api, ping = await DockerApi.connect(host, socket_path)
     results["docker_api"] = ping
+    if api is not None:  # each API call answers a probe: it gets that probe's share of the link
+        api.timeout = timeout_for(Probe("docker_api", "", api.timeout), getattr(host, "link", None))
     return api
 
 
@@ -296,7 +298,8 @@ async def _first_exception(
             return
         scene.notes.append(f"{found}; the first exception below comes from the END of the log only")
     if log_text is None and isinstance(run, RunHandle) and run.run_dir:
-        r = await _run_probe(host, Probe("run_log", "", 10), f"tail -c {LOG_TAIL_BYTES} {run.run_dir}/log")
+        tail = Probe("run_log", "", 10, expected_bytes=LOG_TAIL_BYTES)
+        r = await _run_probe(host, tail, f"tail -c {LOG_TAIL_BYTES} {run.run_dir}/log")
         results["run_log"] = r
         log_text, source = (r.stdout, f"run {run.run_id} log") if r.ok else (None, "")
     if log_text is None and results.get("docker_logs") is not None and results["docker_logs"].ok:

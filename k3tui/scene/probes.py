@@ -20,6 +20,30 @@ simulated host can compute the exact strings with :func:`probe_commands`.
 Commands that "find nothing" (grep with no match) end in ``exit 0`` or ``|| true`` so an
 empty answer is ``ok`` with empty output, not a failure; a probe fails only when the
 fact could not be read (no nvidia-smi, no docker, permission denied, timeout).
+
+**Timeouts follow the link** (:func:`timeout_for`). Each probe's ``timeout`` is what it may
+take on a host next door. Over a link measured at connect (:class:`~k3tui.remote.base.Link`:
+round trip ``rtt``, throughput ``B`` bytes/s) a probe may take::
+
+    min(max(CAP, timeout), timeout + ROUND_TRIPS × rtt + bytes / B)
+
+- ``ROUND_TRIPS`` (12): a probe costs ~3 round trips (open a channel, start the command,
+  the output and the close) and may wait for a free channel behind two or three others
+  (at most 8 channels are open at once: :data:`k3tui.remote.ssh.MAX_CHANNELS`).
+- ``bytes``: every probe of a freeze shares ONE connection, so a probe's few bytes can
+  queue behind everyone else's (measured: on a 64 KiB/s link the serving process's probes
+  wait ~5 s behind the NVML probe's 330 KB of stdin). So each probe is allowed the time to
+  move the whole freeze's expected traffic: the sum of every probe's ``expected_bytes`` (an
+  upper estimate of its output; 512 KiB for ``nvidia-smi -q -x`` of 16 GPUs, 1 MiB for 5000
+  log lines) plus the NVML payload, ~2.4 MiB in all (:func:`freeze_bytes`); a probe outside
+  the table (a run's log tail) adds its own.
+- ``CAP`` (30 s): a hung probe costs at most this, whatever the link; a probe whose own
+  timeout is longer keeps it. Without a measured link (this machine, a capture) the
+  timeouts are the table's.
+
+At 100 ms and 1 MiB/s a 3 s probe gets 3 + 1.2 + 2.3 ≈ 6.5 s; on loopback it keeps 3 s.
+A probe that still times out is named in ``scene.probes`` (``timed out after N s``, N the
+scaled timeout) and by the freeze summary (:func:`k3tui.scene.summary.scene_lines`).
 """
 
 from __future__ import annotations
@@ -27,6 +51,7 @@ from __future__ import annotations
 import functools
 import shlex
 from dataclasses import dataclass
+from typing import Any
 
 # Fields of ``nvidia-smi --query-gpu``; the parser maps CSV columns by this order.
 QUERY_GPU_FIELDS: tuple[str, ...] = (
@@ -87,8 +112,8 @@ _ENV = "env"
 # (dmesg_restrict, no journal access) is a failed probe whose reason says what to grant.
 KERNEL_EVENTS = (
     "echo \"# boot: $(awk '/^btime/{print $2}' /proc/stat 2>/dev/null)\"; "
-    "if out=$(journalctl -k -b -o short-iso-precise --no-pager -q 2>/dev/null) && [ -n \"$out\" ]; then src=journalctl; "
-    "elif out=$(dmesg 2>/dev/null) && [ -n \"$out\" ]; then src=dmesg; "
+    'if out=$(journalctl -k -b -o short-iso-precise --no-pager -q 2>/dev/null) && [ -n "$out" ]; then src=journalctl; '
+    'elif out=$(dmesg 2>/dev/null) && [ -n "$out" ]; then src=dmesg; '
     'else echo "kernel log not readable (journalctl -k and dmesg both refused: run as root, or add the user to '
     'the adm / systemd-journal group)" >&2; exit 1; fi; '
     'echo "# source: $src"; printf "%s\\n" "$out" | grep -E "NVRM: Xid|SXid|NVRM: GPU at PCI" | tail -n 200; exit 0'
@@ -100,8 +125,8 @@ NVLINK = (
 # systemctl show says not-found for a unit that is not installed (is-active cannot tell); without
 # systemd (a container, a VM like the H200 capture's) pgrep decides.
 FABRIC_SERVICES = (
-    "svc() { if s=$(systemctl show -p LoadState -p ActiveState \"$1\" 2>/dev/null) && [ -n \"$s\" ]; then echo \"$s\"; "
-    "elif pgrep -x \"$2\" >/dev/null 2>&1; then echo ActiveState=active; else echo LoadState=not-found; fi; }; "
+    'svc() { if s=$(systemctl show -p LoadState -p ActiveState "$1" 2>/dev/null) && [ -n "$s" ]; then echo "$s"; '
+    'elif pgrep -x "$2" >/dev/null 2>&1; then echo ActiveState=active; else echo LoadState=not-found; fi; }; '
     'echo "==> imex-service <=="; svc nvidia-imex nvidia-imex; '
     'echo "==> imex-ctl <=="; if command -v nvidia-imex-ctl >/dev/null 2>&1; then nvidia-imex-ctl -N 2>&1; '
     'else echo "nvidia-imex-ctl: not installed"; fi; '
@@ -129,6 +154,8 @@ class Probe:
     why: str = ""
     stdin: str = ""
     """Name of a payload sent on the command's stdin (see :func:`stdin_for`), "" for none."""
+    expected_bytes: int = 4096
+    """An upper estimate of the bytes the probe moves (its output), for the link's share of its timeout."""
 
 
 PROBES: tuple[Probe, ...] = (
@@ -137,7 +164,13 @@ PROBES: tuple[Probe, ...] = (
     Probe("os_release", "cat /etc/os-release", 3, why="distribution"),
     Probe("uname", "uname -a", 3, why="kernel and architecture"),
     Probe("proc_driver", "cat /proc/driver/nvidia/version", 3, why="the kernel module's driver version"),
-    Probe("smi_xml", "nvidia-smi -q -x", 15, why="GPUs, driver, CUDA driver version, ECC, MIG, processes"),
+    Probe(
+        "smi_xml",
+        "nvidia-smi -q -x",
+        15,
+        why="GPUs, driver, CUDA driver version, ECC, MIG, processes",
+        expected_bytes=512 * 1024,  # ~27 KB a GPU (a GB300 tray of 8: 214 KB)
+    ),
     Probe(
         "smi_query",
         "nvidia-smi --query-gpu=" + ",".join(QUERY_GPU_FIELDS) + " --format=csv,noheader,nounits",
@@ -152,8 +185,14 @@ PROBES: tuple[Probe, ...] = (
     ),
     Probe("smi_list", "nvidia-smi -L", 10, why="GPU UUIDs as the host sees them"),
     Probe("smi_topo", "nvidia-smi topo -m", 10, why="interconnect (NVLink) between GPUs"),
-    Probe("xid", KERNEL_EVENTS, 8, why="GPU faults since boot: Xid and SXid lines of the kernel log, with boot time"),
-    Probe("nvlink", NVLINK, 10, why="NVLink state and error counters per GPU and link"),
+    Probe(
+        "xid",
+        KERNEL_EVENTS,
+        8,
+        why="GPU faults since boot: Xid and SXid lines of the kernel log, with boot time",
+        expected_bytes=64 * 1024,  # 200 lines
+    ),
+    Probe("nvlink", NVLINK, 10, why="NVLink state and error counters per GPU and link", expected_bytes=64 * 1024),
     Probe(
         "fabric_services",
         FABRIC_SERVICES,
@@ -162,7 +201,13 @@ PROBES: tuple[Probe, ...] = (
     ),
     Probe("host_ldconfig", _LDCONFIG, 5, why="which libcuda the host's linker offers"),
     Probe("host_ld_so_conf", _LD_SO_CONF, 3, why="linker configuration on the host"),
-    Probe("host_env", _ENV, 3, why="environment of a login on the host (LD_LIBRARY_PATH, CUDA_*, NCCL_*)"),
+    Probe(
+        "host_env",
+        _ENV,
+        3,
+        why="environment of a login on the host (LD_LIBRARY_PATH, CUDA_*, NCCL_*)",
+        expected_bytes=64 * 1024,
+    ),
     Probe("host_versions", _PY + shlex.quote(VERSIONS_SCRIPT), 10, why="python/torch/vllm on the host"),
     Probe(
         "nvml",
@@ -193,6 +238,7 @@ PROBES: tuple[Probe, ...] = (
         8,
         "container",
         why="image, digest, command, env, runtime, mounts",
+        expected_bytes=64 * 1024,
     ),
     Probe(
         "docker_image_inspect",
@@ -200,6 +246,7 @@ PROBES: tuple[Probe, ...] = (
         8,
         "container",
         why="the image's own env (to tell image env from runtime env) and repo digests",
+        expected_bytes=64 * 1024,
     ),
     Probe(
         "docker_logs",
@@ -207,6 +254,7 @@ PROBES: tuple[Probe, ...] = (
         10,
         "container",
         why="the server log, for the first exception",
+        expected_bytes=1024 * 1024,  # 5000 lines of ~200 B
     ),
     Probe(
         "container_smi_list",
@@ -222,7 +270,14 @@ PROBES: tuple[Probe, ...] = (
         "container",
         why="IMEX channel devices inside the serving container (multi-node NVLink needs one)",
     ),
-    Probe("container_env", "docker exec {container} env", 5, "container", why="env inside the container"),
+    Probe(
+        "container_env",
+        "docker exec {container} env",
+        5,
+        "container",
+        why="env inside the container",
+        expected_bytes=64 * 1024,  # a Kubernetes pod's service links can be thousands of variables
+    ),
     Probe(
         "container_ldconfig",
         _in_container(_LDCONFIG),
@@ -246,7 +301,14 @@ PROBES: tuple[Probe, ...] = (
     ),
     # --- the serving process (host pid) ---------------------------------------------
     Probe("proc_cmdline", "tr '\\0' '\\n' < /proc/{pid}/cmdline", 3, "process", why="the full launch command"),
-    Probe("proc_environ", "tr '\\0' '\\n' < /proc/{pid}/environ", 3, "process", why="the process env (redacted)"),
+    Probe(
+        "proc_environ",
+        "tr '\\0' '\\n' < /proc/{pid}/environ",
+        3,
+        "process",
+        why="the process env (redacted)",
+        expected_bytes=64 * 1024,
+    ),
     Probe(
         "proc_maps",
         # The API server does not load libcuda; its engine and worker children do: walk two levels.
@@ -294,6 +356,35 @@ for i in range(nvmlDeviceGetCount()):
 print("procs", procs)
 nvmlShutdown()
 """
+
+
+ROUND_TRIPS = 12
+"""Round trips a probe may need beyond its own timeout: its ~3 and a wait for a free channel."""
+CAP = 30.0
+"""Seconds a scaled timeout never exceeds (a probe whose own timeout is longer keeps it)."""
+
+
+def timeout_for(probe: Probe, link: Any = None) -> float:
+    """The probe's timeout over ``link`` (a :class:`~k3tui.remote.base.Link`; None: the table's).
+
+    The rule is the module docstring's: ``timeout + ROUND_TRIPS × rtt + bytes / throughput``,
+    capped at :data:`CAP`, never below the probe's own timeout.
+    """
+    rtt = getattr(link, "rtt", None)
+    if link is None or rtt is None:
+        return probe.timeout
+    t = probe.timeout + ROUND_TRIPS * rtt
+    throughput = getattr(link, "throughput", None)
+    if throughput:
+        own = 0 if probe.name in BY_NAME else probe.expected_bytes
+        t += (freeze_bytes() + own) / throughput
+    return round(min(max(CAP, probe.timeout), t), 1)
+
+
+@functools.cache
+def freeze_bytes() -> int:
+    """Bytes one freeze may move over its connection: every probe's ``expected_bytes`` and stdin payload."""
+    return sum(p.expected_bytes + len((stdin_for(p) or "").encode()) for p in PROBES)
 
 
 def stdin_for(probe: Probe) -> str | None:

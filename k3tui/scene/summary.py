@@ -1,16 +1,65 @@
-"""A scene as a few readable lines for a terminal (no colours: core never imports rich)."""
+"""A scene as a few readable lines for a terminal (no colours: core never imports rich).
+
+A probe that timed out (a slow link, a hung ``nvidia-smi``) is never silent: the probes are
+named in one ``timed out`` line, and when the lost answer is one an operator must not
+miss — the serving process, the libcuda it loaded, the first exception of its log — a
+``TIMED OUT`` line right under the header says which fact is unknown and why, and the
+fact's own line reads ``NOT READ`` instead of a guess ("none mapped", "no serving process").
+"""
 
 from __future__ import annotations
 
-from .model import Scene
+from collections.abc import Iterable
+
+from .model import ProbeRecord, Scene
+
+_FINDS_PROCESS = ("pgrep", "docker_ps", "docker_inspect")
+"""Probes that name the serving process (directly, or through its container)."""
+_READS_LOG = ("docker_logs", "run_log")
+"""Probes that read the server log for the first exception (when no scan on the host found it)."""
+
+
+def timed_out(s: Scene) -> dict[str, ProbeRecord]:
+    """The probes of ``s`` that timed out, by name, in the scene's order.
+
+    Every path that runs a probe says ``timed out after N s`` (the host's ``run``, the freeze's
+    own guard, the Docker Engine API client), N the timeout it was given.
+    """
+    return {p.name: p for p in s.probes if not p.ok and p.error.startswith("timed out")}
+
+
+def lost_facts(s: Scene) -> list[str]:
+    """What an operator must not lose and a timeout took: one sentence each (empty when nothing)."""
+    late = timed_out(s)
+
+    def why(names: Iterable[str]) -> str:
+        return "; ".join(f"{n} {late[n].error}" for n in names)
+
+    out = []
+    finders = [n for n in _FINDS_PROCESS if n in late]
+    if not s.process and finders:
+        out.append(
+            f"the serving process was NOT found: {why(finders)}; a server may be running that this scene does not show"
+        )
+    elif s.process and (parts := [n for n in ("proc_cmdline", "proc_environ") if n in late]):
+        out.append(f"the serving process (pid {s.process.get('pid')}) was NOT read: {why(parts)}")
+    if "proc_maps" in late:
+        out.append(f"the libcuda the server loaded was NOT read: {why(['proc_maps'])}")
+    elif not s.process and finders:
+        out.append("the libcuda the server loaded is unknown: its process was not found (above)")
+    if not s.first_exception and (readers := [n for n in _READS_LOG if n in late]):
+        out.append(f"the first exception was NOT read: {why(readers)}; read the server log by hand")
+    return out
 
 
 def scene_lines(s: Scene) -> list[str]:
     """The summary an on-call engineer reads first: host, GPUs, container, versions, libcuda, notes."""
     h = s.host
     sim = "  (SIMULATED host)" if s.simulated else ""
+    late = timed_out(s)
     out = [
         f"== scene of {s.alias or h.hostname} ({h.hostname}){sim}, frozen in {s.seconds:.2f}s",
+        *[f"TIMED OUT {fact}" for fact in lost_facts(s)],
         f"host      {h.os or '?'} · kernel {h.kernel or '?'} · {h.arch or '?'}",
         f"driver    {h.driver_version or 'unknown'} (kernel module {h.driver_version_proc or 'unknown'}) · CUDA driver {h.cuda_driver_version or 'unknown'}",
     ]
@@ -21,14 +70,24 @@ def scene_lines(s: Scene) -> list[str]:
         f"versions  python {v.get('python') or '?'} · torch {v.get('torch') or '?'} (CUDA {v.get('torch_cuda') or '?'}) · "
         f"vllm {v.get('vllm') or '?'} · nccl {v.get('nccl') or '?'}" + (f"  [{v['source']}]" if v.get("source") else "")
     )
+    finders = [n for n in _FINDS_PROCESS if n in late]
     if s.process:
-        out.append(f"process   pid {s.process.get('pid')}: {' '.join(s.process.get('cmdline') or [])[:200]}")
+        cmd = " ".join(s.process.get("cmdline") or [])[:200]
+        if not cmd and "proc_cmdline" in late:
+            cmd = f"command line NOT READ (proc_cmdline {late['proc_cmdline'].error})"
+        out.append(f"process   pid {s.process.get('pid')}: {cmd}")
+    elif finders:
+        out.append(f"process   NOT READ ({', '.join(finders)} timed out)")
     lc = s.libcuda
     out.append(
         f"libcuda   {lc['path']} (version {lc.get('version') or '?'})"
         if lc
+        else f"libcuda   NOT READ (proc_maps {late['proc_maps'].error})"
+        if "proc_maps" in late
         else f"libcuda   none mapped by pid {s.process.get('pid')} (CUDA not initialised yet, or maps unreadable)"
         if s.process
+        else "libcuda   not known (the serving process was not read: a timeout)"
+        if finders
         else "libcuda   not known (no serving process found)"
     )
     injected = {k: v for k, v in s.env.items() if k.startswith(("LD_", "CUDA_", "NCCL_"))}
@@ -39,14 +98,21 @@ def scene_lines(s: Scene) -> list[str]:
     out += _hardware_lines(s)
     if s.first_exception:
         out.append(f"exception {s.first_exception.get('line')}  ({s.log_source})")
+    elif readers := [n for n in _READS_LOG if n in late]:
+        out.append(f"exception NOT READ ({', '.join(readers)} timed out)")
     if s.log_scan:
         out.append(log_scan_line(s.log_scan))
     out += [f"NOTE      {n}" for n in s.notes]
     failed = [p for p in s.probes if not p.ok]
-    out.append(f"probes    {len(s.probes) - len(failed)}/{len(s.probes)} ok")
+    out.append(
+        f"probes    {len(s.probes) - len(failed)}/{len(s.probes)} ok" + (f", {len(late)} timed out" if late else "")
+    )
+    if late:
+        out.append("  timed out " + ", ".join(f"{n} ({p.error.removeprefix('timed out ')})" for n, p in late.items()))
     by_error: dict[str, list[str]] = {}
     for p in failed:
-        by_error.setdefault(p.error[:100], []).append(p.name)
+        if p.name not in late:
+            by_error.setdefault(p.error[:100], []).append(p.name)
     out += [f"  failed  {', '.join(names)}: {err}" for err, names in by_error.items()]
     return out
 
@@ -117,7 +183,8 @@ def _job_lines(j: dict, launcher: str) -> list[str]:
     script = j.get("script") or ""
     c = j.get("container") or {}
     out.append(
-        f"  script  {len(script.splitlines())} lines as submitted" + (f"; {c['kind']} image {c.get('image')}" if c else "")
+        f"  script  {len(script.splitlines())} lines as submitted"
+        + (f"; {c['kind']} image {c.get('image')}" if c else "")
         if script
         else "  script  not readable (see notes)"
     )
