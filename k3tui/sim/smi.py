@@ -171,6 +171,7 @@ _HEALTH = {
     "fabric_clique": "N/A",
     "fabric_cluster": "N/A",
     "fabric_health": "N/A",
+    "recovery_action": "None",  # what the driver says a fault still needs (Reset, Reboot …); a reset clears it
 }
 
 
