@@ -81,3 +81,55 @@ async def test_every_static_hardware_fault_demo_stops_with_a_hardware_banner_nam
         assert "CUDA_LAUNCH_BLOCKING" not in text
         await pilot.press("q")
         await pilot.pause(0.5)
+
+
+async def test_o_climbs_past_the_hardware_stop_with_a_recorded_reason_and_the_banner_shows_root_then_consequence(
+    tmp_path,
+) -> None:
+    """In the TUI a hardware stop is not a dead end: ``o`` asks why, records the Decision, and the next
+    rungs run; the runtime failure that follows is shown as the Xid's consequence (issue 14)."""
+    from k3tui import events as ev
+    from k3tui.commands.demo import SimNodes, make_driver
+    from k3tui.ladder import stops
+    from k3tui.reader import read_all
+    from screens.common.prompt_dialog import PromptDialog
+
+    held = {}
+    rec = tmp_path / "d.k3rec"
+
+    async def factory():
+        held["nodes"] = nodes = SimNodes("runtime-xid79")
+        return make_driver(argparse.Namespace(scenario="runtime-xid79", speed=None), rec, await nodes.__aenter__())
+
+    async def on_exit():
+        await held["nodes"].__aexit__(None, None, None)
+
+    app = K3App(driver_factory=factory, on_exit=on_exit, home_dirs=[])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _until(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.ready, 60)
+        ss = app.screen
+        rung = lambda name: ss.view.state.rungs.get(name)  # noqa: E731
+        await pilot.press("r")  # baseline: its freeze holds the Xid 79 (GPU 3 owes a reboot); the stop trips
+        await _until(pilot, lambda: rung("baseline") and rung("baseline").state == "done", 120)
+        assert rung("baseline").verdict == "FAIL" and "kernel-faults" in rung("baseline").summary
+        await pilot.press("o")
+        await _until(pilot, lambda: isinstance(app.screen, PromptDialog), 10)
+        await pilot.press("enter")  # an empty reason: the stop holds, nothing is recorded
+        await _until(pilot, lambda: app.screen is ss, 10)
+        await pilot.press("o")
+        await _until(pilot, lambda: isinstance(app.screen, PromptDialog), 10)
+        for ch in "see the software symptom":
+            await pilot.press("space" if ch == " " else ch)
+        await pilot.press("enter")
+        await _until(pilot, lambda: app.screen is ss, 10)
+        await pilot.press("r")  # minimal launch: it runs now
+        await _until(pilot, lambda: rung("minimal") and rung("minimal").state == "done", 180)
+        await pilot.press("r")  # the fixed request: the GPU that fell off the bus fails it
+        await _until(pilot, lambda: "root:" in str(ss.query_one(FreezeBanner).render()), 180)
+        text = str(ss.query_one(FreezeBanner).render())
+        assert "root: " in text and "Xid 79" in text and "consequence: " in text, text
+        assert text.index("root: ") < text.index("consequence: ")
+        await pilot.press("q")
+        await pilot.pause(0.5)
+    decisions = [e for e in read_all(str(rec))[1] if isinstance(e, ev.Decision) and e.action == stops.OVERRIDE]
+    assert [d.reason for d in decisions] == ["see the software symptom"]

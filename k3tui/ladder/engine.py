@@ -214,7 +214,8 @@ class LadderEngine:
         found = stops.hardware(self.events)
         if found.tripped:
             raise HardwareStop(
-                f"{found.evidence}. To climb on anyway, record why: k3tui ladder --override-hardware REASON"
+                f"{found.evidence}. To climb on anyway, record why: o in the TUI, "
+                "or k3tui ladder --override-hardware REASON"
             )
 
     def climb_past_hardware(self, reason: str) -> None:

@@ -26,7 +26,8 @@ from .toggle_picker import TogglePicker
 
 
 class ConfigIntents:
-    """``c`` preview · ``a`` apply · ``u`` revert · ``t`` debug toggles (needs ``driver``, ``view``, ``_driver_ready``)."""
+    """``c`` preview · ``a`` apply · ``u`` revert · ``t`` debug toggles · ``o`` climb past a hardware stop
+    (needs ``driver``, ``view``, ``_driver_ready``)."""
 
     driver: Any
     if TYPE_CHECKING:  # what the screen it is mixed into provides
@@ -38,6 +39,8 @@ class ConfigIntents:
         def notify(self, message: str, **kwargs: Any) -> None: ...
         def _driver_ready(self) -> bool: ...
 
+    _climbing_past_hardware = False
+    """``o`` recorded a reason: ``r`` goes on past a baseline that failed on the hardware."""
     _pending: dict[str, Any] | None = None
     """The change previewed with ``c`` and not applied yet (what ``a`` applies)."""
     _change_text = ""
@@ -120,6 +123,45 @@ class ConfigIntents:
                 value="back to the last known good config",
             ),
             with_reason,
+        )
+
+    def action_override_hardware(self) -> None:
+        """``o``: climb on past a hardware stop, with the reason recorded (what ``--override-hardware`` does)."""
+        if not self._driver_ready():
+            return
+
+        def with_reason(reason: str | None) -> None:
+            if not reason or not reason.strip():
+                self.notify(
+                    "the hardware stop holds: climbing past it needs a reason", severity="warning", markup=False
+                )
+                return
+            self._override_worker(reason.strip())
+
+        self.app.push_screen(
+            PromptDialog(
+                "Climb on past the hardware stop — why does the fault not matter for this step? "
+                "(recorded as a decision; empty cancels)"
+            ),
+            with_reason,
+        )
+
+    @work(group="config", description="climb past the hardware stop", exit_on_error=False)
+    async def _override_worker(self, reason: str) -> None:
+        call = getattr(self.driver, "climb_past_hardware", None)
+        if call is None:
+            self.notify("this session cannot climb past a hardware stop", severity="error", markup=False)
+            return
+        try:
+            await call(reason)
+        except K3Error as exc:
+            self._error("the hardware stop holds", exc)
+            return
+        self._climbing_past_hardware = True
+        self.notify(
+            neutralise(f"recorded: climbing past the hardware stop ({reason}); r runs the next rung"),
+            title="hardware stop overridden",
+            markup=False,
         )
 
     def action_toggles(self) -> None:

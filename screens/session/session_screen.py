@@ -55,6 +55,13 @@ class SessionScreen(ConfigIntents, SessionBase):
         Binding("a", "apply", "Apply", tooltip="apply the previewed change to the next run (2+ variables: a reason)"),
         Binding("u", "revert", "Revert", tooltip="revert to the last known good config (asks for a reason)"),
         Binding("t", "toggles", "Toggles", tooltip="debug toggles (NCCL_DEBUG=TRACE, CUDA_LAUNCH_BLOCKING=1 …)"),
+        Binding(
+            "o",
+            "override_hardware",
+            "Override HW",
+            show=False,
+            tooltip="climb on past a hardware stop (asks why; the reason is recorded)",
+        ),
         Binding("s", "stop", "Stop run", show=False, tooltip="stop the running server (press s twice)"),
     ]
     FOOTER_FIRST = (
@@ -189,6 +196,8 @@ class SessionScreen(ConfigIntents, SessionBase):
     def action_run_next(self) -> None:
         st = self.view.state
         pending = [r for r in rung_names(st) if r not in st.rungs or st.rungs[r].verdict.upper() not in ("PASS",)]
+        if self._climbing_past_hardware and pending[:1] == ["baseline"] and "baseline" in st.rungs:
+            pending = pending[1:]  # the operator recorded why the baseline's hardware fault does not stop them
         if not pending:
             self.notify("every rung has passed", markup=False)
             return

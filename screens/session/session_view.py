@@ -248,6 +248,9 @@ class SessionView(Vertical):
             self.query_one(ChangePanel).show(s, self.preview)
             self.query_one(ChecklistPanel).show(s, self.significant)
         self._render_log_status()
+        # whether a line is cut depends on the layout (a vertical scrollbar appearing narrows the pane):
+        # say it again once the lines just written are laid out, so it never depends on timing
+        self.call_after_refresh(self._render_log_status)
         shown = self.query_one(FreezeBanner).show(s)
         if shown and not self._banner_shown:
             self._banner_shown = True
