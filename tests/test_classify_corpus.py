@@ -37,6 +37,10 @@ KNOWN_MISSES = {
     " the excerpt has no stack",
     "vllm-issues/268.log": "a UCX crash handler's 'Caught signal 8' and a native backtrace through a"
     " FlashInfer MoE kernel, no vLLM line at all: that start-up had reached the kernels is in the title only",
+    "vllm-issues/287.log": "an illegal memory access reported by the NCCL watchdog after a cut '[rank0]' prefix;"
+    " that requests were being served shows only in a tqdm 'toks/s' tail glued to the same line",
+    "vllm-issues/295.log": "an OOM quoted alone; that it happened while loading weights comes from the"
+    " reporter's --dtype and allocation sizes, not from any line",
     "vllm-issues/156.log": "the stage comes from the thread (an FP8 checkpoint being loaded), nothing in"
     " the excerpt names the weights",
 }
@@ -106,8 +110,10 @@ def test_corpus_events_agree_with_result(case: Case) -> None:
 # score rises. Measured 2026-12-01: stage 46/54, root 50/54. 2026-12-04: 40 new excerpts (241-280)
 # were labelled and added; the hash put 14 of them in the held-out part, which the classifier had
 # never seen: 11/14 stage right. The old 54 still score 46/54 after the rule changes, the whole
-# held-out part 57/68 stage (83.8 %), 64/68 root (94.1 %). The floor follows that measurement.
-HELD_OUT_FLOOR = {"stage": 0.83, "root": 0.92}
+# held-out part 57/68 stage (83.8 %), 64/68 root (94.1 %). Then 17 more (281-297, 4 held out, all
+# 4 right) and rules from the tuned ones: 61/72 stage (84.7 %), 69/72 root (95.8 %). The floor
+# follows the last measurement.
+HELD_OUT_FLOOR = {"stage": 0.84, "root": 0.95}
 
 
 def test_held_out_part_holds_its_measured_floor() -> None:

@@ -115,6 +115,12 @@ class _Root:
     verdict: Verdict | None = None
 
 
+BORROW_WITHIN = 5
+"""Lines after a one-line root (no traceback of its own) within which the same process's next
+traceback is taken as its stage evidence: V0's ``Engine iteration timed out`` is followed at once
+by the ``Engine background task failed`` traceback of the step that hung."""
+
+
 class Classifier:
     """Streaming classifier of one run's server log.
 
@@ -593,6 +599,11 @@ class Classifier:
             return
         if root.trace is None and ln.key == root.key and n - root.n <= 3 and _CHAINED.match(ln.body):
             root.chain_borrow = True
+        if root.trace is None and not root.borrowed and ln.key == root.key and n - root.n <= BORROW_WITHIN:
+            if opens_trace(ln.body):
+                root.chain_borrow = True  # the same process's traceback printed right after: its frames tell the stage
+            elif ln.level in ("ERROR", "CRITICAL") and not root.chain_borrow:
+                return  # perhaps the header logged before that traceback: one more line
         if (root.type == "NativeCrash" or root.chain_borrow) and not root.borrowed and n - root.n < EMIT_AFTER:
             return  # the incident's traceback, printed next, tells the stage
         if root.trace is not None:

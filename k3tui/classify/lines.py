@@ -26,6 +26,12 @@ _CRI = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\
 """containerd / Kubernetes CRI log files: ``2026-11-30T03:29:01.123456789Z stdout F …``."""
 _CI_TS = re.compile(r"^\[(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z?)\] ")
 """A CI runner's stamp (Buildkite: ``[2024-09-05T00:38:34Z] ``)."""
+_STAMP = re.compile(
+    r"^(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?):? "
+    r"(?=\(\w[\w.\-]*(?: [\w.\-=]+)* pid=\d+|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) )"
+)
+"""Someone's own stamp in front of a vLLM line (a reporter's ``2025-06-27 17:14:23: ``, a shipper's
+``2025-06-27 17:14:23 ``), recognised only where a process prefix or a vLLM level follows."""
 _COMPOSE = re.compile(r"^([A-Za-z0-9][\w.\-]*) +\| ?")
 _JOURNALD = re.compile(r"^([A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d) \S+ [^\s:\[]+(?:\[\d+\])?: ")
 _PROC = re.compile(r"^\((?P<proc>[\w.\-]+(?: [\w.\-]+(?:=[\w.\-]+)?)*) pid=(?P<pid>\d+)(?:, ip=[0-9a-fA-F.:]+)?\) ?")
@@ -100,6 +106,8 @@ def _wrappers(text: str) -> tuple[str, str, str | None]:
     service, time = "", None
     for _ in range(3):
         if (m := _CRI.match(text) or _DOCKER_TS.match(text)) or (text[:1] == "[" and (m := _CI_TS.match(text))):
+            time = m.group(1)
+        elif text[:1].isdigit() and (m := _STAMP.match(text)):
             time = m.group(1)
         elif m := _COMPOSE.match(text):
             service = m.group(1)
