@@ -23,7 +23,7 @@ from screens.session.log_view import SEVERITY_STYLE, STAGE_STYLE
 from screens.session.session_screen import SessionScreen
 from screens.viewmodel import LogFeed
 
-from .ui_recordings import ROOT, ScriptedDriver, live_app
+from .ui_recordings import ROOT, ScriptedDriver, failed_session, live_app
 
 # --- severity (item 1) ----------------------------------------------------------------------
 
@@ -125,23 +125,6 @@ def test_a_root_traceback_is_tagged_with_the_stage_it_failed_in():
 # --- the live session, 80×24 and 120×40 ---------------------------------------------------------
 
 
-async def _failed_session(pilot, app):  # noqa: ANN001, ANN202
-    for _ in range(100):
-        await pilot.pause(0.05)
-        if isinstance(app.screen, SessionScreen) and app.screen.ready:
-            break
-    ss = app.screen
-    await pilot.press("r")
-    for _ in range(200):
-        await pilot.pause(0.05)
-        r = ss.view.state.rungs.get("minimal")
-        if r is not None and r.state == "done" and not ss.view.backlog:
-            break
-    await pilot.pause(0.3)
-    app.clear_notifications()
-    return ss
-
-
 def _visible_text(widget) -> str:  # noqa: ANN001
     """What a widget shows on screen (its rendered lines, clipped to its region)."""
     rows = [strip.text.replace("█", "").replace("▌", "") for strip in widget.render_lines(widget.region.reset_offset)]
@@ -153,7 +136,7 @@ async def test_root_stage_and_next_step_readable_in_full(tmp_path, shared, size)
     driver = ScriptedDriver(tmp_path / "live.k3rec", shared)
     app = live_app(driver)
     async with app.run_test(size=size) as pilot:
-        ss = await _failed_session(pilot, app)
+        ss = await failed_session(pilot)
         banner = ss.query_one(FreezeBanner)
         seen = " ".join(_visible_text(banner).split())
         _, step = split_advice(advice_for("engine", ss.view.state))
@@ -172,7 +155,7 @@ async def test_80x24_footer_keeps_the_controls_and_help_lists_q_and_h(tmp_path, 
     driver = ScriptedDriver(tmp_path / "live.k3rec", shared)
     app = live_app(driver)
     async with app.run_test(size=(80, 24)) as pilot:
-        ss = await _failed_session(pilot, app)
+        ss = await failed_session(pilot)
         from textual.widgets._footer import FooterKey
 
         # the keys the footer shows whole within the 80 columns
@@ -196,7 +179,7 @@ async def test_wrap_shows_a_long_line_in_full(tmp_path, shared):
     driver = ScriptedDriver(tmp_path / "live.k3rec", shared, extra_lines=[long])
     app = live_app(driver)
     async with app.run_test(size=(80, 24)) as pilot:
-        ss = await _failed_session(pilot, app)
+        ss = await failed_session(pilot)
         log = ss.view.log_view
         assert not any("THE-END" in ln for ln in log.lines if len(ln) <= log.size.width)
         await pilot.press("w")
@@ -224,7 +207,7 @@ async def test_keystrokes_are_kept_in_prompts_and_do_not_leak_from_a_confirm(tmp
     driver = ScriptedDriver(tmp_path / "live.k3rec", shared)
     app = live_app(driver)
     async with app.run_test(size=(120, 40)) as pilot:
-        ss = await _failed_session(pilot, app)
+        ss = await failed_session(pilot)
         _burst(app, "nhi")  # as a terminal delivers fast typing: all queued before the dialog has focus
         for _ in range(60):
             await pilot.pause(0.05)
@@ -261,7 +244,7 @@ async def test_search_gives_a_position_and_shows_hits_past_the_edge(tmp_path, sh
     driver = ScriptedDriver(tmp_path / "live.k3rec", shared, extra_lines=[far, far, far])
     app = live_app(driver)
     async with app.run_test(size=(80, 24)) as pilot:
-        ss = await _failed_session(pilot, app)
+        ss = await failed_session(pilot)
         log = ss.view.log_view
         await pilot.press("slash")
         await pilot.press(*"needle-far", "enter")
@@ -294,7 +277,7 @@ async def test_a_paused_log_says_how_many_new_lines_wait_below(tmp_path, shared)
     driver = ScriptedDriver(tmp_path / "live.k3rec", shared)
     app = live_app(driver)
     async with app.run_test(size=(80, 24)) as pilot:
-        ss = await _failed_session(pilot, app)
+        ss = await failed_session(pilot)
         await pilot.press("F")  # pause following
         for i in range(7):
             ss.view.receive(ev.Output(t=500.0 + i, host="gb300-sim", id="r1", text=f"INFO late line {i}"))

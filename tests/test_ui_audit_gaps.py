@@ -16,7 +16,7 @@ from k3tui import events as ev
 from screens.common.prompt_dialog import PromptDialog
 from screens.session.session_screen import SessionScreen
 
-from .ui_recordings import ROOT, ScriptedDriver, live_app
+from .ui_recordings import ROOT, ScriptedDriver, failed_session, live_app
 
 WRAPPER = "RuntimeError: Engine core initialization failed. See root cause above."
 LETTERS = "CFDWEAR "
@@ -36,26 +36,10 @@ class _EngineFailureSeenAsWeights(ScriptedDriver):
         self._script = [e for e in self._script if not (isinstance(e, ev.StageReached) and e.stage == "engine")]
 
 
-async def _failed(pilot, app):  # noqa: ANN001, ANN202
-    for _ in range(100):
-        await pilot.pause(0.05)
-        if isinstance(app.screen, SessionScreen) and app.screen.ready:
-            break
-    ss = app.screen
-    await pilot.press("r")
-    for _ in range(200):
-        await pilot.pause(0.05)
-        r = ss.view.state.rungs.get("minimal")
-        if r is not None and r.state == "done" and not ss.view.backlog:
-            break
-    await pilot.pause(0.3)
-    return ss
-
-
 async def test_a_failures_consequences_carry_the_failed_stage_letter(tmp_path, shared):
     app = live_app(_EngineFailureSeenAsWeights(tmp_path / "live.k3rec", shared))
     async with app.run_test(size=(160, 48)) as pilot:
-        ss = await _failed(pilot, app)
+        ss = await failed_session(pilot)
         stages = str(ss.query_one("#stages").render())
         assert "✖ engine" in stages, stages
         lines = ss.view.log_view.lines
@@ -73,7 +57,7 @@ def _toasts(screen) -> list[str]:  # noqa: ANN001
 async def test_a_toast_raised_over_a_dialog_waits_until_it_closes(tmp_path, shared):
     app = live_app(ScriptedDriver(tmp_path / "live.k3rec", shared))
     async with app.run_test(size=(120, 40), notifications=True) as pilot:
-        ss = await _failed(pilot, app)
+        ss = await failed_session(pilot)
         app.clear_notifications()
         await pilot.press("n")
         for _ in range(40):

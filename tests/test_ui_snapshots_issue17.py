@@ -10,30 +10,10 @@ from __future__ import annotations
 
 import pytest
 
-from screens.session.session_screen import SessionScreen
-
-from .ui_recordings import ScriptedDriver, live_app
+from .ui_recordings import ScriptedDriver, failed_session, live_app
 
 SIZES = [(80, 24), (160, 48)]
 LONG = "INFO " + " ".join(f"part{i:02d}" for i in range(40)) + " needle-at-the-end"
-
-
-async def _failed(pilot) -> SessionScreen:  # noqa: ANN001
-    app = pilot.app
-    for _ in range(200):
-        await pilot.pause(0.05)
-        if isinstance(app.screen, SessionScreen) and app.screen.ready:
-            break
-    ss = app.screen
-    await pilot.press("r")
-    for _ in range(200):
-        await pilot.pause(0.05)
-        r = ss.view.state.rungs.get("minimal")
-        if r is not None and r.state == "done" and not ss.view.backlog:
-            break
-    await pilot.pause(0.4)
-    app.clear_notifications()
-    return ss
 
 
 async def _quiet(pilot) -> None:  # noqa: ANN001
@@ -47,7 +27,7 @@ def test_banner_expanded(snap_compare, tmp_path, shared, size):
     app = live_app(ScriptedDriver(tmp_path / "live.k3rec", shared))
 
     async def go(pilot):  # noqa: ANN001
-        await _failed(pilot)
+        await failed_session(pilot, settle=0.4)
         await pilot.press("b")
         await _quiet(pilot)
 
@@ -59,7 +39,7 @@ def test_wrapped_log_with_search_position(snap_compare, tmp_path, shared, size):
     app = live_app(ScriptedDriver(tmp_path / "live.k3rec", shared, extra_lines=[LONG, LONG]))
 
     async def go(pilot):  # noqa: ANN001
-        await _failed(pilot)
+        await failed_session(pilot, settle=0.4)
         await pilot.press("w", "slash")
         await pilot.press(*"needle-at", "enter", "escape")
         await _quiet(pilot)

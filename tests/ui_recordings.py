@@ -391,3 +391,24 @@ async def open_screen(app, pilot, screen_type):  # noqa: ANN001, ANN201
             await pilot.pause(0.1)
             return app.screen
     raise AssertionError(f"{screen_type.__name__} did not open: {app.screen}")
+
+
+async def failed_session(pilot, settle: float = 0.3):  # noqa: ANN001, ANN201
+    """The live session once its first ``r`` (the minimal rung) is done and its backlog drawn, toasts cleared."""
+    from screens.session.session_screen import SessionScreen
+
+    app = pilot.app
+    for _ in range(200):
+        await pilot.pause(0.05)
+        if isinstance(app.screen, SessionScreen) and app.screen.ready:
+            break
+    ss = app.screen
+    await pilot.press("r")
+    for _ in range(200):
+        await pilot.pause(0.05)
+        r = ss.view.state.rungs.get("minimal")
+        if r is not None and r.state == "done" and not ss.view.backlog:
+            break
+    await pilot.pause(settle)
+    app.clear_notifications()
+    return ss

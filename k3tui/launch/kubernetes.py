@@ -103,16 +103,8 @@ class KubernetesLauncher:
             opts += f" --context {shlex.quote(self.pick.kube_context)}"
         return f"kubectl{opts} {args}"
 
-    async def _run(
-        self,
-        host: Any,
-        probes: dict[str, RunResult],
-        name: str,
-        command: str,
-        timeout: float = 20.0,
-        stdin: str | None = None,
-    ) -> RunResult:
-        return await run_probe(host, probes, name, command, timeout, stdin)
+    _run = staticmethod(run_probe)
+    """One launcher command on a host, kept as a scene probe (:func:`k3tui.launch.base.run_probe`)."""
 
     async def check_context(self, host: Any, probes: dict[str, RunResult] | None = None) -> None:
         """``--kube-context NAME`` must name a context of the kubeconfig on the target (UsageError listing them).

@@ -118,16 +118,8 @@ class SlurmLauncher:
         conf = self.pick.slurm_conf
         return f"SLURM_CONF={shlex.quote(conf)} {command}" if conf else command
 
-    async def _run(
-        self,
-        host: Any,
-        probes: dict[str, RunResult],
-        name: str,
-        command: str,
-        timeout: float = 20.0,
-        stdin: str | None = None,
-    ) -> RunResult:
-        return await run_probe(host, probes, name, command, timeout, stdin)
+    _run = staticmethod(run_probe)
+    """One launcher command on a host, kept as a scene probe (:func:`k3tui.launch.base.run_probe`)."""
 
     async def show_job(
         self, host: Any, job_id: str, probes: dict[str, RunResult], name: str = "slurm_job"
