@@ -50,7 +50,9 @@ async def test_runtime_xid79_demo_banner_names_the_xid_the_gpu_and_the_node(tmp_
         await pilot.pause(0.5)
 
 
-@pytest.mark.parametrize("scenario", ["gpu-ecc-row-remap", "nvl72-clique-mismatch", "nvl72-imex-down"])
+@pytest.mark.parametrize(
+    "scenario", ["gpu-ecc-row-remap", "nvl72-clique-mismatch", "nvl72-imex-down", "runtime-nvlink-errors"]
+)
 async def test_every_static_hardware_fault_demo_stops_with_a_hardware_banner_naming_the_node(
     tmp_path, scenario
 ) -> None:
