@@ -252,6 +252,15 @@ async def test_the_simulated_kubernetes_node_freezes_through_containerd(simhost_
     assert docker.status == 1 and "Cannot connect to the Docker daemon" in docker.stderr
     verdicts = {v.check: v for v in check_baseline(s, load_profile("kimi-k3"))}
     assert verdicts["injected-env"].verdict == "FAIL" and "/usr/local/cuda/compat" in verdicts["injected-env"].evidence
+    # no exec into a containerd container: the IMEX channel is read from the OCI spec's devices
+    from k3tui.scene.checks import check_imex_channel
+
+    verdict, evidence = check_imex_channel(s, load_profile("kimi-k3"))
+    assert verdict == "PASS" and "channel0" in evidence and "OCI runtime spec" in evidence, evidence
+    no_channel = dict(s.container, devices=[d for d in s.container["devices"] if "imex" not in d], mounts=[])
+    s.container = no_channel
+    verdict, evidence = check_imex_channel(s, load_profile("kimi-k3"))
+    assert verdict == "FAIL" and "no IMEX channel in the serving container" in evidence, evidence
     assert "hf_SimulatedSecretTokenDoNotLeak" not in json.dumps(s.to_dict())
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from ..events import CheckVerdict
 from ..profile import Profile
@@ -394,11 +395,12 @@ def check_imex_channel(s: Scene, p: Profile) -> Result:
     """The serving container sees an IMEX channel (without one, multi-node NVLink memory sharing fails)."""
     if s.container is None:
         return UNKNOWN, "no serving container found"
-    c = (s.imex_channels or {}).get("container")
+    c = (s.imex_channels or {}).get("container") or _spec_channels(s.container)
     if c is None:
         return UNKNOWN, "IMEX channels inside the container not read (probe container_imex_channels)"
     if c.get("present"):
-        return PASS, f"container sees /dev/nvidia-caps-imex-channels/{', '.join(c['channels'])}"
+        how = " (its OCI runtime spec's devices)" if c.get("source") else ""
+        return PASS, f"container sees /dev/nvidia-caps-imex-channels/{', '.join(c['channels'])}{how}"
     host = (s.imex_channels or {}).get("host") or {}
     where = (
         "the host has " + ", ".join(host.get("channels") or []) if host.get("present") else "the host has none either"
@@ -407,6 +409,19 @@ def check_imex_channel(s: Scene, p: Profile) -> Result:
         f"{s.alias}: no IMEX channel in the serving container ({where}): pass /dev/nvidia-caps-imex-channels "
         "into it (--device, or NVIDIA_IMEX_CHANNELS=0 with the NVIDIA runtime)"
     )
+
+
+_CHANNELS = "/dev/nvidia-caps-imex-channels/"
+
+
+def _spec_channels(container: Any) -> dict[str, Any] | None:
+    """A containerd / Kubernetes container's IMEX channels from its OCI runtime spec (devices and mounts):
+    what the runtime gave the container, read without exec-ing into it. None for other containers."""
+    if not isinstance(container, dict) or "OCI runtime spec" not in str(container.get("source") or ""):
+        return None
+    paths = [*(container.get("devices") or []), *((m or {}).get("destination") for m in container.get("mounts") or [])]
+    chans = sorted({p[len(_CHANNELS) :] for p in paths if isinstance(p, str) and p.startswith(_CHANNELS)})
+    return {"present": bool(chans), "channels": chans, "source": container["source"]}
 
 
 def check_one_domain(scenes: list[Scene]) -> Result:
