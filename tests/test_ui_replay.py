@@ -317,3 +317,32 @@ async def test_replay_of_a_two_tray_demo_shows_each_nodes_recorded_role(tmp_path
         await pilot.press("G")
         await pilot.pause(0.1)
         assert {a: h.role for a, h in rs.view.state.hosts.items()} == roles
+
+
+async def test_the_chain_verdict_stays_on_screen_tampered_red_unsealed_amber_sealed_nothing(session, tmp_path):
+    """A replay verifies as it reads (issue 16): a break is a red bar that stays (a toast fades), a session
+    without its seal says its end is unproven, a sealed one shows no bar."""
+    from textual.widgets import Static
+
+    data = session.read_bytes().splitlines(keepends=True)
+    tampered = tmp_path / "t.k3rec"
+    i = next(k for k in range(len(data) // 2, len(data)) if b'"kind":"output"' in data[k] and b"pid=" in data[k])
+    edited = data[i].replace(b"pid=", b"pId=", 1)  # still valid JSON, one byte of the logged text changed
+    tampered.write_bytes(b"".join([*data[:i], edited, *data[i + 1 :]]))
+    unsealed = tmp_path / "u.k3rec"
+    unsealed.write_bytes(b"".join(ln for ln in data if b'"kind":"seal"' not in ln))
+
+    async def bar(path: Path) -> tuple[bool, str]:
+        app = K3App(replay_path=path, home_dirs=[])
+        async with app.run_test(size=(120, 40)) as pilot:
+            screen = await open_screen(app, pilot, ReplayScreen)
+            await pilot.pause(0.2)
+            w = screen.query_one("#chainbar", Static)
+            return bool(w.display), str(w.render())
+
+    shown, text = await bar(session)
+    assert not shown, text
+    shown, text = await bar(unsealed)
+    assert shown and text.strip().startswith("NOT CLOSED"), text
+    shown, text = await bar(tampered)
+    assert shown and text.strip().startswith("TAMPERED") and f"line {i + 1}" in text, text

@@ -92,6 +92,7 @@ class ReplayScreen(SessionBase):
         yield Static(id="simbar")
         if self.live is not None:
             yield Static(LIVE_BANNER, id="livebar")
+        yield Static(id="chainbar")
         yield SessionView(fold=False, id="view")
         yield Timeline(id="timeline")
         yield Footer(compact=True)
@@ -112,9 +113,18 @@ class ReplayScreen(SessionBase):
         self.view.load(self.engine.state, [])
         self._update_timeline()
         verdict = self.engine.integrity  # issue 16: a replay verifies the chain as it reads
+        chainbar = self.query_one("#chainbar", Static)
+        chainbar.display = False
         if verdict is not None and not verdict.ok:
             msg = f"{neutralise(verdict.message)} — what follows that line is unproven"
             self.notify(msg, title="TAMPERED", severity="error", timeout=30, markup=False)
+            chainbar.update(Text(f" TAMPERED — {msg}", style="bold white on red"))  # stays: a toast fades
+            chainbar.display = True
+        elif verdict is not None and not verdict.sealed and self.live is None:
+            chainbar.update(
+                Text(" NOT CLOSED — no seal: lines may have been cut from the end (k3tui verify)", style="bold yellow")
+            )
+            chainbar.display = True
         if self.engine.problems:
             first = self.engine.problems[0].message
             self.notify(

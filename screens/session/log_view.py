@@ -133,6 +133,9 @@ class LogView(Log):
 
     MODES = ("all", "errors", "match")
 
+    _widest = 0
+    """Characters of the widest line written since the last clear (what ``cut`` compares with the pane)."""
+
     def __init__(self, window: int = WINDOW, **kwargs) -> None:  # noqa: ANN003 - Widget kwargs
         super().__init__(highlight=True, max_lines=window, **kwargs)
         self.window = window
@@ -210,6 +213,8 @@ class LogView(Log):
             pairs = [(part, sev) for t, sev in zip(texts, sevs, strict=True) for part in t.splitlines() or [t]]
             texts, sevs = [p for p, _ in pairs], [v for _, v in pairs]
         self._sev.extend(sevs)
+        # the widest line, known now (Log measures it in a thread: its virtual width arrives later)
+        self._widest = max(self._widest, max(map(len, texts), default=0))
         self.write_lines(texts, scroll_end=scroll_end)
 
     def _prune_max_lines(self) -> None:
@@ -220,6 +225,7 @@ class LogView(Log):
 
     def clear(self) -> LogView:
         self._sev.clear()
+        self._widest = 0
         return super().clear()
 
     def severity_at(self, y: int) -> str:
@@ -495,7 +501,7 @@ class LogView(Log):
     @property
     def cut(self) -> bool:
         """Some line is wider than the pane (clipped there: ``w`` wraps it)."""
-        return not self.wrap and self.virtual_size.width > self.scrollable_content_region.width
+        return not self.wrap and self._widest > self.scrollable_content_region.width
 
     def _render_line(self, y: int, scroll_x: int, width: int) -> Strip:
         # a line that goes on past the right edge says so in its last cell (the text is unchanged)
