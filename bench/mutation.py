@@ -156,8 +156,15 @@ def apply(src: bytes, m: Mutant) -> bytes:
 
 
 def copy_tree(repo: Path) -> Path:
-    """``git archive HEAD`` of the repository into a fresh temporary folder."""
-    dest = Path(tempfile.mkdtemp(prefix="k3tui-mut-"))
+    """``git archive HEAD`` of the repository into ``repo/`` of a fresh temporary folder.
+
+    The tests read the corpus and fixtures from ``../shared`` next to the repository: the
+    temporary folder gets a ``shared`` link to the same folder (read only, never written)."""
+    top = Path(tempfile.mkdtemp(prefix="k3tui-mut-"))
+    dest = top / "repo"
+    dest.mkdir()
+    if (repo.parent / "shared").is_dir():
+        (top / "shared").symlink_to(repo.parent / "shared")
     archive = subprocess.run(["git", "-C", str(repo), "archive", "HEAD"], capture_output=True, check=True)
     subprocess.run(["tar", "-x", "-C", str(dest)], input=archive.stdout, check=True)
     return dest
@@ -206,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return _run(args, seed, copy, python)
     finally:
-        shutil.rmtree(copy, ignore_errors=True)
+        shutil.rmtree(copy.parent, ignore_errors=True)  # the link to shared is removed, not followed
 
 
 def _run(args: argparse.Namespace, seed: int, copy: Path, python: str) -> int:
