@@ -83,6 +83,10 @@ MAX_QUEUED = 2000
 speed (~25,000 events/s measured by bench_record) that is ~80 ms: with one batch in hand, what
 a ``kill -9`` can lose stays under the 200 ms the architecture promises. Never while the disk
 refuses writes (events are then held in memory by design)."""
+MAX_QUEUED_BYTES = 8 * 1024 * 1024
+"""Output text waiting for the writer before ``emit()`` waits for it: the count alone let 2,000 large
+chunks (gigabytes, seconds of writing) sit unwritten. At the recorded path's ~74 MB/s (bench_stream)
+8 MiB is ~110 ms, so with one batch in hand a ``kill -9`` still loses less than the 200 ms promised."""
 BACKPRESSURE_WAIT = 1.0
 """Longest one ``emit()`` waits for room (a stuck writer must not hang the session)."""
 MAX_TEXT = 4 * 1024 * 1024
@@ -246,6 +250,8 @@ class Recorder:
         self.sealed: tuple[int, int, bytes] | None = None
         """(events, file size, digest of the seal line) once the closing seal is on disk."""
         self._lock = threading.Lock()
+        self._queued_bytes = 0
+        """Output text queued and not yet taken by the writer (bounded by MAX_QUEUED_BYTES)."""
         self._room = threading.Condition()
         """Notified by the writer after each batch: a producer waiting for room goes on."""
         self._fh = self._create(opener or _open_exclusive)
@@ -321,10 +327,13 @@ class Recorder:
             pieces = [recorded]
         for piece in pieces:
             self.events_emitted += 1
+            if isinstance(piece, Output):
+                with self._lock:
+                    self._queued_bytes += len(piece.text)
             self._q.put(piece)
             for obs in self._observers:
                 obs(piece)
-        if self._q.qsize() > MAX_QUEUED and not self.suspended:
+        if (self._q.qsize() > MAX_QUEUED or self._queued_bytes > MAX_QUEUED_BYTES) and not self.suspended:
             self._wait_for_room()
         return pieces[-1]
 
@@ -332,7 +341,11 @@ class Recorder:
         """Back-pressure: a producer faster than the disk waits here, so little is ever unwritten."""
         with self._room:
             self._room.wait_for(
-                lambda: self._q.qsize() <= MAX_QUEUED or self.suspended or not self._thread.is_alive(),
+                lambda: (
+                    (self._q.qsize() <= MAX_QUEUED and self._queued_bytes <= MAX_QUEUED_BYTES)
+                    or self.suspended
+                    or not self._thread.is_alive()
+                ),
                 BACKPRESSURE_WAIT,
             )
 
@@ -407,7 +420,7 @@ class Recorder:
             items = [self._q.get(timeout=wait)]
         except queue.Empty:
             return []
-        size = 0
+        size = len(items[0].text) if isinstance(items[0], Output) else 0
         while items[-1] is not None and size < MAX_BATCH_BYTES and len(items) < MAX_BATCH_EVENTS:
             try:
                 item = self._q.get_nowait()
@@ -415,6 +428,9 @@ class Recorder:
                 break
             items.append(item)
             size += len(item.text) if isinstance(item, Output) else 200
+        taken = sum(len(i.text) for i in items if isinstance(i, Output))
+        with self._lock:
+            self._queued_bytes -= taken
         return items
 
     def _trim(self, w: _WriterState) -> None:
@@ -532,6 +548,9 @@ class Recorder:
             except queue.Empty:
                 break
             if item is not None:
+                if isinstance(item, Output):
+                    with self._lock:
+                        self._queued_bytes -= len(item.text)
                 w.hold(item)
         if write and w.held and not self.suspended:
             self._write(w, time.monotonic())

@@ -135,3 +135,46 @@ def test_a_fast_producer_killed_loses_only_a_bounded_tail(tmp_path):
     bound = recording.MAX_QUEUED + recording.MAX_BATCH_EVENTS
     assert last > 2 * bound, "the producer did not get going"
     assert len(events) >= last - bound, (last, len(events), bound)  # unbounded, 426,400 of 482,000 were lost
+
+
+def test_large_outputs_killed_lose_only_a_bounded_number_of_bytes(tmp_path):
+    """2,000 queued events was the only bound: 1 MiB chunks could pile up gigabytes (seconds) unwritten.
+    A child emits 1 MiB outputs as fast as emit() returns and is SIGKILLed: what is lost stays under
+    MAX_QUEUED_BYTES plus the batch the writer had in hand (MAX_BATCH_BYTES) and the chunk being emitted."""
+    path = tmp_path / "big.k3rec"
+    code = textwrap.dedent(
+        f"""
+        import sys
+        sys.path.insert(0, {str(ROOT)!r})
+        from k3tui import events as ev
+        from k3tui.recording import Recorder
+        from k3tui.redact import Redactor
+
+        class NothingToRedact(Redactor):  # the producer outruns the writer
+            def event(self, e):
+                return e
+
+        rec = Recorder({str(path)!r}, redactor=NothingToRedact())
+        chunk = ("x" * 1023 + "\\n") * 1024
+        i = 0
+        while True:
+            rec.emit(ev.Output(id="r1", text=chunk))
+            i += 1
+            print(i, flush=True)
+        """
+    )
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    last = 0
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < 3:
+        line = p.stdout.readline()
+        if line:
+            last = int(line)
+    os.kill(p.pid, signal.SIGKILL)
+    p.wait()
+    _, events = read_all(path)
+    on_disk = sum(1 for e in events if type(e).__name__ == "Output")
+    mib = 1024 * 1024
+    bound = (getattr(recording, "MAX_QUEUED_BYTES", 8 * mib) + recording.MAX_BATCH_BYTES) // mib + 2
+    assert last > 3 * bound, f"the producer did not get going ({last} emitted)"
+    assert on_disk >= last - bound, (last, on_disk, bound)
