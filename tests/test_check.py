@@ -205,3 +205,14 @@ def test_libcuda_predicted_from_the_container_linker_when_no_process_runs(shared
     d["libraries"]["container_ldconfig"] = host_first
     d["env"].pop("LD_LIBRARY_PATH")
     assert verdicts(d)["libcuda"][0] == "UNKNOWN"
+
+
+def test_per_node_evidence_names_each_host_once() -> None:
+    """A multi-node check prefixes each node's evidence with its alias, unless the evidence already starts with it."""
+    from k3tui.scene.checks import PASS, _per_node
+    from k3tui.scene.model import Scene
+
+    scenes = [Scene(alias="tray-a"), Scene(alias="tray-b")]
+    said = {"tray-a": "tray-a GPU 3: Xid 79 at 03:12:44 — drain", "tray-b": "no fatal Xid"}
+    verdict, text = _per_node(scenes, lambda s: (PASS, said[s.alias]))
+    assert text == "tray-a GPU 3: Xid 79 at 03:12:44 — drain; tray-b: no fatal Xid", text

@@ -55,7 +55,10 @@ def _per_node(scenes: list[Scene], fn: Callable[[Scene], Result]) -> Result:
     verdict = (
         FAIL if any(r[0] == FAIL for _, r in results) else UNKNOWN if any(r[0] == UNKNOWN for _, r in results) else PASS
     )
-    return verdict, "; ".join(f"{a}: {r[1]}" for a, r in results)
+    # evidence that already names its host ("gb300-02 GPU 3: Xid 79 …") is not prefixed with it again
+    return verdict, "; ".join(
+        r[1] if r[1].startswith(f"{a} ") or r[1].startswith(f"{a}:") else f"{a}: {r[1]}" for a, r in results
+    )
 
 
 # --- the checks -----------------------------------------------------------------------
