@@ -10,6 +10,7 @@ after a normal "shutdown triggered" (an operator's stop, not a failure).
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -101,3 +102,33 @@ def test_a_cut_traceback_after_a_normal_shutdown_is_not_a_failure(pid, api, func
     assert stopped.signature == ""
     failed = _classify([ready, *tb[:cut]])  # the same cut traceback without the stop is a failure
     assert failed.failed_stage != "none"
+
+
+def test_feeding_after_finish_is_refused_by_name():
+    """A finished classifier's answer is final: more text is refused, saying why."""
+    c = Classifier()
+    c.feed("INFO 11-30 06:11:00 [api_server.py:1] vLLM API server version 0.11.0\n")
+    c.finish()
+    with pytest.raises(RuntimeError, match=r"feed\(\) after finish"):
+        c.feed("ERROR late line\n")
+
+
+def test_an_oom_logged_after_another_root_is_a_consequence_not_absent():
+    """An out-of-memory ERROR printed after the root (a different failure) is reported as seen but
+    not the cause (False), which differs from a log with no OOM at all (None)."""
+    tb = [*_traceback(77, ["load_model"]), _err(77) + "RuntimeError: the real failure"]
+    oom = _err(78) + "CUDA out of memory while freeing the cache"
+    assert _classify([*tb, _err(77) + "", oom]).oom_root_cause is False
+    assert _classify([*tb, _err(77) + ""]).oom_root_cause is None
+
+
+def test_thirty_two_tracebacks_open_at_once_keep_the_first_ones_stack():
+    """TP=8 x DP=4 workers print their tracebacks at the same time: the first worker's exception,
+    printed after all 32 opened, is the root with its whole stack."""
+    pids = list(range(100, 132))
+    heads = [_err(p) + "Traceback (most recent call last):" for p in pids]
+    frames = [_err(p) + f'  File "/x/vllm/v1/worker/w.py", line {p}, in step_{p}' for p in pids]
+    excs = [_err(p) + f"RuntimeError: worker {p} failed" for p in pids]
+    r = _classify([*heads, *frames, *excs])
+    assert r.first_exception.line == excs[0]
+    assert list(r.first_exception.stack) == [heads[0], frames[0], excs[0]]

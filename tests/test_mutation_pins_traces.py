@@ -1,0 +1,127 @@
+"""Traceback assembly (``k3tui/classify/traces.py``) behaviours a mutation run found unpinned (issue 22).
+
+Each test is a class of real log shapes: an exception message that runs on for many lines
+(pydantic, NumPy), a traceback cut before its exception and followed by a new one of the same
+process, an excerpt whose indentation was lost, an unprefixed traceback (the API server's own
+stderr) with other writers' lines between its frames, a failure inside an import, and the line
+a frame verdict points the operator at.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from k3tui.classify import classify_text
+from k3tui.classify.traces import MAX_CONTINUATION, MAX_FOREIGN
+
+_P = "(EngineCore_0 pid=4242) ERROR 11-30 06:12:00 [core.py:700] "
+_START = "INFO 11-30 06:11:00 [api_server.py:1] vLLM API server version 0.11.0"
+
+
+def _tb(prefix: str, funcs: list[str]) -> list[str]:
+    out = [prefix + "Traceback (most recent call last):"]
+    for i, f in enumerate(funcs):
+        out += [prefix + f'  File "/x/vllm/v1/m{i}.py", line {10 + i}, in {f}', prefix + f"    {f}_inner()"]
+    return out
+
+
+@pytest.mark.parametrize("extra", [1, MAX_CONTINUATION - 1, MAX_CONTINUATION, MAX_CONTINUATION + 7])
+def test_a_long_exception_message_is_kept_up_to_its_cap(extra):
+    """The lines under the exception line (a validation error's details) join the root's stack,
+    at most MAX_CONTINUATION of them: a runaway message cannot grow the stack without bound."""
+    tb = [*_tb(_P, ["run_engine", "build"]), _P + "ValueError: 2 validation errors for ModelConfig"]
+    details = [_P + f"  detail {i}: value is not valid" for i in range(extra)]
+    r = classify_text("\n".join([_START, *tb, *details, _P, _P + "EngineCore exiting."]) + "\n")
+    assert r.exception_type == "ValueError"
+    assert list(r.first_exception.stack) == tb + details[:MAX_CONTINUATION]
+
+
+def test_a_cut_traceback_then_a_new_one_of_the_same_process_starts_a_new_stack():
+    """A process whose first traceback was cut before its exception (killed, or the log lost
+    lines) and that then prints a whole new traceback: the root's stack is the new one only."""
+    first = _tb(_P, ["old_step", "old_inner"])
+    second = [*_tb(_P, ["run_engine", "build"]), _P + "RuntimeError: the real failure"]
+    r = classify_text("\n".join([_START, *first, *second]) + "\n")
+    assert r.exception_type == "RuntimeError"
+    assert list(r.first_exception.stack) == second
+
+
+def test_an_excerpt_that_lost_its_indentation_keeps_frames_and_code_apart_from_the_exception():
+    """Frames and their code printed flush left (an excerpt pasted without indentation): a code line
+    such as ``Executor(config).start()`` is not the exception line, the stack keeps every line."""
+    lines = [
+        "Traceback (most recent call last):",
+        'File "/x/vllm/v1/engine/core.py", line 10, in run_engine_core',
+        "Executor(vllm_config).start()",
+        'File "/x/vllm/v1/executor/abstract.py", line 20, in start',
+        "Worker(rank).load()",
+        "RuntimeError: the worker could not start",
+    ]
+    r = classify_text("\n".join(lines) + "\n")
+    assert r.exception_type == "RuntimeError"
+    assert list(r.first_exception.stack) == lines
+
+
+@pytest.mark.parametrize("foreign", [0, 1, MAX_FOREIGN])
+def test_an_unprefixed_traceback_deep_in_the_log_keeps_its_frames_across_other_writers(foreign):
+    """The API server's own stderr traceback carries no word the prefilter looks for until its
+    exception line; it is rebuilt from the text before it. A vLLM logger line and up to
+    MAX_FOREIGN lines of another program (a workload manager) printed between its frames do not
+    cut it: the root's stack holds the same frames as without them."""
+    flood = [f"(APIServer pid=7) INFO 11-30 06:11:{i % 60:02d} [loader.py:1] step {i}" for i in range(60)]
+    tb = [
+        "Traceback (most recent call last):",
+        '  File "/x/vllm/entrypoints/openai/api_server.py", line 5, in run_server',
+        "    await serve()",
+        '  File "/x/vllm/entrypoints/openai/api_server.py", line 9, in serve',
+        "    start()",
+    ]
+    exc = "RuntimeError: the server could not bind"
+    noise = ["INFO 11-30 06:12:00 [core.py:70] waiting for the engine"] + [
+        f"slurmstepd: task {i} still running" for i in range(foreign)
+    ]
+    r = classify_text("\n".join([_START, *flood, *tb[:3], *noise, *tb[3:], exc]) + "\n")
+    assert r.exception_type == "RuntimeError"
+    assert list(r.first_exception.stack) == [*tb[:3], *tb[3:], exc]
+
+
+@pytest.mark.parametrize(
+    "innermost",
+    [
+        '  File "<frozen importlib._bootstrap>", line 1387, in _gcd_import',
+        'ackages/some_plugin/ops.py", line 3, in <module>',
+    ],
+    ids=["frozen-importlib", "cut-module-frame"],
+)
+def test_a_failure_inside_an_import_is_the_container_layer(innermost):
+    """The innermost frame is the import machinery or module-level code (also when the excerpt
+    cut the frame's path): the image's Python failed while importing — the container layer, from
+    the frames, pointing at that frame's line."""
+    lines = [
+        "Traceback (most recent call last):",
+        '  File "/usr/lib/python3.12/importlib/__init__.py", line 90, in import_module',
+        "    return _bootstrap._gcd_import(name[level:], package, level)",
+        innermost,
+        "KeyError: 'x'",
+    ]
+    r = classify_text("\n".join(lines) + "\n")
+    assert r.failed_stage == "container"
+    assert r.evidence.rule == "frames"
+    assert r.evidence.lines == (4,)
+
+
+def test_a_frame_verdict_points_at_the_frames_own_line():
+    """The stage told by a frame names that frame's line number (where the TUI jumps), not the
+    exception line's."""
+    tb = [
+        _P + "Traceback (most recent call last):",
+        _P + '  File "/x/vllm/v1/engine/core.py", line 80, in __init__',
+        _P + "    self._initialize_kv_caches(vllm_config)",
+        _P + '  File "/x/vllm/v1/core/kv_cache_utils.py", line 5, in check_enough_kv_cache_memory',
+        _P + "    raise ValueError(msg)",
+        _P + "ValueError: boom",
+    ]
+    r = classify_text("\n".join([_START, *tb]) + "\n")
+    assert r.failed_stage == "engine"
+    assert r.evidence.rule == "frames"
+    assert r.evidence.lines == (5,)  # the log's line 5 (the kv-cache frame), not 7 (the exception line)
