@@ -1,0 +1,49 @@
+"""Log-line wrappers and logging prefixes (``k3tui/classify/lines.py``) a mutation run found unpinned (issue 22).
+
+Each row is one real way a vLLM line reaches the classifier: what is left of it must be the
+message body, with the level that decides whether it can be a root and the log's own time.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from k3tui.classify.lines import parse
+
+CASES = [
+    # (raw line, body, level, process, time)
+    pytest.param(
+        "[2024-09-05T00:38:34Z] ERROR 09-05 00:38:34 [core.py:1] boom",
+        "boom", "ERROR", None, "09-05 00:38:34", id="ci-runner-stamp",
+    ),
+    pytest.param(
+        "[2024-09-05T00:38:34Z] vllm-1  | 2024-09-05T00:38:35.123456Z (EngineCore_0 pid=7) ERROR [core.py:1] boom",
+        "boom", "ERROR", "EngineCore_0 pid=7", "2024-09-05T00:38:35.123456Z", id="three-wrappers",
+    ),
+    pytest.param(
+        "2025-06-27 17:14:23: (EngineCore_0 pid=7) ERROR [core.py:1] boom",
+        "boom", "ERROR", "EngineCore_0 pid=7", "2025-06-27 17:14:23", id="reporters-stamp-time",
+    ),
+    pytest.param("I1130 03:25:31.460 870 run.py:851] started", "started", "INFO", None, "11-30 03:25:31", id="glog-I"),
+    pytest.param("W1130 03:25:31.460 870 run.py:851] slow", "slow", "WARNING", None, "11-30 03:25:31", id="glog-W"),
+    pytest.param("E1130 03:25:31.460 870 run.py:851] boom", "boom", "ERROR", None, "11-30 03:25:31", id="glog-E"),
+    pytest.param("F1130 03:25:31.460 870 run.py:851] dead", "dead", "CRITICAL", None, "11-30 03:25:31", id="glog-F"),
+    pytest.param("[E ProcessGroupNCCL.cpp:475] watchdog caught", "watchdog caught", "ERROR", None, None, id="c10-E"),
+    pytest.param("[W socket.cpp:663] cannot bind", "cannot bind", "WARNING", None, None, id="c10-W"),
+    pytest.param("WARN 11-30 06:12:00 [core.py:70] slow", "slow", "WARNING", None, "11-30 06:12:00", id="WARN-is-WARNING"),
+    pytest.param("[2025-01-02 10:00:00] [WARN] [MainThread] >>> slow", "slow", "WARNING", None, None, id="bracketed-WARN"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("raw", "body", "level", "process", "time"), CASES)
+def test_each_wrapper_and_prefix_leaves_the_message_its_level_and_time(raw, body, level, process, time):
+    ln = parse(raw)
+    assert (ln.body, ln.level, ln.process, ln.time) == (body, level, process, time)
+
+
+def test_nccl_lines_of_two_processes_are_kept_apart():
+    """NCCL's ``host:pid:tid [rank] NCCL WARN`` lines carry no vLLM process prefix: the pid is the
+    demultiplexing key, so two processes' NCCL lines never join one traceback or root."""
+    a, b = parse("h200-01:123:456 [0] NCCL WARN boom"), parse("h200-01:124:457 [1] NCCL INFO ok")
+    assert (a.body, a.level, a.process, a.key) == ("boom", "WARN", "NCCL pid=123", ("", "NCCL pid=123"))
+    assert (b.level, b.key) == ("INFO", ("", "NCCL pid=124"))
