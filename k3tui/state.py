@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import events as ev
+from .bisect_walk import BAD, WalkRow, parse_end, parse_step, taken_of
 
 LOG_TAIL = 2000
 GPU_HISTORY = 120
@@ -90,6 +91,67 @@ class RungView:
 
 
 @dataclass
+class BisectView:
+    """A ``k3tui bisect`` walk as far as the events folded so far record it (issue 20).
+
+    Read from the same step Decisions as :func:`k3tui.bisect_walk.walk` (replay, REPORT.md).
+    """
+
+    steps: list[WalkRow] = field(default_factory=list)
+    estimate: int = 0
+    """The runs the search expected (the ``~n`` of its latest step)."""
+    keys: list[str] = field(default_factory=list)
+    """B's changeable variables (the config change recorded for the ``bad as given (B)`` step)."""
+    candidates: list[str] = field(default_factory=list)
+    """The variables the culprit is still among: those of the latest configuration that reproduced."""
+    end: str = ""
+    """How the walk ended: ``culprit``, ``interaction``, ``aborted``, ``drift`` … ("" while it runs)."""
+    answer: str = ""
+    """The closing Decision's line (the ``culprit: …`` line, or what an abort kept)."""
+    resumed_from: str = ""
+    """A resumed recording: what its first Decision says (``N step(s) judged in FILE``)."""
+
+    @property
+    def aborted(self) -> bool:
+        return self.end == "aborted"
+
+    @property
+    def found(self) -> bool:
+        """The walk named a culprit (or the smallest interacting set)."""
+        return self.end in ("culprit", "interaction")
+
+
+def _fold_bisect(state: SessionState, e: ev.Decision) -> None:
+    row = parse_step(e.action, e.reason)
+    end = None if row is not None else parse_end(e.action, e.reason)
+    if row is None and end is None and e.action != "bisect resumed":
+        return
+    b = state.bisect
+    if b is None:
+        b = state.bisect = BisectView()
+    if e.action == "bisect resumed":
+        b.resumed_from, b.end, b.answer = e.reason, "", ""
+        return
+    if end is not None:
+        b.end, b.answer = end
+        return
+    if row is None:  # unreachable: neither a step nor an end returned above
+        return
+    if b.end:  # a step after an end: the walk goes on (a resumed search appended to it)
+        b.end, b.answer = "", ""
+    b.steps.append(row)
+    b.estimate = row.of
+    if row.purpose.startswith("bad as given") and not b.keys and state.configs:
+        b.keys = [str(d.get("key")) for d in state.configs[-1].diff if d.get("key") != "entry"]
+        b.candidates = list(b.keys)
+    taken = taken_of(row.purpose, b.keys)
+    if taken is not None:
+        b.keys += [k for k in taken if k not in b.keys]
+        if row.verdict == BAD:
+            b.candidates = taken
+
+
+@dataclass
 class SessionState:
     """Everything the screens render, folded from the event stream."""
 
@@ -118,6 +180,8 @@ class SessionState:
     """(command or run id, line) of the last lines of output."""
     output_lines: int = 0
     commands: int = 0
+    bisect: BisectView | None = None
+    """A ``k3tui bisect`` walk (its steps, candidates, answer); None when the session holds none."""
 
     def snapshot(self) -> SessionState:
         """A deep copy, for replay checkpoints."""
@@ -237,6 +301,8 @@ def reduce(state: SessionState, e: ev.AnyEvent) -> SessionState:  # noqa: C901 -
             state.markers.append(e)
         case ev.Decision():
             state.decisions.append(e)
+            if e.action.startswith("bisect "):
+                _fold_bisect(state, e)
         case ev.Notice():
             state.notices.append(e)
         case ev.XidEvent():

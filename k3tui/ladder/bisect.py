@@ -23,16 +23,14 @@ ladder engine (real runs, recorded); tests and ``bench/bench_bisect.py`` pass an
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..bisect_walk import BAD, DRIFT, ERROR, GOOD, STEP, VERDICT, WalkRow, walk, walk_lines  # noqa: F401 - re-exported
 from ..errors import UsageError
 from .config import OBSERVED, RunConfig, diff
-
-GOOD, BAD, DRIFT, ERROR = "good", "bad", "drift", "error"
 
 
 @dataclass
@@ -340,20 +338,7 @@ def table(trials: list[Trial]) -> list[str]:
 
 # --- the walk read back from a recording (replay, report) ----------------------------------------
 
-_STEP = re.compile(r"^bisect step (\d+) of ~(\d+): (.*)$")
-_VERDICT = re.compile(r"^verdict (\w+): reproduced (\d+)/(\d+), passed (\d+)/(\d+)")
-
-
-@dataclass
-class WalkRow:
-    """One recorded bisect step, as the Decision that closed it says."""
-
-    step: int
-    of: int
-    purpose: str
-    verdict: str
-    reproduced: str
-    passed: str
+# the parser (STEP, VERDICT, WalkRow, walk, walk_lines) is k3tui.bisect_walk: state.py folds the walk too
 
 
 def step_decision(t: Trial, estimate: int, target: str = "") -> tuple[str, str]:
@@ -394,7 +379,7 @@ def judged_steps(
             continue
         if not isinstance(e, ev.Decision):
             continue
-        m, v = _STEP.match(e.action), _VERDICT.match(e.reason)
+        m, v = STEP.match(e.action), VERDICT.match(e.reason)
         if not m or not v or cfg is None or v[1] not in (GOOD, BAD):
             continue
         try:
@@ -437,28 +422,3 @@ def abort_line(b: Bisector) -> str:
         f"interrupted after {len(b.trials)} judged run(s); the culprit is among {len(b.candidates)} "
         f"candidate(s): {{{cands}}}; judged: {judged}"
     )
-
-
-def walk(decisions: list[Any]) -> tuple[list[WalkRow], str]:
-    """The bisect steps and its answer line from a recording's Decision events (``[]``, "" when none)."""
-    rows, answer = [], ""
-    for d in decisions:
-        action, reason = getattr(d, "action", ""), getattr(d, "reason", "")
-        m = _STEP.match(action)
-        if m:
-            v = _VERDICT.match(reason)
-            verdict, rep, passed = (v[1], f"{v[2]}/{v[3]}", f"{v[4]}/{v[5]}") if v else ("?", "-", "-")
-            rows.append(WalkRow(int(m[1]), int(m[2]), m[3], verdict, rep, passed))
-        elif action.startswith("bisect ") and not action.startswith("bisect step"):
-            answer = reason or action
-    return rows, answer
-
-
-def walk_lines(decisions: list[Any]) -> list[str]:
-    """The walk as text lines (``replay --headless``); nothing when the session holds no bisect."""
-    rows, answer = walk(decisions)
-    if not rows:
-        return []
-    out = [f"bisect walk ({len(rows)} runs):"]
-    out += [f"  step {r.step:>2}/~{r.of}  {r.verdict:5}  reproduced {r.reproduced:>5}  {r.purpose}" for r in rows]
-    return out + ([f"bisect answer: {answer}"] if answer else [])

@@ -32,6 +32,7 @@ from k3tui.events import AnyEvent, GpuSample, Output
 from k3tui.state import SessionState, reduce
 
 from ..viewmodel import LogFeed, LogLine, host_label, session_hosts
+from .bisect_panel import BisectPanel
 from .change_panel import ChangePanel
 from .checklist_panel import ChecklistPanel
 from .freeze_banner import FreezeBanner
@@ -95,6 +96,7 @@ class SessionView(Vertical):
         yield FreezeBanner(id="banner")
         with Horizontal(id="body"):
             with VerticalScroll(id="side"):
+                yield _titled(BisectPanel(id="bisect"), "Bisect")  # first: at 80×24 it must stay on screen
                 yield _titled(LadderPanel(id="ladder"), "Ladder")
                 yield _titled(StagePanel(id="stages"), "Stages")
                 yield _titled(ScenePanel(id="scene"), "Scene")
@@ -243,6 +245,7 @@ class SessionView(Vertical):
         if everything or self._dirty_all:
             self._dirty_all = False
             self.log_view.note_hosts(session_hosts(s))
+            self.query_one(BisectPanel).show(s, getattr(self.screen, "recording_path", None))
             self.query_one(LadderPanel).show(s, self.profile)
             self.query_one(ScenePanel).show(s)
             self.query_one(ChangePanel).show(s, self.preview)
