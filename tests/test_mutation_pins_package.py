@@ -12,6 +12,8 @@ from __future__ import annotations
 import gzip
 import hashlib
 import io
+import os
+import stat
 import tarfile
 from itertools import count
 from pathlib import Path
@@ -22,7 +24,8 @@ from hypothesis import strategies as st
 
 from k3tui import events as ev
 from k3tui.errors import PackageError
-from k3tui.package import MANIFEST, export_session, open_package
+from k3tui.package import MANIFEST, Limits, export_session, open_package
+from k3tui.reader import read_all
 from k3tui.recording import Recorder
 from k3tui.redact import Redactor
 
@@ -90,7 +93,9 @@ def test_any_listed_file_edited_after_export_is_refused(tmp_path, exported, data
 
 def test_an_edited_report_is_refused(tmp_path, exported):
     report = next(n for n in exported if n.endswith("/REPORT.md"))
-    _refused(tmp_path, {**exported, report: exported[report] + b"\nAll fine, nothing to see.\n"}, "REPORT.md was ALTERED")
+    _refused(
+        tmp_path, {**exported, report: exported[report] + b"\nAll fine, nothing to see.\n"}, "REPORT.md was ALTERED"
+    )
 
 
 def test_a_package_without_its_manifest_is_refused(tmp_path, exported):
@@ -109,3 +114,64 @@ def test_two_manifests_in_one_package_are_refused(tmp_path, exported):
     top = _manifest_name(exported).split("/", 1)[0]
     nested = {f"{top}/copy/{n.split('/', 1)[1]}": b for n, b in exported.items()}
     _refused(tmp_path, {**exported, **nested}, "2 manifests")
+
+
+def _session(tmp_path: Path) -> Path:
+    path = tmp_path / f"s{next(_n)}.k3rec"
+    with Recorder(path, ev.Header(host="h200-01"), redactor=Redactor()) as rec:
+        for i in range(12):
+            rec.emit(ev.Output(id="c1", text=f"INFO line {i}\n"))
+    return path
+
+
+def test_a_package_is_refused_as_export_input(tmp_path):
+    """Exporting a package again (a mix-up of file names) is refused, saying what it is."""
+    pkg = export_session(_session(tmp_path))
+    with pytest.raises(PackageError, match="already a repro package"):
+        export_session(pkg, tmp_path / "again.tar.gz")
+
+
+def test_a_failed_export_leaves_no_temporary_file(tmp_path):
+    """The package is written to a temporary name and renamed; when that fails (here the output is
+    a folder) the error is one line and no half-written temporary file stays beside it."""
+    src = _session(tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    with pytest.raises(PackageError, match="cannot write"):
+        export_session(src, out, force=True)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([src.name, src.name + ".idx", "out"])
+
+
+def test_the_packaged_session_is_sealed_with_its_event_count(tmp_path):
+    """When the export masks more than the recorder did, the package holds a re-sealed copy of the
+    session: it verifies, its seal counting every event, and the newly masked word is gone."""
+    src = _session(tmp_path)
+    pkg = export_session(src, redactor=Redactor(extra_patterns=[r"line 7"]))
+    session = open_package(pkg, tmp_path / "opened", check=True)
+    rec, events = read_all(session, strict=True)
+    assert rec.integrity is not None and rec.integrity.ok and rec.integrity.sealed, rec.integrity
+    assert [e.text for e in events if isinstance(e, ev.Output)] == [
+        "INFO <redacted>\n" if i == 7 else f"INFO line {i}\n" for i in range(12)
+    ]
+
+
+@pytest.mark.parametrize(("cap", "said"), [(100, "100 bytes"), (1536, "1.5 KiB")])
+def test_a_member_over_a_small_cap_is_refused_in_readable_units(tmp_path, exported, cap, said):
+    """Caps are said in the unit an operator reads: '100 bytes', '1.5 KiB'."""
+    big = {**exported, next(iter(exported)).split("/")[0] + "/logs/big.log": b"x" * 4000}
+    arc = _pack(tmp_path / "big.tar.gz", big)
+    with pytest.raises(PackageError, match=rf"over the cap of {said}"):
+        open_package(arc, tmp_path / "t", limits=Limits(max_member_bytes=cap))
+
+
+def test_opened_folders_are_traversable_like_the_files_are_readable(tmp_path, exported):
+    """The folders an opened package creates get 0755 (less the umask), as its files get 0644: a
+    colleague on the same host can read what was opened."""
+    umask = os.umask(0)
+    os.umask(umask)
+    files = {**exported, next(iter(exported)).split("/")[0] + "/logs/run1/server.log": b"INFO up\n"}
+    session = open_package(_pack(tmp_path / "ok.tar.gz", files), tmp_path / "t", check=False)
+    top = session.parent
+    folders = [top, *(p for p in top.rglob("*") if p.is_dir())]
+    assert len(folders) == 3
+    assert {stat.S_IMODE(p.stat().st_mode) for p in folders} == {0o755 & ~umask}
