@@ -149,7 +149,9 @@ async def test_an_aborted_bisect_says_aborted_and_how_to_resume(bisects):
         text = _panel(rs)
         n = len(_step_decisions(events))
         assert f"bisect step {n} of ~" in text and "culprit:" not in text
-        assert "aborted after" in text and f"--resume {cut}" in "".join(text.split("\n"))
+        said = [e for e in events if isinstance(e, ev.Decision)][-1].reason.partition("; resume with: ")[2]
+        assert said.startswith("k3tui bisect demo:fastsafetensors-missing") and "--bad-set" in said, said
+        assert "aborted after" in text and said in "".join(text.split("\n"))  # the exact command, recorded
         assert "flag:load-format" in text.split("culprit among", 1)[1]  # the candidates left name the culprit
 
 

@@ -208,13 +208,14 @@ def run(args: argparse.Namespace) -> int:
     if prior[0]:
         print(neutralise(f"resuming {args.resume}: {len(prior[0])} step(s) already judged there (not run again)"))
     _confirm(args.yes)
+    where = args.record or args.resume
+    resume = _resume_command(where) if where else ""
     with recorder_for(args, profile=profile.name) as rec:
-        out = asyncio.run(_run(args, profile, good, bad, p, rec, prior))
+        out = asyncio.run(_run(args, profile, good, bad, p, rec, prior, resume=resume))
     if out.kind == "aborted":
         print(neutralise(f"bisect interrupted: {out.line}"))
-        where = args.record or args.resume
         how = (
-            f"resume with: {_resume_command(where)}"
+            f"resume with: {resume}"
             if where
             else "nothing was recorded: run it again with --record FILE to be able to resume"
         )
@@ -318,7 +319,9 @@ async def _run(
     p: Any,
     rec: Any,
     prior: tuple[list[Any], str, list[Any]],
+    resume: str = "",
 ) -> Any:
+    """Run the search; an interrupt records what it learnt and, with ``resume``, the exact command to go on."""
     import msgspec
 
     from ..ladder import LadderEngine
@@ -375,7 +378,8 @@ async def _run(
         try:
             out = await bisector.run()
         except asyncio.CancelledError:  # Ctrl-C: asyncio cancels the search; what it learnt stays
-            out = Outcome("aborted", line=abort_line(bisector), trials=bisector.trials)
+            line = abort_line(bisector) + (f"; resume with: {resume}" if resume else "")
+            out = Outcome("aborted", line=line, trials=bisector.trials)
         finally:
             await engine.close()
         emit(ev.Decision(host=engine.head.alias, action=f"bisect {out.kind}", reason=out.line))

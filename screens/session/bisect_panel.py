@@ -65,7 +65,10 @@ class BisectPanel(Panel):
             where = neutralise(str(recording)) if recording else "FILE"
             t.append("\naborted", style="bold yellow")
             t.append(f" after {n} run{'s' if n != 1 else ''} — resume with: ")
-            t.append(f"k3tui bisect <same arguments> --yes --resume {where}", style="bold")
+            said = b.answer.partition("; resume with: ")[2]  # the exact command, as the CLI recorded it
+            t.append(
+                neutralise(said) if said else f"k3tui bisect <same arguments> --yes --resume {where}", style="bold"
+            )
             if b.keys:  # after the resume line: at 80×24 a long list must not push it off the panel
                 t.append(f"\nculprit among {len(b.candidates)}: {neutralise(', '.join(b.candidates))}")
         elif b.end:
