@@ -125,3 +125,34 @@ def test_a_frame_verdict_points_at_the_frames_own_line():
     assert r.failed_stage == "engine"
     assert r.evidence.rule == "frames"
     assert r.evidence.lines == (5,)  # the log's line 5 (the kv-cache frame), not 7 (the exception line)
+
+
+def test_a_chained_exception_without_blank_lines_starts_no_continuation():
+    """An excerpt whose blank lines were dropped: "The above exception was the direct cause …"
+    right under the exception line ends that traceback; it is not part of its message."""
+    inner = [
+        "Traceback (most recent call last):",
+        '  File "/x/vllm/v1/worker/gpu_worker.py", line 5, in load_model',
+        "    self.model_runner.load_model()",
+        "ValueError: the inner failure",
+    ]
+    outer = [
+        "The above exception was the direct cause of the following exception:",
+        "Traceback (most recent call last):",
+        '  File "/x/vllm/v1/engine/core.py", line 9, in run',
+        "    start()",
+        "RuntimeError: the outer failure",
+    ]
+    r = classify_text("\n".join([*inner, *outer]) + "\n")
+    assert r.exception_type == "ValueError"
+    assert list(r.first_exception.stack) == inner
+
+
+def test_a_new_log_record_after_the_exception_ends_the_traceback():
+    """After the exception line, the same process's next log record (and the indented lines it
+    prints, a config dump) are not the exception's message: the root's stack ends at it."""
+    tb = [*_tb(_P, ["run_engine", "build"]), _P + "RuntimeError: the real failure"]
+    after = [_P + "Dumping the engine config:", _P + "  model=/models/x", _P + "  tensor_parallel_size=8"]
+    r = classify_text("\n".join([_START, *tb, *after]) + "\n")
+    assert r.exception_type == "RuntimeError"
+    assert list(r.first_exception.stack) == tb
