@@ -156,3 +156,16 @@ def test_a_new_log_record_after_the_exception_ends_the_traceback():
     r = classify_text("\n".join([_START, *tb, *after]) + "\n")
     assert r.exception_type == "RuntimeError"
     assert list(r.first_exception.stack) == tb
+
+
+def test_only_the_code_line_under_a_frame_names_the_function_it_was_calling():
+    """The source line printed under a frame says where the stack was going; a call quoted in the
+    exception's message is not a frame, so it cannot move the stage."""
+    tb = [
+        "Traceback (most recent call last):",
+        '  File "/x/plugin/loader.py", line 5, in load_weights',
+        "    self.fetch(w)",
+        "RuntimeError: boom after init_device(0)",
+    ]
+    r = classify_text("\n".join(tb) + "\n")
+    assert (r.failed_stage, r.evidence.rule) == ("weights", "frames")
