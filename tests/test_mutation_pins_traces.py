@@ -169,3 +169,20 @@ def test_only_the_code_line_under_a_frame_names_the_function_it_was_calling():
     ]
     r = classify_text("\n".join(tb) + "\n")
     assert (r.failed_stage, r.evidence.rule) == ("weights", "frames")
+
+
+def test_a_rebuilt_traceback_points_at_its_frames_own_line():
+    """An unprefixed traceback deep in the log is rebuilt from the text before its exception line;
+    the frame that tells the stage is still named by its own line number."""
+    flood = [f"(APIServer pid=7) INFO 11-30 06:11:{i % 60:02d} [loader.py:1] step {i}" for i in range(60)]
+    tb = [
+        "Traceback (most recent call last):",
+        '  File "/x/plugin/runner.py", line 3, in start',
+        "    go()",
+        '  File "/x/plugin/loader.py", line 5, in load_weights',
+        "    self.fetch(w)",
+        "RuntimeError: boom",
+    ]
+    r = classify_text("\n".join([_START, *flood, *tb]) + "\n")
+    assert (r.failed_stage, r.evidence.rule) == ("weights", "frames")
+    assert r.evidence.lines == (1 + len(flood) + 4,)  # the load_weights frame's line
