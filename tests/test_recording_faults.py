@@ -97,9 +97,9 @@ def test_a_full_disk_in_bisect_record_is_said_and_fails(nearly_full_disk, tmp_pa
     assert r.stdout.strip().splitlines()[-1].startswith("culprit: flag:load-format=fastsafetensors")
 
 
-def test_a_fast_producer_killed_loses_only_a_bounded_tail(tmp_path):
-    """The producer prints how many emit() calls returned; SIGKILL; the file must hold all but a bounded few."""
-    path = tmp_path / "fast.k3rec"
+def _killed_producer(path: Path, text: str, every: int, seconds: float) -> tuple[int, list]:
+    """A child emits the output the expression ``text`` makes as fast as emit() returns (nothing to redact: it outruns the writer),
+    printing every ``every`` emits how many returned; SIGKILL after ``seconds``: (last count, events on disk)."""
     code = textwrap.dedent(
         f"""
         import sys
@@ -108,30 +108,36 @@ def test_a_fast_producer_killed_loses_only_a_bounded_tail(tmp_path):
         from k3tui.recording import Recorder
         from k3tui.redact import Redactor
 
-        class NothingToRedact(Redactor):  # a flood with nothing to redact: the producer outruns the writer
+        class NothingToRedact(Redactor):
             def event(self, e):
                 return e
 
         rec = Recorder({str(path)!r}, redactor=NothingToRedact())
-        text = "INFO 11-30 06:12:00 [engine.py:12] step done, 8192 tokens in 12 ms\\n" * 20
+        text = {text}
         i = 0
         while True:
             rec.emit(ev.Output(id="r1", text=text))
             i += 1
-            if i % 200 == 0:
+            if i % {every} == 0:
                 print(i, flush=True)
         """
     )
     p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     last = 0
     t0 = time.monotonic()
-    while time.monotonic() - t0 < 4:
+    while time.monotonic() - t0 < seconds:
         line = p.stdout.readline()
         if line:
             last = int(line)
     os.kill(p.pid, signal.SIGKILL)
     p.wait()
-    _, events = read_all(path)
+    return last, read_all(path)[1]
+
+
+def test_a_fast_producer_killed_loses_only_a_bounded_tail(tmp_path):
+    """The producer prints how many emit() calls returned; SIGKILL; the file must hold all but a bounded few."""
+    text = repr("INFO 11-30 06:12:00 [engine.py:12] step done, 8192 tokens in 12 ms\n" * 20)
+    last, events = _killed_producer(tmp_path / "fast.k3rec", text, 200, 4)
     bound = recording.MAX_QUEUED + recording.MAX_BATCH_EVENTS
     assert last > 2 * bound, "the producer did not get going"
     assert len(events) >= last - bound, (last, len(events), bound)  # unbounded, 426,400 of 482,000 were lost
@@ -139,42 +145,11 @@ def test_a_fast_producer_killed_loses_only_a_bounded_tail(tmp_path):
 
 def test_large_outputs_killed_lose_only_a_bounded_number_of_bytes(tmp_path):
     """2,000 queued events was the only bound: 1 MiB chunks could pile up gigabytes (seconds) unwritten.
-    A child emits 1 MiB outputs as fast as emit() returns and is SIGKILLed: what is lost stays under
-    MAX_QUEUED_BYTES plus the batch the writer had in hand (MAX_BATCH_BYTES) and the chunk being emitted."""
-    path = tmp_path / "big.k3rec"
-    code = textwrap.dedent(
-        f"""
-        import sys
-        sys.path.insert(0, {str(ROOT)!r})
-        from k3tui import events as ev
-        from k3tui.recording import Recorder
-        from k3tui.redact import Redactor
-
-        class NothingToRedact(Redactor):  # the producer outruns the writer
-            def event(self, e):
-                return e
-
-        rec = Recorder({str(path)!r}, redactor=NothingToRedact())
-        chunk = ("x" * 1023 + "\\n") * 1024
-        i = 0
-        while True:
-            rec.emit(ev.Output(id="r1", text=chunk))
-            i += 1
-            print(i, flush=True)
-        """
-    )
-    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
-    last = 0
-    t0 = time.monotonic()
-    while time.monotonic() - t0 < 3:
-        line = p.stdout.readline()
-        if line:
-            last = int(line)
-    os.kill(p.pid, signal.SIGKILL)
-    p.wait()
-    _, events = read_all(path)
-    on_disk = sum(1 for e in events if type(e).__name__ == "Output")
+    Emitted as fast as emit() returns and SIGKILLed, what is lost stays under MAX_QUEUED_BYTES plus the
+    batch the writer had in hand (MAX_BATCH_BYTES) and the chunk being emitted (before: 2,001 of 2,871)."""
     mib = 1024 * 1024
+    last, events = _killed_producer(tmp_path / "big.k3rec", '("x" * 1023 + "\\n") * 1024', 1, 3)
+    on_disk = sum(1 for e in events if type(e).__name__ == "Output")
     bound = (getattr(recording, "MAX_QUEUED_BYTES", 8 * mib) + recording.MAX_BATCH_BYTES) // mib + 2
     assert last > 3 * bound, f"the producer did not get going ({last} emitted)"
     assert on_disk >= last - bound, (last, on_disk, bound)
