@@ -317,6 +317,19 @@ async def test_a_ladder_run_is_submitted_followed_through_a_drop_and_cancelled(s
     )
 
 
+def _ladder_one_change(sshd, slurm, frozen: str) -> tuple[subprocess.CompletedProcess[str], set[str]]:  # noqa: ANN001
+    """Let the frozen serving job come up, cancel it, then ``ladder --job`` it with max_model_len=2048:
+    (the CLI's result, the job ids the ladder submitted)."""
+    slurm.wait_state(frozen, "RUNNING")
+    _wait_output(slurm, frozen, "Application startup complete")
+    slurm.client("scancel", frozen)
+    slurm.wait_state(frozen, "CANCELLED")
+    before = set(slurm.client("squeue", "-h", "-t", "all", "-o", "%i").split())
+    r = _k3tui("ladder", *_common(sshd, slurm), "--job", frozen, "--rung", "minimal", "--set", "max_model_len=2048")
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r, set(slurm.client("squeue", "-h", "-t", "all", "-o", "%i").split()) - before
+
+
 def test_cli_ladder_submits_the_one_change_and_cancels_the_job_on_stop(sshd, slurm, tmp_path: Path) -> None:
     """Done-when: ``ladder --job N --set …`` submits the frozen script with one change, and scancels it on stop."""
     from tests.support.sshd import free_port
@@ -327,14 +340,7 @@ def test_cli_ladder_submits_the_one_change_and_cancels_the_job_on_stop(sshd, slu
         "--port 18123", f"--port {port} --served-model-name moonshotai/Kimi-K3"
     )
     frozen = _submit(slurm, script)
-    slurm.wait_state(frozen, "RUNNING")
-    _wait_output(slurm, frozen, "Application startup complete")
-    slurm.client("scancel", frozen)
-    slurm.wait_state(frozen, "CANCELLED")
-    before = set(slurm.client("squeue", "-h", "-t", "all", "-o", "%i").split())
-    r = _k3tui("ladder", *_common(sshd, slurm), "--job", frozen, "--rung", "minimal", "--set", "max_model_len=2048")
-    assert r.returncode == 0, r.stdout + r.stderr
-    runs = set(slurm.client("squeue", "-h", "-t", "all", "-o", "%i").split()) - before
+    r, runs = _ladder_one_change(sshd, slurm, frozen)
     assert len(runs) == 1, runs
     run = runs.pop()
     info = slurm.job(run)
@@ -366,14 +372,7 @@ def test_cli_ladder_runs_a_two_node_job_as_one_group_and_cancels_it_whole(sshd, 
         .replace("#SBATCH --gres", "#SBATCH --nodes=2\n#SBATCH --gres")
     )
     frozen = slurm.sbatch(script, f"--chdir={slurm.jobs}")
-    slurm.wait_state(frozen, "RUNNING")
-    _wait_output(slurm, frozen, "Application startup complete")
-    slurm.client("scancel", frozen)
-    slurm.wait_state(frozen, "CANCELLED")
-    before = set(slurm.client("squeue", "-h", "-t", "all", "-o", "%i").split())
-    r = _k3tui("ladder", *_common(sshd, slurm), "--job", frozen, "--rung", "minimal", "--set", "max_model_len=2048")
-    assert r.returncode == 0, r.stdout + r.stderr
-    runs = set(slurm.client("squeue", "-h", "-t", "all", "-o", "%i").split()) - before
+    r, runs = _ladder_one_change(sshd, slurm, frozen)
     assert len(runs) == 1, runs  # one submission for the whole group, not one per node
     info = slurm.job(runs.pop())
     assert info["JobState"] == "CANCELLED" and info["NumNodes"] == "2" and info["NodeList"] == "n[1-2]", info
