@@ -67,8 +67,26 @@ TOKENS = [
 ]
 
 
+@pytest.mark.parametrize("pad", [0, 400], ids=["short-line", "long-line"])
 @pytest.mark.parametrize("token", TOKENS)
-def test_every_vendor_key_shape_is_masked_in_a_log_line(token):
-    out = Redactor().text(f"INFO 11-30 06:12:00 [env.py:1] using {token} for the download")
+def test_every_vendor_key_shape_is_masked_in_a_log_line(token, pad):
+    """Short lines and long ones (past the length where the fast gate picks where to look)."""
+    out = Redactor().text(f"INFO 11-30 06:12:00 [env.py:1] {'x' * pad} using {token} for the download")
     assert token not in out
     assert MASK in out
+
+
+@pytest.mark.parametrize(
+    ("said", "value"),
+    [
+        ("the password is", "hunter2!X"),
+        ("my passphrase was", "c0rrect-h0rse!"),
+        ("pw is", "Xk9#pq2z"),
+        ("the db secret was", "x9!Qz7wv"),
+        ("the credential is", "T0p$ecret9"),
+    ],
+)
+def test_a_password_said_in_words_is_masked(said, value):
+    """An operator's note or a script's echo that says the password in words."""
+    out = Redactor().text(f"note: {said} {value} for now")
+    assert value not in out
