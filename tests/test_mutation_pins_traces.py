@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from k3tui.classify import classify_text
-from k3tui.classify.traces import MAX_CONTINUATION, MAX_FOREIGN
+from k3tui.classify.traces import MAX_CONTINUATION, MAX_FOREIGN, MAX_TRACE_LINES
 
 _P = "(EngineCore_0 pid=4242) ERROR 11-30 06:12:00 [core.py:700] "
 _START = "INFO 11-30 06:11:00 [api_server.py:1] vLLM API server version 0.11.0"
@@ -186,3 +186,26 @@ def test_a_rebuilt_traceback_points_at_its_frames_own_line():
     r = classify_text("\n".join([_START, *flood, *tb]) + "\n")
     assert (r.failed_stage, r.evidence.rule) == ("weights", "frames")
     assert r.evidence.lines == (1 + len(flood) + 4,)  # the load_weights frame's line
+
+
+def test_a_recursion_error_longer_than_the_kept_stack_is_still_the_root():
+    """A RecursionError prints thousands of frames: the stack kept is capped, the rest only
+    counted, and the root is still the exception line."""
+    tb = [_P + "Traceback (most recent call last):"]
+    for i in range(MAX_TRACE_LINES // 2 + 50):
+        tb += [_P + f'  File "/x/vllm/v1/m.py", line {i}, in walk', _P + "    walk(node.child)"]
+    exc = _P + "RecursionError: maximum recursion depth exceeded"
+    r = classify_text("\n".join([_START, *tb, exc]) + "\n")
+    assert r.exception_type == "RecursionError"
+    assert r.first_exception.line == exc
+    assert len(r.first_exception.stack) <= MAX_TRACE_LINES + 1
+
+
+def test_a_new_record_of_the_same_process_cuts_a_traceback_before_its_exception():
+    """A logger record of the same process and level printed where the exception line should be
+    means the traceback was cut (the process was killed mid-print): an exception that process
+    prints later is not given the cut traceback's frames."""
+    cut = _tb(_P, ["old_step", "old_inner"])
+    later = _P + "RuntimeError: a later failure"
+    r = classify_text("\n".join([_START, *cut, _P + "Stopping the remaining workers now", later]) + "\n")
+    assert cut[1] not in list(r.first_exception.stack)
