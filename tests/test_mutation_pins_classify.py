@@ -132,3 +132,32 @@ def test_thirty_two_tracebacks_open_at_once_keep_the_first_ones_stack():
     r = _classify([*heads, *frames, *excs])
     assert r.first_exception.line == excs[0]
     assert list(r.first_exception.stack) == [heads[0], frames[0], excs[0]]
+
+
+def test_an_indented_line_outside_any_traceback_is_never_a_root():
+    """Code or a continuation printed outside a traceback we follow (a config dump, a help text
+    that quotes an error) is not a failure."""
+    start = "INFO 11-30 06:11:00 [api_server.py:1] vLLM API server version 0.11.0"
+    dump = ["INFO 11-30 06:11:01 [arg_utils.py:1] Engine arguments:", "    on_error: ValueError: raised when invalid"]
+    r = _classify_plain([start, *dump])
+    assert r.failed_stage == "none" and r.first_exception is None
+
+
+def test_a_bare_marker_line_fed_on_its_own_is_seen_like_in_one_piece():
+    """Lines fed one at a time (a follower's reads) give the same stages as the whole log, also for
+    a marker printed without a logger prefix at the very start of its chunk."""
+    lines = [f"(APIServer pid=7) INFO 11-30 06:11:{i % 60:02d} [loader.py:1] step {i}" for i in range(40)]
+    lines = ["INFO 11-30 06:11:00 [api_server.py:1] vLLM API server version 0.11.0", *lines]
+    lines.append("Application startup complete.")
+    c = Classifier()
+    for line in lines:
+        c.feed(line + "\n")
+    whole = _classify_plain(lines)
+    assert [m.stage for m in c.finish().stages] == [m.stage for m in whole.stages]
+    assert whole.stages[-1].stage == "runtime"
+
+
+def _classify_plain(lines: list[str]):
+    c = Classifier()
+    c.feed("\n".join(lines) + "\n")
+    return c.finish()
