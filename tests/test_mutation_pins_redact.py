@@ -90,3 +90,19 @@ def test_a_password_said_in_words_is_masked(said, value):
     """An operator's note or a script's echo that says the password in words."""
     out = Redactor().text(f"note: {said} {value} for now")
     assert value not in out
+
+
+@pytest.mark.parametrize("given", ['"Zq8vLx3pW0rTa"', "  Zq8vLx3pW0rTa  ", "'Zq8vLx3pW0rTa'"])
+def test_a_value_learnt_with_its_quotes_or_spaces_is_masked_bare(given):
+    """A secret learnt from ``KEY="value"`` is masked wherever the value appears, quoted or not."""
+    r = Redactor()
+    r.learn(given)
+    assert "Zq8vLx3pW0rTa" not in r.text("INFO later the client used Zq8vLx3pW0rTa again")
+
+
+@pytest.mark.parametrize("pad", [0, 400], ids=["short-line", "long-line"])
+def test_an_authorization_header_is_masked_on_long_lines_too(pad):
+    """``Authorization: Bearer …`` in a logged request, on a short line and on a long one."""
+    tok = "Qm9vZ3llV29vZ2llMTIzNDU2"
+    out = Redactor().text(f"DEBUG {'x' * pad} headers={{'Authorization': 'Bearer {tok}'}}")
+    assert tok not in out
