@@ -161,3 +161,16 @@ def _classify_plain(lines: list[str]):
     c = Classifier()
     c.feed("\n".join(lines) + "\n")
     return c.finish()
+
+
+def test_an_empty_log_and_a_foreign_file_each_say_what_they_are():
+    """A server that printed nothing died before its first line (the container layer, with that
+    layer's advice); a file that is no vLLM log at all is called unknown, with the reason."""
+    from k3tui.classify import advice_for, classify_text
+
+    empty = classify_text("")
+    assert (empty.failed_stage, empty.evidence.rule) == ("container", "empty-log")
+    assert empty.advice == advice_for("container") != ""
+    passwd = classify_text("root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1::/usr/sbin:/usr/sbin/nologin\n")
+    assert (passwd.failed_stage, passwd.evidence.rule) == ("unknown", "not-a-vllm-log")
+    assert passwd.advice == advice_for("unknown") != ""
