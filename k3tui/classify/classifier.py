@@ -194,10 +194,10 @@ class Classifier:
         if self._tail:
             tail, self._tail = self._tail, ""
             self._scan(tail + "\n", len(tail) + 1)
+        self._history.at_end()  # before closing: a cut traceback looks back for a stop from the end
         for trace in list(self._traces.values()):
             self._close(trace)
         if self._root is None and not self._stopped:
-            self._history.at_end()
             self._crash_lookback(self._n + 1, force=True)
             warning = self._warning
             if self._root is None and warning is not None:
