@@ -1,7 +1,7 @@
 """The look-back window (``k3tui/classify/history.py``) a mutation run found unpinned (issue 22).
 
 A normal stop (``shutdown triggered``) is found by looking back from the line that would be a
-failure, over the last LOOKBACK characters (1 MiB) of the log: a stop that far back still
+failure, over the last MiB of the log (``LOOKBACK``): a stop that far back still
 explains a traceback cut by it; one further back does not.
 """
 
@@ -10,7 +10,6 @@ from __future__ import annotations
 import pytest
 
 from k3tui.classify import classify_text
-from k3tui.classify.history import LOOKBACK
 
 _A = "(APIServer pid=9) INFO 11-30 06:13:00 [launcher.py:254] "
 _E = "(EngineCore_0 pid=77) ERROR 11-30 06:13:01 [core.py:700] "
@@ -33,7 +32,7 @@ def _log(flood_chars: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-@pytest.mark.parametrize(("flood", "stopped"), [(LOOKBACK * 3 // 4, True), (LOOKBACK + LOOKBACK // 8, False)])
+@pytest.mark.parametrize(("flood", "stopped"), [(768 << 10, True), (1152 << 10, False)])
 def test_a_stop_within_the_last_mib_explains_a_cut_traceback(flood, stopped):
     r = classify_text(_log(flood))
     assert (r.failed_stage == "none") is stopped, r.evidence
