@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from k3tui.classify import classify_text
-from k3tui.classify.traces import MAX_CONTINUATION, MAX_FOREIGN, MAX_TRACE_LINES
+from k3tui.classify.traces import MAX_FOREIGN, MAX_TRACE_LINES
 
 _P = "(EngineCore_0 pid=4242) ERROR 11-30 06:12:00 [core.py:700] "
 _START = "INFO 11-30 06:11:00 [api_server.py:1] vLLM API server version 0.11.0"
@@ -25,15 +25,15 @@ def _tb(prefix: str, funcs: list[str]) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("extra", [1, MAX_CONTINUATION - 1, MAX_CONTINUATION, MAX_CONTINUATION + 7])
+@pytest.mark.parametrize("extra", [1, 29, 30, 37])
 def test_a_long_exception_message_is_kept_up_to_its_cap(extra):
     """The lines under the exception line (a validation error's details) join the root's stack,
-    at most MAX_CONTINUATION of them: a runaway message cannot grow the stack without bound."""
+    at most 30 of them (``MAX_CONTINUATION``): a runaway message cannot grow the stack without bound."""
     tb = [*_tb(_P, ["run_engine", "build"]), _P + "ValueError: 2 validation errors for ModelConfig"]
     details = [_P + f"  detail {i}: value is not valid" for i in range(extra)]
     r = classify_text("\n".join([_START, *tb, *details, _P, _P + "EngineCore exiting."]) + "\n")
     assert r.exception_type == "ValueError"
-    assert list(r.first_exception.stack) == tb + details[:MAX_CONTINUATION]
+    assert list(r.first_exception.stack) == tb + details[:30]
 
 
 def test_a_cut_traceback_then_a_new_one_of_the_same_process_starts_a_new_stack():
