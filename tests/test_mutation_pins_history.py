@@ -8,8 +8,11 @@ explains a traceback cut by it; one further back does not.
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from k3tui.classify import classify_text
+from k3tui.classify.history import History
 
 _A = "(APIServer pid=9) INFO 11-30 06:13:00 [launcher.py:254] "
 _E = "(EngineCore_0 pid=77) ERROR 11-30 06:13:01 [core.py:700] "
@@ -36,3 +39,43 @@ def _log(flood_chars: int) -> str:
 def test_a_stop_within_the_last_mib_explains_a_cut_traceback(flood, stopped):
     r = classify_text(_log(flood))
     assert (r.failed_stage == "none") is stopped, r.evidence
+
+
+_lines = st.lists(
+    st.sampled_from(["INFO ok", "x", "", "Traceback (most recent call last):", "  File a", "E: stop here"]), max_size=30
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(lines=_lines, cuts=st.lists(st.integers(0, 30), max_size=5), chars=st.integers(1, 200))
+def test_the_text_before_each_line_is_what_was_fed_before_it_whatever_the_chunks(lines, cuts, chars):
+    """Asked at any line (and after the last), ``before`` gives the last characters before it and
+    ``since`` the text from the line holding the last needle: the same for any chunking."""
+    h = History()
+    full, n = "", 0
+    bounds = sorted({min(c, len(lines)) for c in cuts} | {len(lines)})
+    start = 0
+    for b in bounds:
+        chunk = "".join(f"{ln}\n" for ln in lines[start:b])
+        start = b
+        if not chunk:
+            continue
+        h.begin(chunk)
+        off = 0
+        for ln in chunk.split("\n")[:-1]:
+            h.at(off)
+            _check(h, full + chunk[:off], chars)
+            off += len(ln) + 1
+        h.end(len(chunk))
+        full += chunk
+        n += 1
+    h.at_end()
+    _check(h, full, chars)
+
+
+def _check(h: History, before: str, chars: int) -> None:
+    assert h.before(chars) == before[-chars:] if before else h.before(chars) == ""
+    for needle in ("Traceback", "stop here"):
+        at = before.rfind(needle)
+        want = None if at < 0 else before[before.rfind("\n", 0, at) + 1 :]
+        assert h.since(needle) == want
