@@ -32,6 +32,13 @@ CASES = [
     pytest.param("[W socket.cpp:663] cannot bind", "cannot bind", "WARNING", None, None, id="c10-W"),
     pytest.param("WARN 11-30 06:12:00 [core.py:70] slow", "slow", "WARNING", None, "11-30 06:12:00", id="WARN-is-WARNING"),
     pytest.param("[2025-01-02 10:00:00] [WARN] [MainThread] >>> slow", "slow", "WARNING", None, None, id="bracketed-WARN"),
+    pytest.param(
+        "Nov 30 03:29:01 h200-01 vllm[42]: ERROR 11-30 03:29:01 [core.py:1] boom",
+        "boom", "ERROR", None, "11-30 03:29:01", id="journald-then-vllm",
+    ),
+    pytest.param("Nov 30 03:29:01 h200-01 vllm[42]: plain stderr", "plain stderr", None, None, "Nov 30 03:29:01", id="journald-time"),
+    pytest.param("h200-01:123:456 [0] NCCL ERROR unhandled", "unhandled", "ERROR", "NCCL pid=123", None, id="nccl-ERROR"),
+    pytest.param("h200-01:123:456 [0] NCCL ABORT comm aborted", "comm aborted", "ERROR", "NCCL pid=123", None, id="nccl-ABORT"),
 ]  # fmt: skip
 
 
