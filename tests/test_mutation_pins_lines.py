@@ -37,6 +37,8 @@ CASES = [
         "boom", "ERROR", None, "11-30 03:29:01", id="journald-then-vllm",
     ),
     pytest.param("Nov 30 03:29:01 h200-01 vllm[42]: plain stderr", "plain stderr", None, None, "Nov 30 03:29:01", id="journald-time"),
+    pytest.param("[2025-01-02 10:00:00] [FATAL] [MainThread] >>> dead", "dead", "CRITICAL", None, None, id="bracketed-FATAL"),
+    pytest.param("ERROR 08-23 08:25:25 1234 worker.py:226] boom", "boom", "ERROR", "pid=1234", "08-23 08:25:25", id="v0-pid"),
     pytest.param("h200-01:123:456 [0] NCCL ERROR unhandled", "unhandled", "ERROR", "NCCL pid=123", None, id="nccl-ERROR"),
     pytest.param("h200-01:123:456 [0] NCCL ABORT comm aborted", "comm aborted", "ERROR", "NCCL pid=123", None, id="nccl-ABORT"),
 ]  # fmt: skip
