@@ -106,3 +106,16 @@ def test_an_authorization_header_is_masked_on_long_lines_too(pad):
     tok = "Qm9vZ3llV29vZ2llMTIzNDU2"
     out = Redactor().text(f"DEBUG {'x' * pad} headers={{'Authorization': 'Bearer {tok}'}}")
     assert tok not in out
+
+
+@pytest.mark.parametrize(
+    ("line", "secret"),
+    [
+        ("export AUTH_COOKIE=Zq8vLx3pW0rTa", "Zq8vLx3pW0rTa"),
+        ("DATABASE_URL is postgresql+psycopg2://admin:S3cretPass@db:5432/x", "S3cretPass"),
+        ("connecting to mongodb+srv://svc:Hx7pLq2wZ@cluster0.example.net/db", "Hx7pLq2wZ"),
+    ],
+    ids=["cookie-name", "url-scheme-with-plus", "srv-url"],
+)
+def test_a_cookie_variable_and_a_driver_url_password_are_masked(line, secret):
+    assert secret not in Redactor().text(line)
