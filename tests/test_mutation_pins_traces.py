@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from k3tui.classify import classify_text
-from k3tui.classify.traces import MAX_FOREIGN, MAX_TRACE_LINES
+from k3tui.classify.traces import MAX_TRACE_LINES
 
 _P = "(EngineCore_0 pid=4242) ERROR 11-30 06:12:00 [core.py:700] "
 _START = "INFO 11-30 06:11:00 [api_server.py:1] vLLM API server version 0.11.0"
@@ -62,12 +62,12 @@ def test_an_excerpt_that_lost_its_indentation_keeps_frames_and_code_apart_from_t
     assert list(r.first_exception.stack) == lines
 
 
-@pytest.mark.parametrize("foreign", [0, 1, MAX_FOREIGN])
+@pytest.mark.parametrize("foreign", [0, 1, 5, 6])
 def test_an_unprefixed_traceback_deep_in_the_log_keeps_its_frames_across_other_writers(foreign):
     """The API server's own stderr traceback carries no word the prefilter looks for until its
     exception line; it is rebuilt from the text before it. A vLLM logger line and up to
-    MAX_FOREIGN lines of another program (a workload manager) printed between its frames do not
-    cut it: the root's stack holds the same frames as without them."""
+    5 lines of another program (a workload manager; ``MAX_FOREIGN``) printed between its frames do
+    not cut it: the root's stack holds the same frames as without them. A sixth ends it."""
     flood = [f"(APIServer pid=7) INFO 11-30 06:11:{i % 60:02d} [loader.py:1] step {i}" for i in range(60)]
     tb = [
         "Traceback (most recent call last):",
@@ -82,7 +82,10 @@ def test_an_unprefixed_traceback_deep_in_the_log_keeps_its_frames_across_other_w
     ]
     r = classify_text("\n".join([_START, *flood, *tb[:3], *noise, *tb[3:], exc]) + "\n")
     assert r.exception_type == "RuntimeError"
-    assert list(r.first_exception.stack) == [*tb[:3], *tb[3:], exc]
+    if foreign <= 5:
+        assert list(r.first_exception.stack) == [*tb[:3], *tb[3:], exc]
+    else:
+        assert tb[1] not in list(r.first_exception.stack)
 
 
 @pytest.mark.parametrize(
