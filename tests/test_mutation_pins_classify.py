@@ -174,3 +174,12 @@ def test_an_empty_log_and_a_foreign_file_each_say_what_they_are():
     passwd = classify_text("root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1::/usr/sbin:/usr/sbin/nologin\n")
     assert (passwd.failed_stage, passwd.evidence.rule) == ("unknown", "not-a-vllm-log")
     assert passwd.advice == advice_for("unknown") != ""
+
+
+def test_the_answer_after_finish_is_the_final_one():
+    """``result()`` after ``finish()`` gives the finished answer (what the TUI shows after the run)."""
+    c = Classifier()
+    c.feed("\n".join(_traceback(5, ["load_model"]) + [_err(5) + "RuntimeError: boom"]) + "\n")
+    done = c.finish()
+    assert c.result() is done
+    assert done.exception_type == "RuntimeError"

@@ -212,3 +212,12 @@ def test_a_new_record_of_the_same_process_cuts_a_traceback_before_its_exception(
     later = _P + "RuntimeError: a later failure"
     r = classify_text("\n".join([_START, *cut, _P + "Stopping the remaining workers now", later]) + "\n")
     assert cut[1] not in list(r.first_exception.stack)
+
+
+def test_a_record_at_another_level_after_the_exception_ends_the_traceback():
+    """After the exception line, the same process's INFO record ends the traceback: an indented
+    ERROR line printed after it is not the exception's message."""
+    tb = [*_tb(_P, ["run_engine", "build"]), _P + "RuntimeError: the real failure"]
+    info = "(EngineCore_0 pid=4242) INFO 11-30 06:12:01 [core.py:70] shutting down"
+    r = classify_text("\n".join([_START, *tb, info, _P + "  leftover detail"]) + "\n")
+    assert list(r.first_exception.stack) == tb
