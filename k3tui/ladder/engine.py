@@ -84,7 +84,7 @@ class LadderEngine:
         self.model_path = model_path
         self.port = port or profile.launch.port
         self.program = program
-        self.request_repeat = request_repeat or profile.request.repeat
+        self._request_repeat = request_repeat
         self.ready_timeout = ready_timeout or profile.launch.ready_timeout_s
         self.ledger = ConfigLedger(emit, host=self.head.alias)
         self.server: Server | None = None
@@ -103,6 +103,12 @@ class LadderEngine:
         self.events = events if events is not None else self._subscribe(emit)
 
     # --- the session's stream --------------------------------------------------------
+
+    @property
+    def request_repeat(self) -> int:
+        """How many times the request rung sends the fixed request: the caller's count (bisect: one per
+        repetition), else the profile's, read when the rung runs (a profile swapped in later counts)."""
+        return self._request_repeat or self.profile.request.repeat
 
     def _subscribe(self, emit: Emit) -> list[Any]:
         seen: list[Any] = []

@@ -38,8 +38,10 @@ class LadderEngine(Protocol):
     server: Server | None
     samplers: dict[str, Any]
     events: list[Any]
-    request_repeat: int
     ready_timeout: float
+
+    @property
+    def request_repeat(self) -> int: ...
 
     @property
     def config(self) -> Any: ...
@@ -52,6 +54,7 @@ class LadderEngine(Protocol):
     async def stop_server(self, reason: str = "") -> None: ...
     async def freeze_all(self, reason: str, run: Server | None = None) -> dict[str, Any]: ...
     async def probe_live_inference(self) -> None: ...
+
 
 GROWTH_MIB = 64.0
 """GPU memory that rises by more than this after every request counts as still rising."""
