@@ -6,15 +6,13 @@ freeze banner, add a note, quit — then the recording verifies and holds the no
 
 from __future__ import annotations
 
-import argparse
-
 import pytest
 
 from k3tui import events as ev
 from k3tui.reader import read_all, verify
-from screens.app import K3App
 from screens.session.freeze_banner import FreezeBanner
 from screens.session.session_screen import SessionScreen
+from tests.ui_recordings import demo_app
 
 pytestmark = pytest.mark.slow
 
@@ -33,19 +31,8 @@ def _operator_freezes(path) -> int:  # noqa: ANN001
 
 
 async def test_demo_nccl_init_freeze_banner_and_note(tmp_path):
-    from k3tui.commands.demo import SimNodes, make_driver
-
     path = tmp_path / "demo.k3rec"
-    held = {}
-
-    async def factory():  # as `k3tui demo` does
-        held["nodes"] = nodes = SimNodes("nccl-init")
-        return make_driver(argparse.Namespace(scenario="nccl-init", speed=None), path, await nodes.__aenter__())
-
-    async def on_exit():
-        await held["nodes"].__aexit__(None, None, None)
-
-    app = K3App(driver_factory=factory, on_exit=on_exit, home_dirs=[])
+    app = demo_app("nccl-init", path)  # as `k3tui demo` does
     async with app.run_test(size=(120, 40)) as pilot:
         await _until(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.ready, 60)
         ss = app.screen

@@ -8,33 +8,18 @@ which GPU, what happened and what to do before anything else.
 
 from __future__ import annotations
 
-import argparse
-
 import pytest
 
-from screens.app import K3App
 from screens.session.freeze_banner import FreezeBanner
 from screens.session.session_screen import SessionScreen
 from tests.test_ui_demo import _until
+from tests.ui_recordings import demo_app
 
 pytestmark = pytest.mark.slow
 
 
 async def test_runtime_xid79_demo_banner_names_the_xid_the_gpu_and_the_node(tmp_path) -> None:
-    from k3tui.commands.demo import SimNodes, make_driver
-
-    held = {}
-
-    async def factory():  # as `k3tui demo --scenario runtime-xid79` does
-        held["nodes"] = nodes = SimNodes("runtime-xid79")
-        return make_driver(
-            argparse.Namespace(scenario="runtime-xid79", speed=None), tmp_path / "d.k3rec", await nodes.__aenter__()
-        )
-
-    async def on_exit():
-        await held["nodes"].__aexit__(None, None, None)
-
-    app = K3App(driver_factory=factory, on_exit=on_exit, home_dirs=[])
+    app = demo_app("runtime-xid79", tmp_path / "d.k3rec")
     async with app.run_test(size=(120, 40)) as pilot:
         await _until(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.ready, 60)
         ss = app.screen
@@ -59,20 +44,7 @@ async def test_every_static_hardware_fault_demo_stops_with_a_hardware_banner_nam
     """The other planted faults (uncorrectable ECC / failed row remap, trays in two NVLink cliques, IMEX
     down on one tray): the baseline's freeze sees them, and the banner says HARDWARE, names a simulated
     node and says what to do before any further step."""
-    from k3tui.commands.demo import SimNodes, make_driver
-
-    held = {}
-
-    async def factory():
-        held["nodes"] = nodes = SimNodes(scenario)
-        return make_driver(
-            argparse.Namespace(scenario=scenario, speed=None), tmp_path / "d.k3rec", await nodes.__aenter__()
-        )
-
-    async def on_exit():
-        await held["nodes"].__aexit__(None, None, None)
-
-    app = K3App(driver_factory=factory, on_exit=on_exit, home_dirs=[])
+    app = demo_app(scenario, tmp_path / "d.k3rec")
     async with app.run_test(size=(120, 40)) as pilot:
         await _until(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.ready, 60)
         ss = app.screen
@@ -91,22 +63,12 @@ async def test_o_climbs_past_the_hardware_stop_with_a_recorded_reason_and_the_ba
     """In the TUI a hardware stop is not a dead end: ``o`` asks why, records the Decision, and the next
     rungs run; the runtime failure that follows is shown as the Xid's consequence (issue 14)."""
     from k3tui import events as ev
-    from k3tui.commands.demo import SimNodes, make_driver
     from k3tui.ladder import stops
     from k3tui.reader import read_all
     from screens.common.prompt_dialog import PromptDialog
 
-    held = {}
     rec = tmp_path / "d.k3rec"
-
-    async def factory():
-        held["nodes"] = nodes = SimNodes("runtime-xid79")
-        return make_driver(argparse.Namespace(scenario="runtime-xid79", speed=None), rec, await nodes.__aenter__())
-
-    async def on_exit():
-        await held["nodes"].__aexit__(None, None, None)
-
-    app = K3App(driver_factory=factory, on_exit=on_exit, home_dirs=[])
+    app = demo_app("runtime-xid79", rec)
     async with app.run_test(size=(120, 40)) as pilot:
         await _until(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.ready, 60)
         ss = app.screen

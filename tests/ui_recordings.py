@@ -412,3 +412,23 @@ async def failed_session(pilot, settle: float = 0.3):  # noqa: ANN001, ANN201
     await pilot.pause(settle)
     app.clear_notifications()
     return ss
+
+
+def demo_app(scenario: str, path: Path):  # noqa: ANN201
+    """A K3App over the simulated host of ``scenario``, as ``k3tui demo --scenario SCENARIO`` starts it
+    (recording to ``path``); the simulated nodes stop when the app exits."""
+    import argparse
+
+    from k3tui.commands.demo import SimNodes, make_driver
+    from screens.app import K3App
+
+    held = {}
+
+    async def factory():  # noqa: ANN202
+        held["nodes"] = nodes = SimNodes(scenario)
+        return make_driver(argparse.Namespace(scenario=scenario, speed=None), path, await nodes.__aenter__())
+
+    async def on_exit():  # noqa: ANN202
+        await held["nodes"].__aexit__(None, None, None)
+
+    return K3App(driver_factory=factory, on_exit=on_exit, home_dirs=[])
