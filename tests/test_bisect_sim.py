@@ -9,8 +9,10 @@ a config change whose reason says "bisect step i of ~n" and a Decision with its 
 from __future__ import annotations
 
 import re
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -122,6 +124,18 @@ def _steps(rec: Path) -> list:
     return [e for e in events if isinstance(e, ev.Decision) and e.action.startswith("bisect step")]
 
 
+def interrupt_after_two_steps(proc: subprocess.Popen, rec: Path) -> tuple[str, str]:
+    """Ctrl-C a recording bisect once two steps are judged in ``rec``; it must end with 130: (stdout, stderr)."""
+    deadline = time.monotonic() + 120
+    while len(_steps(rec)) < 2 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert proc.poll() is None, "the bisect ended before it could be interrupted"
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, out[-1500:] + err[-1500:]
+    return out, err
+
+
 def _judged_configs(events: list) -> list[tuple[str, frozenset]]:
     """(verdict, the config's variables) of every judged step: the config in effect when it ran."""
     import msgspec
@@ -143,8 +157,6 @@ def test_an_interrupted_bisect_keeps_what_it_learnt_and_resumes_without_rerunnin
     """Ctrl-C after two judged steps: a closing Decision with the candidates left, a non-zero exit
     and one line saying how to resume; ``--resume`` ends with the same culprit and runs no judged
     configuration again (fewer runs than the whole search)."""
-    import signal
-    import time
 
     scenario = "fastsafetensors-missing"
     good, cause, culprit = CASES[scenario]
@@ -152,13 +164,7 @@ def test_an_interrupted_bisect_keeps_what_it_learnt_and_resumes_without_rerunnin
     argv = [sys.executable, "-m", "k3tui.cli", "bisect", f"demo:{scenario}", "--good", "profile", *good]
     argv += [*cause, *NOISE, "--speed", "4", "--yes"]
     proc = subprocess.Popen([*argv, "--record", str(first)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 120
-    while len(_steps(first)) < 2 and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert proc.poll() is None, "the bisect ended before it could be interrupted"
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=120)
-    assert proc.returncode == 130, out[-1500:] + err[-1500:]
+    out, err = interrupt_after_two_steps(proc, first)
     assert len(err.strip().splitlines()) == 1 and "--resume" in err and str(first) in err, err
     _, events = read_all(first)
     decisions = [e for e in events if isinstance(e, ev.Decision)]

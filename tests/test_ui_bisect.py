@@ -9,10 +9,8 @@ seeked back to the middle fewer steps and no culprit; the aborted one says how t
 
 from __future__ import annotations
 
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -25,7 +23,7 @@ from screens.app import K3App
 from screens.replay.replay_screen import ReplayScreen
 from screens.session.bisect_panel import BisectPanel
 
-from .test_bisect_sim import CASES, NOISE, _steps
+from .test_bisect_sim import CASES, NOISE, interrupt_after_two_steps
 from .ui_recordings import open_screen
 
 SCENARIO = "fastsafetensors-missing"
@@ -48,13 +46,7 @@ def bisects(tmp_path_factory) -> tuple[Path, Path]:
     pipe = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}
     p_whole = subprocess.Popen(_argv(whole), **pipe)
     p_cut = subprocess.Popen(_argv(cut), **pipe)
-    deadline = time.monotonic() + 120
-    while len(_steps(cut)) < 2 and p_cut.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert p_cut.poll() is None, "the bisect ended before it could be interrupted"
-    p_cut.send_signal(signal.SIGINT)
-    out, err = p_cut.communicate(timeout=120)
-    assert p_cut.returncode == 130, out[-1500:] + err[-1500:]
+    interrupt_after_two_steps(p_cut, cut)
     out, err = p_whole.communicate(timeout=240)
     assert p_whole.returncode == 0, out[-1500:] + err[-1500:]
     assert out.strip().splitlines()[-1].startswith(f"culprit: {CULPRIT} (")
