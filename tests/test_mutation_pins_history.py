@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from k3tui.classify import classify_text
-from k3tui.classify.history import History
+from k3tui.classify.history import LOOKBACK, History
 
 _A = "(APIServer pid=9) INFO 11-30 06:13:00 [launcher.py:254] "
 _E = "(EngineCore_0 pid=77) ERROR 11-30 06:13:01 [core.py:700] "
@@ -79,3 +79,18 @@ def _check(h: History, before: str, chars: int) -> None:
         at = before.rfind(needle)
         want = None if at < 0 else before[before.rfind("\n", 0, at) + 1 :]
         assert h.since(needle) == want
+
+
+def test_the_whole_last_mib_is_kept_when_a_part_ends_exactly_one_mib_back():
+    """The window keeps every part that reaches into the last ``LOOKBACK`` characters: with a later
+    part of ``LOOKBACK - 1`` characters, the one before it still holds the first character of
+    the window (its newline) and is kept; only when the later parts fill the window is it let go."""
+    for later, kept in ((LOOKBACK - 1, True), (LOOKBACK, False)):
+        h = History()
+        first, second = "old\n", "x" * (later - 1) + "\n"
+        for chunk in (first, second):
+            h.begin(chunk)
+            h.end(len(chunk))
+        h.at_end()
+        assert h.before(LOOKBACK) == (first + second)[-LOOKBACK:]
+        assert (h.before(LOOKBACK + 4) == first + second) is kept

@@ -221,3 +221,57 @@ def test_a_record_at_another_level_after_the_exception_ends_the_traceback():
     info = "(EngineCore_0 pid=4242) INFO 11-30 06:12:01 [core.py:70] shutting down"
     r = classify_text("\n".join([_START, *tb, info, _P + "  leftover detail"]) + "\n")
     assert list(r.first_exception.stack) == tb
+
+
+def test_a_native_crash_borrows_the_first_of_two_tracebacks_printed_back_to_back():
+    """After a native crash, the next traceback tells the stage. A process that prints two
+    tracebacks back to back (the blank line between them lost): the second ``Traceback`` head
+    ends the first, so the crash borrows the first one's frames (``load_model``: weights), not the
+    second's (``capture_model``: engine)."""
+    crash = "(Worker_TP0 pid=50) ERROR 11-30 06:12:00 [core.py:1] terminate called after throwing an instance of 'x'"
+    y = "(Worker_TP1 pid=51) ERROR 11-30 06:12:01 [multiproc_executor.py:600] "
+    first = [
+        y + "Traceback (most recent call last):",
+        y + '  File "/x/vllm/v1/worker/gpu_model_runner.py", line 5, in load_model',
+        y + "    self.model = get_model()",
+        y + "RuntimeError: first failure",
+    ]
+    second = [
+        y + "Traceback (most recent call last):",
+        y + '  File "/x/vllm/v1/worker/gpu_model_runner.py", line 9, in capture_model',
+        y + "    graph.capture()",
+        y + "ValueError: second failure",
+        y,
+    ]
+    r = classify_text("\n".join([_START, crash, *first, *second]) + "\n")
+    assert r.exception_type == "NativeCrash"
+    assert (r.failed_stage, r.evidence.rule, r.evidence.lines) == ("weights", "frames", (5,))  # get_model()
+
+
+def test_a_call_quoted_in_the_error_line_before_a_traceback_is_not_a_frame():
+    """The ERROR record logged just before a traceback opens the root's stack; a call it quotes
+    (``execute_model(…)``, a runtime function) is not a frame: the traceback's own frames
+    (``capture_model``: engine) tell the stage."""
+    tb = [
+        _P + "EngineCore failed while warming up execute_model(dummy_batch)",
+        _P + "Traceback (most recent call last):",
+        _P + '  File "/x/vllm/v1/worker/gpu_model_runner.py", line 9, in capture_model',
+        _P + "    graph.capture()",
+        _P + "RuntimeError: boom",
+    ]
+    r = classify_text("\n".join([_START, *tb]) + "\n")
+    assert list(r.first_exception.stack) == tb
+    assert (r.failed_stage, r.evidence.rule, r.evidence.lines) == ("engine", "frames", (4,))
+
+
+@pytest.mark.parametrize("prefix", ["", _P], ids=["unprefixed-rebuilt", "prefixed"])
+def test_a_traceback_head_with_no_frame_under_it_is_not_a_stack(prefix):
+    """Python prints a frame before the exception: a ``Traceback`` head directly followed by an
+    exception line (an excerpt that cut the frames) is no traceback, deep in the log, whether the
+    lines carry a process prefix (followed as printed) or not (rebuilt from the text before the
+    exception line): the root's stack is the exception line alone."""
+    flood = [f"(APIServer pid=7) INFO 11-30 06:11:{i % 60:02d} [loader.py:1] step {i}" for i in range(60)]
+    exc = prefix + "RuntimeError: the server could not bind"
+    r = classify_text("\n".join([_START, *flood, prefix + "Traceback (most recent call last):", exc]) + "\n")
+    assert r.exception_type == "RuntimeError"
+    assert list(r.first_exception.stack) == [exc]
