@@ -8,7 +8,7 @@ explains a traceback cut by it; one further back does not.
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from k3tui.classify import classify_text
@@ -47,10 +47,13 @@ _lines = st.lists(
 
 
 @settings(max_examples=60, deadline=None)
+@example(lines=["Traceback (most recent call last):", "x", "E: stop here", "x"], cuts=[2], chars=5)
+@example(lines=["", "Traceback (most recent call last):", "x", "", "E: stop here", "x"], cuts=[3], chars=5)
 @given(lines=_lines, cuts=st.lists(st.integers(0, 30), max_size=5), chars=st.integers(1, 200))
 def test_the_text_before_each_line_is_what_was_fed_before_it_whatever_the_chunks(lines, cuts, chars):
     """Asked at any line (and after the last), ``before`` gives the last characters before it and
-    ``since`` the text from the line holding the last needle: the same for any chunking."""
+    ``since`` the text from the line holding the last needle: the same for any chunking. The
+    examples: a needle on the first line of a buffer, and on the line after a buffer's first, empty line."""
     h = History()
     full, n = "", 0
     bounds = sorted({min(c, len(lines)) for c in cuts} | {len(lines)})
