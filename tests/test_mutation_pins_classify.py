@@ -183,3 +183,174 @@ def test_the_answer_after_finish_is_the_final_one():
     done = c.finish()
     assert c.result() is done
     assert done.exception_type == "RuntimeError"
+
+
+# --- the open survivors of the second session's classifier runs (issue 22) --------------------------
+
+_START = "INFO 11-30 06:11:00 [api_server.py:1] vLLM API server version 0.11.0"
+_FILLER = [f"INFO 11-30 06:11:{i % 60:02d} [loader.py:1] loading step {i}" for i in range(40)]
+"""Forty plain INFO lines: what follows them is past the first 30 lines, parsed only for a sentinel."""
+
+
+@pytest.mark.parametrize("indent", [" ", "\t", "  ", "    "])
+@pytest.mark.parametrize("late", [False, True], ids=["early", "late"])
+def test_an_indented_line_quoting_a_root_outside_a_traceback_is_not_one(indent, late):
+    """A help text or config dump quoting a failure ("NCCL error …"), indented by any whitespace,
+    outside any traceback, is not a failure: early in the log (parsed in full) or later (parsed
+    for its sentinel)."""
+    dump = ["INFO 11-30 06:11:01 [arg_utils.py:1] Engine arguments:", indent + "NCCL error in: the help text of a flag"]
+    r = _classify_plain([_START, *(_FILLER if late else []), *dump])
+    assert (r.failed_stage, r.first_exception) == ("none", None)
+
+
+@pytest.mark.parametrize(
+    ("typ", "msg"), [("StopIteration", "the iterator ran dry"), ("StopAsyncIteration", "no more items to stream")]
+)
+def test_an_exception_type_the_exception_pattern_does_not_know_keeps_type_and_message_apart(typ, msg):
+    """A traceback ends in an exception whose type the exception pattern does not name (no
+    ``Error``/``Exception`` suffix): the type and the message are still split at ``: ``."""
+    tb = [*_traceback(5, ["run_engine"]), _err(5) + f"{typ}: {msg}"]
+    r = _classify(tb)
+    assert r.exception_type == typ
+    assert r.signature.endswith(f"|{typ}|{msg}"), r.signature
+    assert r.first_exception.line == tb[-1]
+
+
+_DEAD = (
+    "(APIServer pid=9) ERROR 11-30 06:12:00 [async_llm.py:1] vllm.v1.engine.exceptions.EngineDeadError: "
+    "EngineCore encountered an issue. See stack trace (above) for the root cause."
+)
+
+
+def test_a_native_crash_announced_by_its_fatal_error_is_found_even_right_after_a_consequence():
+    """The API server's EngineDeadError is printed first (it looks back: no crash yet), then the
+    engine's segfault and its ``Fatal Python error``: that error's look-back is not skipped for
+    having looked back a few lines earlier, so the segfault line is the root."""
+    dump = [
+        "",
+        "Current thread 0x00007f0000000001 (most recent call first):",
+        '  File "/x/vllm/worker.py", line 5 in step',
+    ]
+    crash = "Segmentation fault (core dumped)"
+    r = _classify_plain([_START, *_FILLER, _DEAD, crash, "Fatal Python error: Segmentation fault", *dump])
+    assert r.exception_type == "NativeCrash"
+    assert r.first_exception.line == crash
+
+
+def test_a_crash_found_from_its_consequence_stays_the_root_when_the_log_goes_on():
+    """A kill line with no sentinel word, then its consequence, then 150 more lines: the look-back
+    from the consequence finds the kill (the one at the end of the log would be too far away)."""
+    kill = "Killed"
+    tail = [f"(APIServer pid=9) INFO 11-30 06:12:{i % 60:02d} [launcher.py:1] shutting down {i}" for i in range(150)]
+    r = _classify_plain([_START, *_FILLER, kill, _DEAD, *tail])
+    assert r.first_exception is not None and r.first_exception.line == kill
+    assert r.exception_type == "NativeCrash"
+
+
+def test_a_faulthandler_dump_at_the_start_of_an_excerpt_is_the_stack_once():
+    """An excerpt that starts with ``Fatal Python error`` and its dump: every dump line joins the
+    stack once, in order (none of them opens a traceback of its own)."""
+    dump = [
+        "Fatal Python error: Segmentation fault",
+        "",
+        "Current thread 0x00007f0000000001 (most recent call first):",
+        '  File "/x/vllm/v1/worker/gpu_model_runner.py", line 5 in execute_model',
+        '  File "/x/vllm/v1/engine/core.py", line 9 in step',
+    ]
+    r = _classify_plain([_START, *dump])
+    assert r.first_exception.line == dump[0]
+    assert list(r.first_exception.stack) == dump
+
+
+@pytest.mark.parametrize(("at", "stage"), [(30, "none"), (31, "unknown")])
+def test_only_a_logger_line_among_the_first_30_lines_makes_a_server_log(at, stage):
+    """A logger's line (a level and a ``[file.py:N]``) says "a server log" when it is one of the
+    first 30 lines (always parsed in full, the documented head); later, in a file with nothing
+    else of vLLM, it does not."""
+    foreign = [f"user{i}:x:{i}:{i}::/home/u{i}:/bin/sh" for i in range(40)]
+    lines = [*foreign[: at - 1], "INFO 11-30 06:11:00 [loader.py:1] hello", *foreign[at - 1 :]]
+    assert _classify_plain(lines).failed_stage == stage
+
+
+_KILL9 = (
+    "(APIServer pid=9) ERROR 11-30 06:12:00 [core_client.py:1] Engine core initialization failed. "
+    "See root cause above. Failed core proc(s): {'EngineCore_0': -9}"
+)
+
+
+def test_a_consequence_that_reports_a_kill_is_the_root_when_nothing_came_before():
+    """``Failed core proc(s): {…: -9}``: the engine was SIGKILLed and printed nothing; the client's
+    consequence line is the only word of it, so it is the root, of type ``Killed``."""
+    r = _classify_plain([_START, _KILL9])
+    assert r.failed_stage != "none"
+    assert r.first_exception.line == _KILL9
+    assert r.exception_type == "Killed"
+    assert "|Killed|" in r.signature
+
+
+@pytest.mark.parametrize(
+    ("frames", "stage"),
+    [
+        ([("model_runner.py", "load_model"), ("model_loader/loader.py", "load_weights")], "weights"),
+        ([("engine/llm_engine.py", "step"), ("worker/model_runner.py", "execute_model")], "runtime"),
+    ],
+)
+def test_a_one_line_root_takes_the_stage_of_the_traceback_printed_right_after_it(frames, stage):
+    """V0's ``Engine iteration timed out`` names no stage; the same process's traceback printed
+    right after it (unprefixed, on stderr) tells where the step hung: its frames decide."""
+    root = "ERROR 11-30 06:12:00 [async_llm_engine.py:68] Engine iteration timed out. This should never happen!"
+    tb = ["Traceback (most recent call last):"]
+    for path, func in frames:
+        tb += [f'  File "/x/vllm/{path}", line 10, in {func}', "    wait()"]
+    tb += ["RuntimeError: the step never returned", ""]
+    r = _classify_plain([_START, *_FILLER, root, *tb, *_FILLER])
+    assert r.first_exception.line == root
+    assert (r.failed_stage, r.evidence.rule) == (stage, "frames"), r.evidence
+
+
+@pytest.mark.parametrize(
+    ("line", "typ"),
+    [
+        ("Segmentation fault (core dumped)", "NativeCrash"),
+        ("Killed", "NativeCrash"),
+        ("Fatal Python error: Aborted", "FatalError"),
+        (_KILL9, "Killed"),
+    ],
+)
+def test_a_crash_on_the_first_line_is_the_process_start(line, typ):
+    """A native crash, a kill or a fatal interpreter error as the log's very first line: the
+    process died before printing anything, which is the process start (not the runtime that a
+    crash's type alone would suggest, nor a guess)."""
+    r = _classify_text([line])
+    assert r.exception_type == typ
+    assert r.failed_stage == "container"
+    assert (r.evidence.rule, r.evidence.confidence) == ("markers", "medium"), r.evidence
+    assert "before printing anything" in r.evidence.why
+
+
+def _classify_text(lines: list[str]):
+    from k3tui.classify import classify_text
+
+    return classify_text("\n".join(lines) + "\n")
+
+
+def test_a_healthy_log_says_why_it_is_none():
+    """No root: the evidence is the "no root" verdict, saying so in words."""
+    r = _classify_plain([_START, *_FILLER])
+    assert r.failed_stage == "none"
+    assert (r.evidence.stage, r.evidence.rule, r.evidence.confidence) == ("none", "no-root", "medium")
+    assert r.evidence.why == "no root failure in the log"
+
+
+@pytest.mark.parametrize("indent", ["  ", " ", "\t", "    "])
+def test_a_quoted_pydantic_block_is_unwrapped_whatever_its_indentation(indent):
+    """An excerpt quoting only pydantic's header and its ``Value error, …`` line (no traceback),
+    indented by any whitespace: the Value error line is the root, the header its context."""
+    header = "pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig"
+    value = (
+        indent + "Value error, Cannot find the config file for awq [type=value_error, input_value=1, input_type=int]"
+    )
+    r = _classify_plain([_START, header, value])
+    assert r.first_exception.line == value
+    assert r.first_exception.context == header
+    assert r.failed_stage == "config"
