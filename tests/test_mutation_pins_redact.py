@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from k3tui import events as ev
 from k3tui.redact import MASK, Redactor
 
 TOKENS = [
@@ -20,7 +21,7 @@ TOKENS = [
     "glpat-zFM-LqmXRZa9F_1N22VoPc_z",
     "xoxr-QcX9wcNuGxB9rw",
     "AKIAC4A9P702XDH0TZ9I",
-    "eyJzE2-FRig_O4tRR.NQwlPCz-c7z2wi.ipYI2Uu6-W9yrE",
+    "eyJzE2-FRig_O4tRR.NQwlPCz-c8y2wi.ipYI2Uu6-W9yrE",
     "nvapi-31wXrKo6NO0RVd-n6RIY0q3R",
     "github_pat_GtqsOogDO003XO62i9NLM6oClv",
     "sk_live_sz6ie2LRHIWOhZExxTrx",
@@ -43,7 +44,7 @@ TOKENS = [
     "r8_WOh5GODQA4o5Yt8X1jWYiJCidpBHxv6cS3AqM",
     "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",
     "pplx-w0THhUcFf94jdz5kXbkzjFhV3T4w3FaChaCX6NdbFjw5",
-    "xai-mHiP0Q6aDYy4YDQMynJjte0Qsj4MvlpjVVb95tbVw1xVV4r7zNC1yehG7O611Lh4kd9QnswgWy",
+    "xai-mHiP0Q6aDYy4YDQMynJjte0Qsj4MvlpjVVb95tbVw1xVV4r8zNC1yehG7O611Lh4kd9QnswgWy",
     "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",
     "pcsk_DkPJfYsfxsZjZ0JPctIoW5fIkOdMfkKJW2PtUm5nUNTC",
     "ya29.NQaljIb7Ry9tip8Ufq1791g7",
@@ -53,7 +54,7 @@ TOKENS = [
     "sntrys_b9z/E1grrUtpcFfKCZMZel33mR3==DL5RB21nY-wcUvl",
     "sq0atp-0Xgh3hox49UVNWyVDPEF0oXljO",
     "dp.pt.5RE9n0lxg7fRd4ZyeCZx4RorF1ah8ZBPctaLHpyjtWcv",
-    "pscale_tkn_-PrtI8i0IbOaWA.KsFw6C_7ZtZ9OWkA4-.NJ",
+    "pscale_tkn_-PrtI8i0IbOaWA.KsFw6C_8ZtZ9OWkA4-.NJ",
     "NRAK-EOGJVVBQTU3PTT85SFTU0C6CIYP",
     "tskey-lcdyb-zuqX8xxB7QhLMayiz9Wi",
     "hooks.slack.com/services/BkJsHdEz5gVl",
@@ -119,3 +120,132 @@ def test_an_authorization_header_is_masked_on_long_lines_too(pad):
 )
 def test_a_cookie_variable_and_a_driver_url_password_are_masked(line, secret):
     assert secret not in Redactor().text(line)
+
+
+# --- issue 22, third session: the survivors of the last runs (each test fails on its mutant) ---------------------
+
+_LONG = "INFO 11-30 06:12:00 [model_runner.py:1234] Chunked prefill is enabled with max_num_batched_tokens=8192.\n"
+
+
+def _every_path(text: str) -> dict[str, str]:
+    """The short path, the leads path on a long text and the RE2 gate on the same long text."""
+    padded = _LONG * 4 + text + "\n" + _LONG * 4
+    return {
+        "short": Redactor().text(text),
+        "leads, long": Redactor(gate_from=10**9).text(padded),
+        "gate, long": Redactor(gate_from=0).text(padded),
+    }
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["export COOKIE=Zq8vLx3pW0rTa", "JUPYTER_COOKIE: Zq8vLx3pW0rTa", "curl --cookie Zq8vLx3pW0rTa https://x/api"],
+)
+def test_a_name_whose_only_secret_word_is_cookie_is_masked(line):
+    """No other name word (token, auth, session, key …) in the name: "cookie" alone makes it secret."""
+    for path, out in _every_path(line).items():
+        assert "Zq8vLx3pW0rTa" not in out, (path, out[-200:])
+
+
+@pytest.mark.parametrize("empty", ["null", "None", "true", "false", '""', "''"])
+@pytest.mark.parametrize("form", ["HF_TOKEN={v}", "api_key: {v}", "--api-key={v}"])
+def test_an_empty_value_under_a_secret_name_stays_readable(form, empty):
+    """``HF_TOKEN=null`` says the token is missing: what a diagnosis needs, and no secret."""
+    line = form.format(v=empty)
+    for path, out in _every_path(line).items():
+        assert line in out and MASK not in out, (path, out[-200:])
+
+
+def test_a_twine_upload_password_is_masked():
+    line = "twine upload -u alice -p Hx7pLq2wZ9v dist/*"
+    for path, out in _every_path(line).items():
+        assert "Hx7pLq2wZ9v" not in out and "twine upload -u alice -p " in out, (path, out[-200:])
+
+
+@pytest.mark.parametrize("field", ["key", "name", "var", "variable"])
+def test_a_diff_entry_naming_a_secret_variable_masks_its_values_and_keeps_the_name(field):
+    """``{"key": "WANDB_API_KEY", "old": …, "new": …}`` (a run config's diff, YAML or JSON)."""
+    entry = {field: "WANDB_API_KEY", "old": "Zq8vLx3pW0rTa", "new": "Hx7pLq2wZ9v"}
+    out = Redactor().obj({"changes": [entry]})
+    assert out == {"changes": [{field: "WANDB_API_KEY", "old": MASK, "new": MASK}]}
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        "(Authorization: Basic dXNlcjpwYXNzd29yZA==)",
+        "...Authorization: Basic dXNlcjpwYXNzd29yZA==",
+        "1.Authorization: Basic dXNlcjpwYXNzd29yZA==",
+        "Authorization: Bearer null",
+    ],
+)
+def test_an_authorization_header_on_one_long_line_is_masked_as_on_a_short_one(header):
+    """A long single line: the gate's region would be the whole text, so the leads path redacts it; an
+    Authorization header there is masked by its own rule, not only as a secret name (whose identifier
+    ("...Authorization", "1.Authorization") may not start with a letter)."""
+    line = "DEBUG request " + "x" * 240 + " " + header + " sent"
+    assert "\n" not in line and len(line) > 250
+    want = Redactor().text_reference(line)
+    assert "dXNlcjpwYXNzd29yZA" not in want
+    assert Redactor().text(line) == want
+    assert Redactor(gate_from=10**9).text(line) == want
+
+
+def _ppk_text() -> tuple[str, list[str]]:
+    lines = ["AAAAIGq7Zq8vLx3pW0rTaHx7pLq2wZ9vQp3xT7kLm2Mn4", "BBBBJh5Wc6Yd8Re2Tf4Ug6Vh8Wi0Xj2Yk4Zl6Am8Bn0"]
+    head = "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nPublic-Lines: 1\nAAAAC3NzaC1lZDI1NTE5\n"
+    return head + "Private-Lines: 2\n" + "\n".join(lines) + "\nPrivate-MAC: 4f2a9c0e\nINFO next line\n", lines
+
+
+@pytest.mark.parametrize("gate", [0, 10**9])
+def test_a_putty_key_whose_header_and_private_lines_are_cut_stays_masked(gate):
+    """Three chunks: one cut inside "Private-Lines: 2", one inside the first private line."""
+    text, lines = _ppk_text()
+    h = text.index("Private-Lines:")
+    second = text.index(lines[0]) + 20
+    for a in range(h + 1, h + len("Private-Lines: 2")):
+        r = Redactor(gate_from=gate)
+        out = "".join(r.event(ev.Output(id="c1", text=t)).text for t in (text[:a], text[a:second], text[second:]))
+        assert not any(x[:10] in out or x[-10:] in out for x in lines), (a, out)
+        assert "INFO next line" in out
+
+
+@pytest.mark.parametrize("gate", [0, 10**9])
+def test_a_putty_key_cut_inside_its_private_lines_keeps_the_line_after_it(gate):
+    """The chunk that goes on with the private lines is masked up to their end and keeps the newline
+    before ``Private-MAC`` (the key file's lines stay lines)."""
+    text, lines = _ppk_text()
+    for cut in (text.index(lines[0]) + 20, text.index(lines[1]) + 20):
+        r = Redactor(gate_from=gate)
+        first = r.event(ev.Output(id="c1", text=text[:cut])).text
+        second = r.event(ev.Output(id="c1", text=text[cut:])).text
+        assert second == MASK + "\nPrivate-MAC: 4f2a9c0e\nINFO next line\n", (cut, first, second)
+
+
+@pytest.mark.parametrize("gate", [0, 10**9])
+def test_a_token_that_starts_a_line_cut_by_a_chunk_boundary_is_masked_in_the_next_chunk(gate):
+    """The mask over the boundary starts at the line's first character (position 0 of the joined line)."""
+    token = "hf_" + "Zq8vLx3pW0rTaHx7pLq2wZ9v"
+    r = Redactor(gate_from=gate)
+    r.event(ev.Output(id="c1", text="INFO loading\n" + token[:12]))
+    second = r.event(ev.Output(id="c1", text=token[12:] + " used for the download\n")).text
+    assert token[12:] not in second and second == MASK + " used for the download\n"
+
+
+@pytest.mark.parametrize("gate", [0, 10**9])
+def test_a_chunk_that_completes_an_empty_value_is_shown_as_it_came(gate):
+    """``TOKEN=nul`` | ``l``: the first chunk alone masked "nul", the line joined holds ``TOKEN=null``,
+    which is no secret: no mask crosses the boundary, so the second chunk is shown unchanged."""
+    r = Redactor(gate_from=gate)
+    r.event(ev.Output(id="c1", text="INFO env\nTOKEN=nul"))
+    assert r.event(ev.Output(id="c1", text="l\nINFO next\n")).text == "l\nINFO next\n"
+
+
+@pytest.mark.parametrize("token", TOKENS)
+def test_every_vendor_key_shape_is_masked_between_ordinary_log_lines(token):
+    """A chunk of many lines: the RE2 gate (when installed) picks the lines to redact, so each shape must be
+    one of its hits; the answer is the reference's."""
+    text = _LONG * 20 + f"INFO 11-30 06:12:00 [env.py:1] using {token} for the download\n" + _LONG * 20
+    out = Redactor().text(text)
+    assert token not in out and MASK in out
+    assert out == Redactor().text_reference(text)
