@@ -223,11 +223,12 @@ def test_a_record_at_another_level_after_the_exception_ends_the_traceback():
     assert list(r.first_exception.stack) == tb
 
 
-def test_a_native_crash_borrows_the_first_of_two_tracebacks_printed_back_to_back():
+@pytest.mark.parametrize("cut", [False, True], ids=["whole", "cut-before-its-exception"])
+def test_a_native_crash_borrows_the_first_of_two_tracebacks_printed_back_to_back(cut):
     """After a native crash, the next traceback tells the stage. A process that prints two
-    tracebacks back to back (the blank line between them lost): the second ``Traceback`` head
-    ends the first, so the crash borrows the first one's frames (``load_model``: weights), not the
-    second's (``capture_model``: engine)."""
+    tracebacks back to back (the blank line between them lost, or the first cut before its
+    exception line): the second ``Traceback`` head ends the first, so the crash borrows the first
+    one's frames (``load_model``: weights), not the second's (``capture_model``: engine)."""
     crash = "(Worker_TP0 pid=50) ERROR 11-30 06:12:00 [core.py:1] terminate called after throwing an instance of 'x'"
     y = "(Worker_TP1 pid=51) ERROR 11-30 06:12:01 [multiproc_executor.py:600] "
     first = [
@@ -235,7 +236,7 @@ def test_a_native_crash_borrows_the_first_of_two_tracebacks_printed_back_to_back
         y + '  File "/x/vllm/v1/worker/gpu_model_runner.py", line 5, in load_model',
         y + "    self.model = get_model()",
         y + "RuntimeError: first failure",
-    ]
+    ][: 3 if cut else 4]
     second = [
         y + "Traceback (most recent call last):",
         y + '  File "/x/vllm/v1/worker/gpu_model_runner.py", line 9, in capture_model',
@@ -275,3 +276,41 @@ def test_a_traceback_head_with_no_frame_under_it_is_not_a_stack(prefix):
     r = classify_text("\n".join([_START, *flood, prefix + "Traceback (most recent call last):", exc]) + "\n")
     assert r.exception_type == "RuntimeError"
     assert list(r.first_exception.stack) == [exc]
+
+
+def test_a_traceback_keeps_its_first_thousand_lines():
+    """A RecursionError's stack: the first 1,000 lines printed are kept (``MAX_TRACE_LINES``), the
+    rest only counted; the root's own line leads the stack it reports."""
+    tb = [_P + "Traceback (most recent call last):"]
+    for i in range(550):
+        tb += [_P + f'  File "/x/vllm/v1/m.py", line {i}, in walk', _P + "    walk(node.child)"]
+    exc = _P + "RecursionError: maximum recursion depth exceeded"
+    r = classify_text("\n".join([_START, *tb, exc]) + "\n")
+    assert list(r.first_exception.stack) == [exc, *tb[:1000]]
+
+
+def test_a_stack_line_is_kept_up_to_4_kib():
+    """One stack line is kept up to 4,096 characters (``MAX_STORED``): a runaway line (a huge
+    argument printed in a frame) cannot make the stack unbounded."""
+    long = _P + '  File "/x/vllm/v1/worker/gpu_model_runner.py", line 5, in load_model ' + "x" * 5000
+    tb = [_P + "Traceback (most recent call last):", long, _P + "    go()", _P + "RuntimeError: boom"]
+    r = classify_text("\n".join([_START, *tb]) + "\n")
+    assert list(r.first_exception.stack) == [tb[0], long[:4096], *tb[2:]]
+
+
+@pytest.mark.parametrize(("others", "joined"), [(199, True), (200, False)])
+def test_a_silent_unfinished_traceback_is_closed_after_200_lines_of_others(others, joined):
+    """A process that stops printing in the middle of its traceback: its exception line still
+    joins the frames after 199 lines of other processes; after 200 (``STALE_AFTER``) the
+    traceback was closed and the exception stands alone."""
+    y = "(Worker_TP1 pid=51) ERROR 11-30 06:12:01 [multiproc_executor.py:600] "
+    tb = [
+        y + "Traceback (most recent call last):",
+        y + '  File "/x/vllm/v1/worker/gpu_model_runner.py", line 5, in load_model',
+        y + "    self.model = get_model()",
+    ]
+    flood = [f"(APIServer pid=7) INFO 11-30 06:11:{i % 60:02d} [loader.py:1] step {i}" for i in range(others)]
+    exc = y + "RuntimeError: late"
+    r = classify_text("\n".join([_START, *tb, *flood, exc]) + "\n")
+    assert r.exception_type == "RuntimeError"
+    assert list(r.first_exception.stack) == ([*tb, exc] if joined else [exc])
