@@ -314,3 +314,18 @@ def test_a_silent_unfinished_traceback_is_closed_after_200_lines_of_others(other
     r = classify_text("\n".join([_START, *tb, *flood, exc]) + "\n")
     assert r.exception_type == "RuntimeError"
     assert list(r.first_exception.stack) == ([*tb, exc] if joined else [exc])
+
+
+def test_a_tab_indented_exception_message_stays_with_its_exception():
+    """torch's ``load_state_dict`` error lists each mismatch on a tab-indented line under the
+    exception line: those lines are the exception's message (its stack), not a new record."""
+    tb = [*_tb(_P, ["load_model", "load_weights"]), _P + "RuntimeError: Error(s) in loading state_dict for Llama:"]
+    details = [
+        _P
+        + "\tsize mismatch for lm_head.weight: copying a param with shape [32000, 4096], the current is [32001, 4096].",
+        _P
+        + "\tsize mismatch for embed.weight: copying a param with shape [32000, 4096], the current is [32001, 4096].",
+    ]
+    r = classify_text("\n".join([_START, *tb, *details, _P + "EngineCore exiting."]) + "\n")
+    assert r.exception_type == "RuntimeError"
+    assert list(r.first_exception.stack) == tb + details
