@@ -646,7 +646,10 @@ class Redactor:
         return hit
 
     def _text(self, s: str) -> str:
-        return self._rules(self._known_sub(s))
+        learnt = self._learnt
+        out = self._rules(self._known_sub(s))
+        # A value learnt from this text ("export HF_TOKEN=x9…; echo x9…") is masked where else it stands in it.
+        return self._known_sub(out) if self._learnt != learnt else out
 
     def _known_sub(self, s: str) -> str:
         """Mask every learnt secret value where it stands."""
@@ -749,9 +752,9 @@ class Redactor:
         fast path must give the same result; kept for the tests and for odd text."""
         if len(s) < 5:
             return self._extras(s)
-        if self._known_re is not None and any(k in s for k in self._known):
-            s = self._known_re.sub(MASK, s)
-        return self._text_reference_tail(s, plain=True)
+        learnt = self._learnt
+        out = self._text_reference_tail(self._known_sub(s), plain=True)
+        return self._known_sub(out) if self._learnt != learnt else out
 
     def _text_reference_tail(self, s: str, pem_done: bool = False, extras: bool = True, plain: bool = False) -> str:
         """Every rule on s. ``plain``: a ``find`` per needle (the reference); else the needles
@@ -914,7 +917,8 @@ class Redactor:
         if not isinstance(event, msgspec.Struct):
             return self.obj(event)
         changes: dict[str, Any] = {}
-        for name in event.__struct_fields__:
+        # The env map first: its values are learnt by their names, and the command beside it may echo one.
+        for name in sorted(event.__struct_fields__, key=lambda n: n != "env"):
             v = getattr(event, name)
             if name == "env" and isinstance(v, dict):
                 nv: Any = self.env(v)

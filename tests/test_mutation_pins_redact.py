@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from k3tui import events as ev
-from k3tui.redact import MASK, Redactor
+from k3tui.redact import MASK, Redactor, secret_variable, shown
 
 TOKENS = [
     'authorization"    :    "bearer     T4dK4',
@@ -249,3 +249,150 @@ def test_every_vendor_key_shape_is_masked_between_ordinary_log_lines(token):
     out = Redactor().text(text)
     assert token not in out and MASK in out
     assert out == Redactor().text_reference(text)
+
+
+# --- the public helpers no covering test called: run variables, env lists, extra names, the config file ---------
+
+
+@pytest.mark.parametrize(
+    ("key", "secret"),
+    [
+        ("env:HF_TOKEN", True), ("flag:--api-key", True), ("hf_token", True), ("env:PW", True), ("flag:-pw", True),
+        ("env:HF_TOKEN_PATH", False), ("flag:--tokenizer", False), ("flag:--key", False), ("env:", False),
+        ("flag:--", False), ("max_num_batched_tokens", False), ("env:NCCL_DEBUG", False),
+    ],
+)  # fmt: skip
+def test_a_run_variable_is_secret_by_its_name_without_its_kind_prefix(key, secret):
+    """``env:``/``flag:`` and a flag's dashes are not part of the name ("env:PW" is the variable PW)."""
+    assert secret_variable(key) is secret
+
+
+def test_a_run_variable_is_shown_masked_by_its_name_and_unset_stays_unset():
+    assert shown("env:WANDB_API_KEY", "abc9Zq8vLx3p") == repr(MASK)
+    assert shown("flag:--api-key", 12345) == repr(MASK)
+    assert shown("env:WANDB_API_KEY", None) == "None"
+    assert shown("env:WANDB_API_KEY", "") == "''"
+    assert shown("env:NCCL_DEBUG", "INFO") == "'INFO'"
+    assert shown("flag:--max-model-len", 8192) == "8192"
+
+
+def test_an_env_list_masks_secret_values_learns_them_and_keeps_the_rest():
+    r = Redactor()
+    items = ["HF_TOKEN=Zq8vLx3pW0rTa", "NCCL_DEBUG=INFO", "WANDB_API_KEY=", "MY_TOKEN", "NOTE=used Zq8vLx3pW0rTa"]
+    assert r.env_list(items) == [
+        "HF_TOKEN=" + MASK,
+        "NCCL_DEBUG=INFO",
+        "WANDB_API_KEY=",
+        "MY_TOKEN",
+        "NOTE=used " + MASK,
+    ]
+    assert r.text("echo Zq8vLx3pW0rTa") == "echo " + MASK
+
+
+def test_an_env_map_keeps_unset_and_non_string_values_readable():
+    r = Redactor()
+    env = {"HF_TOKEN": None, "WANDB_API_KEY": "", "PORT": 8000, "DB_PASSWORD": "Hx7pLq2wZ9v", "CUDA": None}
+    assert r.env(env) == {"HF_TOKEN": "", "WANDB_API_KEY": "", "PORT": "8000", "DB_PASSWORD": MASK, "CUDA": ""}
+
+
+def test_a_structure_masks_lists_under_secret_keys_and_env_lists_under_any_case_of_env():
+    r = Redactor()
+    scene = {
+        "api_keys": ["Zq8vLx3pW0rTa", "Hx7pLq2wZ9v"],
+        "Environment": ["HF_TOKEN=Qp3xT7kLm2aa", "A=1"],
+        "cmdline": ["vllm", "--api-key", "--port", "8000", "HF_TOKEN", "plain"],
+        "tags": ("x", "y"),
+    }
+    assert r.obj(scene) == {
+        "api_keys": [MASK, MASK],
+        "Environment": ["HF_TOKEN=" + MASK, "A=1"],
+        "cmdline": ["vllm", "--api-key", "--port", "8000", "HF_TOKEN", "plain"],
+        "tags": ["x", "y"],
+    }
+
+
+def test_where_a_variable_came_from_is_not_a_value():
+    """``env_origin`` maps names to their source: "process" must not be learnt as HF_TOKEN's value."""
+    r = Redactor()
+    scene = {"env_origin": {"HF_TOKEN": "process", "WANDB_API_KEY": "dotenv"}, "note": "process started"}
+    assert r.obj(scene) == scene
+    assert r.text("the process started by dotenv") == "the process started by dotenv"
+
+
+def test_extra_secret_names_count_for_maps_and_text_on_every_path():
+    """``extra_names``: a name the built-in words would not call secret (with a word in it the gate must then
+    take broadly: "pass_hint" is no narrow name hit)."""
+    r = Redactor(extra_names=[r"^corp_", r"^pass_hint$"])
+    assert r.is_secret_name("CORP_THING") and r.is_secret_name("pass_hint") and not r.is_secret_name("OTHER")
+    assert r.env({"CORP_THING": "Zq8vLx3pW0rTa", "OTHER": "x"}) == {"CORP_THING": MASK, "OTHER": "x"}
+    assert not Redactor().is_secret_name("pass_hint")
+    text = _LONG * 20 + "pass_hint=Hx7pLq2wZ9v\n" + _LONG * 20
+    for gate in (0, 10**9):
+        out = Redactor(extra_names=[r"^pass_hint$"], gate_from=gate).text(text)
+        assert "Hx7pLq2wZ9v" not in out and "pass_hint=" + MASK in out, gate
+
+
+def test_extra_patterns_come_from_the_config_file_skipping_comments_and_blank_lines(tmp_path, monkeypatch):
+    (tmp_path / "k3tui").mkdir()
+    (tmp_path / "k3tui" / "redact.txt").write_text("#note\n\nCORP-[0-9]+\n   \n", encoding="utf-8")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    monkeypatch.setenv("K3TUI_REDACT", " ;ACME-[a-z]+;")
+    r = Redactor.from_environment()
+    assert r.text("#note CORP-42 and ACME-x in a line") == f"#note {MASK} and {MASK} in a line"
+
+
+def test_the_config_file_defaults_to_the_home_config_folder_and_a_bad_file_is_skipped(tmp_path, monkeypatch):
+    (tmp_path / ".config" / "k3tui").mkdir(parents=True)
+    (tmp_path / ".config" / "k3tui" / "redact.txt").write_text("CORP-[0-9]+\n", encoding="utf-8")
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    monkeypatch.delenv("K3TUI_REDACT", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert Redactor.from_environment().text("id CORP-42 ok") == f"id {MASK} ok"
+    (tmp_path / ".config" / "k3tui" / "redact.txt").write_bytes(b"CORP-\xff[0-9]+\n")
+    assert Redactor.from_environment().text("id CORP-42 ok") == "id CORP-42 ok"
+
+
+def test_learnt_values_that_share_a_start_are_masked_whole():
+    """The longest learnt value is tried first: "abcdef12" learnt before "abcdef12XYZ9" must not leave "XYZ9"."""
+    r = Redactor()
+    r.learn("Zq8vLx3p")
+    r.learn("Zq8vLx3pXYZ9")
+    assert r.text("later Zq8vLx3pXYZ9 and Zq8vLx3p") == f"later {MASK} and {MASK}"
+
+
+def test_texts_under_five_characters_only_take_the_extra_patterns():
+    """Stream names, ids and "pw=a" hold no secret worth a pass: only a user's own pattern applies."""
+    assert Redactor().text("pw=a") == "pw=a"
+    assert Redactor().text("pw=ab") == "pw=" + MASK
+    assert Redactor(extra_patterns=["ab"]).text("xabx") == f"x{MASK}x"
+
+
+def test_an_event_with_nothing_secret_is_returned_as_it_is():
+    r = Redactor()
+    e = ev.Output(id="c1", text="INFO plain line\n")
+    assert r.event(e) is e
+    assert r.event({"token": "Zq8vLx3pW0rTa"}) == {"token": MASK}
+
+
+# --- a real fault found by the survivors of issue 22's third session ----------------------------------------------
+
+
+@pytest.mark.parametrize("pad", ["", _LONG * 3, "x" * 300 + " "], ids=["short", "lines", "long-line"])
+def test_a_value_learnt_from_a_text_is_masked_where_it_is_echoed_in_the_same_text(pad):
+    """``+ export HF_TOKEN=x9…`` then ``+ echo x9…`` in one chunk of a shell trace: the value was learnt while
+    the chunk was redacted, so only its later chunks had it masked (the echo in the same chunk leaked)."""
+    text = pad + "+ export HF_TOKEN=Zq8vLx3pW0rTa\n+ curl -H 'X-Hub: Zq8vLx3pW0rTa' https://x\n"
+    for gate in (0, 10**9):
+        assert "Zq8vLx3pW0rTa" not in Redactor(gate_from=gate).text(text), gate
+    assert "Zq8vLx3pW0rTa" not in Redactor().text_reference(text)
+    r = Redactor()
+    assert "Zq8vLx3pW0rTa" not in r.event(ev.Output(id="c1", text=text)).text
+
+
+def test_a_command_that_echoes_a_value_of_its_env_map_is_masked():
+    """The env map is read first, whatever the field order: its values are secret by their names."""
+    e = ev.CommandSent(id="c1", command="python dl.py --hub Zq8vLx3pW0rTa", env={"HF_TOKEN": "Zq8vLx3pW0rTa"})
+    out = Redactor().event(e)
+    assert out.command == "python dl.py --hub " + MASK and out.env == {"HF_TOKEN": MASK}
+    started = ev.RunStarted(run="r1", command="serve Zq8vLx3pW0rTa", env={"WANDB_API_KEY": "Zq8vLx3pW0rTa"})
+    assert Redactor().event(started).command == "serve " + MASK
