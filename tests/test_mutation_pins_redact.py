@@ -165,9 +165,11 @@ def test_a_twine_upload_password_is_masked():
 @pytest.mark.parametrize("field", ["key", "name", "var", "variable"])
 def test_a_diff_entry_naming_a_secret_variable_masks_its_values_and_keeps_the_name(field):
     """``{"key": "WANDB_API_KEY", "old": …, "new": …}`` (a run config's diff, YAML or JSON)."""
-    entry = {field: "WANDB_API_KEY", "old": "Zq8vLx3pW0rTa", "new": "Hx7pLq2wZ9v"}
-    out = Redactor().obj({"changes": [entry]})
-    assert out == {"changes": [{field: "WANDB_API_KEY", "old": MASK, "new": MASK}]}
+    entry = {field: "WANDB_API_KEY", "old": "Zq8vLx3pW0rTa", "new": "Hx7pLq2wZ9v", "at": {"rung": 3}}
+    r = Redactor()
+    out = r.obj({"changes": [entry]})
+    assert out == {"changes": [{field: "WANDB_API_KEY", "old": MASK, "new": MASK, "at": {"rung": 3}}]}
+    assert r.text("later: Zq8vLx3pW0rTa, Hx7pLq2wZ9v") == f"later: {MASK}, {MASK}"  # both learnt
 
 
 @pytest.mark.parametrize(
@@ -259,7 +261,7 @@ def test_every_vendor_key_shape_is_masked_between_ordinary_log_lines(token):
     [
         ("env:HF_TOKEN", True), ("flag:--api-key", True), ("hf_token", True), ("env:PW", True), ("flag:-pw", True),
         ("env:HF_TOKEN_PATH", False), ("flag:--tokenizer", False), ("flag:--key", False), ("env:", False),
-        ("flag:--", False), ("max_num_batched_tokens", False), ("env:NCCL_DEBUG", False),
+        ("flag:--", False), ("max_num_batched_tokens", False), ("env:NCCL_DEBUG", False), ("env:X:HF_TOKEN", True),
     ],
 )  # fmt: skip
 def test_a_run_variable_is_secret_by_its_name_without_its_kind_prefix(key, secret):
@@ -309,6 +311,24 @@ def test_a_structure_masks_lists_under_secret_keys_and_env_lists_under_any_case_
         "cmdline": ["vllm", "--api-key", "--port", "8000", "HF_TOKEN", "plain"],
         "tags": ["x", "y"],
     }
+
+
+def test_an_env_list_in_a_structure_masks_a_secret_value_whole_and_walks_other_lists_as_lists():
+    """Under "env"/"Environment" every item is ``NAME=value``: a password with spaces is masked whole (as
+    text, only its first word would be); a list that is not all ``NAME=value`` strings is walked as a list."""
+    r = Redactor()
+    scene = {"env": ["DB_PASSWORD=correct horse battery", "A=1"], "Environment": ["MY_TOKEN=x y z"]}
+    assert r.obj(scene) == {"env": ["DB_PASSWORD=" + MASK, "A=1"], "Environment": ["MY_TOKEN=" + MASK]}
+    assert r.obj({"env": ["A=1", 3, "PLAIN"]}) == {"env": ["A=1", 3, "PLAIN"]}
+    assert Redactor().obj({"argv": ["DB_PASSWORD=correct horse battery"]}) == {
+        "argv": ["DB_PASSWORD=" + MASK + " horse battery"]
+    }
+
+
+def test_a_value_under_a_secret_key_is_learnt():
+    r = Redactor()
+    assert r.obj({"api_token": "Zq8vLx3pW0rTa", "n": 3}) == {"api_token": MASK, "n": 3}
+    assert r.text("echo Zq8vLx3pW0rTa") == "echo " + MASK
 
 
 def test_where_a_variable_came_from_is_not_a_value():
