@@ -21,6 +21,11 @@ CASES = [
         "boom", "ERROR", "EngineCore_0 pid=7", "2024-09-05T00:38:35.123456Z", id="three-wrappers",
     ),
     pytest.param(
+        "[2024-09-05T00:38:34Z] 2024-09-05T00:38:34.123Z vllm-1  | 2025-06-27 17:14:23 (APIServer pid=1) "
+        "ERROR 11-30 03:33:00 [api_server.py:9] boom",
+        "boom", "ERROR", "APIServer pid=1", "11-30 03:33:00", id="four-wrappers",
+    ),
+    pytest.param(
         "2025-06-27 17:14:23: (EngineCore_0 pid=7) ERROR [core.py:1] boom",
         "boom", "ERROR", "EngineCore_0 pid=7", "2025-06-27 17:14:23", id="reporters-stamp-time",
     ),
@@ -41,6 +46,15 @@ CASES = [
     pytest.param("ERROR 08-23 08:25:25 1234 worker.py:226] boom", "boom", "ERROR", "pid=1234", "08-23 08:25:25", id="v0-pid"),
     pytest.param("h200-01:123:456 [0] NCCL ERROR unhandled", "unhandled", "ERROR", "NCCL pid=123", None, id="nccl-ERROR"),
     pytest.param("h200-01:123:456 [0] NCCL ABORT comm aborted", "comm aborted", "ERROR", "NCCL pid=123", None, id="nccl-ABORT"),
+    pytest.param(
+        "2025-01-02 10:00:00,123 - vllm.engine - ERROR - boom",
+        "boom", "ERROR", None, "2025-01-02 10:00:00,123", id="dashed-own-time",
+    ),
+    pytest.param("ERROR:    boom", "boom", "ERROR", None, None, id="uvicorn"),
+    pytest.param(
+        "`(APIServer pid=1) ERROR 11-30 03:33:00 [api_server.py:9] boom`",
+        "boom", "ERROR", "APIServer pid=1", "11-30 03:33:00", id="inline-code-quoted",
+    ),
 ]  # fmt: skip
 
 
@@ -56,3 +70,20 @@ def test_nccl_lines_of_two_processes_are_kept_apart():
     a, b = parse("h200-01:123:456 [0] NCCL WARN boom"), parse("h200-01:124:457 [1] NCCL INFO ok")
     assert (a.body, a.level, a.process, a.key) == ("boom", "WARN", "NCCL pid=123", ("", "NCCL pid=123"))
     assert (b.level, b.key) == ("INFO", ("", "NCCL pid=124"))
+
+
+def test_a_message_that_looks_like_a_second_compose_prefix_keeps_the_service():
+    """``docker compose logs`` prefixes each line once: a message that itself starts like
+    ``name | `` (a table a tool printed) is the message; the service, the demultiplexing key, stays
+    the one compose named."""
+    ln = parse("vllm-1  | GPU0 | 80GB | in use")
+    assert (ln.body, ln.key) == ("GPU0 | 80GB | in use", ("vllm-1", ""))
+
+
+@pytest.mark.parametrize(("end", "raw_end"), [("\r", ""), ("^M", "^M")], ids=["CR", "literal-^M"])
+def test_a_line_ending_is_not_part_of_the_message(end, raw_end):
+    """A CRLF log's ``\\r`` and a copied literal ``^M``: neither is in the body; the line as printed
+    (what labels quote) loses the CR and keeps the literal ``^M`` it showed."""
+    line = "(APIServer pid=1) ERROR 11-30 03:33:00 [api_server.py:9] boom"
+    ln = parse(line + end)
+    assert (ln.raw, ln.body, ln.level) == (line + raw_end, "boom", "ERROR")

@@ -101,20 +101,22 @@ def clean(raw: str) -> str:
     return text
 
 
+_WRAPPERS = (_CRI, _DOCKER_TS, _CI_TS, _STAMP, _COMPOSE, _JOURNALD)
+"""The wrappers a line can carry, tried in this order: each at most once, stacked in any order (a
+CI runner's stamp around ``docker compose logs -t`` around a reporter's stamp); what looks like a
+second one of a kind is the message's."""
+
+
 def _wrappers(text: str) -> tuple[str, str, str | None]:
     """Strip docker/compose/journald wrappers: (rest, service, time)."""
     service, time = "", None
-    for _ in range(3):
-        if (m := _CRI.match(text) or _DOCKER_TS.match(text)) or (text[:1] == "[" and (m := _CI_TS.match(text))):
-            time = m.group(1)
-        elif text[:1].isdigit() and (m := _STAMP.match(text)):
-            time = m.group(1)
-        elif m := _COMPOSE.match(text):
+    left = list(_WRAPPERS)
+    while m := next((m for p in left if (m := p.match(text))), None):
+        left.remove(m.re)
+        if m.re is _COMPOSE:
             service = m.group(1)
-        elif m := _JOURNALD.match(text):
-            time = m.group(1)
         else:
-            break
+            time = m.group(1)
         text = text[m.end() :]
     return text, service, time
 
