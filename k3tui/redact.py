@@ -880,7 +880,8 @@ class Redactor:
         if isinstance(value, Mapping):
             return self._mapping(value)
         if isinstance(value, (list, tuple)):
-            if value and all(isinstance(x, str) and "=" in x for x in value) and key.lower() in ("env", "environment"):
+            # (an item without "=" is a name passed through from the host: env_list redacts it as text)
+            if value and all(isinstance(x, str) for x in value) and key.lower() in ("env", "environment"):
                 return self.env_list(value)
             return self._sequence(value, key if self.is_secret_name(key) else "")
         return value

@@ -320,6 +320,9 @@ def test_an_env_list_in_a_structure_masks_a_secret_value_whole_and_walks_other_l
     scene = {"env": ["DB_PASSWORD=correct horse battery", "A=1"], "Environment": ["MY_TOKEN=x y z"]}
     assert r.obj(scene) == {"env": ["DB_PASSWORD=" + MASK, "A=1"], "Environment": ["MY_TOKEN=" + MASK]}
     assert r.obj({"env": ["A=1", 3, "PLAIN"]}) == {"env": ["A=1", 3, "PLAIN"]}
+    # a name passed through from the host ("FOO", no "=") beside it: still an env list (it leaked "horse battery")
+    mixed = {"env": ["DB_PASSWORD=correct horse battery", "FOO", "prod"]}
+    assert Redactor().obj(mixed) == {"env": ["DB_PASSWORD=" + MASK, "FOO", "prod"]}
     assert Redactor().obj({"argv": ["DB_PASSWORD=correct horse battery"]}) == {
         "argv": ["DB_PASSWORD=" + MASK + " horse battery"]
     }
@@ -416,3 +419,49 @@ def test_a_command_that_echoes_a_value_of_its_env_map_is_masked():
     assert out.command == "python dl.py --hub " + MASK and out.env == {"HF_TOKEN": MASK}
     started = ev.RunStarted(run="r1", command="serve Zq8vLx3pW0rTa", env={"WANDB_API_KEY": "Zq8vLx3pW0rTa"})
     assert Redactor().event(started).command == "serve " + MASK
+
+
+def test_texts_under_five_characters_take_the_same_way_in_the_reference():
+    assert Redactor().text_reference("pw=a") == "pw=a"
+    assert Redactor().text_reference("pw=ab") == "pw=" + MASK
+
+
+_PEM_KEY = "-----BEGIN RSA PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEF\n-----END RSA PRIVATE KEY-----"
+
+
+def test_a_short_private_key_block_is_masked_whole():
+    """Under 200 characters (the short path) the block is masked as on long texts, its END line too."""
+    assert len(_PEM_KEY) < 100
+    for out in (
+        Redactor().text(_PEM_KEY),
+        Redactor().text_reference(_PEM_KEY),
+        Redactor().text(f"cat k\n{_PEM_KEY}\n"),
+    ):
+        assert "MIIEvQIBADANBgkqhkiG9w0BAQEF" not in out and "-----END RSA PRIVATE KEY-----" not in out, out
+
+
+def test_a_second_private_key_begun_in_a_chunk_after_a_whole_one_stays_masked_in_the_next():
+    r = Redactor()
+    first = r.event(
+        ev.Output(id="c1", text=f"{_PEM_KEY}\n-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIBkg4LVWM9nuwNSk3yRx\n")
+    )
+    second = r.event(ev.Output(id="c1", text="Zq8vLx3pW0rTaHx7pLq2wZ9v\n-----END EC PRIVATE KEY-----\ndone\n"))
+    assert "MHcCAQEEIBkg4LVWM9nuwNSk3yRx" not in first.text and "Zq8vLx3pW0rTaHx7pLq2wZ9v" not in second.text
+    assert second.text.endswith("done\n")
+
+
+def test_output_of_another_host_or_command_is_not_joined_to_an_unfinished_line():
+    """The unfinished line is kept per (host, command id, stream): "export HF_TOKEN=" on one host does not
+    make the next chunk of another host (or command) its value."""
+    for other in ({"host": "gpu-2", "id": "c1"}, {"host": "gpu-1", "id": "c2"}, {"host": "gpu-1", "stream": "stderr"}):
+        r = Redactor()
+        r.event(ev.Output(host="gpu-1", id="c1", text="INFO x\nexport HF_TOKEN="))
+        out = r.event(ev.Output(**{"host": "gpu-1", "id": "c1", **other}, text="ready to serve\n"))
+        assert out.text == "ready to serve\n", other
+
+
+def test_word_lines_after_an_ordinary_cut_line_are_not_taken_for_a_putty_key():
+    """Only a cut ``Private-Lines:`` header opens a key: a line cut anywhere else opens nothing."""
+    r = Redactor()
+    outs = [r.event(ev.Output(id="c1", text=t)).text for t in ("INFO loading", " weights\n", "Done\nReady\n")]
+    assert outs == ["INFO loading", " weights\n", "Done\nReady\n"]
