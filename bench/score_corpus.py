@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/score_corpus.py                 # per-part percentages, tuned/shared misses
     .venv/bin/python bench/score_corpus.py --json          # the same as one JSON object
+    .venv/bin/python bench/score_corpus.py --only 'vllm-issues/3[0-9][0-9].log'   # a fresh batch alone
 
 Three scores per log, against its label (``../shared/corpus/README.md``):
 
@@ -19,6 +20,7 @@ lists its misses too: it is for the lead's final note, never for changing rules.
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import sys
 from dataclasses import dataclass, field
@@ -78,10 +80,13 @@ def score(case: Case, part: Part) -> None:
         )
 
 
-def parts() -> list[tuple[Part, list[Case]]]:
+def parts(only: list[str] | None = None) -> list[tuple[Part, list[Case]]]:
+    """The three parts; with ``only`` (ids such as ``vllm-issues/3*.log``, globs), the repository's
+    logs among them (a fresh batch scored before any rule changes for it: shared left out)."""
     repo = cases()
-    return [
-        (Part("shared"), cases(SHARED_CORPUS)),
+    if only:
+        repo = [c for c in repo if any(fnmatch.fnmatchcase(c.id, pat) for pat in only)]
+    return ([] if only else [(Part("shared"), cases(SHARED_CORPUS))]) + [
         (Part("tuned"), [c for c in repo if not c.held_out]),
         (Part("held-out"), [c for c in repo if c.held_out]),
     ]
@@ -91,9 +96,10 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     ap.add_argument("--show-held-out-misses", action="store_true", help="also list held-out misses (final note only)")
+    ap.add_argument("--only", action="append", metavar="GLOB", help="only these repository logs (folder/file globs)")
     args = ap.parse_args(argv)
     out = []
-    for part, todo in parts():
+    for part, todo in parts(args.only):
         for case in todo:
             score(case, part)
         out.append(part)

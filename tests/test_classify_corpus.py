@@ -43,6 +43,21 @@ KNOWN_MISSES = {
     " reporter's --dtype and allocation sizes, not from any line",
     "vllm-issues/156.log": "the stage comes from the thread (an FP8 checkpoint being loaded), nothing in"
     " the excerpt names the weights",
+    # fresh excerpts 298-382 (labelled before any classifier ran on them; the rest were fixed by rules)
+    "vllm-issues/302.log": "a chat-template warm-up's ERROR traceback the server survives: the excerpt starts"
+    " after the 'warmup failed' header, which shows only as a RuntimeWarning's source line",
+    "vllm-issues/308.log": "one quoted exception line; that the server had served for minutes is in the prose",
+    "vllm-issues/373.log": "the reporter's own client traceback (KeyError) after the server's 404s: nothing"
+    " in the lines says which process printed it",
+    "vllm-issues/346.log": "a missing libnccl that surfaces in NCCL init (the label says engine is defensible)",
+    "vllm-issues/347.log": "stage right; the root: a c10d '[E socket.cpp]' line with no 'rror' before the"
+    " DistNetworkError that repeats its message (the prefilter never reads it)",
+    "vllm-issues/350.log": "stage right; the root: an 'NCCL WARN Cuda failure' line with no 'rror' before the"
+    " worker's 'Error executing method warm_up_model' (the prefilter never reads it)",
+    "vllm-issues/352.log": "an OOM quoted alone with other workers' 'Using model weights' lines; no stack",
+    "vllm-issues/353.log": "a 'Failed to import from vllm._C' warning on XPU that the labeller marks maybe"
+    " harmless, then device lines: the label (container) is unsure",
+    "vllm-issues/356.log": "the gated-repo message is quoted in prose after a prose line that says 'cannot'",
 }
 
 
@@ -112,8 +127,10 @@ def test_corpus_events_agree_with_result(case: Case) -> None:
 # never seen: 11/14 stage right. The old 54 still score 46/54 after the rule changes, the whole
 # held-out part 57/68 stage (83.8 %), 64/68 root (94.1 %). Then 17 more (281-297, 4 held out, all
 # 4 right) and rules from the tuned ones: 61/72 stage (84.7 %), 69/72 root (95.8 %). The floor
-# follows the last measurement.
-HELD_OUT_FLOOR = {"stage": 0.84, "root": 0.95}
+# follows the last measurement. Session 5: 60 more (298-382, 11 held out) and the rules fixed from the
+# tuned ones: 71/83 stage (85.5 %), 78/83 root (94.0 %) — the root floor goes DOWN with them (the
+# new held-out logs brought misses no rule was tuned for; that is what the floor is for).
+HELD_OUT_FLOOR = {"stage": 0.85, "root": 0.93}
 
 
 def test_held_out_part_holds_its_measured_floor() -> None:

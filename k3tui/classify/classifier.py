@@ -113,9 +113,21 @@ class _Root:
     """A native crash's stage evidence: the traceback the same incident printed next."""
     borrowed_numbers: list[int] = field(default_factory=list)
     verdict: Verdict | None = None
+    outer: list[Trace] = field(default_factory=list)
+    """The tracebacks Python chained after this root's own (``The above exception was the direct
+    cause …``, ``During handling …``), innermost first: their frames are the callers of the root's
+    frames (the engine's busy loop around a collective that timed out), evidence of its stage."""
+    chain_at: int = 0
+    """The line of the last chain sentence seen after this root's traceback (0: none)."""
+    following: bool = True
+    """Still watching for a chained traceback after this root's (every line is read meanwhile:
+    the chain sentence carries no prefilter word). The root is announced without waiting for
+    it; only the final verdict uses the callers' frames."""
 
 
 BORROW_WITHIN = 5
+MAX_CHAIN = 4
+"""Chained tracebacks followed after a root's own (Python chains rarely go deeper)."""
 """Lines after a one-line root (no traceback of its own) within which the same process's next
 traceback is taken as its stage evidence: V0's ``Engine iteration timed out`` is followed at once
 by the ``Engine background task failed`` traceback of the step that hung."""
@@ -223,7 +235,8 @@ class Classifier:
     # --- the fast scan -----------------------------------------------------------------
 
     def _busy(self) -> bool:
-        return bool(self._traces) or (self._root is not None and not self._root.emitted) or not self._prefilter
+        root = self._root
+        return bool(self._traces) or (root is not None and (not root.emitted or root.following)) or not self._prefilter
 
     def _scan(self, buf: str, end: int) -> None:
         self._history.begin(buf)
@@ -289,6 +302,21 @@ class Classifier:
             if n <= HEAD_LINES or any(s in low for s in self._sentinels):
                 self._other(ln, n, low)
         self._maybe_announce(ln, n)
+        if self._root is not None and self._root.following:
+            self._follow_chain(self._root, ln, n)
+
+    def _follow_chain(self, root: _Root, ln: Line, n: int) -> None:
+        """After the root's traceback: a chained one (``The above exception …``) holds its callers."""
+        last = root.outer[-1] if root.outer else root.trace
+        if last is None:
+            root.following = False
+            return
+        if last.mode == "tb" or n == last.last:
+            return  # still being printed
+        if ln.key == root.key and len(root.outer) < MAX_CHAIN and _CHAINED.match(ln.body) and n - last.last <= 3:
+            root.chain_at = n
+        elif n - last.last > 3 and (not root.chain_at or n - root.chain_at > 2):
+            root.following = False
 
     def _continue(self, trace: Trace, ln: Line, n: int) -> bool:
         """Feed a line to its process's open trace; False when the line is not part of it."""
@@ -315,8 +343,12 @@ class Classifier:
             return
         if ln.body[:1].isspace():
             return  # code or a continuation printed outside any traceback we follow
-        if ln.level in ("WARNING", None) and self._warning is None and self._root is None:
-            if self._rules.warning_root.search(ln.body) and not _PY_WARNING.search(ln.body):
+        if ln.level in ("WARNING", "INFO", None) and self._warning is None and self._root is None:
+            rules = self._rules
+            if ln.level == "INFO":
+                if n <= HEAD_LINES and rules.info_root.search(ln.body):
+                    self._warning = self._new_root(ln, n, "PlatformError", ln.body)
+            elif rules.warning_root.search(ln.body) and not _PY_WARNING.search(ln.body):
                 self._warning = self._new_root(ln, n, "ImportError", ln.body)
         if (n <= HEAD_LINES or any(s in low for s in self._always)) and ln.level not in QUIET_LEVELS:
             self._error_line(ln, n)
@@ -386,6 +418,9 @@ class Classifier:
         root = self._root
         if root and not root.emitted and root.trace is None and root.key == ln.key and n - root.n <= HEADER_WINDOW:
             root.trace, root.stack = trace, trace.lines
+        elif root and root.following and root.chain_at and root.key == ln.key and n - root.chain_at <= 2:
+            root.outer.append(trace)  # the traceback Python chained to the root's: its callers
+            root.chain_at = 0
 
     def _exception_line(self, trace: Trace, ln: Line, n: int) -> None:
         body = ln.body
@@ -636,7 +671,9 @@ class Classifier:
 
     def _verdict(self, root: _Root) -> Verdict:
         text = root.body if root.context is None else f"{root.body} {parse(root.context).body}"
-        stack, numbers = root.stack + root.borrowed, root.numbers + root.borrowed_numbers
+        outer = [t for t in reversed(root.outer) if t is not root.trace]  # outermost first
+        stack = [x for t in outer for x in t.lines] + root.stack + root.borrowed
+        numbers = [x for t in outer for x in t.numbers] + root.numbers + root.borrowed_numbers
         ev = Evidence(text, root.n, stack, numbers, root.header, root.stage_idx, root.marks, root.raw)
         ev.native = root.type in ("NativeCrash", "Killed", "FatalError", "LinkError")
         return decide(self._rules, ev)
@@ -685,7 +722,7 @@ class Classifier:
                 why = "no vLLM log line, start-up marker or exception in it: not a vLLM server log"
                 res.evidence = Verdict("unknown", "not-a-vllm-log", (), "low", why)
             return res
-        verdict = root.verdict or self._verdict(root)
+        verdict = self._verdict(root) if root.outer or root.verdict is None else root.verdict
         stage = verdict.stage
         res.failed_stage = stage
         res.first_exception = FirstException(root.raw, root.n, _stack(root), root.process, root.context)

@@ -106,12 +106,11 @@ def _frames(rules: Rules, ev: Evidence) -> Verdict | None:
         if stage is not None:
             n = ev.numbers[i] if i < len(ev.numbers) else ev.line
             mapped.append((stage, n, f"{func} ({path.rsplit('/', 1)[-1]})"))
+    # the method a wrapper line names called everything in the stack: outside it
+    called = [(s, ev.line, f"method {m}") for m in rules.methods.findall(ev.text) if (s := rules.frame_stage("", m))]
+    mapped[:0] = called
     if (logged := _LOGGER.search(ev.raw)) and (stage := rules.frame_stage(logged.group(1), "<logged>")):
         mapped.insert(0, (stage, ev.line, f"the log line of {logged.group(1)}"))
-    for method in rules.methods.findall(ev.text):
-        stage = rules.frame_stage("", method)
-        if stage is not None:
-            mapped.append((stage, ev.line, f"method {method}"))
     if not mapped:
         return None
     startup = [m for m in mapped if m[0] != "runtime"]

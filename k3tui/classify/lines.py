@@ -40,6 +40,8 @@ _RANK = re.compile(r"^\[rank(?P<rank>\d+)\]: ?")
 _MARKUP = re.compile(r"^(?:\s*>(?= |$) ?|\s*`+|\s{0,8}[|│](?= |$) ?)+")
 """What an excerpt quoted in an issue thread adds: ``> `` quotes, inline-code backticks,
 the ``| `` of Python's exception-group layout."""
+_BOLD = re.compile(r"^\s*\*\*(?P<body>[^\s*](?:(?!\*\*).)*)\*\*\s*$")
+"""A whole line in markdown bold, as excerpts quote an error in prose."""
 _NCCL = re.compile(r"^[\w.\-]+:(?P<pid>\d+):\d+ \[\d+\] NCCL (?P<lvl>[A-Z]+) ?")
 _ISO = re.compile(r"^(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?) +")
 _LEVEL = re.compile(
@@ -92,12 +94,16 @@ def clean(raw: str) -> str:
         text = text.replace("#033[", "\x1b[")
     if "^[[" in text:  # a terminal's ESC copied as the two characters ^[ (like ^M)
         text = text.replace("^[[", "\x1b[")
+    if "\ufffd[" in text:  # an ESC lost to a wrong decoding (U+FFFD, the replacement character)
+        text = text.replace("\ufffd[", "\x1b[")
     if text[:1] in " >`|│" and (m := _MARKUP.match(text)):
         text = text[m.end() :]
         if raw.lstrip()[:1] == "`":
             text = text.rstrip("`")
     if "\x1b" in text:
         text = _ANSI.sub("", text)
+    if "**" in text and (m := _BOLD.match(text)):
+        text = m["body"]  # a line an issue thread set in bold: **ValueError: …**
     return text
 
 

@@ -91,6 +91,8 @@ class Rules:
     """WARNING lines that are the root when a failure follows (a broken vllm._C)."""
     warning_failure: re.Pattern[str]
     """Of those, the ones that report a failure by themselves."""
+    info_root: re.Pattern[str]
+    """INFO lines that are roots the same way (vLLM logs a failed platform detection at INFO)."""
     request_error: re.Pattern[str]
     """ERROR headers of ONE request that failed and was answered (the server survived)."""
     teardown: re.Pattern[str]
@@ -226,6 +228,7 @@ def load_rules() -> Rules:
         wrappers=_wrappers(pat),
         warning_root=_alternation(pat["warning_root"]["patterns"], "patterns.toml [warning_root]"),
         warning_failure=_alternation(pat["warning_root"]["failure"], "patterns.toml [warning_root]"),
+        info_root=_alternation(pat["warning_root"]["info"], "patterns.toml [warning_root]"),
         teardown=_alternation(pat["teardown"]["patterns"], "patterns.toml [teardown]"),
         request_error=_alternation(pat["request_error"]["patterns"], "patterns.toml [request_error]"),
         crash=_alternation(crash["patterns"], "patterns.toml [crash]"),

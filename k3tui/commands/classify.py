@@ -121,7 +121,9 @@ def _host_fault(path: str, result: ClassifyResult) -> dict | None:
     try:
         text = Path(path).read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
-        raise UsageError(f"{path}: cannot read the kernel log: {exc.strerror}; give journalctl -k or dmesg -T output") from exc
+        raise UsageError(
+            f"{path}: cannot read the kernel log: {exc.strerror}; give journalctl -k or dmesg -T output"
+        ) from exc
     fe = result.first_exception
     t = exception_time([fe.line, *fe.stack], NodeLog("", "")) if fe else None
     return root_fault(faults_from_kernel_log(text), t) if fe else None
@@ -197,7 +199,9 @@ def render(result: ClassifyResult, name: str = "") -> str:
     if result.evidence is not None:
         lines = ", ".join(str(n) for n in result.evidence.lines)
         where = f", line {lines}" if lines else ""
-        out.append(f"why: {safe_line(result.evidence.why)} ({result.evidence.rule}{where}; confidence {result.confidence})")
+        out.append(
+            f"why: {safe_line(result.evidence.why)} ({result.evidence.rule}{where}; confidence {result.confidence})"
+        )
     fe = result.first_exception
     if fe is not None:
         proc = f" in {fe.process}" if fe.process else ""

@@ -77,6 +77,7 @@ def fleet_facts(s: Scene) -> dict[str, Any]:
 
 def domain_facts(s: Scene) -> dict[str, Any]:
     """The NVLink domain as this node sees it (issue 14): two trays of one deployment must agree."""
+
     def per_gpu(key: str) -> str | None:
         vals = sorted({str((g.fabric or {}).get(key)) for g in s.gpus if (g.fabric or {}).get(key) is not None})
         return ",".join(vals) or None

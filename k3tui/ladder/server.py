@@ -225,7 +225,9 @@ class Server:
             self.stopped_by_us = True
             await self._launcher().stop(self.host, self.handle, grace=grace, reason=reason)
         elif self.handle is not None and getattr(self._launcher(), "remove_ended_runs", False):
-            await self._launcher().stop(self.host, self.handle, grace=grace, reason=reason)  # a pod outlives its process
+            await self._launcher().stop(
+                self.host, self.handle, grace=grace, reason=reason
+            )  # a pod outlives its process
         if self._tail is not None:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(grace + 30.0):

@@ -90,7 +90,10 @@ def hardware(events: Sequence[Any]) -> StopCheck:
         return StopCheck("hardware", "FAIL", f"{lead} "
                          f"before any further step: {'; '.join(what)}", [i for i, *_ in bad][:10] + [i for i, _ in grown][:5])  # fmt: skip
     return StopCheck(
-        "hardware", "PASS", f"no fatal host fault in the latest scene of {', '.join(latest)}", [i for i, _ in latest.values()]
+        "hardware",
+        "PASS",
+        f"no fatal host fault in the latest scene of {', '.join(latest)}",
+        [i for i, _ in latest.values()],
     )
 
 
@@ -112,7 +115,9 @@ def _live_xids(events: Sequence[Any]) -> list[tuple[int, str, dict]]:
 def drain_advice(host: str, f: dict) -> str:
     """``drain gb300-02 and reset GPU 3`` (what to do before anything else)."""
     if f.get("gpu") is not None:
-        verb = "replace" if "replace the GPU" in str(f.get("action")) and "reset" not in str(f.get("action")) else "reset"
+        verb = (
+            "replace" if "replace the GPU" in str(f.get("action")) and "reset" not in str(f.get("action")) else "reset"
+        )
         return f"drain {host or 'the host'} and {verb} GPU {f['gpu']}"
     return f"drain {host or 'the host'} and fix its {f.get('kind')} fault"
 

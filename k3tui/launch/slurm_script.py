@@ -157,7 +157,13 @@ def _edit_option(block: str, names: tuple[str, ...], new: object, at: int | None
         name = names[0] if new else "--no-" + names[0][2:]
         return block[: m.start()] + name + block[m.end() :]
     if m is None and new is not None and at is not None:
-        opt = names[0] if new is True else "--no-" + names[0][2:] if new is False else f"{names[0]} {shlex.quote(_fmt(new))}"
+        opt = (
+            names[0]
+            if new is True
+            else "--no-" + names[0][2:]
+            if new is False
+            else f"{names[0]} {shlex.quote(_fmt(new))}"
+        )
         return block[:at] + " " + opt + block[at:]
     return None
 

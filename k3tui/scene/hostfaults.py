@@ -71,7 +71,9 @@ def kernel_faults(scene: Scene, events: Iterable[dict[str, Any]], uuids: dict[st
             meaning, action, fatal = xid_class(e["code"], e.get("line", ""))
         else:
             fatal = e.get("severity") == "fatal"
-            meaning = f"NVSwitch {e.get('device') or ''} SXid {e['code']} ({e.get('severity') or 'severity not printed'})"
+            meaning = (
+                f"NVSwitch {e.get('device') or ''} SXid {e['code']} ({e.get('severity') or 'severity not printed'})"
+            )
             action = "drain the node; reset the NVSwitch fabric (nvidia-fabricmanager)" if fatal else "watch it"
         out.append(
             {
@@ -243,7 +245,11 @@ def build(scene: Scene, events: Iterable[dict[str, Any]] = (), uuids: dict[str, 
 
 def describe(f: dict[str, Any], host: str = "") -> str:
     """``gb300-02 GPU 3: Xid 79 at 03:12:44 — GPU has fallen off the bus: drain the node, reset or replace the GPU``."""
-    gpu = f"GPU {f['gpu']}" if f.get("gpu") is not None else (f"GPU at PCI {f['pci']}" if f.get("pci") and f["kind"] == "xid" else "")
+    gpu = (
+        f"GPU {f['gpu']}"
+        if f.get("gpu") is not None
+        else (f"GPU at PCI {f['pci']}" if f.get("pci") and f["kind"] == "xid" else "")
+    )
     where = " ".join(x for x in (host, gpu) if x) or "host"
     what = {"xid": f"Xid {f.get('code')}", "sxid": f"SXid {f.get('code')}"}.get(f["kind"], f["kind"])
     at = f" at {f['time'][11:19]}" if f.get("time") else ""

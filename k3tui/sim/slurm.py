@@ -84,7 +84,9 @@ def show_job(job: dict[str, Any]) -> str:
 
 
 def _sacct(job: dict[str, Any], args: list[str]) -> int:
-    fields = next((args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-o", "--format")), "JobID,JobName,State,ExitCode")
+    fields = next(
+        (args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-o", "--format")), "JobID,JobName,State,ExitCode"
+    )
     for row in job.get("history") or []:
         cells = {"JobID": str(job["job_id"]), "JobName": job["name"], "NodeList": job["node"], **row}
         print("|".join(str(cells.get(f, "")) for f in fields.split(",")))

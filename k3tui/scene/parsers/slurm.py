@@ -210,7 +210,9 @@ def gres_binding(job: dict[str, Any]) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for d in job.get("details") or []:
         for node in expand_hostlist(d.get("Nodes")):
-            rows.append({"node": node, "gres": parse_gres(d.get("GRES")), "cpu_ids": d.get("CPU_IDs"), "mem": d.get("Mem")})
+            rows.append(
+                {"node": node, "gres": parse_gres(d.get("GRES")), "cpu_ids": d.get("CPU_IDs"), "mem": d.get("Mem")}
+            )
     return rows
 
 
@@ -308,7 +310,9 @@ def container_flags(script: str, directives: list[tuple[str, str]] | None = None
 
     Returns ``{"kind": "pyxis"|"apptainer", "image", "mounts", "options", "digest", "line"}`` or None.
     """
-    opts = [(k, v) for k, v in (directives if directives is not None else sbatch_directives(script)) if k in _CONTAINER_OPTS]
+    opts = [
+        (k, v) for k, v in (directives if directives is not None else sbatch_directives(script)) if k in _CONTAINER_OPTS
+    ]
     line_found = ""
     for line in script_lines(script):
         s = line.strip()
@@ -339,7 +343,19 @@ def _apptainer(m: re.Match[str], line: str) -> dict[str, Any]:
         words = m.group(3).split()
     mounts: list[str] = []
     i, image = 0, None
-    with_value = {"-B", "--bind", "--mount", "--env", "--env-file", "-W", "--workdir", "--home", "-H", "--overlay", "-o"}
+    with_value = {
+        "-B",
+        "--bind",
+        "--mount",
+        "--env",
+        "--env-file",
+        "-W",
+        "--workdir",
+        "--home",
+        "-H",
+        "--overlay",
+        "-o",
+    }
     while i < len(words):
         w = words[i]
         if w in ("-B", "--bind", "--mount") and i + 1 < len(words):
@@ -349,7 +365,14 @@ def _apptainer(m: re.Match[str], line: str) -> dict[str, Any]:
             continue
         image = w
         break
-    return {"kind": m.group(1), "image": image, "mounts": mounts, "options": {}, "digest": image_digest(image or ""), "line": line}
+    return {
+        "kind": m.group(1),
+        "image": image,
+        "mounts": mounts,
+        "options": {},
+        "digest": image_digest(image or ""),
+        "line": line,
+    }
 
 
 def image_digest(image: str) -> str | None:

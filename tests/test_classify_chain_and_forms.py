@@ -1,0 +1,88 @@
+"""Issue 13, fifth session: forms found in fresh excerpts (298-382), each on the real log that showed it.
+
+Every log here is a labelled corpus log (``tests/data/corpus/vllm-issues``), in its tuned part.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from k3tui.classify import Classifier, classify_text
+from k3tui.classify.lines import clean
+from k3tui.events import ExceptionFound
+
+ISSUES = Path(__file__).parent / "data" / "corpus" / "vllm-issues"
+
+
+def _text(name: str) -> str:
+    return (ISSUES / name).read_text(encoding="utf-8", errors="replace")
+
+
+def test_a_chained_traceback_gives_the_roots_callers() -> None:
+    """A bare TimeoutError in shm_broadcast (distributed code: engine by its own frames) that Python
+    chained to the engine's busy loop: the callers say it happened while serving."""
+    res = classify_text(_text("301.log"))
+    assert res.first_exception is not None and res.first_exception.line.endswith("TimeoutError")
+    assert res.failed_stage == "runtime" and res.evidence.rule == "frames"
+    assert "run_busy_loop" in res.evidence.why or "_process_engine_step" in res.evidence.why
+
+
+def test_the_root_is_announced_live_before_its_chain_and_the_result_uses_the_chain() -> None:
+    lines = _text("306.log").splitlines()
+    root_at = next(i for i, x in enumerate(lines) if x.endswith("] TimeoutError"))
+    seen: list = []
+    c = Classifier(emit=seen.append)
+    for line in lines[: root_at + 1]:
+        c.feed_line(line)
+    c.feed_line(lines[root_at + 1])  # one more line: a bare exception waits for what it causes
+    for line in lines[root_at + 2 :]:
+        c.feed_line(line)
+    res = c.finish()
+    found = [e for e in seen if isinstance(e, ExceptionFound)]
+    assert len(found) == 1 and found[0].line_number == root_at + 1
+    assert res.failed_stage == "runtime"
+
+
+def test_a_chain_sentence_with_no_traceback_after_it_changes_nothing() -> None:
+    text = _text("301.log")
+    cut = text[: text.index("Traceback (most recent call last)")]
+    assert classify_text(cut).failed_stage == "engine"  # shm_broadcast alone: distributed code
+
+
+def test_a_method_named_without_quotes_keeps_its_first_letter() -> None:
+    """'Error executing method warm_up_model' (V0's Ray workers): the method is the warm-up."""
+    res = classify_text(_text("350.log"))
+    assert res.failed_stage == "engine"
+    assert "method warm_up_model" in res.evidence.why
+
+
+def test_no_platform_detected_at_info_is_the_root() -> None:
+    res = classify_text(_text("379.log"))
+    assert res.failed_stage == "device"
+    assert res.first_exception is not None and "No platform detected" in res.first_exception.line
+
+
+def test_an_added_request_means_the_engine_was_serving() -> None:
+    for name in ("298.log", "299.log"):
+        res = classify_text(_text(name))
+        assert res.failed_stage == "runtime", name
+
+
+def test_an_error_set_in_bold_and_colour_escapes_lost_to_decoding() -> None:
+    res = classify_text(_text("367.log"))
+    assert res.failed_stage == "device" and res.first_exception.line.strip().startswith("**ValueError")
+    res = classify_text(_text("341.log"))
+    assert res.failed_stage == "weights" and "not initialized from checkpoint" in res.first_exception.line
+
+
+_BODY = st.text(alphabet=st.characters(blacklist_characters="*\n\r\x1b^#\ufffd"), min_size=1)
+
+
+@given(_BODY.filter(lambda s: not s[0].isspace()))
+def test_bold_is_taken_off_a_whole_line_only(body: str) -> None:
+    assert clean(f"**{body}**") == body
+    assert clean(f"x **{body}**") == f"x **{body}**"
+    assert clean(f"**{body}** and **{body}**") == f"**{body}** and **{body}**"
