@@ -59,6 +59,8 @@ KNOWN_MISSES = {
     " harmless, then device lines: the label (container) is unsure",
     "vllm-issues/356.log": "the gated-repo message is quoted in prose after a prose line that says 'cannot'",
     "vllm-issues/445.log": "the error quoted in lower-case prose ('valueerror: …'), no vLLM word or log line",
+    "vllm-issues/485.log": "a Gloo timeout that Python reports as 'Error ignored in is_in_the_same_node'"
+    " (an unraisable exception, not a failure by its own account); the worker's traceback is not kept",
 }
 
 
@@ -131,7 +133,9 @@ def test_corpus_events_agree_with_result(case: Case) -> None:
 # follows the last measurement. Session 5: 60 more (298-382, 11 held out) and the rules fixed from the
 # tuned ones: 71/83 stage (85.5 %), 78/83 root (94.0 %) — the root floor goes DOWN with them (the
 # new held-out logs brought misses no rule was tuned for; that is what the floor is for).
-HELD_OUT_FLOOR = {"stage": 0.85, "root": 0.93}
+# Then 26 more (400-487, 4 held out: 1/4 stage right, 3/4 root) and the rules from their tuned
+# misses: the old 83 at 71 stage / 79 root, all 87 at 72/87 stage (82.8 %), 82/87 root (94.3 %).
+HELD_OUT_FLOOR = {"stage": 0.82, "root": 0.94}
 
 
 def test_held_out_part_holds_its_measured_floor() -> None:

@@ -499,7 +499,9 @@ class Classifier:
                 self._root = self._teardown or self._warning
             if self._root is None and self._rules.crash.search(ln.body) and not self._stop_before():
                 self._root = self._new_root(ln, n, "Killed", ln.body)  # the only word of a kill
-            elif self._unexplained is None and self._rules.startup_wording.search(ln.body):
+            elif self._unexplained is None and (
+                self._rules.startup_wording.search(ln.body) or self._rules.carries.search(ln.body)
+            ):
                 self._unexplained = self._new_root(ln, n, typ or "StartupFailed", msg or ln.body, trace)
             return
         if self._stop_before():

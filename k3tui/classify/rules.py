@@ -79,6 +79,8 @@ class Rules:
     exception: re.Pattern[str]
     roots: tuple[RootRule, ...]
     consequence: re.Pattern[str]
+    carries: re.Pattern[str]
+    """Consequences that quote the failure they report (the root when nothing above explains them)."""
     stage_rules: tuple[StageRule, ...]
     frame_rules: tuple[FrameRule, ...]
     advice: dict[str, tuple[str, str]]
@@ -219,6 +221,7 @@ def load_rules() -> Rules:
         exception=_rx(pat["exception"]["pattern"], "patterns.toml [exception]"),
         roots=tuple(RootRule(_rx(r["match"], "patterns.toml [[root]]"), r["type"]) for r in pat.get("root", [])),
         consequence=_alternation(pat["consequence"]["patterns"], "patterns.toml [consequence]"),
+        carries=_alternation(pat["consequence"]["carries"], "patterns.toml [consequence]"),
         stage_rules=_stage_rules(pat),
         frame_rules=_frame_rules(fr),
         advice=_advice(adv),

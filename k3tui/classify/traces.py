@@ -41,7 +41,12 @@ interleaved, a workload manager's report) before it counts as ended."""
 
 def opens_trace(body: str) -> bool:
     """Does this message body start a traceback (or is it a frame of a headless one)?"""
-    return body.endswith(TB_HEAD) or body.startswith('  File "') or _CUT_FRAME.match(body) is not None
+    return (
+        body.endswith(TB_HEAD)
+        or body.startswith('  File "')
+        or _CUT_FRAME.match(body) is not None
+        or (body.startswith('File "') and _ENDS_IN_FUNC.search(body) is not None)  # indentation lost to markdown
+    )
 
 
 @dataclass(slots=True)
