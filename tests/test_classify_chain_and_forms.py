@@ -11,7 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from k3tui.classify import Classifier, classify_text
+from k3tui.classify.layers import Evidence, decide
 from k3tui.classify.lines import clean
+from k3tui.classify.rules import load_rules
 from k3tui.events import ExceptionFound
 
 ISSUES = Path(__file__).parent / "data" / "corpus" / "vllm-issues"
@@ -53,10 +55,24 @@ def test_a_chain_sentence_with_no_traceback_after_it_changes_nothing() -> None:
 
 
 def test_a_method_named_without_quotes_keeps_its_first_letter() -> None:
-    """'Error executing method warm_up_model' (V0's Ray workers): the method is the warm-up."""
-    res = classify_text(_text("350.log"))
-    assert res.failed_stage == "engine"
-    assert "method warm_up_model" in res.evidence.why
+    """'Error executing method warm_up_model' (V0's Ray workers, 350.log): the method is the warm-up,
+    and it is the OUTERMOST frame: the stack under it decides (init_device -> NCCL init is engine)."""
+    rules = load_rules()
+    ev = Evidence("Error executing method warm_up_model. This might cause deadlock in distributed execution.", 4)
+    v = decide(rules, ev)
+    assert (v.stage, v.rule) == ("engine", "frames") and "method warm_up_model" in v.why
+    stack = [
+        '  File "/usr/lib/python3/site-packages/vllm/worker/worker.py", line 99, in init_device',
+        '  File "/usr/lib/python3/site-packages/vllm/worker/worker.py", line 320, in init_worker_distributed_environment',
+    ]
+    ev = Evidence("Exception in worker W while processing method init_device: NCCL error", 1, stack, [2, 3])
+    assert decide(rules, ev).stage == "engine"  # not the device: the method is outside the NCCL init
+
+
+def test_an_nccl_warn_line_is_the_root_before_the_exception_it_causes() -> None:
+    for name in ("350.log", "521.log"):
+        res = classify_text(_text(name))
+        assert res.failed_stage == "engine" and "NCCL WARN" in res.first_exception.line, name
 
 
 def test_no_platform_detected_at_info_is_the_root() -> None:

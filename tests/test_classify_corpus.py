@@ -29,8 +29,9 @@ KNOWN_MISSES = {
     " the excerpt ends inside the API server's traceback, before its exception line",
     "vllm-issues/239.log": "'Engine core proc … died unexpectedly' with nothing failing after it reads like the"
     " teardown noise of 166/207 (labelled none); the coredump is only in the reporter's prose",
-    "vllm-issues/240.log": "a Ray worker killed during LLM() set-up in a notebook: Ray's own WARNING and an"
-    " IPython-format traceback, no stage evidence in the lines (engine from the thread)",
+    "vllm-issues/240.log": "root right (Ray's 'A worker died or was killed' line); the stage: killed during"
+    " LLM() set-up in a notebook, an IPython-format traceback, no stage evidence in the lines (engine from the"
+    " thread); by its words alone a dead worker reads as runtime",
     "vllm-cpu-faults/ld-preload-listen-double-free.log": "a native crash right after the config lines; that"
     " the first listen() is the engine handshake's socket is known from the fault, not from the log",
     "vllm-issues/206.log": "an OOM whose only stage evidence is the weights progress bar printed AFTER it;"
@@ -52,13 +53,16 @@ KNOWN_MISSES = {
     "vllm-issues/346.log": "a missing libnccl that surfaces in NCCL init (the label says engine is defensible)",
     "vllm-issues/347.log": "stage right; the root: a c10d '[E socket.cpp]' line with no 'rror' before the"
     " DistNetworkError that repeats its message (the prefilter never reads it)",
-    "vllm-issues/350.log": "stage right; the root: an 'NCCL WARN Cuda failure' line with no 'rror' before the"
-    " worker's 'Error executing method warm_up_model' (the prefilter never reads it)",
     "vllm-issues/352.log": "an OOM quoted alone with other workers' 'Using model weights' lines; no stack",
     "vllm-issues/353.log": "a 'Failed to import from vllm._C' warning on XPU that the labeller marks maybe"
     " harmless, then device lines: the label (container) is unsure",
     "vllm-issues/356.log": "the gated-repo message is quoted in prose after a prose line that says 'cannot'",
     "vllm-issues/445.log": "the error quoted in lower-case prose ('valueerror: …'), no vLLM word or log line",
+    "vllm-issues/562.log": "root right (V1's 'Worker failed with error …'); a torch.compile pass assertion"
+    " ('auto_functionalized was not removed') with no frame or start-up line: engine from the thread",
+    "vllm-issues/564.log": "the root is quoted only in the reporter's prose above an abridged log",
+    "vllm-issues/566.log": "an HSA 'Memory access fault' with AITER lines only; 'during startup' is the"
+    " reporter's word",
     "vllm-issues/485.log": "a Gloo timeout that Python reports as 'Error ignored in is_in_the_same_node'"
     " (an unraisable exception, not a failure by its own account); the worker's traceback is not kept",
 }

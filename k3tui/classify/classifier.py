@@ -211,6 +211,10 @@ class Classifier:
             self._close(trace)
         if self._root is None and not self._stopped:
             self._crash_lookback(self._n + 1, force=True)
+            quoted = self._unexplained
+            if quoted is not None and self._rules.carries.search(quoted.body):
+                if self._root is None or quoted.n < self._root.n:
+                    self._root = quoted  # it names the failure; a crash line after it is its end
             warning = self._warning
             if self._root is None and warning is not None:
                 never_ready = self._timeline.now < len(STAGES) - 1  # and this is all it said
@@ -510,6 +514,10 @@ class Classifier:
             return
         if self._stop_before():
             self._stopped = True
+            return
+        quoted = self._unexplained
+        if quoted is not None and typ in _CRASH_TYPES and self._rules.carries.search(quoted.body):
+            self._root = quoted  # "Worker failed with error 'X'" came first; the worker's death is its end
             return
         root = self._teardown or self._warning or self._new_root(ln, n, typ, msg, trace)
         if root is not self._warning and root is not self._teardown:
