@@ -354,3 +354,100 @@ def test_a_quoted_pydantic_block_is_unwrapped_whatever_its_indentation(indent):
     assert r.first_exception.line == value
     assert r.first_exception.context == header
     assert r.failed_stage == "config"
+
+
+# --- the limits, each at its edge (the documented constants of classifier.py) ----------------------
+
+
+def _worker(p: int) -> str:
+    return f"(Worker_TP{p} pid={100 + p}) ERROR 11-30 06:12:00 [multiproc_executor.py:1] "
+
+
+def _other_info(i: int) -> str:
+    return f"(APIServer pid=9) INFO 11-30 06:11:{i % 60:02d} [loader.py:1] step {i}"
+
+
+def _loading_tb(p: int) -> list[str]:
+    """A worker's traceback through the weights loader, closed by a blank record (5 lines)."""
+    w = _worker(p)
+    return [
+        w + "Traceback (most recent call last):",
+        w + '  File "/x/vllm/model_executor/model_loader/loader.py", line 3, in load_weights',
+        w + "    read()",
+        w + "RuntimeError: short read",
+        w,
+    ]
+
+
+@pytest.mark.parametrize(("length", "kept"), [(65536, 65536), (65537, 65536)])
+def test_a_line_is_kept_up_to_64_kib(length, kept):
+    """The root line as printed, up to 65,536 characters; the rest of a longer line is dropped."""
+    line = ("ValueError: " + "a long message " * 5000)[:length]
+    r = _classify_plain([_START, line])
+    assert r.first_exception.line == line[:kept]
+
+
+@pytest.mark.parametrize(("close_at", "borrowed"), [(50, True), (51, False)])
+def test_a_native_crash_waits_50_lines_for_the_traceback_that_tells_its_stage(close_at, borrowed):
+    """A native crash has no stack: a traceback of the same incident that is over within 50 lines
+    after it lends its frames (here: the weights loader); one that ends later does not."""
+    crash = "*** SIGSEGV received at time=1764484320 on cpu 3 ***"
+    gap = [_other_info(i) for i in range(close_at - 5)]
+    r = _classify_plain([_START, crash, *gap, *_loading_tb(1)])
+    assert (r.exception_type, r.first_exception.line) == ("NativeCrash", crash)
+    assert (r.failed_stage == "weights") is borrowed, r.evidence
+    assert (r.evidence.rule == "frames") is borrowed
+
+
+@pytest.mark.parametrize(("distance", "header"), [(50, True), (51, False)])
+def test_a_traceback_takes_the_error_line_at_most_50_lines_before_it_as_its_header(distance, header):
+    """``logger.exception``'s message is logged right before its traceback; other processes' lines
+    may come in between, up to 50 lines."""
+    head = _worker(2) + "Error executing method 'load_model'. This might cause deadlock in distributed execution."
+    tb = _loading_tb(2)
+    r = _classify_plain([_START, head, *[_other_info(i) for i in range(distance - 1)], *tb])
+    assert r.first_exception.line == tb[3]
+    assert list(r.first_exception.stack) == ([head] if header else []) + tb[:4]
+
+
+def test_a_thirty_third_open_traceback_drops_the_oldest():
+    """At most 32 tracebacks are assembled at once: when a 33rd opens, the oldest is given up, so
+    its exception line, when it comes, is a root without its frames."""
+    pids = list(range(100, 133))
+    heads = [_err(p) + "Traceback (most recent call last):" for p in pids]
+    frames = [_err(p) + f'  File "/x/vllm/v1/worker/w.py", line {p}, in step_{p}' for p in pids]
+    excs = [_err(p) + f"RuntimeError: worker {p} failed" for p in pids]
+    r = _classify([*heads, *frames, *excs])
+    assert r.first_exception.line == excs[0]
+    assert list(r.first_exception.stack) == [excs[0]]
+
+
+@pytest.mark.parametrize(("distance", "unwrapped"), [(200, True), (201, False)])
+def test_a_wrapper_waits_200_lines_for_the_line_it_wraps(distance, unwrapped):
+    """``RayTaskError(ValueError)`` is reported as the ``ValueError`` line it wraps when that line
+    comes within 200 lines (other processes' lines in between); later, the wrapper stays the root."""
+    p = "(APIServer pid=9) ERROR 11-30 06:12:00 [ray_utils.py:1] "
+    wrapper = p + "ray.exceptions.RayTaskError(ValueError): ray::RayWorkerWrapper.execute_method() (pid=77)"
+    inner = p + "ValueError: the inner failure"
+    others = [f"(Other pid=3) INFO 11-30 06:11:00 [loader.py:1] step {i}" for i in range(distance - 1)]
+    r = _classify_plain([_START, wrapper, *others, inner])
+    if unwrapped:
+        assert (r.first_exception.line, r.first_exception.context) == (inner, wrapper)
+    else:
+        assert (r.first_exception.line, r.first_exception.context) == (wrapper, None)
+
+
+@pytest.mark.parametrize(("distance", "found"), [(100, True), (101, False)])
+def test_a_consequence_looks_back_100_lines_for_the_kill(distance, found):
+    """``Killed`` carries no sentinel word: EngineDeadError looks back 100 lines for it."""
+    others = [_other_info(i) for i in range(distance - 1)]
+    r = _classify_plain([_START, *_FILLER, "Killed", *others, _DEAD])
+    assert (r.first_exception is not None and r.first_exception.line == "Killed") is found
+
+
+@pytest.mark.parametrize(("filler", "found"), [(65528, True), (65529, False)])
+def test_a_consequence_looks_back_64_kib_for_the_kill(filler, found):
+    """The look-back also stops 65,536 characters back: ``Killed\\n`` and one long line of
+    ``filler`` characters with its newline fill exactly that window when filler is 65,528."""
+    r = _classify_plain([_START, *_FILLER, "Killed", "x" * filler, _DEAD])
+    assert (r.first_exception is not None and r.first_exception.line == "Killed") is found
