@@ -451,3 +451,82 @@ def test_a_consequence_looks_back_64_kib_for_the_kill(filler, found):
     ``filler`` characters with its newline fill exactly that window when filler is 65,528."""
     r = _classify_plain([_START, *_FILLER, "Killed", "x" * filler, _DEAD])
     assert (r.first_exception is not None and r.first_exception.line == "Killed") is found
+
+
+# --- the live view, the end of the log, and text that is not plain ASCII ---------------------------
+
+
+def test_the_live_view_shows_the_root_before_finish_and_finish_twice_gives_one_answer():
+    """``result()`` while the log is still being fed already holds the announced root; calling
+    ``finish()`` again returns the same answer (the TUI and the recorder both ask)."""
+    tb = [*_traceback(5, ["load_model"]), _err(5) + "RuntimeError: boom", _err(5)]
+    c = Classifier()
+    c.feed("\n".join([_START, *tb]) + "\n")
+    live = c.result()
+    assert live is not None and live.exception_type == "RuntimeError"
+    assert live.first_exception.line == tb[-2]
+    done = c.finish()
+    assert c.finish() is done
+
+
+def test_a_kill_found_only_at_the_end_keeps_its_own_line_number():
+    """The log ends with ``Killed`` (no sentinel word, no consequence after it): the look-back at
+    the end finds it, and reports the line it is on."""
+    lines = [_START, *_FILLER, "Killed"]
+    r = _classify_plain(lines)
+    assert r.first_exception.line == "Killed"
+    assert r.first_exception.line_number == len(lines)
+
+
+def test_a_kill_printed_right_after_a_consequence_is_found_at_the_end():
+    """The API server reports the engine dead (its look-back finds nothing yet), then the shell
+    prints ``Killed`` as the log's last line: the look-back at the end is not skipped for having
+    looked back one line earlier, so the kill is the root."""
+    r = _classify_plain([_START, *_FILLER, _DEAD, "Killed"])
+    assert r.first_exception is not None and r.first_exception.line == "Killed"
+    assert r.exception_type == "NativeCrash"
+
+
+def test_a_broken_vllm_c_warning_is_the_root_when_the_api_started_but_never_served():
+    """A vllm._C import warning and nothing failing after it: while the server never became ready
+    (here it got as far as starting the API server) the warning is the root."""
+    warn = (
+        "WARNING 11-30 06:11:02 [_custom_ops.py:11] Failed to import from vllm._C with "
+        "ImportError('libcudart.so.12: cannot open shared object file: No such file or directory')"
+    )
+    api = "INFO 11-30 06:11:30 [api_server.py:1] Starting vLLM API server on http://0.0.0.0:8000"
+    r = _classify_plain([_START, warn, *_FILLER, api])
+    assert [m.stage for m in r.stages][-1] == "api"
+    assert r.first_exception is not None and r.first_exception.line == warn
+    assert r.failed_stage == "container"
+
+
+@pytest.mark.parametrize("count", [1, 200, 2000])
+def test_a_character_whose_lower_case_is_longer_does_not_shift_the_prefilter(count):
+    """``İ`` lowers to two characters: a chunk holding it is not searched through its lowered
+    copy (the offsets would be off), so an ERROR line after lines with no sentinel is still found."""
+    plain = [f"progress {i} of 40" for i in range(40)]
+    error = "(APIServer pid=9) ERROR 11-30 06:12:00 [x.py:1] RuntimeError: boom"
+    name = "INFO 11-30 06:11:01 [x.py:1] served model name " + "İ" * count
+    r = _classify_plain([_START, name, *plain, error, *plain])
+    assert r.first_exception is not None and r.first_exception.line == error
+    assert r.first_exception.line_number == 3 + len(plain)
+
+
+def test_a_partial_line_without_an_end_is_kept_to_64_kib_only():
+    """Bounded memory: 2 MiB of text with no newline, fed in 16 KiB pieces (binary garbage, a
+    stuck progress bar), holds at most one capped line, not the whole of it."""
+    import tracemalloc
+
+    c = Classifier()
+    c.feed(_START + "\n")
+    piece = "garbage " * 2048
+    tracemalloc.start()
+    try:
+        for _ in range(128):
+            c.feed(piece)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20, peak
+    assert c.finish().failed_stage == "none"
