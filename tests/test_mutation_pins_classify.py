@@ -530,3 +530,17 @@ def test_a_partial_line_without_an_end_is_kept_to_64_kib_only():
         tracemalloc.stop()
     assert peak < 1 << 20, peak
     assert c.finish().failed_stage == "none"
+
+
+@pytest.mark.parametrize("where", [0, 35, 39])
+def test_the_word_vllm_anywhere_makes_a_server_log(where):
+    """No logger line, no marker, no root: a file that says ``vllm`` anywhere (a path in a plain
+    stderr capture, past the first 30 lines too) is a vLLM log with no failure, not an unknown one."""
+    lines = [f"progress {i} of 40" for i in range(40)]
+    lines[where] = "loading the model from /opt/VLLM/models/tiny"
+    c = Classifier()
+    c.feed("\n".join(lines[:20]) + "\n")
+    c.feed("\n".join(lines[20:]) + "\n")
+    assert c.finish().failed_stage == "none"
+    lines[where] = "loading the model from /opt/models/tiny"
+    assert _classify_plain(lines).failed_stage == "unknown"
