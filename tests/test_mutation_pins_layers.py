@@ -1,0 +1,33 @@
+"""Pins for classify/layers.py found by issue 22's mutation run (seed 2146827320): what each rule
+reports, not only which stage it names."""
+
+from __future__ import annotations
+
+from k3tui.classify.layers import Evidence, decide
+from k3tui.classify.rules import load_rules
+
+RULES = load_rules()
+
+
+def test_evidence_with_nothing_in_it_is_the_default_not_a_marker() -> None:
+    v = decide(RULES, Evidence("something went wrong", 3))
+    assert (v.stage, v.rule, v.confidence, v.lines) == ("container", "default", "low", (3,))
+
+
+def test_a_firm_rule_is_high_confidence() -> None:
+    v = decide(RULES, Evidence("OSError: [Errno 98] Address already in use", 7))
+    assert (v.stage, v.rule, v.confidence) == ("api", "message", "high")
+
+
+def test_runtime_wording_is_reported_as_wording() -> None:
+    v = decide(RULES, Evidence("RuntimeError('Engine loop has died')", 5))
+    assert (v.stage, v.rule, v.confidence, v.lines) == ("runtime", "wording", "medium", (5,))
+    header = ("Engine background task failed", 2)
+    v = decide(RULES, Evidence("RuntimeError: something", 5, header=header))
+    assert (v.stage, v.rule, v.lines) == ("runtime", "wording", (2,))
+
+
+def test_the_markers_verdict_points_at_the_marker_of_the_stage_reached() -> None:
+    marks = [("container", 1), ("config", 2), ("device", 5), ("weights", 9)]
+    v = decide(RULES, Evidence("something went wrong", 12, stage_idx=3, marks=marks))
+    assert (v.stage, v.rule, v.lines) == ("weights", "markers", (9,))
