@@ -94,9 +94,9 @@ class Rules:
     warning_failure: re.Pattern[str]
     """Of those, the ones that report a failure by themselves."""
     info_root: re.Pattern[str]
+    """INFO lines that are roots the same way (vLLM logs a failed platform detection at INFO)."""
     nccl_root: re.Pattern[str]
     """NCCL WARN lines (whole line) that are roots the same way."""
-    """INFO lines that are roots the same way (vLLM logs a failed platform detection at INFO)."""
     request_error: re.Pattern[str]
     """ERROR headers of ONE request that failed and was answered (the server survived)."""
     teardown: re.Pattern[str]

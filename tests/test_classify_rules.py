@@ -1,0 +1,89 @@
+"""The classifier's data files (assets/classify/*.toml): a damaged installation is refused with a
+message that names the file and what is wrong, never half-loaded (issue 22's rules.py gaps)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+import k3tui.classify.rules as rules_mod
+from k3tui.assets import asset
+from k3tui.errors import ProfileError
+
+STAGES = rules_mod.STAGES
+
+
+@pytest.fixture
+def copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201
+    """A copy of assets/classify that load_rules() reads instead of the installed one."""
+    root = tmp_path / "assets"
+    shutil.copytree(asset("classify"), root / "classify")
+    monkeypatch.setattr(rules_mod, "asset", lambda *parts: root.joinpath(*parts))
+    rules_mod.load_rules.cache_clear()
+    yield root / "classify"
+    rules_mod.load_rules.cache_clear()
+
+
+def test_the_copy_loads_like_the_installed_rules(copy: Path) -> None:
+    r = rules_mod.load_rules()
+    assert [s.name for s in r.stages] == list(STAGES)
+    assert r.gate == ".py:" and "rror" in r.always
+    assert all(n == n.lower() for n in r.crash_needles)
+
+
+@pytest.mark.parametrize(
+    ("name", "edit", "says"),
+    [
+        ("patterns.toml", None, "classifier data missing"),
+        ("stages.toml", lambda t: t + "\n[[[", "invalid TOML"),
+        (
+            "patterns.toml",
+            lambda t: t.replace("pattern = '(?i)out of memory", "pattern = '(?i)(out of memory", 1),
+            "bad regex",
+        ),
+        ("stages.toml", lambda t: t.replace('name = "device"', 'name = "weights"', 1), "must be, in order"),
+        ("stages.toml", lambda t: t[: t.index('[[stage]]\nname = "runtime"')], "expected the stages"),
+        (
+            "patterns.toml",
+            lambda t: t.replace('stage = "device"\nstrength = "strong"', 'stage = "gpu"\nstrength = "strong"', 1),
+            "unknown stage 'gpu'",
+        ),
+        ("patterns.toml", lambda t: t.replace('strength = "strong"', 'strength = "mighty"', 1), "not 'mighty'"),
+        (
+            "frames.toml",
+            lambda t: t.replace('stage = "engine"', 'stage = "gpu"', 1),
+            "unknown stage 'gpu' in a [[frame]]",
+        ),
+        ("frames.toml", lambda t: t.replace("func = '.*'", "func = '(.*'", 1), "frames.toml: bad regex"),
+        (
+            "patterns.toml",
+            lambda t: t.replace('\ninner = "type"', '\ninner = "outer"', 1),
+            "inner must be type, value-error or any",
+        ),
+        ("advice.toml", lambda t: t.replace("[runtime]", "[runtime_]", 1), "no advice for runtime"),
+    ],
+)
+def test_a_damaged_file_is_refused_with_its_name_and_fault(copy: Path, name: str, edit, says: str) -> None:  # noqa: ANN001
+    f = copy / name
+    if edit is None:
+        f.unlink()
+    else:
+        new = edit(f.read_text())
+        assert new != f.read_text(), "the edit must change the file"
+        f.write_text(new)
+    with pytest.raises(ProfileError) as e:
+        rules_mod.load_rules()
+    assert says in str(e.value) and name.split(".")[0] in str(e.value)
+
+
+def test_frame_stage_stays_right_past_its_cache_size() -> None:
+    r = rules_mod.load_rules()
+    first = r.frame_stage("/x/vllm/v1/worker/gpu_model_runner.py", "load_model")
+    for i in range(5000):  # more distinct frames than the cache holds: it is emptied, not wrong
+        r.frame_stage(f"/x/mod{i}.py", f"f{i}")
+    assert len(r._frame_cache) <= 4097
+    assert first == "weights" == r.frame_stage("/x/vllm/v1/worker/gpu_model_runner.py", "load_model")
+    assert r.frame_stage("/x/vllm/platforms/cuda.py", "anything") == "device"
+    assert r.frame_stage("/x/other/cuda.py", "anything") is None  # a path rule needs its path
