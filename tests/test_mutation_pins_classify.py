@@ -544,3 +544,47 @@ def test_the_word_vllm_anywhere_makes_a_server_log(where):
     assert c.finish().failed_stage == "none"
     lines[where] = "loading the model from /opt/models/tiny"
     assert _classify_plain(lines).failed_stage == "unknown"
+
+
+@pytest.mark.parametrize(("processes", "header"), [(256, True), (257, False)])
+def test_the_error_lines_kept_as_headers_are_bounded_to_256_processes(processes, header):
+    """Each process's last ERROR line is kept as the header of a traceback that may follow; the
+    map is bounded: at the 257th process it starts over (the newest header is lost with the rest)."""
+
+    def w(p: int) -> str:
+        return f"(Worker pid={p}) ERROR 11-30 06:12:00 [w.py:1] "
+
+    pids = range(1000, 1000 + processes)
+    heads = [w(p) + f"Error executing method 'load_model' on worker {p}" for p in pids]
+    last = pids[-1]
+    tb = [
+        w(last) + "Traceback (most recent call last):",
+        w(last) + '  File "/x/vllm/worker.py", line 3, in load_model',
+        w(last) + "    go()",
+        w(last) + "RuntimeError: boom",
+    ]
+    r = _classify_plain([_START, *heads, *tb])
+    assert r.first_exception.line == tb[-1]
+    assert list(r.first_exception.stack) == ([heads[-1]] if header else []) + tb
+
+
+def test_a_traceback_ending_in_a_consequence_is_not_a_native_crash_s_evidence():
+    """After a segfault, a traceback whose exception (with two continuation lines under it) is a
+    consequence (EngineDeadError) is the crash's echo, not the step that crashed: its frames do not
+    decide the stage."""
+    crash = "*** SIGSEGV received at time=1764484320 on cpu 3 ***"
+    w = "(Worker_TP1 pid=101) ERROR 11-30 06:12:00 [multiproc_executor.py:1] "
+    tb = [
+        w + "Traceback (most recent call last):",
+        w + '  File "/x/vllm/model_executor/model_loader/loader.py", line 3, in load_weights',
+        w + "    read()",
+        w + "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue.",
+        w + "  detail one",
+        w + "  detail two",
+        w,
+    ]
+    r = _classify_plain([_START, crash, *tb])
+    assert (r.exception_type, r.first_exception.line) == ("NativeCrash", crash)
+    assert r.evidence.rule != "frames" and r.failed_stage != "weights", r.evidence
+    echo = [*tb[:3], w + "RuntimeError: short read", *tb[4:]]  # the same traceback ending in a failure
+    assert _classify_plain([_START, crash, *echo]).failed_stage == "weights"
