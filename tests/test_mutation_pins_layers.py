@@ -31,3 +31,17 @@ def test_the_markers_verdict_points_at_the_marker_of_the_stage_reached() -> None
     marks = [("container", 1), ("config", 2), ("device", 5), ("weights", 9)]
     v = decide(RULES, Evidence("something went wrong", 12, stage_idx=3, marks=marks))
     assert (v.stage, v.rule, v.lines) == ("weights", "markers", (9,))
+
+
+def test_start_up_wording_keeps_the_layer_rules_and_drops_only_runtime() -> None:
+    """Second run (seed 456528944): 'EngineCore failed to start' excludes runtime rules, nothing else."""
+    header = ("EngineCore failed to start.", 1)
+    v = decide(RULES, Evidence("RuntimeError: No CUDA GPUs are available", 4, header=header))
+    assert (v.stage, v.rule, v.confidence) == ("device", "message", "high")
+    v = decide(RULES, Evidence("RuntimeError: CUDA error: an illegal memory access was encountered", 4, header=header))
+    assert v.stage != "runtime"
+
+
+def test_a_start_up_rule_is_high_confidence() -> None:
+    v = decide(RULES, Evidence("ImportError: /x/_C.abi3.so: undefined symbol: _ZN3c10", 2))
+    assert (v.stage, v.rule, v.confidence) == ("container", "message", "high")
