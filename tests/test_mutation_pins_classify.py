@@ -588,3 +588,13 @@ def test_a_traceback_ending_in_a_consequence_is_not_a_native_crash_s_evidence():
     assert r.evidence.rule != "frames" and r.failed_stage != "weights", r.evidence
     echo = [*tb[:3], w + "RuntimeError: short read", *tb[4:]]  # the same traceback ending in a failure
     assert _classify_plain([_START, crash, *echo]).failed_stage == "weights"
+
+
+def test_a_quoted_pydantic_block_waits_past_another_process_s_line():
+    """Another process's record printed between pydantic's header and its ``Value error, …``
+    line does not end the wait: the Value error line is still the root, the header its context."""
+    header = "pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig"
+    other = "(APIServer pid=9) INFO 11-30 06:11:02 [launcher.py:1] waiting for the engine"
+    value = "  Value error, Cannot find the config file for awq [type=value_error, input_value=1, input_type=int]"
+    r = _classify_plain([_START, header, other, value])
+    assert (r.first_exception.line, r.first_exception.context) == (value, header)
