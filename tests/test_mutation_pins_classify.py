@@ -598,3 +598,21 @@ def test_a_quoted_pydantic_block_waits_past_another_process_s_line():
     value = "  Value error, Cannot find the config file for awq [type=value_error, input_value=1, input_type=int]"
     r = _classify_plain([_START, header, other, value])
     assert (r.first_exception.line, r.first_exception.context) == (value, header)
+
+
+@pytest.mark.parametrize("lines", [1, 2, 31])
+def test_a_foreign_file_of_any_length_is_unknown(lines):
+    """One line, two, past the head: a file with nothing of vLLM in it is no server log."""
+    passwd = [f"user{i}:x:{i}:{i}::/home/u{i}:/bin/sh" for i in range(lines)]
+    r = _classify_plain(passwd)
+    assert (r.failed_stage, r.evidence.rule) == ("unknown", "not-a-vllm-log")
+
+
+def test_a_start_up_marker_alone_past_the_head_makes_a_server_log():
+    """No vllm word and no logger line in the first 30 lines, but a config-stage marker later: a
+    server log that reached its configuration, with no failure."""
+    plain = [f"progress {i} of 40" for i in range(40)]
+    marker = "INFO 11-30 06:11:00 [arg_utils.py:1] Resolved architecture: LlamaForCausalLM"
+    r = _classify_plain([*plain, marker, *plain])
+    assert [m.stage for m in r.stages] == ["container", "config"]
+    assert r.failed_stage == "none"
