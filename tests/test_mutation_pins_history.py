@@ -97,3 +97,10 @@ def test_the_whole_last_mib_is_kept_when_a_part_ends_exactly_one_mib_back():
         h.at_end()
         assert h.before(LOOKBACK) == (first + second)[-LOOKBACK:]
         assert (h.before(LOOKBACK + 4) == first + second) is kept
+
+
+def test_a_window_asked_before_anything_was_fed_holds_nothing():
+    """Asked before the first buffer: nothing before the current line and no needle."""
+    h = History()
+    assert h.before(10) == ""
+    assert h.since("Traceback") is None
