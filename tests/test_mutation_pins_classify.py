@@ -616,3 +616,67 @@ def test_a_start_up_marker_alone_past_the_head_makes_a_server_log():
     r = _classify_plain([*plain, marker, *plain])
     assert [m.stage for m in r.stages] == ["container", "config"]
     assert r.failed_stage == "none"
+
+
+# --- a root's chained tracebacks (``The above exception was the direct cause …``) -------------------
+
+_EC = "(EngineCore_DP0 pid=395) ERROR 10-24 11:24:57 [core.py:710] "
+_OTHER = "(Worker_TP1 pid=396) INFO 10-24 11:24:57 [worker.py:1] still waiting"
+
+
+def _chain_tb(frames: list[tuple[str, str]], exc: str) -> list[str]:
+    out = [_EC + "Traceback (most recent call last):"]
+    for path, func in frames:
+        out += [_EC + f'  File "/x/vllm/{path}", line 10, in {func}', _EC + f"    {func}_inner()"]
+    return [*out, _EC + exc]
+
+
+_CAUSE = [_EC, _EC + "The above exception was the direct cause of the following exception:", _EC]
+_SHM = _chain_tb(
+    [("distributed/device_communicators/shm_broadcast.py", "acquire_read")], "TimeoutError: no reply in 60 s"
+)
+_BUSY = _chain_tb(
+    [("v1/engine/core.py", "run_engine_core"), ("v1/engine/core.py", "run_busy_loop")],
+    "RuntimeError: the engine step failed",
+)
+
+
+def _middle(i: int) -> list[str]:
+    return _chain_tb([("utils/helpers.py", f"helper_{i}")], f"RuntimeError: wrapped {i}")
+
+
+@pytest.mark.parametrize(("depth", "stage"), [(0, "engine"), (1, "runtime"), (4, "runtime"), (5, "engine")])
+def test_the_chained_tracebacks_give_the_roots_callers_up_to_four(depth, stage):
+    """A timeout in the shared-memory broadcast (distributed code: engine by its own frames) that
+    Python chained, through ``depth - 1`` other tracebacks, to the engine's busy loop: up to four
+    chained tracebacks are followed, and the busy loop says it happened while serving."""
+    lines = [_START, *_SHM]
+    for i in range(depth - 1):
+        lines += [*_CAUSE, *_middle(i)]
+    if depth:
+        lines += [*_CAUSE, *_BUSY]
+    r = _classify_plain([*lines, _EC])
+    assert r.first_exception.line == _SHM[-1]
+    assert r.failed_stage == stage, r.evidence
+    assert r.evidence.rule == "frames"
+    assert ("run_busy_loop" in r.evidence.why) is (stage == "runtime")
+
+
+@pytest.mark.parametrize(("others", "followed"), [(0, True), (1, True), (2, False)])
+def test_a_chain_sentence_counts_within_three_lines_of_the_traceback(others, followed):
+    """Other processes' lines between the root's traceback and Python's "The above exception …":
+    the sentence is the root's chain up to three lines after its last line (blank line included)."""
+    lines = [_START, *_SHM, _EC, *[_OTHER] * others, *_CAUSE[1:], *_BUSY, _EC]
+    r = _classify_plain(lines)
+    assert r.first_exception.line == _SHM[-1]
+    assert (r.failed_stage == "runtime") is followed, r.evidence
+
+
+def test_a_chained_traceback_interleaved_with_other_processes_is_followed_to_the_next():
+    """Four lines of another process in the middle of the first chained traceback do not end the
+    following: the traceback chained after it (the busy loop) still gives the callers."""
+    middle = _middle(0)
+    lines = [_START, *_SHM, *_CAUSE, *middle[:2], *[_OTHER] * 4, *middle[2:], *_CAUSE, *_BUSY, _EC]
+    r = _classify_plain(lines)
+    assert r.first_exception.line == _SHM[-1]
+    assert r.failed_stage == "runtime", r.evidence
