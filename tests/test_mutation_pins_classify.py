@@ -680,3 +680,25 @@ def test_a_chained_traceback_interleaved_with_other_processes_is_followed_to_the
     r = _classify_plain(lines)
     assert r.first_exception.line == _SHM[-1]
     assert r.failed_stage == "runtime", r.evidence
+
+
+@pytest.mark.parametrize("where", ["", "enqueue.cc:267 "])
+def test_an_nccl_warn_failure_is_the_root_of_the_error_it_causes(where):
+    """NCCL's own ``NCCL WARN Cuda failure …`` line (with or without its source location) comes
+    before the Python error it causes: it is the root, and NCCL's words put it in the engine."""
+    nccl = f"node1:395:400 [0] {where}NCCL WARN Cuda failure 'dependency created on uncaptured work in another stream'"
+    error = (
+        "(Worker_TP0 pid=395) ERROR 11-30 06:12:00 [multiproc_executor.py:1] "
+        "RuntimeError: CUDA error: operation failed due to a previous error during capture"
+    )
+    r = _classify_plain([_START, nccl, *_FILLER, error])
+    assert (r.first_exception.line, r.exception_type) == (nccl, "NCCLError")
+    assert r.failed_stage == "engine" and "NCCL WARN" in r.evidence.why, r.evidence
+
+
+def test_the_first_engine_death_the_client_reports_is_the_root():
+    """Two clients report their engine dead, then a call into it fails: the first report is the root."""
+    p = "ERROR 11-30 06:12:00 [core_client.py:1] Engine core proc EngineCore_{} died unexpectedly, shutting down client."
+    first, second = "(APIServer pid=9) " + p.format(0), "(APIServer pid=10) " + p.format(1)
+    r = _classify_plain([_START, *_FILLER, first, second, _DEAD])
+    assert (r.first_exception.line, r.exception_type) == (first, "WorkerDied")
