@@ -77,6 +77,10 @@ KNOWN_MISSES = {
     " runtime by the thread (the labeller marks config / none defensible)",
     "vllm-issues/647.log": "a Triton C++ assertion cut mid-word ('Assertio') by the stored copy",
     "vllm-issues/648.log": "ptxas's 'file, line N; fatal : Parsing error' form, 7 lines, no vLLM line",
+    "vllm-issues/721.log": "a web page's copy that squashed the log into one line, cut mid-word",
+    "vllm-issues/723.log": "a web page's copy that squashed the traceback into one line",
+    "vllm-issues/728.log": "stage right; the label quotes the wrapped continuation ('undefined symbol: …') of"
+    " the ImportError line the classifier reports (both are in the reported stack)",
     "vllm-issues/485.log": "a Gloo timeout that Python reports as 'Error ignored in is_in_the_same_node'"
     " (an unraisable exception, not a failure by its own account); the worker's traceback is not kept",
 }
@@ -158,7 +162,9 @@ def test_corpus_events_agree_with_result(case: Case) -> None:
 # (93.8 %).
 # Then 25 excerpts from other projects' threads quoting vLLM logs (600-649, 5 held out: 1/5 stage,
 # 4/5 root, unchanged by the rules from the tuned 20): 81/101 stage (80.2 %), 94/101 root (93.1 %).
-HELD_OUT_FLOOR = {"stage": 0.80, "root": 0.93}
+# Then 9 from public pages (720-728, 3 held out: 1/3 stage, 1/3 root): 82/104 stage (78.8 %), 95/104
+# root (91.3 %).
+HELD_OUT_FLOOR = {"stage": 0.78, "root": 0.91}
 
 
 def test_held_out_part_holds_its_measured_floor() -> None:

@@ -45,3 +45,8 @@ def test_start_up_wording_keeps_the_layer_rules_and_drops_only_runtime() -> None
 def test_a_start_up_rule_is_high_confidence() -> None:
     v = decide(RULES, Evidence("ImportError: /x/_C.abi3.so: undefined symbol: _ZN3c10", 2))
     assert (v.stage, v.rule, v.confidence) == ("container", "message", "high")
+
+
+def test_a_weak_rule_is_reported_as_the_exception_type() -> None:
+    v = decide(RULES, Evidence("ModuleNotFoundError: No module named 'flash_attn'", 3))
+    assert (v.stage, v.rule, v.confidence) == ("container", "exception-type", "low")
