@@ -87,3 +87,14 @@ def test_frame_stage_stays_right_past_its_cache_size() -> None:
     assert first == "weights" == r.frame_stage("/x/vllm/v1/worker/gpu_model_runner.py", "load_model")
     assert r.frame_stage("/x/vllm/platforms/cuda.py", "anything") == "device"
     assert r.frame_stage("/x/other/cuda.py", "anything") is None  # a path rule needs its path
+
+
+def test_the_loaded_rules_cannot_be_changed_by_one_user_for_all() -> None:
+    """load_rules() is cached and shared by every Classifier: its parts are frozen."""
+    import dataclasses
+
+    r = rules_mod.load_rules()
+    for part in (r.stages[0], r.roots[0], r.stage_rules[0], r.frame_rules[0], r.wrappers[0]):
+        field = dataclasses.fields(part)[0].name
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(part, field, getattr(part, field))
