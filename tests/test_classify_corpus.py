@@ -81,6 +81,13 @@ KNOWN_MISSES = {
     "vllm-issues/723.log": "a web page's copy that squashed the traceback into one line",
     "vllm-issues/728.log": "stage right; the label quotes the wrapped continuation ('undefined symbol: …') of"
     " the ImportError line the classifier reports (both are in the reported stack)",
+    "vllm-issues/684.log": "a KeyError in attention metadata with eight workers' lines interleaved and no"
+    " frame kept: that it was the warm-up's dummy run is in the thread's prose",
+    "vllm-issues/687.log": "root right (V1's 'Worker failed with error …'); 'Current vLLM config is not set'"
+    " names no layer, the failing forward (profiling) is in the prose",
+    "vllm-issues/690.log": "FlashMLA's native 'Failed to create tensormap' with no crash word the look-back knows",
+    "vllm-issues/691.log": "the root line itself is cut mid-message by the stored copy (LoRA target modules)",
+    "vllm-issues/693.log": "oneCCL's native 'EXCEPTION: ze error' (Intel XPU) with no Python exception after it",
     "vllm-issues/485.log": "a Gloo timeout that Python reports as 'Error ignored in is_in_the_same_node'"
     " (an unraisable exception, not a failure by its own account); the worker's traceback is not kept",
 }
@@ -164,7 +171,9 @@ def test_corpus_events_agree_with_result(case: Case) -> None:
 # 4/5 root, unchanged by the rules from the tuned 20): 81/101 stage (80.2 %), 94/101 root (93.1 %).
 # Then 9 from public pages (720-728, 3 held out: 1/3 stage, 1/3 root): 82/104 stage (78.8 %), 95/104
 # root (91.3 %).
-HELD_OUT_FLOOR = {"stage": 0.78, "root": 0.91}
+# Then 16 from 2025-2026 threads (680-695, 4 held out: 1/4 stage, 3/4 root): 83/108 stage (76.9 %),
+# 98/108 root (90.7 %).
+HELD_OUT_FLOOR = {"stage": 0.76, "root": 0.90}
 
 
 def test_held_out_part_holds_its_measured_floor() -> None:

@@ -115,6 +115,8 @@ class Rules:
         """The stage a stack frame belongs to, or None (cached: stacks repeat)."""
         key = (path, func)
         if key not in self._frame_cache:
+            if path and path[0] != "/":
+                path = "/" + path  # a relative or trimmed path ("vllm/v1/…", ".../vllm/…") still names its folders
             if len(self._frame_cache) > 4096:
                 self._frame_cache.clear()
             self._frame_cache[key] = next(
