@@ -63,6 +63,11 @@ def test_the_copy_loads_like_the_installed_rules(copy: Path) -> None:
             "inner must be type, value-error or any",
         ),
         ("advice.toml", lambda t: t.replace("[runtime]", "[runtime_]", 1), "no advice for runtime"),
+        (
+            "patterns.toml",
+            lambda t: t.replace("'Engine loop has died',", "'Engine loop (has died',", 1),
+            "patterns.toml [wording]: bad regex",
+        ),
     ],
 )
 def test_a_damaged_file_is_refused_with_its_name_and_fault(copy: Path, name: str, edit, says: str) -> None:  # noqa: ANN001
