@@ -702,3 +702,26 @@ def test_the_first_engine_death_the_client_reports_is_the_root():
     first, second = "(APIServer pid=9) " + p.format(0), "(APIServer pid=10) " + p.format(1)
     r = _classify_plain([_START, *_FILLER, first, second, _DEAD])
     assert (r.first_exception.line, r.exception_type) == (first, "WorkerDied")
+
+
+def test_an_oom_ending_another_process_s_traceback_is_seen_but_not_the_root():
+    """A second process's traceback ends in an out-of-memory error after the root (a different
+    failure): it is reported as seen, not the cause (False); at INFO level it is not seen (None)."""
+    tb = [*_traceback(77, ["load_model"]), _err(77) + "RuntimeError: the real failure", _err(77)]
+    oom = [*_traceback(78, ["free_cache"]), _err(78) + "torch.OutOfMemoryError: CUDA out of memory.", _err(78)]
+    r = _classify([*tb, *oom])
+    assert r.first_exception.line == tb[-2]
+    assert r.oom_root_cause is False
+    quiet = [x.replace(") ERROR ", ") INFO ") for x in oom]
+    assert _classify([*tb, *quiet]).oom_root_cause is None
+
+
+def test_a_kill_after_the_operator_s_stop_and_a_cut_traceback_is_no_failure():
+    """``shutdown triggered``, a traceback cut by the stop, then ``Killed`` (the grace period
+    ran out): the operator stopped the server; nothing failed."""
+    ready = "(APIServer pid=9) INFO 11-30 06:12:30 [api_server.py:1] Application startup complete."
+    stop = "(APIServer pid=9) INFO 11-30 06:13:00 [launcher.py:254] [shutdown] API server: shutdown triggered"
+    cut = _traceback(5, ["run_busy_loop"])
+    for before in ([], _FILLER):  # in the first 30 lines (every line parsed) and past them
+        r = _classify([ready, *before, stop, *cut, "Killed"])
+        assert (r.failed_stage, r.first_exception) == ("none", None)
