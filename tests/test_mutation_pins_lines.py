@@ -46,6 +46,7 @@ CASES = [
     pytest.param("ERROR 08-23 08:25:25 1234 worker.py:226] boom", "boom", "ERROR", "pid=1234", "08-23 08:25:25", id="v0-pid"),
     pytest.param("h200-01:123:456 [0] NCCL ERROR unhandled", "unhandled", "ERROR", "NCCL pid=123", None, id="nccl-ERROR"),
     pytest.param("h200-01:123:456 [0] NCCL ABORT comm aborted", "comm aborted", "ERROR", "NCCL pid=123", None, id="nccl-ABORT"),
+    pytest.param("h200-01:123:456 [0] NCCL VERSION 2.21.5", "2.21.5", "INFO", "NCCL pid=123", None, id="nccl-other-word-is-INFO"),
     pytest.param(
         "2025-01-02 10:00:00,123 - vllm.engine - ERROR - boom",
         "boom", "ERROR", None, "2025-01-02 10:00:00,123", id="dashed-own-time",

@@ -329,3 +329,16 @@ def test_a_tab_indented_exception_message_stays_with_its_exception():
     r = classify_text("\n".join([_START, *tb, *details, _P + "EngineCore exiting."]) + "\n")
     assert r.exception_type == "RuntimeError"
     assert list(r.first_exception.stack) == tb + details
+
+
+def test_a_windows_path_in_a_frame_is_read_by_its_folders():
+    """A frame printed on Windows (``C:\\venv\\…\\vllm\\model_executor\\model_loader\\…``): its
+    folders name the stage as a ``/`` path's would (the model loader: weights)."""
+    tb = [
+        "Traceback (most recent call last):",
+        '  File "C:\\venv\\Lib\\site-packages\\vllm\\model_executor\\model_loader\\loader.py", line 5, in fetch_all',
+        "    go()",
+        "RuntimeError: boom",
+    ]
+    r = classify_text("\n".join(tb) + "\n")
+    assert (r.failed_stage, r.evidence.rule, r.evidence.lines) == ("weights", "frames", (2,))
