@@ -725,3 +725,38 @@ def test_a_kill_after_the_operator_s_stop_and_a_cut_traceback_is_no_failure():
     for before in ([], _FILLER):  # in the first 30 lines (every line parsed) and past them
         r = _classify([ready, *before, stop, *cut, "Killed"])
         assert (r.failed_stage, r.first_exception) == ("none", None)
+
+
+def test_the_header_logged_before_a_traceback_says_when_it_happened():
+    """``EngineCore encountered a fatal error.`` logged right before a traceback whose frames name
+    no layer: the header's wording (the engine was serving) decides, pointing at the header's line."""
+    p = "(EngineCore_0 pid=5) ERROR 11-30 06:12:00 [core.py:700] "
+    tb = [
+        p + "Traceback (most recent call last):",
+        p + '  File "/x/lib/helpers.py", line 10, in helper',
+        p + "    go()",
+    ]
+    r = _classify_plain([_START, p + "EngineCore encountered a fatal error.", *tb, p + "KeyError: 'slot'", p])
+    assert (r.failed_stage, r.evidence.rule, r.evidence.lines) == ("runtime", "wording", (2,)), r.evidence
+
+
+def test_a_pydantic_error_in_a_traceback_is_announced_when_the_traceback_ends():
+    """pydantic's header ends a traceback with no ``Value error`` line under it (a field error):
+    once the traceback is over the root is announced live, not 200 lines later."""
+    from k3tui.events import ExceptionFound
+
+    p = "(EngineCore_0 pid=5) ERROR 11-30 06:12:00 [core.py:700] "
+    tb = [
+        p + "Traceback (most recent call last):",
+        p + '  File "/x/vllm/config.py", line 10, in __init__',
+        p + "    validate()",
+        p + "pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig",
+        p + "max_logprobs",
+        p + "  Input should be a number",
+        p,
+        "(APIServer pid=9) INFO 11-30 06:12:01 [api_server.py:1] waiting",
+    ]
+    seen: list = []
+    c = Classifier(emit=seen.append)
+    c.feed("\n".join([_START, *tb]) + "\n")
+    assert [e for e in seen if isinstance(e, ExceptionFound)], "announced once the traceback ended"
