@@ -465,3 +465,43 @@ def test_word_lines_after_an_ordinary_cut_line_are_not_taken_for_a_putty_key():
     r = Redactor()
     outs = [r.event(ev.Output(id="c1", text=t)).text for t in ("INFO loading", " weights\n", "Done\nReady\n")]
     assert outs == ["INFO loading", " weights\n", "Done\nReady\n"]
+
+
+# Every needle of a shape that has several (each a way the same secret is written), and every credential
+# word the token-like rule and the "password is" rule start from: each alone in its line, so that no other
+# rule masks it first.
+_VARIANTS = [
+    "sk_test_sz6ie2LRHIWOhZExxTrx", "rk_live_sz6ie2LRHIWOhZExxTrx", "rk_test_sz6ie2LRHIWOhZExxTrx",
+    "ASIAC4A9P702XDH0TZ9I",
+    "doo_v1_d159bd18193a183fad1779b105014cc9a0f053ebc9c9d3139bd47d49f63bc609",
+    "dor_v1_d159bd18193a183fad1779b105014cc9a0f053ebc9c9d3139bd47d49f63bc609",
+    "hvb.pdW55uuE9ZnUiJ1gWPglS2Jokd_L",
+    "glptt-jbDXSe3h76wQOGO2jILm6oXz", "gldt-jbDXSe3h76wQOGO2jILm6oXz", "glft-jbDXSe3h76wQOGO2jILm6oXz",
+    "glsoat-jbDXSe3h76wQOGO2jILm6oXz",
+    "glc_tiyOfZhzcOllmcmR+ldSSOGF3JzlkLAzD57=",
+    "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", "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",
+    "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",
+    "sq0csp-0Xgh3hox49UVNWyVDPEF0oXljO",
+    "xoxb-QcX9wcNuGxB9rw", "gho_U0R1XuH9RVx4XR0ERvW9UySajvLwzvGfKP", "ghp_U0R1XuH9RVx4XR0ERvW9UySajvLwzvGfKP",
+    "&sig=U4Gzo", "?key=U4Gzo", "&key=U4Gzo", "?code=U4Gzo", "&code=U4Gzo",
+    "mariadb -h db -uroot -pU4GzoQ9x", "sqlcmd -S db -P U4GzoQ9x", "bcp t out f -P U4GzoQ9x",
+    "osql -S db -P U4GzoQ9x", "isql -P U4GzoQ9x", "unzip -P U4GzoQ9x w.zip", "zip -P U4GzoQ9x w.zip a",
+    "7za x -pU4GzoQ9x w.7z", "rpcclient -U admin%U4GzoQ9x nas",
+    "vault secret Zq8vLx3pW0rTaHx7pLq2", "password Zq8vLx3pW0rTaHx7pLq2", "pw Zq8vLx3pW0rTaHx7pLq2",
+    "api-key Zq8vLx3pW0rTaHx7pLq2", "apikey Zq8vLx3pW0rTaHx7pLq2", "access_key Zq8vLx3pW0rTaHx7pLq2",
+    "access-key Zq8vLx3pW0rTaHx7pLq2", "credential Zq8vLx3pW0rTaHx7pLq2", "api_key Zq8vLx3pW0rTaHx7pLq2",
+    "passphrase is h0rse!Stap1e", "the credential is h0rse!Stap1e", "secret was h0rse!Stap1e",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("line", _VARIANTS)
+def test_every_variant_of_a_shape_is_masked_on_every_path(line):
+    secret = next((x for x in ("U4GzoQ9x", "Zq8vLx3pW0rTaHx7pLq2", "h0rse!Stap1e", "U4Gzo") if x in line), line)
+    for path, out in _every_path(f"using {line} now").items():
+        assert secret not in out and MASK in out, (path, out[-200:])
+
+
+def test_an_event_env_map_is_read_as_variables_even_with_one_called_name():
+    """A variable called "name" (or "key") is one variable, not the name of a diff entry's secret."""
+    e = ev.CommandSent(id="c1", command="run", env={"name": "db_password", "PORT": "8000", "HF_TOKEN": "Zq8vLx3pW0rTa"})
+    assert Redactor().event(e).env == {"name": "db_password", "PORT": "8000", "HF_TOKEN": MASK}
