@@ -89,6 +89,12 @@ def test_frame_stage_stays_right_past_its_cache_size() -> None:
     for i in range(5000):  # more distinct frames than the cache holds: it is emptied, not wrong
         r.frame_stage(f"/x/mod{i}.py", f"f{i}")
     assert len(r._frame_cache) <= 4097
+    r._frame_cache.clear()
+    for i in range(4097):
+        r.frame_stage(f"/y/mod{i}.py", "f")
+    assert len(r._frame_cache) == 4097  # the bound: 4096 kept, the next one clears first
+    r.frame_stage("/y/one-more.py", "f")
+    assert len(r._frame_cache) == 1
     assert first == "weights" == r.frame_stage("/x/vllm/v1/worker/gpu_model_runner.py", "load_model")
     assert r.frame_stage("/x/vllm/platforms/cuda.py", "anything") == "device"
     assert r.frame_stage("/x/other/cuda.py", "anything") is None  # a path rule needs its path
