@@ -109,3 +109,51 @@ def test_the_loaded_rules_cannot_be_changed_by_one_user_for_all() -> None:
         field = dataclasses.fields(part)[0].name
         with pytest.raises(dataclasses.FrozenInstanceError):
             setattr(part, field, getattr(part, field))
+
+
+def _first_patterns() -> list[tuple[str, str, str, str]]:
+    """(table header, key, the first regex of it, the label its error must carry) for every regex table."""
+    import tomllib
+
+    pat = tomllib.loads((asset("classify") / "patterns.toml").read_text())
+    out = [
+        ("[oom]", "pattern", pat["oom"]["pattern"], "[oom]"),
+        ("[exception]", "pattern", pat["exception"]["pattern"], "[exception]"),
+        ("[[root]]", "match", pat["root"][0]["match"], "[[root]]"),
+        ("[[wrapper]]", "match", pat["wrapper"][0]["match"], "[[wrapper]]"),
+        ("[[stage_rule]]", "match", pat["stage_rule"][0]["match"], "patterns.toml: bad regex"),
+        ("[wording]", "method", pat["wording"]["method"], "[wording]"),
+        ("[crash]", "faulthandler", pat["crash"]["faulthandler"], "[crash]"),
+    ]
+    for table, key in [
+        ("consequence", "patterns"), ("consequence", "carries"), ("wording", "startup"), ("wording", "runtime"),
+        ("warning_root", "patterns"), ("warning_root", "failure"), ("warning_root", "info"), ("warning_root", "nccl"),
+        ("teardown", "patterns"), ("request_error", "patterns"), ("crash", "patterns"), ("crash", "after"),
+    ]:  # fmt: skip
+        out.append((f"[{table}]", key, pat[table][key][0], f"[{table}]"))
+    return out
+
+
+@pytest.mark.parametrize(
+    ("header", "key", "first", "label"), _first_patterns(), ids=[f"{h}{k}" for h, k, *_ in _first_patterns()]
+)
+def test_a_bad_regex_in_any_table_is_refused_naming_that_table(
+    copy: Path, header: str, key: str, first: str, label: str
+) -> None:
+    f = copy / "patterns.toml"
+    text = f.read_text()
+    at = text.index(f"\n{key} =", text.index(f"\n{header}\n"))
+    quote = next(q for q in ("'''", "'", '"') if text.find(q + first + q, at) == text.find(first, at) - len(q))
+    i = text.index(quote + first + quote, at) + len(quote)
+    f.write_text(text[:i] + "(" + text[i:])  # an unclosed group in that table's first regex
+    with pytest.raises(ProfileError) as e:
+        rules_mod.load_rules()
+    assert "bad regex" in str(e.value) and label in str(e.value), str(e.value)
+
+
+def test_the_gate_defaults_to_a_python_logger_location(copy: Path) -> None:
+    f = copy / "stages.toml"
+    text = f.read_text()
+    assert 'gate = ".py:"' in text
+    f.write_text(text.replace('gate = ".py:"', "", 1))
+    assert rules_mod.load_rules().gate == ".py:"
