@@ -47,6 +47,7 @@ CASES = [
     pytest.param("h200-01:123:456 [0] NCCL ERROR unhandled", "unhandled", "ERROR", "NCCL pid=123", None, id="nccl-ERROR"),
     pytest.param("h200-01:123:456 [0] NCCL ABORT comm aborted", "comm aborted", "ERROR", "NCCL pid=123", None, id="nccl-ABORT"),
     pytest.param("h200-01:123:456 [0] NCCL VERSION 2.21.5", "2.21.5", "INFO", "NCCL pid=123", None, id="nccl-other-word-is-INFO"),
+    pytest.param("h200-01:123:456 [0] NCCL TRACE ring 0 set up", "ring 0 set up", "INFO", "NCCL pid=123", None, id="nccl-TRACE-is-INFO"),
     pytest.param(
         "2025-01-02 10:00:00,123 - vllm.engine - ERROR - boom",
         "boom", "ERROR", None, "2025-01-02 10:00:00,123", id="dashed-own-time",
