@@ -505,3 +505,38 @@ def test_an_event_env_map_is_read_as_variables_even_with_one_called_name():
     """A variable called "name" (or "key") is one variable, not the name of a diff entry's secret."""
     e = ev.CommandSent(id="c1", command="run", env={"name": "db_password", "PORT": "8000", "HF_TOKEN": "Zq8vLx3pW0rTa"})
     assert Redactor().event(e).env == {"name": "db_password", "PORT": "8000", "HF_TOKEN": MASK}
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["/run/secrets/db_pw1", "./pw1.txt", "~/pw1.txt", "<your-password-1>", "$DB_PASS1", "{{db_pass1}}", "%PASSWORD1%",
+     "[hidden1]", "*****1"],
+)  # fmt: skip
+def test_a_path_or_placeholder_said_to_be_the_password_stays(value):
+    """Where the password lives or what stands for it ("the password is $DB_PASS1") is no password."""
+    line = f"the password is {value} (mounted)"
+    for path, out in _every_path(line).items():
+        assert line in out, (path, out[-200:])
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "HF token /root/.cache/huggingface/tok3n_file",  # a path
+        "the token ./cache/tok3n_abcdefghij",  # a relative path
+        "api token abcdefghijklmnopqrstuv",  # no digit
+        "api token 12345678901234567890",  # no letter
+        "git clone https://<your-token-here-1234>@github.com/o/r",  # a placeholder as the URL's user
+        "ask-projection_layer_norm_weight",  # a key prefix at the second character of a word
+    ],
+)
+def test_a_value_beside_a_credential_word_that_is_no_token_stays(line):
+    for path, out in _every_path(line).items():
+        assert line in out, (path, out[-200:])
+
+
+def test_a_key_shape_that_starts_the_text_is_masked_whatever_ends_it():
+    """At position 0 nothing stands before the needle (the text's last character is not "before" it)."""
+    for line in ("hf_Q7rT9xWmZ2pL4kV8nB3cY6dF is the token", "sk-proj-O9pVwIrawQ63Gy64uakB used"):
+        for path, out in _every_path(line).items():
+            assert out.count(MASK) == 1 and line.split()[0] not in out, (path, out[-200:])
