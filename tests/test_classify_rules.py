@@ -105,7 +105,8 @@ def test_the_loaded_rules_cannot_be_changed_by_one_user_for_all() -> None:
     import dataclasses
 
     r = rules_mod.load_rules()
-    for part in (r.stages[0], r.roots[0], r.stage_rules[0], r.frame_rules[0], r.wrappers[0]):
+    assert rules_mod.load_rules() is r  # loaded once per process, then shared
+    for part in (r, r.stages[0], r.roots[0], r.stage_rules[0], r.frame_rules[0], r.wrappers[0]):
         field = dataclasses.fields(part)[0].name
         with pytest.raises(dataclasses.FrozenInstanceError):
             setattr(part, field, getattr(part, field))
@@ -157,3 +158,13 @@ def test_the_gate_defaults_to_a_python_logger_location(copy: Path) -> None:
     assert 'gate = ".py:"' in text
     f.write_text(text.replace('gate = ".py:"', "", 1))
     assert rules_mod.load_rules().gate == ".py:"
+
+
+def test_advice_without_a_meaning_or_a_next_step_reads_as_empty(copy: Path) -> None:
+    f = copy / "advice.toml"
+    text = f.read_text()
+    start = text.index("[engine]")
+    section = text[start : text.index("\n[", start + 1)]
+    bare = "\n".join(ln for ln in section.splitlines() if not ln.startswith(("meaning", "next")))
+    f.write_text(text.replace(section, bare, 1))
+    assert rules_mod.load_rules().advice["engine"] == ("", "")
