@@ -760,3 +760,12 @@ def test_a_pydantic_error_in_a_traceback_is_announced_when_the_traceback_ends():
     c = Classifier(emit=seen.append)
     c.feed("\n".join([_START, *tb]) + "\n")
     assert [e for e in seen if isinstance(e, ExceptionFound)], "announced once the traceback ended"
+
+
+def test_a_healthy_log_gets_the_advice_for_no_failure():
+    """No root failure: the advice is the one for ``none`` (move up one rung), not an empty line."""
+    from k3tui.classify import advice_for
+
+    r = _classify_plain([_START, *_FILLER])
+    assert r.failed_stage == "none"
+    assert r.advice == advice_for("none") != ""
