@@ -54,6 +54,10 @@ CASES = [
     ),
     pytest.param("ERROR:    boom", "boom", "ERROR", None, None, id="uvicorn"),
     pytest.param(
+        "(EngineCore_0 pid=7) \ufffd[1;31mERROR\ufffd[0m 11-30 06:12:00 [core.py:1] boom",
+        "boom", "ERROR", "EngineCore_0 pid=7", "11-30 06:12:00", id="ESC-decoded-as-U+FFFD",
+    ),
+    pytest.param(
         "`(APIServer pid=1) ERROR 11-30 03:33:00 [api_server.py:9] boom`",
         "boom", "ERROR", "APIServer pid=1", "11-30 03:33:00", id="inline-code-quoted",
     ),

@@ -130,9 +130,18 @@ def test_a_frame_verdict_points_at_the_frames_own_line():
     assert r.evidence.lines == (5,)  # the log's line 5 (the kv-cache frame), not 7 (the exception line)
 
 
-def test_a_chained_exception_without_blank_lines_starts_no_continuation():
-    """An excerpt whose blank lines were dropped: "The above exception was the direct cause …"
-    right under the exception line ends that traceback; it is not part of its message."""
+@pytest.mark.parametrize(
+    "chain",
+    [
+        "The above exception was the direct cause of the following exception:",
+        "During handling of the above exception, another exception occurred:",
+    ],
+    ids=["direct-cause", "during-handling"],
+)
+def test_a_chained_exception_without_blank_lines_starts_no_continuation(chain):
+    """An excerpt whose blank lines were dropped: "The above exception was the direct cause …" or
+    "During handling of the above exception …" right under the exception line ends that
+    traceback; it is not part of its message."""
     inner = [
         "Traceback (most recent call last):",
         '  File "/x/vllm/v1/worker/gpu_worker.py", line 5, in load_model',
@@ -140,7 +149,7 @@ def test_a_chained_exception_without_blank_lines_starts_no_continuation():
         "ValueError: the inner failure",
     ]
     outer = [
-        "The above exception was the direct cause of the following exception:",
+        chain,
         "Traceback (most recent call last):",
         '  File "/x/vllm/v1/engine/core.py", line 9, in run',
         "    start()",
@@ -342,3 +351,20 @@ def test_a_windows_path_in_a_frame_is_read_by_its_folders():
     ]
     r = classify_text("\n".join(tb) + "\n")
     assert (r.failed_stage, r.evidence.rule, r.evidence.lines) == ("weights", "frames", (2,))
+
+
+def test_an_exception_line_under_a_frameless_head_borrows_the_traceback_printed_next():
+    """A ``Traceback`` head with no frame under it is no traceback: the exception line after it is
+    a one-line root, and the same process's traceback printed right after lends it its frames
+    (``load_model``: weights) instead of the head swallowing that traceback."""
+    lines = [
+        _P + "Traceback (most recent call last):",
+        _P + "RuntimeError: the engine could not start",
+        *_tb(_P, ["load_model"]),
+        _P + "ValueError: bad weights",
+        _P,
+        _P + "EngineCore exiting.",
+    ]
+    r = classify_text("\n".join([_START, *lines]) + "\n")
+    assert (r.exception_type, r.first_exception.line_number) == ("RuntimeError", 3)
+    assert (r.failed_stage, r.evidence.rule) == ("weights", "frames")
