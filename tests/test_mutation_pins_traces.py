@@ -368,3 +368,22 @@ def test_an_exception_line_under_a_frameless_head_borrows_the_traceback_printed_
     r = classify_text("\n".join([_START, *lines]) + "\n")
     assert (r.exception_type, r.first_exception.line_number) == ("RuntimeError", 3)
     assert (r.failed_stage, r.evidence.rule) == ("weights", "frames")
+
+
+def test_a_traceback_is_rebuilt_only_from_its_own_processs_head():
+    """An unprefixed exception deep in the log whose own ``Traceback`` head is missing: the last
+    head before it belongs to another process (a request's WARNING traceback that was logged and
+    survived), so nothing is rebuilt: the root stands alone, it does not take that head and the
+    stray frames after it for its stack."""
+    w = "(APIServer pid=7) WARNING 11-30 06:11:30 [serving_chat.py:5] "
+    quiet = [
+        w + "Traceback (most recent call last):",
+        w + '  File "/x/vllm/entrypoints/openai/serving_chat.py", line 5, in create_chat_completion',
+        w + "    check(request)",
+        w + "ValueError: bad request",
+    ]
+    flood = [f"(APIServer pid=7) INFO 11-30 06:11:{i % 60:02d} [loader.py:1] step {i}" for i in range(60)]
+    tail = ['  File "/x/vllm/v1/worker/gpu_model_runner.py", line 5, in load_model', "    go()", "RuntimeError: boom"]
+    r = classify_text("\n".join([_START, *quiet, *flood, *tail]) + "\n")
+    assert r.exception_type == "RuntimeError"
+    assert list(r.first_exception.stack) == ["RuntimeError: boom"]
