@@ -769,3 +769,20 @@ def test_a_healthy_log_gets_the_advice_for_no_failure():
     r = _classify_plain([_START, *_FILLER])
     assert r.failed_stage == "none"
     assert r.advice == advice_for("none") != ""
+
+
+def test_a_healthy_log_that_served_is_no_failure_with_high_confidence():
+    """No root and the API was ready: high confidence; no root before it was ever ready: medium."""
+    ready = "INFO 11-30 06:12:30 [api_server.py:1] Application startup complete."
+    assert _classify_plain([_START, *_FILLER, ready]).confidence == "high"
+    assert _classify_plain([_START, *_FILLER]).confidence == "medium"
+
+
+def test_a_window_that_mentions_every_crash_word_still_finds_the_kill():
+    """INFO lines that happen to mention every crash word (a help text, a config dump) sit before
+    a real ``Killed``: the look-back from the consequence still finds the kill."""
+    from k3tui.classify.rules import load_rules
+
+    words = [f"INFO 11-30 06:11:00 [help.py:1] glossary: {w}" for w in load_rules().crash_needles]
+    r = _classify_plain([_START, *_FILLER, *words, "Killed", _DEAD])
+    assert r.first_exception is not None and r.first_exception.line == "Killed"
