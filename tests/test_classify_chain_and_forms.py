@@ -102,3 +102,40 @@ def test_bold_is_taken_off_a_whole_line_only(body: str) -> None:
     assert clean(f"**{body}**") == body
     assert clean(f"x **{body}**") == f"x **{body}**"
     assert clean(f"**{body}** and **{body}**") == f"**{body}** and **{body}**"
+
+
+def test_a_quoted_pydantic_error_without_a_traceback_reports_the_field_error() -> None:
+    """The field's name sits on its own unindented line between the header and 'Input should …'
+    (found by issue 22's mutation run: the header was reported)."""
+    text = (
+        "pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig\n"
+        "max_logprobs\n"
+        "  Input should be greater than or equal to -1 [type=greater_than_equal, input_value=-2, input_type=int]\n"
+    )
+    res = classify_text(text)
+    assert res.first_exception.line.strip().startswith("Input should be greater than or equal to -1")
+    assert "validation error for ModelConfig" in res.first_exception.context
+    assert res.failed_stage == "config"
+
+
+def test_a_one_line_root_follows_the_chain_of_the_traceback_printed_under_it() -> None:
+    text = "\n".join(
+        [
+            "ERROR 01-01 00:00:00 [core.py:1] Exception in worker W while processing method step_x: boom",
+            "Traceback (most recent call last):",
+            '  File "/x/vllm/distributed/device_communicators/shm_broadcast.py", line 1, in acquire_read',
+            "    raise TimeoutError",
+            "TimeoutError: timed out",
+            "",
+            "The above exception was the direct cause of the following exception:",
+            "",
+            "Traceback (most recent call last):",
+            '  File "/x/vllm/v1/engine/core.py", line 1, in run_busy_loop',
+            "    self._process_engine_step()",
+            "RuntimeError: step failed",
+            "",
+        ]
+    )
+    res = classify_text(text)
+    assert "while processing method step_x" in res.first_exception.line
+    assert (res.failed_stage, res.evidence.rule) == ("runtime", "frames")

@@ -74,6 +74,8 @@ _FAILURE_WORDS = re.compile(
     r"|not (?:supported|allowed|found|available|defined|enough))\b"
 )
 _CHAINED = re.compile(r"(?:The above exception was the direct cause|During handling of the above exception)")
+_FIELD = re.compile(r"^[A-Za-z_][\w.\[\]]*$")
+"""The field a pydantic error names on its own line, between its header and its ``Input should …``."""
 _PY_WARNING = re.compile(r"\b[A-Z]\w*Warning: ")
 """Python's ``warnings`` output (torchvision's 'Failed to load image Python extension' decoy)."""
 _CRASH_TYPES = frozenset({"FatalError", "WorkerDied"})
@@ -313,7 +315,8 @@ class Classifier:
         """After the root's traceback: a chained one (``The above exception …``) holds its callers."""
         last = root.outer[-1] if root.outer else root.trace
         if last is None:
-            root.following = False
+            if n - root.n > HEADER_WINDOW:
+                root.following = False  # no traceback of its own came: nothing to follow
             return
         if last.mode == "tb" or n == last.last:
             return  # still being printed
@@ -641,7 +644,7 @@ class Classifier:
             trace_over = (
                 root.trace.mode == "closed"
                 if root.trace is not None
-                else n > root.n and ln.key == root.key and not ln.body[:1].isspace()
+                else n > root.n and ln.key == root.key and not ln.body[:1].isspace() and not _FIELD.match(ln.body)
             )
             if n - root.n < WRAP_WINDOW and not (root.wrap.inner == "value-error" and trace_over):
                 return
