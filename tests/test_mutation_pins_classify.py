@@ -122,13 +122,18 @@ def test_an_oom_logged_after_another_root_is_a_consequence_not_absent():
     assert _classify([*tb, _err(77) + ""]).oom_root_cause is None
 
 
+def _workers(n: int) -> tuple[list[str], list[str], list[str]]:
+    """n workers' traceback heads, one frame each, and their exception lines (printed in that order)."""
+    pids = list(range(100, 100 + n))
+    heads = [_err(p) + "Traceback (most recent call last):" for p in pids]
+    frames = [_err(p) + f'  File "/x/vllm/v1/worker/w.py", line {p}, in step_{p}' for p in pids]
+    return heads, frames, [_err(p) + f"RuntimeError: worker {p} failed" for p in pids]
+
+
 def test_thirty_two_tracebacks_open_at_once_keep_the_first_ones_stack():
     """TP=8 x DP=4 workers print their tracebacks at the same time: the first worker's exception,
     printed after all 32 opened, is the root with its whole stack."""
-    pids = list(range(100, 132))
-    heads = [_err(p) + "Traceback (most recent call last):" for p in pids]
-    frames = [_err(p) + f'  File "/x/vllm/v1/worker/w.py", line {p}, in step_{p}' for p in pids]
-    excs = [_err(p) + f"RuntimeError: worker {p} failed" for p in pids]
+    heads, frames, excs = _workers(32)
     r = _classify([*heads, *frames, *excs])
     assert r.first_exception.line == excs[0]
     assert list(r.first_exception.stack) == [heads[0], frames[0], excs[0]]
@@ -413,10 +418,7 @@ def test_a_traceback_takes_the_error_line_at_most_50_lines_before_it_as_its_head
 def test_a_thirty_third_open_traceback_drops_the_oldest():
     """At most 32 tracebacks are assembled at once: when a 33rd opens, the oldest is given up, so
     its exception line, when it comes, is a root without its frames."""
-    pids = list(range(100, 133))
-    heads = [_err(p) + "Traceback (most recent call last):" for p in pids]
-    frames = [_err(p) + f'  File "/x/vllm/v1/worker/w.py", line {p}, in step_{p}' for p in pids]
-    excs = [_err(p) + f"RuntimeError: worker {p} failed" for p in pids]
+    heads, frames, excs = _workers(33)
     r = _classify([*heads, *frames, *excs])
     assert r.first_exception.line == excs[0]
     assert list(r.first_exception.stack) == [excs[0]]

@@ -173,14 +173,14 @@ def test_a_new_log_record_after_the_exception_ends_the_traceback():
 def test_only_the_code_line_under_a_frame_names_the_function_it_was_calling():
     """The source line printed under a frame says where the stack was going; a call quoted in the
     exception's message is not a frame, so it cannot move the stage."""
-    tb = [
-        "Traceback (most recent call last):",
-        '  File "/x/plugin/loader.py", line 5, in load_weights',
-        "    self.fetch(w)",
-        "RuntimeError: boom after init_device(0)",
-    ]
-    r = classify_text("\n".join(tb) + "\n")
+    r = classify_text(_one_frame("/x/plugin/loader.py", "load_weights", "self.fetch(w)", "boom after init_device(0)"))
     assert (r.failed_stage, r.evidence.rule) == ("weights", "frames")
+
+
+def _one_frame(path: str, func: str, code: str, message: str) -> str:
+    """An unprefixed traceback with one frame and a RuntimeError."""
+    tb = ["Traceback (most recent call last):", f'  File "{path}", line 5, in {func}', f"    {code}"]
+    return "\n".join([*tb, f"RuntimeError: {message}"]) + "\n"
 
 
 def test_a_rebuilt_traceback_points_at_its_frames_own_line():
@@ -343,13 +343,8 @@ def test_a_tab_indented_exception_message_stays_with_its_exception():
 def test_a_windows_path_in_a_frame_is_read_by_its_folders():
     """A frame printed on Windows (``C:\\venv\\…\\vllm\\model_executor\\model_loader\\…``): its
     folders name the stage as a ``/`` path's would (the model loader: weights)."""
-    tb = [
-        "Traceback (most recent call last):",
-        '  File "C:\\venv\\Lib\\site-packages\\vllm\\model_executor\\model_loader\\loader.py", line 5, in fetch_all',
-        "    go()",
-        "RuntimeError: boom",
-    ]
-    r = classify_text("\n".join(tb) + "\n")
+    path = "C:\\venv\\Lib\\site-packages\\vllm\\model_executor\\model_loader\\loader.py"
+    r = classify_text(_one_frame(path, "fetch_all", "go()", "boom"))
     assert (r.failed_stage, r.evidence.rule, r.evidence.lines) == ("weights", "frames", (2,))
 
 
