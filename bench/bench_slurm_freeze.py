@@ -68,7 +68,9 @@ def main() -> int:
         kw = sshd.connect_kwargs()
         conf = str(cluster.conf)
         host = [min(asyncio.run(_freeze(sshd.target, kw, {"pid": pid})) for _ in range(args.rounds))]
-        jobs = [min(asyncio.run(_freeze(sshd.target, kw, {"job": job, "slurm_conf": conf})) for _ in range(args.rounds))]
+        jobs = [
+            min(asyncio.run(_freeze(sshd.target, kw, {"job": job, "slurm_conf": conf})) for _ in range(args.rounds))
+        ]
         print(f"freeze of the node (--pid {pid}):      {host[0]:.2f} s (best of {args.rounds})")
         print(f"freeze of the job (--job {job}):        {jobs[0]:.2f} s (best of {args.rounds})")
         print(f"ratio job/node: {jobs[0] / host[0]:.2f}  (the job's own facts add {jobs[0] - host[0]:+.2f} s)")

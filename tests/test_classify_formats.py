@@ -340,7 +340,9 @@ def test_every_complete_real_log_keeps_its_verdict_under_every_shippers_wrapping
         ref = classify_text("\n".join(lines) + "\n")
         for how, wrap in SHIPPERS.items():
             got = classify_text("\n".join(wrap(x) for x in lines) + "\n")
-            same = got.failed_stage == ref.failed_stage and (got.first_exception is None) == (ref.first_exception is None)
+            same = got.failed_stage == ref.failed_stage and (got.first_exception is None) == (
+                ref.first_exception is None
+            )
             if same and ref.first_exception is not None:
                 same = got.first_exception.line_number == ref.first_exception.line_number
             if not same:

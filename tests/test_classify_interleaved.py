@@ -32,10 +32,23 @@ _REFS = {c.id: classify_text("\n".join(_TEXTS[c.id]) + "\n") for c in LOGS}
 _node = st.from_regex(r"[a-z][a-z0-9\-]{0,11}", fullmatch=True)
 _step = st.from_regex(r"[1-9][0-9]{0,5}(\.[0-9])?", fullmatch=True)
 SLURM_LINES = st.one_of(
-    st.builds(lambda nd, t, c: f"srun: error: {nd}: task {t}: Exited with exit code {c}", _node, st.integers(0, 7), st.integers(1, 255)),
-    st.builds(lambda nd, a, b: f"srun: error: {nd}: tasks {a}-{a + b}: Killed", _node, st.integers(0, 3), st.integers(1, 4)),
-    st.builds(lambda s, nd: f"slurmstepd: error: *** STEP {s} ON {nd} CANCELLED AT 2026-12-01T03:12:44 ***", _step, _node),
-    st.builds(lambda s, nd: f"slurmstepd: error: *** JOB {s} ON {nd} CANCELLED AT 2026-12-01T03:12:44 DUE TO TIME LIMIT ***", _step, _node),
+    st.builds(
+        lambda nd, t, c: f"srun: error: {nd}: task {t}: Exited with exit code {c}",
+        _node,
+        st.integers(0, 7),
+        st.integers(1, 255),
+    ),
+    st.builds(
+        lambda nd, a, b: f"srun: error: {nd}: tasks {a}-{a + b}: Killed", _node, st.integers(0, 3), st.integers(1, 4)
+    ),
+    st.builds(
+        lambda s, nd: f"slurmstepd: error: *** STEP {s} ON {nd} CANCELLED AT 2026-12-01T03:12:44 ***", _step, _node
+    ),
+    st.builds(
+        lambda s, nd: f"slurmstepd: error: *** JOB {s} ON {nd} CANCELLED AT 2026-12-01T03:12:44 DUE TO TIME LIMIT ***",
+        _step,
+        _node,
+    ),
     st.just("srun: Job step aborted: Waiting up to 32 seconds for job step to finish."),
     st.just("srun: forcing job termination"),
     st.builds(lambda s: f"srun: Terminating StepId={s}", _step),

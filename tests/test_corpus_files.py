@@ -74,7 +74,11 @@ def problems(folder: Path) -> list[str]:
 
 
 def _folders() -> list[Path]:
-    return sorted(p for p in REPO_CORPUS.iterdir() if p.is_dir() and not p.name.startswith(("_", "."))) if REPO_CORPUS.is_dir() else []
+    return (
+        sorted(p for p in REPO_CORPUS.iterdir() if p.is_dir() and not p.name.startswith(("_", ".")))
+        if REPO_CORPUS.is_dir()
+        else []
+    )
 
 
 @pytest.mark.parametrize("folder", _folders(), ids=lambda p: p.name)

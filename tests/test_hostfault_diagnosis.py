@@ -54,7 +54,11 @@ def test_the_fault_is_the_root_exactly_when_it_is_close_before_the_exception(ser
         return  # on the edge of the window, the stamp's microseconds decide
     assert (root is not None) == close, (offset, skew, root)
     if root:
-        assert root["host"] == "gb300-02" and root["code"] == 79 and root["seconds_before"] == pytest.approx(-offset, abs=1e-3)
+        assert (
+            root["host"] == "gb300-02"
+            and root["code"] == 79
+            and root["seconds_before"] == pytest.approx(-offset, abs=1e-3)
+        )
 
 
 def test_an_old_fault_is_history_and_a_burst_names_its_first_line(server_log) -> None:
@@ -63,8 +67,13 @@ def test_an_old_fault_is_history_and_a_burst_names_its_first_line(server_log) ->
     assert root_fault(old, t) is None
     burst = "\n".join(
         [
-            _journal(t - 2, msg="NVRM: Xid (PCI:0000:5d:00): 95, pid=74, name=VLLM::Worker_TP3, Uncontained: FBHUB. RST: Yes, D-RST: No"),
-            _journal(t - 1.9, msg="NVRM: Xid (PCI:0000:5d:00): 64, pid='<unknown>', name=<unknown>, Row Remapper Error"),
+            _journal(
+                t - 2,
+                msg="NVRM: Xid (PCI:0000:5d:00): 95, pid=74, name=VLLM::Worker_TP3, Uncontained: FBHUB. RST: Yes, D-RST: No",
+            ),
+            _journal(
+                t - 1.9, msg="NVRM: Xid (PCI:0000:5d:00): 64, pid='<unknown>', name=<unknown>, Row Remapper Error"
+            ),
             _journal(t - 1, msg="NVRM: Xid (PCI:0000:5d:00): 13, Graphics Exception: ESR 0x404490=0x80000001"),
         ]
     )
@@ -106,10 +115,14 @@ def subprocess_help() -> str:
     import subprocess
     import sys
 
-    return subprocess.run([sys.executable, "-m", "k3tui.cli", "classify", "--help"], capture_output=True, text=True).stdout
+    return subprocess.run(
+        [sys.executable, "-m", "k3tui.cli", "classify", "--help"], capture_output=True, text=True
+    ).stdout
 
 
-def test_classify_without_host_log_keeps_the_documented_keys_and_a_quiet_kernel_log_is_null(server_log, tmp_path, capsys) -> None:
+def test_classify_without_host_log_keeps_the_documented_keys_and_a_quiet_kernel_log_is_null(
+    server_log, tmp_path, capsys
+) -> None:
     text, t = server_log
     log, klog = tmp_path / "server.log", tmp_path / "kernel.log"
     log.write_text(text)

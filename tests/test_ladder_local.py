@@ -11,9 +11,7 @@ from k3tui.remote.local import LocalHost
 
 async def test_a_server_that_exits_before_health_is_a_failed_start_with_its_last_log_line(tmp_path):
     fake = tmp_path / "vllm"
-    fake.write_text(
-        '#!/bin/sh\necho "starting $*"\necho "no more work here, bye" >&2\nexit 3\n'
-    )
+    fake.write_text('#!/bin/sh\necho "starting $*"\necho "no more work here, bye" >&2\nexit 3\n')
     fake.chmod(0o755)
     events: list = []
     async with LocalHost(emit=events.append) as host:

@@ -75,7 +75,7 @@ def test_a_one_letter_switch_after_a_switch_is_a_switch(switch, letter, nxt):
 @settings(max_examples=60, deadline=None)
 @given(
     name=_name.filter(lambda n: not n.startswith("no-")),
-    num=st.one_of(st.integers(-10**6, -1).map(str), st.floats(-1e3, -1e-3).map(lambda f: f"{f:g}")),
+    num=st.one_of(st.integers(-(10**6), -1).map(str), st.floats(-1e3, -1e-3).map(lambda f: f"{f:g}")),
 )
 def test_a_negative_number_is_an_option_value_not_an_option(name, num):
     cfg = parse_command(["vllm", "serve", "/m", f"--{name}", num, "--enforce-eager"])
@@ -124,8 +124,11 @@ def test_every_launch_parses_back_to_its_config(flags, env, image, docker, tp, m
 def test_the_diff_from_nothing_names_exactly_the_set_variables(model, mml, tp, image, flags):
     cfg = RunConfig(model_path=model, max_model_len=mml, tensor_parallel_size=tp, image=image, flags=flags)
     want = {"concurrency"} | {f"flag:{k}" for k in flags}
-    want |= {k for k, v in (("model_path", model), ("max_model_len", mml), ("tensor_parallel_size", tp),
-                            ("image", image)) if v not in (None, "")}
+    want |= {
+        k
+        for k, v in (("model_path", model), ("max_model_len", mml), ("tensor_parallel_size", tp), ("image", image))
+        if v not in (None, "")
+    }
     got = diff(None, cfg)
     assert {x["key"] for x in got} == want
     assert all(x["old"] is None for x in got)

@@ -16,13 +16,21 @@ from hypothesis import strategies as st
 from k3tui.launch.slurm import environ_map, requeue_findings, serving_pid
 from k3tui.scene.parsers import slurm as S
 
-_word = st.text(st.characters(whitelist_categories=("Ll", "Lu", "Nd"), whitelist_characters="_-./:"), min_size=1, max_size=12)
-_free = st.text(st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters="\n\r"), max_size=60).map(str.strip)
+_word = st.text(
+    st.characters(whitelist_categories=("Ll", "Lu", "Nd"), whitelist_characters="_-./:"), min_size=1, max_size=12
+)
+_free = st.text(st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters="\n\r"), max_size=60).map(
+    str.strip
+)
 _key = st.from_regex(r"[A-Z][A-Za-z]{1,10}", fullmatch=True).filter(lambda k: k not in S.FREE_TEXT_KEYS)
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.tuples(_key, _word), min_size=1, max_size=6, unique_by=lambda kv: kv[0]), st.sampled_from(sorted(S.FREE_TEXT_KEYS)), _free)
+@given(
+    st.lists(st.tuples(_key, _word), min_size=1, max_size=6, unique_by=lambda kv: kv[0]),
+    st.sampled_from(sorted(S.FREE_TEXT_KEYS)),
+    _free,
+)
 def test_a_line_keeps_every_value_and_a_free_text_value_whole(pairs, free_key, free_value) -> None:  # noqa: ANN001
     """``K=V K=V … Comment=any text, even a=b`` → every pair, the free text exactly as printed."""
     line = " ".join(f"{k}={v}" for k, v in pairs) + f" {free_key}={free_value}"
@@ -43,7 +51,12 @@ def test_a_job_record_round_trips_through_scontrols_layout(name, comment, status
     assert job["JobName"] == name and job["Comment"] == comment and job["Command"] == "/s/run.sh --port=8000 a b"
     assert job["WorkDir"] == "/scratch/my runs" and S.exit_code(job["ExitCode"]) == (status, signal)
     assert S.gres_binding(job) == [
-        {"node": n, "gres": [{"name": "gpu", "type": "h200", "count": 8, "idx": list(range(8))}], "cpu_ids": "0-15", "mem": "0"}
+        {
+            "node": n,
+            "gres": [{"name": "gpu", "type": "h200", "count": 8, "idx": list(range(8))}],
+            "cpu_ids": "0-15",
+            "mem": "0",
+        }
         for n in ("gpu-01", "gpu-02")
     ]
 
@@ -57,7 +70,11 @@ def test_an_error_instead_of_a_record_is_one_line() -> None:
         raise AssertionError("no ParseError")
 
 
-_host = st.tuples(st.from_regex(r"[a-z][a-z-]{0,6}", fullmatch=True), st.integers(0, 3), st.lists(st.integers(0, 300), min_size=1, max_size=6))
+_host = st.tuples(
+    st.from_regex(r"[a-z][a-z-]{0,6}", fullmatch=True),
+    st.integers(0, 3),
+    st.lists(st.integers(0, 300), min_size=1, max_size=6),
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -88,19 +105,39 @@ def test_host_list_ranges_and_bad_ones() -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(["gpu", "nic", "mps", "shard"]), st.one_of(st.none(), st.sampled_from(["h200", "gb300", "a100_80g"])), st.integers(1, 8), st.booleans()), min_size=1, max_size=3))
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["gpu", "nic", "mps", "shard"]),
+            st.one_of(st.none(), st.sampled_from(["h200", "gb300", "a100_80g"])),
+            st.integers(1, 8),
+            st.booleans(),
+        ),
+        min_size=1,
+        max_size=3,
+    )
+)
 def test_gres_strings(items) -> None:  # noqa: ANN001
     text = ",".join(f"{n}{':' + t if t else ''}:{c}" + (f"(IDX:0-{c - 1})" if idx else "") for n, t, c, idx in items)
-    assert S.parse_gres(text) == [{"name": n, "type": t, "count": c, "idx": list(range(c)) if idx else None} for n, t, c, idx in items]
+    assert S.parse_gres(text) == [
+        {"name": n, "type": t, "count": c, "idx": list(range(c)) if idx else None} for n, t, c, idx in items
+    ]
 
 
 def test_listpids_sacct_and_jobcomp_formats() -> None:
-    pids = S.parse_listpids("PID      JOBID    STEPID   LOCALID GLOBALID\n18330    1        0        0       0\n18269    1        batch    -       -\n")
+    pids = S.parse_listpids(
+        "PID      JOBID    STEPID   LOCALID GLOBALID\n18330    1        0        0       0\n18269    1        batch    -       -\n"
+    )
     assert pids == [{"pid": 18330, "job": "1", "step": "0", "local_id": 0, "global_id": 0},
                     {"pid": 18269, "job": "1", "step": "batch", "local_id": None, "global_id": None}]  # fmt: skip
-    rows = S.parse_sacct("7|kimi|FAILED|1:0|2026-12-01T22:00:00|2026-12-01T22:01:00|n1\n7|kimi|REQUEUED|0:0|a|b|n[1-2]\n", S.SACCT_FIELDS[:7])
+    rows = S.parse_sacct(
+        "7|kimi|FAILED|1:0|2026-12-01T22:00:00|2026-12-01T22:01:00|n1\n7|kimi|REQUEUED|0:0|a|b|n[1-2]\n",
+        S.SACCT_FIELDS[:7],
+    )
     assert [r["State"] for r in rows] == ["FAILED", "REQUEUED"] and rows[1]["NodeList"] == "n[1-2]"
-    comp = S.parse_jobcomp("JobId=1 UserId=k(1) GroupId=k(1) Name=my job JobState=FAILED Partition=gpu WorkDir=/a b ExitCode=3:0 \n")
+    comp = S.parse_jobcomp(
+        "JobId=1 UserId=k(1) GroupId=k(1) Name=my job JobState=FAILED Partition=gpu WorkDir=/a b ExitCode=3:0 \n"
+    )
     assert comp == [{"JobId": "1", "UserId": "k(1)", "GroupId": "k(1)", "Name": "my job", "JobState": "FAILED",
                      "Partition": "gpu", "WorkDir": "/a b", "ExitCode": "3:0"}]  # fmt: skip
 
@@ -115,7 +152,11 @@ def test_container_flags_pyxis_and_apptainer() -> None:
     assert got["image"] == "vllm/vllm-openai:v0.9" and got["mounts"] == ["/m:/m"] and got["digest"] is None
     app = "#!/bin/bash\nsrun apptainer exec --nv -B /models:/models,/x:/y /images/vllm.sif vllm serve /models/k3\n"
     got = S.container_flags(app)
-    assert got["kind"] == "apptainer" and got["image"] == "/images/vllm.sif" and got["mounts"] == ["/models:/models", "/x:/y"]
+    assert (
+        got["kind"] == "apptainer"
+        and got["image"] == "/images/vllm.sif"
+        and got["mounts"] == ["/models:/models", "/x:/y"]
+    )
     assert S.container_flags("#!/bin/bash\nvllm serve m\n") is None
 
 
@@ -173,7 +214,9 @@ def test_one_change_touches_exactly_its_line(mml, new_mml, prefix_on, key) -> No
     changed_new = [ln for ln in new_lines if ln not in old_lines]
     assert len(changed_new) == 1 and len(changed_old) <= 1, (changed_old, changed_new)
     if key.startswith("env:"):
-        assert changed_new[0].startswith(f"export {key[4:]}=") and shlex.split(changed_new[0])[1] == f"{key[4:]}={value}"
+        assert (
+            changed_new[0].startswith(f"export {key[4:]}=") and shlex.split(changed_new[0])[1] == f"{key[4:]}={value}"
+        )
     else:
         assert changed_old and "--container-image=nvcr.io#nvidia/vllm:25.10" not in changed_new[0] + changed_old[0]
         assert "| tee" in new and new.count("srun --container-image") == 1
@@ -186,7 +229,9 @@ def test_resources_given_outside_the_script_are_given_again() -> None:
 
     job = {"Partition": "gb300", "NumNodes": "2", "TresPerNode": "gres:gpu:gb300:4", "TimeLimit": "04:00:00"}
     assert outside_options(job, []) == ["--partition=gb300", "--nodes=2", "--gres=gpu:gb300:4", "--time=04:00:00"]
-    asked = S.sbatch_directives("#!/bin/bash\n#SBATCH -p gb300\n#SBATCH --nodes=2\n#SBATCH --gres=gpu:gb300:4\n#SBATCH -t 4:00:00\n")
+    asked = S.sbatch_directives(
+        "#!/bin/bash\n#SBATCH -p gb300\n#SBATCH --nodes=2\n#SBATCH --gres=gpu:gb300:4\n#SBATCH -t 4:00:00\n"
+    )
     assert outside_options(job, asked) == []
     assert outside_options({"NumNodes": "1", "TimeLimit": "UNLIMITED", "Partition": "(null)"}, []) == []
 
@@ -206,7 +251,11 @@ def test_a_script_without_a_server_line_is_one_clear_error() -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.dictionaries(st.from_regex(r"[A-Z_][A-Z0-9_]{0,15}", fullmatch=True), _free.filter(lambda v: "\n" not in v), max_size=12))
+@given(
+    st.dictionaries(
+        st.from_regex(r"[A-Z_][A-Z0-9_]{0,15}", fullmatch=True), _free.filter(lambda v: "\n" not in v), max_size=12
+    )
+)
 def test_environ_round_trips(env) -> None:  # noqa: ANN001
     assert environ_map("\n".join(f"{k}={v}" for k, v in env.items())) == env
 
