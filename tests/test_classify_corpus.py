@@ -56,6 +56,11 @@ KNOWN_MISSES = {
     "vllm-issues/346.log": "a missing libnccl that surfaces in NCCL init (the label says engine is defensible)",
     "vllm-issues/347.log": "stage right; the root: a c10d '[E socket.cpp]' line with no 'rror' before the"
     " DistNetworkError that repeats its message (the prefilter never reads it)",
+    "vllm-issues/350.log": "stage right; the root: the label takes NCCL's 'NCCL WARN Cuda failure' line, the"
+    " project reads the exception Python raises as the root and NCCL's line as evidence (session 5 tried"
+    " the label's reading; it changed the demo scenarios' promised roots, and was undone)",
+    "vllm-issues/521.log": "stage right; the root: the label takes NCCL's 'NCCL WARN Error while creating shared"
+    " memory segment' line; the project reports the exception it causes (as for 350)",
     "vllm-issues/352.log": "an OOM quoted alone with other workers' 'Using model weights' lines; no stack",
     "vllm-issues/353.log": "a 'Failed to import from vllm._C' warning on XPU that the labeller marks maybe"
     " harmless, then device lines: the label (container) is unsure",

@@ -128,7 +128,7 @@ def _first_patterns() -> list[tuple[str, str, str, str]]:
     ]
     for table, key in [
         ("consequence", "patterns"), ("consequence", "carries"), ("wording", "startup"), ("wording", "runtime"),
-        ("warning_root", "patterns"), ("warning_root", "failure"), ("warning_root", "info"), ("warning_root", "nccl"),
+        ("warning_root", "patterns"), ("warning_root", "failure"), ("warning_root", "info"),
         ("teardown", "patterns"), ("request_error", "patterns"), ("crash", "patterns"), ("crash", "after"),
     ]:  # fmt: skip
         out.append((f"[{table}]", key, pat[table][key][0], f"[{table}]"))

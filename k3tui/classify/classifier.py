@@ -350,12 +350,10 @@ class Classifier:
             return
         if ln.body[:1].isspace():
             return  # code or a continuation printed outside any traceback we follow
-        if ln.level in ("WARNING", "WARN", "INFO", None) and self._warning is None and self._root is None:
+        if ln.level in ("WARNING", "INFO", None) and self._warning is None and self._root is None:
             rules = self._rules
-            if "NCCL WARN" in ln.raw:  # NCCL's own log line (``host:pid:tid [rank] [file.cc:N] NCCL WARN …``)
-                if rules.nccl_root.search(ln.raw):
-                    self._warning = self._new_root(ln, n, "NCCLError", ln.body)
-                    self._warning.body = ln.raw[ln.raw.index("NCCL WARN") :]  # its stage evidence: NCCL's
+            if "NCCL WARN" in ln.raw:
+                pass  # NCCL's own line: evidence, never the root (the exception Python raises for it is)
             elif ln.level == "INFO":
                 if n <= HEAD_LINES and rules.info_root.search(ln.body):
                     self._warning = self._new_root(ln, n, "PlatformError", ln.body)

@@ -95,8 +95,6 @@ class Rules:
     """Of those, the ones that report a failure by themselves."""
     info_root: re.Pattern[str]
     """INFO lines that are roots the same way (vLLM logs a failed platform detection at INFO)."""
-    nccl_root: re.Pattern[str]
-    """NCCL WARN lines (whole line) that are roots the same way."""
     request_error: re.Pattern[str]
     """ERROR headers of ONE request that failed and was answered (the server survived)."""
     teardown: re.Pattern[str]
@@ -236,7 +234,6 @@ def load_rules() -> Rules:
         warning_root=_alternation(pat["warning_root"]["patterns"], "patterns.toml [warning_root]"),
         warning_failure=_alternation(pat["warning_root"]["failure"], "patterns.toml [warning_root]"),
         info_root=_alternation(pat["warning_root"]["info"], "patterns.toml [warning_root]"),
-        nccl_root=_alternation(pat["warning_root"]["nccl"], "patterns.toml [warning_root]"),
         teardown=_alternation(pat["teardown"]["patterns"], "patterns.toml [teardown]"),
         request_error=_alternation(pat["request_error"]["patterns"], "patterns.toml [request_error]"),
         crash=_alternation(crash["patterns"], "patterns.toml [crash]"),
