@@ -173,4 +173,5 @@ async def test_clock_skew_is_measured_over_ssh_and_corrected_on_the_merged_timel
     # (log +31 s); corrected, it comes 28 s before it, as it happened
     then = next(line for line in text.splitlines() if line.strip().startswith("then head-01"))
     delta = float(then.split("(")[1].split("s)")[0])
-    assert 26.0 < delta < 30.0, then
+    # 28 s, give or take the skew's measurement (±1.5 s, asserted above) and the stamps' 1 s resolution
+    assert 25.5 <= delta <= 30.5, then

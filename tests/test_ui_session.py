@@ -245,11 +245,13 @@ async def test_leaving_a_live_session_asks_then_closes_it(tmp_path, shared):
         ss = await _session(app, pilot)
         await pilot.press("escape")
         await _until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        await pilot.pause(0.1)  # the dialog pushed is not yet the dialog listening: a key sent now can be lost
         await pilot.press("n")  # changed my mind: still in the session, nothing closed
         await _until(pilot, lambda: app.screen is ss)
         assert not driver.closed
         await pilot.press("escape")
         await _until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        await pilot.pause(0.1)
         await pilot.press("y")
         await _until(pilot, lambda: isinstance(app.screen, HomeScreen))
         assert driver.closed and ss.driver is None
