@@ -128,11 +128,11 @@ class _Root:
 
 
 BORROW_WITHIN = 5
-MAX_CHAIN = 4
-"""Chained tracebacks followed after a root's own (Python chains rarely go deeper)."""
 """Lines after a one-line root (no traceback of its own) within which the same process's next
 traceback is taken as its stage evidence: V0's ``Engine iteration timed out`` is followed at once
 by the ``Engine background task failed`` traceback of the step that hung."""
+MAX_CHAIN = 4
+"""Chained tracebacks followed after a root's own (Python chains rarely go deeper)."""
 
 
 class Classifier:
@@ -213,10 +213,9 @@ class Classifier:
             self._close(trace)
         if self._root is None and not self._stopped:
             self._crash_lookback(self._n + 1, force=True)
-            quoted = self._unexplained
-            if quoted is not None and self._rules.carries.search(quoted.body):
-                if self._root is None or quoted.n < self._root.n:
-                    self._root = quoted  # it names the failure; a crash line after it is its end
+            quoted = self._quoted()
+            if quoted is not None and (self._root is None or quoted.n < self._root.n):
+                self._root = quoted  # it names the failure; a crash line after it is its end
             warning = self._warning
             if self._root is None and warning is not None:
                 never_ready = self._timeline.now < len(STAGES) - 1  # and this is all it said
@@ -352,9 +351,7 @@ class Classifier:
             return  # code or a continuation printed outside any traceback we follow
         if ln.level in ("WARNING", "INFO", None) and self._warning is None and self._root is None:
             rules = self._rules
-            if "NCCL WARN" in ln.raw:
-                pass  # NCCL's own line: evidence, never the root (the exception Python raises for it is)
-            elif ln.level == "INFO":
+            if ln.level == "INFO":
                 if n <= HEAD_LINES and rules.info_root.search(ln.body):
                     self._warning = self._new_root(ln, n, "PlatformError", ln.body)
             elif rules.warning_root.search(ln.body) and not _PY_WARNING.search(ln.body):
@@ -518,8 +515,7 @@ class Classifier:
         if self._stop_before():
             self._stopped = True
             return
-        quoted = self._unexplained
-        if quoted is not None and typ in _CRASH_TYPES and self._rules.carries.search(quoted.body):
+        if typ in _CRASH_TYPES and (quoted := self._quoted()) is not None:
             self._root = quoted  # "Worker failed with error 'X'" came first; the worker's death is its end
             return
         root = self._teardown or self._warning or self._new_root(ln, n, typ, msg, trace)
@@ -533,6 +529,12 @@ class Classifier:
             self._crash_lookback(n, force=True)
         if self._rules.oom.search(self._root.body):
             self._oom_seen = True
+
+    def _quoted(self) -> _Root | None:
+        """The first start-up consequence when it quotes the failure it reports (V1's ``Worker failed
+        with error '…'``): a better root than a worker's death reported after it."""
+        quoted = self._unexplained
+        return quoted if quoted is not None and self._rules.carries.search(quoted.body) else None
 
     # --- wrappers: report the root a wrapper line wraps ---------------------------------------
 
