@@ -191,7 +191,10 @@ def equivalents(readme: Path) -> set[str]:
 
 def _check_copy(copy: Path, python: str, module: str) -> None:
     where = subprocess.run(
-        [python, "-c", f"import {module}; print({module}.__file__)"], cwd=copy, capture_output=True, text=True
+        [python, "-c", f"import sys, {module}; print(sys.modules[{module!r}].__file__)"],
+        cwd=copy,
+        capture_output=True,
+        text=True,
     ).stdout.strip()
     if not where.startswith(str(copy)):
         sys.exit(f"mutation: the copy imports {module} from {where or '?'}, not from {copy}: refusing to run")
