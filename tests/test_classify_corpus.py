@@ -37,8 +37,6 @@ KNOWN_MISSES = {
     "vllm-cpu-faults/kill9-engine-at-load.log": "labelled by when the kill was sent ('Starting to load"
     " model'; the labeller marks engine defensible): the log shows the weights loaded before the death was"
     " reported, so by its lines start-up had reached the engine",
-    "vllm-issues/206.log": "an OOM whose only stage evidence is the weights progress bar printed AFTER it;"
-    " the excerpt has no stack",
     "vllm-issues/268.log": "a UCX crash handler's 'Caught signal 8' and a native backtrace through a"
     " FlashInfer MoE kernel, no vLLM line at all: that start-up had reached the kernels is in the title only",
     "vllm-issues/287.log": "an illegal memory access reported by the NCCL watchdog after a cut '[rank0]' prefix;"
@@ -61,13 +59,10 @@ KNOWN_MISSES = {
     " the label's reading; it changed the demo scenarios' promised roots, and was undone)",
     "vllm-issues/521.log": "stage right; the root: the label takes NCCL's 'NCCL WARN Error while creating shared"
     " memory segment' line; the project reports the exception it causes (as for 350)",
-    "vllm-issues/352.log": "an OOM quoted alone with other workers' 'Using model weights' lines; no stack",
     "vllm-issues/353.log": "a 'Failed to import from vllm._C' warning on XPU that the labeller marks maybe"
     " harmless, then device lines: the label (container) is unsure",
     "vllm-issues/356.log": "the gated-repo message is quoted in prose after a prose line that says 'cannot'",
     "vllm-issues/445.log": "the error quoted in lower-case prose ('valueerror: …'), no vLLM word or log line",
-    "vllm-issues/562.log": "root right (V1's 'Worker failed with error …'); a torch.compile pass assertion"
-    " ('auto_functionalized was not removed') with no frame or start-up line: engine from the thread",
     "vllm-issues/564.log": "the root is quoted only in the reporter's prose above an abridged log",
     "vllm-issues/566.log": "an HSA 'Memory access fault' with AITER lines only; 'during startup' is the"
     " reporter's word",
@@ -86,10 +81,6 @@ KNOWN_MISSES = {
     "vllm-issues/723.log": "a web page's copy that squashed the traceback into one line",
     "vllm-issues/728.log": "stage right; the label quotes the wrapped continuation ('undefined symbol: …') of"
     " the ImportError line the classifier reports (both are in the reported stack)",
-    "vllm-issues/684.log": "a KeyError in attention metadata with eight workers' lines interleaved and no"
-    " frame kept: that it was the warm-up's dummy run is in the thread's prose",
-    "vllm-issues/687.log": "root right (V1's 'Worker failed with error …'); 'Current vLLM config is not set'"
-    " names no layer, the failing forward (profiling) is in the prose",
     "vllm-issues/690.log": "FlashMLA's native 'Failed to create tensormap' with no crash word the look-back knows",
     "vllm-issues/691.log": "the root line itself is cut mid-message by the stored copy (LoRA target modules)",
     "vllm-issues/693.log": "oneCCL's native 'EXCEPTION: ze error' (Intel XPU) with no Python exception after it",

@@ -113,6 +113,8 @@ class _Root:
     """A one-line root Python chained another exception to: that one's stack is its evidence."""
     borrowed: list[str] = field(default_factory=list)
     """A native crash's stage evidence: the traceback the same incident printed next."""
+    cut: bool = False
+    """A traceback cut before its exception line: its last frame is not where it failed."""
     borrowed_numbers: list[int] = field(default_factory=list)
     verdict: Verdict | None = None
     outer: list[Trace] = field(default_factory=list)
@@ -210,7 +212,7 @@ class Classifier:
             self._scan(tail + "\n", len(tail) + 1)
         self._history.at_end()  # before closing: a cut traceback looks back for a stop from the end
         for trace in list(self._traces.values()):
-            self._close(trace)
+            self._close(trace, at_end=True)
         if self._root is None and not self._stopped:
             self._crash_lookback(self._n + 1, force=True)
             quoted = self._quoted()
@@ -442,7 +444,7 @@ class Classifier:
         if self._root is None or self._wrapping():
             self._candidate(ln, n, typ, msg, trace)
 
-    def _close(self, trace: Trace) -> None:
+    def _close(self, trace: Trace, at_end: bool = False) -> None:
         root = self._root
         if (
             root is not None
@@ -459,17 +461,25 @@ class Classifier:
             elif (gone := self._teardown) is not None and self._root is None and trace.start > gone.n:
                 self._root = gone  # the engine died and a call into it failed (its exception line cut off)
             else:
-                self._fallback = self._truncated_root(trace)
+                self._fallback = self._truncated_root(trace, at_end)
         trace.mode = "closed"
         self._traces.pop(trace.key, None)
 
-    def _truncated_root(self, trace: Trace) -> _Root | None:
-        """A traceback cut before its exception line: its ERROR header is the best root left."""
-        if trace.header is None or self._rules.consequence.search(trace.header[0].body):
+    def _truncated_root(self, trace: Trace, at_end: bool = False) -> _Root | None:
+        """A traceback cut before its exception line: its ERROR header is the best root left; for
+        one the END of the log cut (a paste that stops mid-traceback, a process killed while it
+        printed), without a header, its own first line: a log that ends in a traceback did not end
+        well, and its frames still name the layer."""
+        if trace.header is None:
+            if not at_end or not trace.lines:
+                return None
+            head, hn = parse(trace.lines[0]), trace.numbers[0]
+        elif self._rules.consequence.search(trace.header[0].body):
             return None
-        head, hn = trace.header
+        else:
+            head, hn = trace.header
         root = _Root(head.raw, hn, head.body, "", head.body, trace.process, trace.key, self._timeline.now)
-        root.stack, root.numbers, root.trace = trace.lines, trace.numbers, trace
+        root.stack, root.numbers, root.trace, root.cut = trace.lines, trace.numbers, trace, True
         root.marks = [(m.stage, m.line) for m in self._timeline.marks]
         return root
 
@@ -695,6 +705,7 @@ class Classifier:
         numbers = [x for t in outer for x in t.numbers] + root.numbers + root.borrowed_numbers
         ev = Evidence(text, root.n, stack, numbers, root.header, root.stage_idx, root.marks, root.raw)
         ev.native = root.type in ("NativeCrash", "Killed", "FatalError", "LinkError")
+        ev.process, ev.cut = root.process, root.cut
         return decide(self._rules, ev)
 
     def _stop_before(self) -> bool:
@@ -742,6 +753,7 @@ class Classifier:
                 res.evidence = Verdict("unknown", "not-a-vllm-log", (), "low", why)
             return res
         verdict = self._verdict(root) if root.outer or root.verdict is None else root.verdict
+        verdict = self._unfinished(root, verdict)
         stage = verdict.stage
         res.failed_stage = stage
         res.first_exception = FirstException(root.raw, root.n, _stack(root), root.process, root.context)
@@ -752,9 +764,32 @@ class Classifier:
         res.evidence, res.confidence = verdict, verdict.confidence
         return res
 
+    def _unfinished(self, root: _Root, verdict: Verdict) -> Verdict:
+        """A root with only weak evidence, and the loader's progress bar stuck short of its total
+        after it (``Loading safetensors checkpoint shards: 3% Completed | 1/37``, printed when the
+        OOM that stopped the load flushed it): the root stopped the weights' loading. Asked at the
+        end of the log only (a bar still moving is not stuck), and only of the last bar."""
+        if verdict.confidence != "low" or not self._ended or root.stage_idx > _WEIGHTS:
+            return verdict
+        tail = self._history.since(_SHARDS)
+        if tail is None or not (m := _SHARDS_BAR.search(tail.split("\n", 1)[0].rsplit("\r", 1)[-1])):
+            return verdict
+        done, total = int(m["done"]), int(m["total"])
+        n = self._n - tail.count("\n") + (1 if tail.endswith("\n") else 0)  # the bar's own line
+        if done >= total or n <= root.n:
+            return verdict
+        why = f"the loader's progress stopped at {done}/{total} checkpoint shards (line {n}): it failed loading the weights"
+        return Verdict("weights", "markers", (n,), "medium", why)
+
     def _recognised(self) -> bool:
         """Anything that says this is a vLLM log: the word vllm, a stage past the first line."""
         return self._vllm or self._timeline.now > 0 or self._n == 0
+
+
+_SHARDS = "checkpoint shards:"
+_SHARDS_BAR = re.compile(r"checkpoint shards: +\d+% Completed \| (?P<done>\d+)/(?P<total>\d+)")
+"""tqdm's bar of vLLM's weight loaders (``Loading safetensors checkpoint shards: 3% Completed | 1/37 […]``)."""
+_WEIGHTS = STAGES.index("weights")
 
 
 def _stack(root: _Root) -> list[str]:

@@ -15,7 +15,8 @@ strongest evidence available, in a fixed order (issue 13):
    (NCCL -> engine, a missing shared object -> container) — ``message``;
 3. the furthest start-up marker reached — ``markers``;
 4. the exception type alone (an ``ImportError`` with nothing else to go on is the
-   container), the weakest — ``exception-type``; nothing at all — ``default``.
+   container), the weakest — ``exception-type``; nothing at all — ``default``: the engine's
+   set-up when the engine core or a worker printed the root, else the process start.
 
 Each verdict carries the rule that decided it, the log lines it rests on and a
 confidence (``high`` for 1, ``medium`` for 2 and 3, ``low`` for 4). Rules are data in
@@ -54,6 +55,10 @@ class Evidence:
     """The root line as printed (its logger location is evidence too)."""
     native: bool = False
     """A native crash, a kill or a fatal interpreter error (no Python exception)."""
+    cut: bool = False
+    """The stack is a traceback cut before its exception line: its last frame is not the failing one."""
+    process: str | None = None
+    """The process that printed the root (``EngineCore_DP0 pid=42``), when the line names one."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +85,7 @@ def decide(rules: Rules, ev: Evidence) -> Verdict:
         or _markers(ev)
         or _before_anything(ev)
         or _message(rules, ev, "weak")
+        or _engine_process(rules, ev)
         or Verdict(
             STAGES[0], "default", (ev.line,), "low", "nothing in the log names a layer; assumed the process start"
         )
@@ -124,7 +130,7 @@ def _frames(rules: Rules, ev: Evidence) -> Verdict | None:
 
 def _import_chain(ev: Evidence) -> Verdict | None:
     """The innermost frame is module-level code: it failed while importing (the image's Python)."""
-    i = import_frame(ev.stack)
+    i = None if ev.cut else import_frame(ev.stack)
     if i is None:
         return None
     n = ev.numbers[i] if i < len(ev.numbers) else ev.line
@@ -160,6 +166,20 @@ def _before_anything(ev: Evidence) -> Verdict | None:
     if ev.native and ev.line == 1:
         return Verdict(STAGES[0], "markers", (1,), "medium", "it crashed before printing anything: the process start")
     return None
+
+
+def _engine_process(rules: Rules, ev: Evidence) -> Verdict | None:
+    """Nothing names a layer, but the engine core or a worker printed the root: past the config."""
+    if ev.process is None or not rules.engine_process.match(ev.process):
+        return None
+    name = ev.process.split(" pid=", 1)[0]
+    return Verdict(
+        "engine",
+        "default",
+        (ev.line,),
+        "low",
+        f"nothing in the log names a layer; {name} printed it, so the start-up was past the config: assumed the engine's set-up",
+    )
 
 
 def _markers(ev: Evidence) -> Verdict | None:

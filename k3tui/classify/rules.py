@@ -88,6 +88,8 @@ class Rules:
     """Finds the worker method a wrapper line names (group 1)."""
     startup_wording: re.Pattern[str]
     runtime_wording: re.Pattern[str]
+    engine_process: re.Pattern[str]
+    """The process names of vLLM's engine core and workers (a root past the config)."""
     wrappers: tuple[Wrapper, ...]
     warning_root: re.Pattern[str]
     """WARNING lines that are the root when a failure follows (a broken vllm._C)."""
@@ -230,6 +232,7 @@ def load_rules() -> Rules:
         methods=_rx(pat["wording"]["method"], "patterns.toml [wording]"),
         startup_wording=_alternation(pat["wording"]["startup"], "patterns.toml [wording]"),
         runtime_wording=_alternation(pat["wording"]["runtime"], "patterns.toml [wording]"),
+        engine_process=_rx(pat["wording"]["engine_process"], "patterns.toml [wording]"),
         wrappers=_wrappers(pat),
         warning_root=_alternation(pat["warning_root"]["patterns"], "patterns.toml [warning_root]"),
         warning_failure=_alternation(pat["warning_root"]["failure"], "patterns.toml [warning_root]"),

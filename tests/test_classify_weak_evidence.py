@@ -1,0 +1,168 @@
+"""Issue 13, sixth session: what decides the stage when the root itself names no layer.
+
+Three readings, each on the real corpus log that showed it (tuned part of
+``tests/data/corpus/vllm-issues``) and on classes of generated logs:
+
+- the engine core or a worker printed the root: past the config, so ``engine`` rather than the
+  process start (``default``, low confidence);
+- the loader's progress bar is stuck short of its total after the root: ``weights``;
+- a traceback the end of the log cut before its exception line, with no ERROR header: still a
+  failure (its first line is the root), unless the operator had stopped the server.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from k3tui.classify import Classifier, classify_text
+
+ISSUES = Path(__file__).parent / "data" / "corpus" / "vllm-issues"
+
+
+def _text(name: str) -> str:
+    return (ISSUES / name).read_text(encoding="utf-8", errors="replace")
+
+
+# --- the process that printed the root ---------------------------------------------------------
+
+ENGINE_PROCS = st.sampled_from(
+    ["EngineCore_DP0", "EngineCore", "Worker_TP3", "Worker_TP1_EP1", "VllmWorker rank=2", "VllmWorkerProcess",
+     "RayWorkerWrapper", "RayWorkerVllm"]
+)  # fmt: skip
+OTHER_PROCS = st.sampled_from(["APIServer", "bundle_reservation_check_func", "MainProcess", "uvicorn"])
+PLAIN_ERRORS = st.sampled_from(
+    ["KeyError: 'language_model.model.layers.0.self_attn'", "IndexError: list index out of range",
+     "AttributeError: 'NoneType' object has no attribute 'shape'", "RuntimeError: something unexpected"]
+)  # fmt: skip
+
+
+def _one_line(proc: str, error: str) -> str:
+    return f"({proc} pid=4242) ERROR 08-24 13:18:52 [multiproc_executor.py:1050] {error}\n"
+
+
+@given(ENGINE_PROCS, PLAIN_ERRORS)
+def test_a_root_printed_by_the_engine_or_a_worker_is_past_the_config(proc: str, error: str) -> None:
+    res = classify_text(_one_line(proc, error))
+    assert res.first_exception is not None and error in res.first_exception.line
+    assert (res.failed_stage, res.evidence.rule, res.confidence) == ("engine", "default", "low")
+    assert proc.split()[0] in res.evidence.why
+
+
+@given(OTHER_PROCS, PLAIN_ERRORS)
+def test_a_root_of_another_process_keeps_the_process_start(proc: str, error: str) -> None:
+    res = classify_text(_one_line(proc, error))
+    assert (res.failed_stage, res.evidence.rule, res.confidence) == ("container", "default", "low")
+
+
+def test_the_process_is_weaker_than_any_rule_about_the_message() -> None:
+    """An ImportError names the container even from a worker; an OOM names the engine anyway."""
+    res = classify_text(_one_line("Worker_TP0", "ModuleNotFoundError: No module named 'flash_attn'"))
+    assert (res.failed_stage, res.evidence.rule) == ("container", "exception-type")
+
+
+def test_real_v1_worker_roots_with_nothing_else_are_engine() -> None:
+    """684: eight workers' KeyError lines and no frame; 687: the EngineCore's one-line report."""
+    for name in ("684.log", "687.log"):
+        res = classify_text(_text(name))
+        assert (res.failed_stage, res.evidence.rule) == ("engine", "default"), name
+
+
+# --- the loader's progress bar -------------------------------------------------------------------
+
+OOM = "(EngineCore_DP0 pid=7) torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 80.00 MiB.\n"
+
+
+def _bar(done: int, total: int) -> str:
+    pct = 100 * done // total
+    return f"Loading safetensors checkpoint shards: {pct:3d}% Completed | {done}/{total} [00:02<01:39,  2.77s/it]\n"
+
+
+@given(st.integers(1, 64).flatmap(lambda t: st.tuples(st.integers(0, t - 1), st.just(t))), st.integers(0, 5))
+def test_a_bar_stuck_short_of_its_total_after_the_root_is_weights(bar: tuple[int, int], gap: int) -> None:
+    done, total = bar
+    log = OOM + "\n" * gap + _bar(done, total) + "[rank0]: destroy_process_group() was not called\n"
+    res = classify_text(log)
+    assert (res.failed_stage, res.evidence.rule) == ("weights", "markers")
+    assert f"{done}/{total}" in res.evidence.why
+
+
+@given(st.integers(1, 64), st.integers(0, 5))
+def test_a_finished_bar_is_not_evidence(total: int, gap: int) -> None:
+    res = classify_text(OOM + "\n" * gap + _bar(total, total))
+    assert (res.failed_stage, res.evidence.rule) == ("engine", "exception-type")
+
+
+def test_only_the_last_update_of_a_bar_counts() -> None:
+    """tqdm rewrites its line with CR: 1/4, 2/4 … 4/4 on one line is a finished load."""
+    line = "".join(_bar(k, 4).rstrip("\n") + "\r" for k in range(5)).rstrip("\r") + "\n"
+    assert (classify_text(OOM + line).failed_stage) == "engine"
+    stuck = "".join(_bar(k, 4).rstrip("\n") + "\r" for k in range(3)).rstrip("\r") + "\n"
+    assert classify_text(OOM + stuck).failed_stage == "weights"
+
+
+def test_a_bar_still_moving_in_a_live_view_is_not_stuck() -> None:
+    """Before the end of the log a bar short of its total may still move: the live answer keeps the OOM's stage."""
+    c = Classifier()
+    c.feed(OOM + _bar(1, 37))
+    assert c.result().failed_stage == "engine"
+    assert c.finish().failed_stage == "weights"
+
+
+def test_a_stuck_bar_does_not_override_the_roots_own_evidence() -> None:
+    """A message that names a layer (the KV cache) beats the bar."""
+    kv = "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization`.\n"
+    assert classify_text(kv + _bar(1, 37)).failed_stage == "engine"
+
+
+def test_real_ooms_quoted_before_the_loaders_bar_are_weights() -> None:
+    """206: an OOM at 1/37 shards, the bar flushed after it; 352: one rank's OOM while the others
+    print 'Loading pt checkpoint shards: 0% Completed | 0/46'."""
+    for name in ("206.log", "352.log"):
+        res = classify_text(_text(name))
+        assert (res.failed_stage, res.evidence.rule, res.oom_root_cause) == ("weights", "markers", True), name
+
+
+# --- a traceback cut by the end of the log -------------------------------------------------------
+
+MARKERS = (
+    "INFO 05-08 00:41:42 [loader.py:458] Loading weights took 6.71 seconds\n"
+    "DEBUG 05-08 00:41:43 [decorators.py:203] Start compiling function <code object forward>\n"
+)
+CUT = (
+    "Traceback (most recent call last):\n"
+    '  File "<frozen runpy>", line 198, in _run_module_as_main\n'
+    '  File "/usr/local/lib/python3.12/dist-packages/vllm/entrypoints/openai/api_server.py", line 1130, in <module>\n'
+    "    uvloop.run(run_server(args))\n"
+)
+
+
+@given(st.integers(1, 4))
+def test_a_log_that_ends_inside_a_traceback_is_a_failure(frames: int) -> None:
+    lines = CUT.splitlines(keepends=True)[: frames + 1]
+    res = classify_text(MARKERS + "".join(lines))
+    assert res.first_exception is not None
+    assert res.first_exception.line == "Traceback (most recent call last):"
+    assert res.first_exception.line_number == 3
+    assert res.failed_stage == "engine"  # the weights were loaded: the engine's set-up
+    assert res.evidence.rule == "markers"  # a cut stack's last frame (here <module>) is not where it failed
+
+
+def test_a_cut_traceback_after_the_operators_stop_is_still_none() -> None:
+    stop = "(APIServer pid=28554) INFO 12-01 22:12:58 [launcher.py:254] [shutdown] API server: shutdown triggered\n"
+    res = classify_text(MARKERS + stop + CUT)
+    assert res.failed_stage == "none" and res.first_exception is None
+
+
+def test_a_traceback_closed_by_its_exception_line_is_not_replaced() -> None:
+    res = classify_text(MARKERS + CUT + "RuntimeError: Engine core initialization failed. See root cause above.\n")
+    assert res.first_exception is not None and "Traceback" not in res.first_exception.line
+
+
+def test_the_real_log_stopped_by_sigterm_during_compile_is_engine() -> None:
+    """238: weights loaded, torch.compile started, the EngineCore exits and the API server's
+    traceback is cut by the end of the paste (its label's root is the DEBUG exit line)."""
+    res = classify_text(_text("238.log"))
+    assert res.failed_stage == "engine" and res.first_exception is not None
