@@ -82,6 +82,16 @@ KNOWN_MISSES = {
     "vllm-issues/728.log": "stage right; the label quotes the wrapped continuation ('undefined symbol: …') of"
     " the ImportError line the classifier reports (both are in the reported stack)",
     "vllm-issues/690.log": "FlashMLA's native 'Failed to create tensormap' with no crash word the look-back knows",
+    "vllm-issues/760.log": "the free-memory check raised in init_device: device by its frames; the labeller read it"
+    " as the start-up memory budget (engine) and marked device defensible",
+    "vllm-issues/763.log": "the worker's frames above the FP8 block-size ValueError were cut; 'quantization' in the"
+    " message makes it config; the sibling workers' tracebacks (load_model) are another process's",
+    "vllm-issues/803.log": "a whole V0 traceback flattened into one physical line by the page (starts mid-word):"
+    " no line is a traceback",
+    "vllm-issues/881.log": "Triton's PTXASError is reported; the label's root is ptxas's own 'not supported on"
+    " .target sm_121a' line printed before it, which names the device",
+    "vllm-issues/882.log": "an AttributeError quoted in prose, wrapped over two lines (the weight's name on the"
+    " second), no prefix, no stack: nothing names a layer",
     "vllm-issues/691.log": "the root line itself is cut mid-message by the stored copy (LoRA target modules)",
     "vllm-issues/693.log": "oneCCL's native 'EXCEPTION: ze error' (Intel XPU) with no Python exception after it",
     "vllm-issues/485.log": "a Gloo timeout that Python reports as 'Error ignored in is_in_the_same_node'"
@@ -169,7 +179,11 @@ def test_corpus_events_agree_with_result(case: Case) -> None:
 # root (91.3 %).
 # Then 16 from 2025-2026 threads (680-695, 4 held out: 1/4 stage, 3/4 root): 83/108 stage (76.9 %),
 # 98/108 root (90.7 %).
-HELD_OUT_FLOOR = {"stage": 0.76, "root": 0.90}
+# Sixth session: three weak-evidence readings (engine/worker process, a stuck shards bar, a cut
+# traceback) first: 84/108 stage, 98/108 root. Then 30 fresh excerpts (760-884, 9 held out: 5/9 stage,
+# 7/9 root, scored before and unchanged after the rules from the tuned 21): 89/117 stage (76.1 %),
+# 105/117 root (89.7 %).
+HELD_OUT_FLOOR = {"stage": 0.76, "root": 0.89}
 
 
 def test_held_out_part_holds_its_measured_floor() -> None:

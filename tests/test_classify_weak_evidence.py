@@ -166,3 +166,88 @@ def test_the_real_log_stopped_by_sigterm_during_compile_is_engine() -> None:
     traceback is cut by the end of the paste (its label's root is the DEBUG exit line)."""
     res = classify_text(_text("238.log"))
     assert res.failed_stage == "engine" and res.first_exception is not None
+
+
+# --- forms of the sixth session's fresh excerpts (760-884) ---------------------------------------
+
+
+def test_carets_and_unindented_frames_keep_a_traceback_open() -> None:
+    """846: an EngineCore traceback whose indentation was lost (``File "…"`` at the start of the
+    body, Python 3.11's ``^^^^`` under each code line): its frames reach the root, and
+    ``execute_model`` says the engine was serving."""
+    res = classify_text(_text("846.log"))
+    assert res.first_exception is not None and "ACL stream synchronize failed" in res.first_exception.line
+    assert (res.failed_stage, res.evidence.rule) == ("runtime", "frames")
+    assert len(res.first_exception.stack) > 5
+
+
+@given(st.integers(1, 6), st.sampled_from(["^^^^^^^^", "~~~~^^^^~~~~", "^"]))
+def test_a_frame_that_lost_its_indentation_is_a_frame_not_a_header(frames: int, carets: str) -> None:
+    pre = "(EngineCore_0 pid=702) ERROR 09-04 09:50:12 [core.py:702] "
+    frame = (
+        f'{pre}File "/vllm/vllm/v1/executor/multiproc_executor.py", line 173, in execute_model\n'
+        f"{pre}(output, ) = self.collective_rpc(\n{pre}{carets}\n"
+    )
+    log = frame * frames + f"{pre}RuntimeError: Worker failed with error 'boom', please check the stack trace above\n"
+    res = classify_text(log)
+    assert res.first_exception is not None and res.first_exception.line_number == 3 * frames + 1
+    assert (res.failed_stage, res.evidence.rule) == ("runtime", "frames")
+    assert len(res.first_exception.stack) == 3 * frames + 1
+
+
+@given(st.sampled_from(["model_server-1", "vllm", "llm_api.1"]), st.integers(0, 3))
+def test_exception_group_bars_inside_a_compose_wrapper(service: str, depth: int) -> None:
+    """801: ``model_server-1  |     |   File …``: the bars of an exception group after compose's prefix."""
+    pre = f"{service}  |     " + "| " * (depth + 1)  # nested groups: one bar per level
+    log = (
+        f'{pre}  File "/usr/local/lib/python3.10/dist-packages/vllm/model_executor/layers/sampler.py", line 324, in _random_sample\n'
+        f"{pre}    random_samples = random_samples.cpu()\n"
+        f"{pre}RuntimeError: CUDA error: device-side assert triggered\n"
+    )
+    res = classify_text(log)
+    assert res.first_exception is not None and res.first_exception.line_number == 3
+    assert len(res.first_exception.stack) == 3
+
+
+def test_the_real_compose_exception_group_excerpt() -> None:
+    res = classify_text(_text("801.log"))
+    assert res.first_exception is not None
+    assert "device-side assert triggered" in res.first_exception.line
+
+
+@given(PLAIN_ERRORS, st.integers(1, 30))
+def test_an_engine_dead_error_after_a_weak_root_means_it_was_serving(error: str, gap: int) -> None:
+    dead = "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root cause.\n"
+    res = classify_text(error + "\n" + "...\n" * gap + dead)
+    assert (res.failed_stage, res.evidence.rule) == ("runtime", "wording")
+    assert res.first_exception is not None and error in res.first_exception.line
+
+
+def test_an_engine_dead_error_does_not_override_a_roots_own_evidence() -> None:
+    dead = "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue.\n"
+    kv = "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization`.\n"
+    assert classify_text(kv + dead).failed_stage == "engine"
+
+
+def test_the_real_lora_failure_after_a_client_call_is_runtime() -> None:
+    """841: a LoRA adapter's ValueError quoted in prose, '...', then the client's EngineDeadError."""
+    res = classify_text(_text("841.log"))
+    assert (res.failed_stage, res.evidence.rule) == ("runtime", "wording")
+
+
+@given(
+    st.sampled_from(["ImportError", "ModuleNotFoundError"]),
+    st.sampled_from(
+        ["bitsandbytes version is wrong. Please install bitsandbytes>=0.46.1.", "Please install flashinfer to use it",
+         "No module named 'deep_gemm'; run pip install deep_gemm", "xformers requires torch >= 2.4"]
+    ),
+)  # fmt: skip
+def test_an_import_error_asking_for_a_package_is_the_image_even_past_the_weights(typ: str, msg: str) -> None:
+    markers = "INFO 10-01 10:00:00 [loader.py:1] Starting to load model /models/x...\n"
+    res = classify_text(markers + f"{typ}: {msg}\n")
+    assert (res.failed_stage, res.evidence.rule) == ("container", "message")
+
+
+def test_the_real_bitsandbytes_version_error_is_the_container() -> None:
+    """849: the model had started loading when bitsandbytes' version check failed."""
+    assert classify_text(_text("849.log")).failed_stage == "container"

@@ -169,6 +169,8 @@ class Classifier:
         self._ended = False
         self._teardown: _Root | None = None
         """The client's 'engine core died' note, waiting for a failure after it to be the root."""
+        self._serving_after: int | None = None
+        """The first line after the root saying the engine had been serving (an EngineDeadError)."""
         self._unexplained: _Root | None = None
         """The first "start-up failed, see above" consequence: the root left when above holds none
         (a worker SIGKILLed while starting prints nothing of its own)."""
@@ -365,6 +367,7 @@ class Classifier:
 
     def _error_line(self, ln: Line, n: int) -> None:
         rules = self._rules
+        self._late(ln, n)
         if rules.teardown.search(ln.body):
             if self._teardown is None and self._root is None and not self._stopped:
                 self._teardown = self._new_root(ln, n, "WorkerDied", ln.body)
@@ -406,7 +409,8 @@ class Classifier:
 
     def _open(self, ln: Line, n: int) -> None:
         quiet = ln.level in QUIET_LEVELS
-        own_header = not ln.body.startswith(("Traceback", " "))
+        # "Exception in worker …: <error>, Traceback (…):" is its own header; a frame is not
+        own_header = ln.body.endswith(TB_HEAD) and not ln.body.startswith("Traceback")
         if own_header and not quiet:
             self._error_line(ln, n)  # V0 workers: "Exception in worker …: <error>, Traceback (…):"
         header = self._headers.pop(ln.key, None)
@@ -419,7 +423,8 @@ class Classifier:
             if self._rules.request_error.search(header[0].body):
                 trace.quiet = True  # one request failed and was answered with an error: logged, survived
         trace.add(ln.raw, n)
-        trace.frames = 0 if ln.body.endswith("Traceback (most recent call last):") else 1
+        trace.frames = 0 if ln.body.endswith(TB_HEAD) else 1
+        trace.code_next = ln.body.startswith('File "')  # a frame that lost its indentation: its code follows
         self._traces[ln.key] = trace
         if len(self._traces) > MAX_TRACES:
             self._close(min(self._traces.values(), key=lambda t: t.last))
@@ -432,6 +437,7 @@ class Classifier:
 
     def _exception_line(self, trace: Trace, ln: Line, n: int) -> None:
         body = ln.body
+        self._late(ln, n)
         if self._rules.oom.search(body) and not trace.quiet:
             self._oom_seen = True
         if trace.quiet:
@@ -753,7 +759,7 @@ class Classifier:
                 res.evidence = Verdict("unknown", "not-a-vllm-log", (), "low", why)
             return res
         verdict = self._verdict(root) if root.outer or root.verdict is None else root.verdict
-        verdict = self._unfinished(root, verdict)
+        verdict = self._serving(root, self._unfinished(root, verdict))
         stage = verdict.stage
         res.failed_stage = stage
         res.first_exception = FirstException(root.raw, root.n, _stack(root), root.process, root.context)
@@ -763,6 +769,25 @@ class Classifier:
         res.advice = advice_text(self._rules, stage)
         res.evidence, res.confidence = verdict, verdict.confidence
         return res
+
+    def _late(self, ln: Line, n: int) -> None:
+        """Note the first line after the root that says the engine had been serving."""
+        root = self._root
+        if (
+            self._serving_after is None
+            and root is not None
+            and n > root.n
+            and self._rules.runtime_after.search(ln.body)
+        ):
+            self._serving_after = n
+
+    def _serving(self, root: _Root, verdict: Verdict) -> Verdict:
+        """A root with only weak evidence that an EngineDeadError followed: it killed a serving engine."""
+        n = self._serving_after
+        if verdict.confidence != "low" or n is None or n <= root.n:
+            return verdict
+        why = f"an EngineDeadError followed it (line {n}): the engine died while serving"
+        return Verdict("runtime", "wording", (n,), "medium", why)
 
     def _unfinished(self, root: _Root, verdict: Verdict) -> Verdict:
         """A root with only weak evidence, and the loader's progress bar stuck short of its total

@@ -42,6 +42,8 @@ _RANK = re.compile(r"^\[rank(?P<rank>\d+)\]: ?")
 _MARKUP = re.compile(r"^(?:\s*>(?= |$) ?|\s*`+|\s{0,8}[|│](?= |$) ?)+")
 """What an excerpt quoted in an issue thread adds: ``> `` quotes, inline-code backticks,
 the ``| `` of Python's exception-group layout."""
+_BARS = re.compile(r"^(?:\s{0,8}[|│](?= |$) ?)+")
+"""The ``| `` of Python's exception-group layout after a wrapper (``vllm-1  |     |   File …``)."""
 _BOLD = re.compile(r"^\s*\*\*(?P<body>[^\s*](?:(?!\*\*).)*)\*\*\s*$")
 """A whole line in markdown bold, as excerpts quote an error in prose."""
 _NCCL = re.compile(r"^[\w.\-]+:(?P<pid>\d+):\d+ \[\d+\] NCCL (?P<lvl>[A-Z]+) ?")
@@ -159,6 +161,8 @@ def parse(raw: str) -> Line:
     """Parse one raw line (without its newline)."""
     display = raw.rstrip("\r")
     text, service, time = _wrappers(clean(raw))
+    if service and text[:1] in " |│" and (m := _BARS.match(text)):
+        text = text[m.end() :]  # an exception group's bars inside a compose wrapper
     process = None
     if m := _PROC.match(text):
         process, text = f"{m['proc']} pid={m['pid']}", text[m.end() :]

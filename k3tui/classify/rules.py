@@ -89,6 +89,8 @@ class Rules:
     startup_wording: re.Pattern[str]
     runtime_wording: re.Pattern[str]
     engine_process: re.Pattern[str]
+    runtime_after: re.Pattern[str]
+    """Consequences that, printed after a root, say the engine had been serving."""
     """The process names of vLLM's engine core and workers (a root past the config)."""
     wrappers: tuple[Wrapper, ...]
     warning_root: re.Pattern[str]
@@ -233,6 +235,7 @@ def load_rules() -> Rules:
         startup_wording=_alternation(pat["wording"]["startup"], "patterns.toml [wording]"),
         runtime_wording=_alternation(pat["wording"]["runtime"], "patterns.toml [wording]"),
         engine_process=_rx(pat["wording"]["engine_process"], "patterns.toml [wording]"),
+        runtime_after=_alternation(pat["wording"]["runtime_after"], "patterns.toml [wording]"),
         wrappers=_wrappers(pat),
         warning_root=_alternation(pat["warning_root"]["patterns"], "patterns.toml [warning_root]"),
         warning_failure=_alternation(pat["warning_root"]["failure"], "patterns.toml [warning_root]"),

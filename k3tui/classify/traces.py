@@ -34,6 +34,8 @@ _ENDS_IN_FUNC = re.compile(r", in \S+\s*$")
 _EXC_SHAPE = re.compile(r"^(?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*(?::|\(|$)|^[A-Z_]\w*(?::|\(|$)")
 """An exception line: ``Type[: msg]``, ``Type(…)``; an undotted type is capitalised, so another
 program's own stderr (``srun: error: …``, ``bash: …``) is not taken for one."""
+_CARETS = re.compile(r"^[\^~]+\s*$")
+"""Python 3.11's markers under a frame's code (``~~~~^^^^``), left unindented when an excerpt lost its indentation."""
 MAX_FOREIGN = 5
 """Unindented lines of no traceback shape that may sit inside one (another program's stderr
 interleaved, a workload manager's report) before it counts as ended."""
@@ -97,7 +99,13 @@ class Trace:
             if body.startswith(TB_HEAD) and len(self.lines) > 1:
                 return "other"
             code, self.code_next = self.code_next, body.startswith('File "') and _ENDS_IN_FUNC.search(body) is not None
-            if not body or body[0].isspace() or code or body.startswith(("[Previous line", TB_HEAD, 'File "')):
+            if (
+                not body
+                or body[0].isspace()
+                or code
+                or body.startswith(("[Previous line", TB_HEAD, 'File "'))
+                or (body[0] in "^~" and _CARETS.match(body))
+            ):
                 self.add(ln.raw, n)
                 self.frames += body.startswith(('  File "', 'File "'))
                 return "frame"

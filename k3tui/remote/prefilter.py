@@ -532,7 +532,13 @@ class _Walk:
         return _settled(self.c) and not shadow
 
     def certain(self, full: bool = False) -> bool:
-        return not full and self.announced and _settled(self.c) and self.c.result().oom_root_cause is not None
+        """The answer can no longer change: a root announced on more than weak evidence (a root that
+        only its type or its process places may still be placed by a later line: the loader's bar
+        stuck after it, an EngineDeadError), settled, its OOM verdict known."""
+        if full or not self.announced or not _settled(self.c):
+            return False
+        res = self.c.result()
+        return res.oom_root_cause is not None and res.confidence != "low"
 
     def stage_reached(self) -> int:
         marks = self.c.result().stages
