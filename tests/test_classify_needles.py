@@ -66,3 +66,17 @@ def test_every_line_acted_on_holds_a_needle(path: Path, monkeypatch) -> None:
     c.finish()
     missing = [(k, raw) for k, raw in seen if k > n.head_lines and not any(w in raw.lower() for w in n.literals)]
     assert not missing, f"lines acted on without a needle: {missing[:3]}"
+
+
+def test_the_needles_cannot_be_changed_by_a_caller() -> None:
+    """Issue 22's run on needles.py (seed 1514076153): one object is shared by the prefilter and
+    its tests; a caller that edits it would change what every later scan looks for."""
+    import dataclasses
+
+    import pytest
+
+    from k3tui.classify import needles
+
+    n = needles()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        n.literals = ()  # type: ignore[misc]

@@ -56,3 +56,78 @@ def test_diagnose_events_corrects_each_hosts_fault_time_by_its_own_skew() -> Non
     ]
     verdict = diagnose_events(events, ExceptionFound(host="a", line=line))
     assert verdict is not None and "b" in verdict.evidence and "79" in verdict.evidence
+
+
+# --- second run (seed 1190833428): the diagnosis verdict and the freeze banner -----------------
+
+
+def _events(faults_by_host: dict[str, list[dict]], exc_host: str | None, t_exc: float | None):  # noqa: ANN202
+    import time
+
+    from k3tui.events import ExceptionFound, HostConnected, SceneFrozen
+
+    out: list = [HostConnected(host=h, clock_skew=0.0) for h in faults_by_host]
+    out += [SceneFrozen(host=h, scene={"host_faults": fs}) for h, fs in faults_by_host.items()]
+    if exc_host is not None:
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t_exc)) + "Z"
+        line = f"{stamp} (EngineCore_DP0 pid=1) ERROR [core.py:1] RuntimeError: CUDA error: unspecified launch failure"
+        out.append(ExceptionFound(host=exc_host, line=line, stage="runtime"))
+    return out
+
+
+def test_a_host_fault_before_the_exception_is_a_failed_check_on_its_host() -> None:
+    import time
+
+    from k3tui.classify.hostfault import CHECK, RUNG, diagnose_events
+
+    t = time.time() - 3600
+    events = _events({"a": [], "b": [_fault(t - 10.0, 79)]}, "a", t)
+    verdict = diagnose_events(events[:-1], events[-1])
+    assert verdict is not None
+    assert (verdict.host, verdict.rung, verdict.check, verdict.verdict) == ("b", RUNG, CHECK, "FAIL")
+
+
+def test_the_banner_names_a_scenes_own_fault_as_the_root_of_the_exception() -> None:
+    """A fault in a frozen scene's ``host_faults`` (not a domain fault) 10 s before the exception."""
+    import time
+
+    from k3tui.classify.hostfault import hardware_banner, headline
+    from k3tui.state import fold
+
+    t = time.time() - 3600
+    state = fold(_events({"gb300-02": [_fault(t - 10.0, 79)]}, "gb300-02", t))
+    hw = hardware_banner(state)
+    assert hw is not None and (hw["kind"], hw["host"], hw["fault"]["code"]) == ("root", "gb300-02", 79)
+    assert "gb300-02" in hw["next"] and "before any further step" in hw["next"]
+    lines = headline(state)
+    assert len(lines) == 2 and lines[0].startswith("root: host fault") and lines[1].startswith("next: ")
+
+
+def test_without_an_exception_a_fatal_fault_stops_the_ladder_in_order() -> None:
+    """Sorted: a fault with a GPU before one without; among them, one that says a daemon is down
+    (what the others may follow from) first; a fault that is not fatal never."""
+    from k3tui.classify.hostfault import hardware_banner, headline
+    from k3tui.state import fold
+
+    nogpu = _fault(2000.0, 0, gpu=None, kind="fabric", meaning="the fabric manager daemon is not running")
+    daemon = _fault(2000.0, 1, meaning="the persistence daemon is gone")
+    gpu = _fault(1000.0, 79, meaning="GPU has fallen off the bus")
+    benign = _fault(3000.0, 13, fatal=False, meaning="the daemon is fine")
+    for faults, want in (
+        ([nogpu, gpu, benign], 79),
+        ([benign, gpu, nogpu], 79),
+        ([gpu, daemon], 1),
+        ([daemon, gpu], 1),
+    ):
+        state = fold(_events({"gb300-01": faults}, None, None))
+        hw = hardware_banner(state)
+        assert hw is not None and (hw["kind"], hw["fault"]["code"]) == ("stop", want), faults
+        assert headline(state)[0].startswith("hardware stop: ")
+
+
+def test_only_fatal_faults_stop_the_ladder() -> None:
+    from k3tui.classify.hostfault import hardware_banner, headline
+    from k3tui.state import fold
+
+    state = fold(_events({"gb300-01": [_fault(1000.0, 13, fatal=False)]}, None, None))
+    assert hardware_banner(state) is None and headline(state) == []
