@@ -26,6 +26,8 @@ def test_the_root_record_keeps_the_faults_own_words() -> None:
     }
     root = root_fault([("gb300-02", _fault(1000.0, 79, **extra))], 1010.0)
     assert {k: root[k] for k in extra} == extra
+    own = {"kind": "xid", "gpu": 0, "uuid": "GPU-1", "code": 79, "fatal": True, "time": "t79"}
+    assert {k: root[k] for k in own} == own  # the fault's identity too (seed 1827031761: `uuid`)
     assert root["host"] == "gb300-02" and root["seconds_before"] == 10.0 and root["summary"]
 
 
