@@ -133,3 +133,23 @@ def test_only_fatal_faults_stop_the_ladder() -> None:
 
     state = fold(_events({"gb300-01": [_fault(1000.0, 13, fatal=False)]}, None, None))
     assert hardware_banner(state) is None and headline(state) == []
+
+
+def test_a_host_without_a_stamp_before_it_is_not_read_from_a_kernel_line() -> None:
+    """Seed 1827031761, 100:46: ``HOST kernel: …`` with no stamp in front is not journald's form."""
+    from k3tui.classify.hostfault import _journal_host
+
+    assert _journal_host("gb300-02 kernel: NVRM: Xid (PCI:0000:1b:00): 79, pid=1") == ""
+    assert _journal_host("Dec 04 10:00:01 gb300-02 kernel: NVRM: Xid (PCI:0000:1b:00): 79") == "gb300-02"
+
+
+def test_a_recorded_diagnosis_verdict_is_found_by_its_recorded_names() -> None:
+    """Seed 1827031761, 110:27: session files written by earlier versions name the check
+    ``diagnosis`` / ``host-fault``; a replay must still find it (the names are a file format)."""
+    from k3tui.classify.hostfault import root_of
+    from k3tui.events import CheckVerdict
+    from k3tui.state import fold
+
+    recorded = CheckVerdict(host="gb300-02", rung="diagnosis", check="host-fault", verdict="FAIL", evidence="root: …")
+    found = root_of(fold([recorded]).checks)
+    assert found is not None and found.verdict == "FAIL" and found.host == "gb300-02"
