@@ -52,8 +52,6 @@ KNOWN_MISSES = {
     "vllm-issues/373.log": "the reporter's own client traceback (KeyError) after the server's 404s: nothing"
     " in the lines says which process printed it",
     "vllm-issues/346.log": "a missing libnccl that surfaces in NCCL init (the label says engine is defensible)",
-    "vllm-issues/347.log": "stage right; the root: a c10d '[E socket.cpp]' line with no 'rror' before the"
-    " DistNetworkError that repeats its message (the prefilter never reads it)",
     "vllm-issues/350.log": "stage right; the root: the label takes NCCL's 'NCCL WARN Cuda failure' line, the"
     " project reads the exception Python raises as the root and NCCL's line as evidence (session 5 tried"
     " the label's reading; it changed the demo scenarios' promised roots, and was undone)",
@@ -90,6 +88,8 @@ KNOWN_MISSES = {
     " no line is a traceback",
     "vllm-issues/881.log": "Triton's PTXASError is reported; the label's root is ptxas's own 'not supported on"
     " .target sm_121a' line printed before it, which names the device",
+    "vllm-issues/975.log": "an NPU OOM over Ray while the model is built (a torch/utils/_device.py frame): the"
+    " OOM's type says engine, nothing in the excerpt says the weights",
     "vllm-issues/882.log": "an AttributeError quoted in prose, wrapped over two lines (the weight's name on the"
     " second), no prefix, no stack: nothing names a layer",
     "vllm-issues/691.log": "the root line itself is cut mid-message by the stored copy (LoRA target modules)",
@@ -183,6 +183,9 @@ def test_corpus_events_agree_with_result(case: Case) -> None:
 # traceback) first: 84/108 stage, 98/108 root. Then 30 fresh excerpts (760-884, 9 held out: 5/9 stage,
 # 7/9 root, scored before and unchanged after the rules from the tuned 21): 89/117 stage (76.1 %),
 # 105/117 root (89.7 %).
+# Then 28 more (910-980, 5 held out: 3/5 stage, 4/5 root, scored with this session's rules before any rule saw
+# them; the tuned 23: 18/23 stage, 22/23 root) and the rules from their tuned misses: 93/122 stage (76.2 %),
+# 109/122 root (89.3 %).
 HELD_OUT_FLOOR = {"stage": 0.76, "root": 0.89}
 
 

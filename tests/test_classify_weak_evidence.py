@@ -251,3 +251,48 @@ def test_an_import_error_asking_for_a_package_is_the_image_even_past_the_weights
 def test_the_real_bitsandbytes_version_error_is_the_container() -> None:
     """849: the model had started loading when bitsandbytes' version check failed."""
     assert classify_text(_text("849.log")).failed_stage == "container"
+
+
+# --- forms of the second fresh batch (910-980) -------------------------------------------------
+
+
+@given(st.integers(1, 12), st.integers(1, 28), st.sampled_from(["E", "W", "I"]))
+def test_torch_glog_lines_with_a_month_of_one_digit(month: int, day: int, g: str) -> None:
+    """torch's c10 logging prints ``[E616 02:08:15.931416442 socket.cpp:1023]`` (June 16, no zero)."""
+    from k3tui.classify.lines import parse
+
+    ln = parse(f"[{g}{month}{day:02d} 02:08:15.931416442 socket.cpp:1023] [c10d] something")
+    assert ln.body == "[c10d] something"
+    assert ln.level == {"E": "ERROR", "W": "WARNING", "I": "INFO"}[g]
+
+
+def test_a_c10d_store_timeout_alone_is_the_root_and_the_engine() -> None:
+    """913: only torch's own lines (the store timing out, its C++ frames), no vLLM prefix at all."""
+    res = classify_text(_text("913.log"))
+    assert res.first_exception is not None and "The client socket has timed out" in res.first_exception.line
+    assert res.failed_stage == "engine"
+
+
+def test_a_c10d_timeout_at_info_is_not_a_root() -> None:
+    res = classify_text("[I616 02:08:15.931 socket.cpp:1023] [c10d] The client socket has timed out after 1ms\n")
+    assert res.first_exception is None
+
+
+@given(st.integers(1, 200_000), st.integers(1, 200_000))
+def test_a_triton_kernel_that_needs_more_shared_memory_than_the_gpu_has_is_the_device(need: int, have: int) -> None:
+    line = f"triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: {need}, Hardware limit: {have}.\n"
+    res = classify_text(line)
+    assert (res.failed_stage, res.evidence.rule) == ("device", "message")
+
+
+def test_the_real_triton_shared_memory_reports_are_the_device() -> None:
+    for name in ("942.log", "948.log"):
+        assert classify_text(_text(name)).failed_stage == "device", name
+
+
+def test_an_architecture_that_failed_to_be_inspected_is_the_config() -> None:
+    """914: the model registry's inspection subprocess failed (vLLM 0.6): unsupported as configured."""
+    res = classify_text(_text("914.log"))
+    assert (res.failed_stage, res.evidence.rule) == ("config", "message")
+    one = "ValueError: Model architectures ['Qwen2ForCausalLM'] failed to be inspected. Please check the logs for more details.\n"
+    assert classify_text(one).failed_stage == "config"

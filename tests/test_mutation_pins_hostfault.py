@@ -124,6 +124,7 @@ def test_without_an_exception_a_fatal_fault_stops_the_ladder_in_order() -> None:
         state = fold(_events({"gb300-01": faults}, None, None))
         hw = hardware_banner(state)
         assert hw is not None and (hw["kind"], hw["fault"]["code"]) == ("stop", want), faults
+        assert f"Xid {want} " in hw["summary"]  # the summary is the chosen fault's (seed 1827031761, 184:86)
         assert headline(state)[0].startswith("hardware stop: ")
 
 
@@ -153,3 +154,25 @@ def test_a_recorded_diagnosis_verdict_is_found_by_its_recorded_names() -> None:
     recorded = CheckVerdict(host="gb300-02", rung="diagnosis", check="host-fault", verdict="FAIL", evidence="root: …")
     found = root_of(fold([recorded]).checks)
     assert found is not None and found.verdict == "FAIL" and found.host == "gb300-02"
+
+
+def test_a_tray_in_another_nvlink_domain_stops_the_ladder_with_its_own_name() -> None:
+    """Seed 1827031761, 168:4 and 184:86: the banner also weighs the domain across hosts (no host's
+    scene lists it as a fault) and names the tray itself, not the fault record."""
+    from k3tui.classify.hostfault import hardware_banner
+    from k3tui.events import HostConnected, SceneFrozen
+    from k3tui.state import fold
+
+    def gpus(cluster: str) -> list[dict]:
+        return [{"index": i, "fabric": {"cluster_uuid": cluster, "clique_id": "1"}} for i in range(4)]
+
+    events = [
+        HostConnected(host="gb300-01", clock_skew=0.0),
+        HostConnected(host="gb300-02", clock_skew=0.0),
+        SceneFrozen(host="gb300-01", scene={"gpus": gpus("A"), "host_faults": []}),
+        SceneFrozen(host="gb300-02", scene={"gpus": gpus("B"), "host_faults": []}),
+    ]
+    hw = hardware_banner(fold(events))
+    assert hw is not None and (hw["kind"], hw["host"]) == ("stop", "gb300-02")
+    assert hw["fault"]["kind"] == "fabric" and "gb300-02" in hw["next"]
+    assert "gb300-02" in hw["summary"] and "another NVLink domain" in hw["summary"]  # the fault's own words

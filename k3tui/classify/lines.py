@@ -64,8 +64,9 @@ _BRACKETED = re.compile(
 """``[2025-01-02 10:00:00] [ERROR] [MainThread] [vllm.engine] >>> message``."""
 _DASHED = re.compile(rf"^(?:[-|] )?(?:[\w.\-]+ [-|] )?(?P<lvl>{_LEVELS}) *[-|:] (?:[\w.\-<>]+:[\w.\-<>]+:\d+ - )?")
 """After a timestamp: ``- vllm.engine - ERROR - message`` or ``| ERROR    | mod:fn:12 - message``."""
-_C10 = re.compile(r"^\[(?P<g>[IWEF])(?:\d{4} [\d:.]+)? ?[\w.\-]+\.(?:cpp|cc|h|cu):\d+\] ?")
-"""c10 / glog inside torch: ``[E ProcessGroupNCCL.cpp:475] …``."""
+_C10 = re.compile(r"^\[(?P<g>[IWEF])(?:\d{3,4} [\d:.]+)? ?[\w.\-]+\.(?:cpp|cc|h|cu):\d+\] ?")
+"""c10 / glog inside torch: ``[E ProcessGroupNCCL.cpp:475] …``, ``[E616 02:08:15.93 socket.cpp:1023] …``
+(torch prints the month without its leading zero)."""
 _GLOG_LEVEL = {"I": "INFO", "W": "WARNING", "E": "ERROR", "F": "CRITICAL"}
 _NCCL_LEVEL = {"INFO": "INFO", "TRACE": "INFO", "WARN": "WARN", "ERROR": "ERROR", "ABORT": "ERROR"}
 
