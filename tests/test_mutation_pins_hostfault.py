@@ -176,3 +176,18 @@ def test_a_tray_in_another_nvlink_domain_stops_the_ladder_with_its_own_name() ->
     assert hw is not None and (hw["kind"], hw["host"]) == ("stop", "gb300-02")
     assert hw["fault"]["kind"] == "fabric" and "gb300-02" in hw["next"]
     assert "gb300-02" in hw["summary"] and "another NVLink domain" in hw["summary"]  # the fault's own words
+
+
+def test_a_fleet_freeze_finds_the_root_among_its_scenes() -> None:
+    """Seed 1827031761, 192-193: ``root_for_scenes`` (the fleet freeze, the report) reads each frozen
+    Scene's own host faults: the fault 10 s before the exception, on the tray that had it."""
+    from k3tui.classify.hostfault import root_for_scenes
+    from k3tui.scene.model import Scene
+
+    scenes = [
+        Scene(alias="gb300-01", host_faults=[]),
+        Scene(alias="gb300-02", host_faults=[_fault(1000.0, 79), _fault(5000.0, 48)]),
+    ]
+    root = root_for_scenes(scenes, 1010.0, {"gb300-01": 0.0, "gb300-02": 0.0})
+    assert root is not None and (root["host"], root["code"], root["seconds_before"]) == ("gb300-02", 79, 10.0)
+    assert root_for_scenes([Scene(alias="gb300-01")], 1010.0, {}) is None
