@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from k3tui.classify import classify_text
 from k3tui.classify.classifier import Classifier
 
 _pid = st.integers(2, 99999)
@@ -788,3 +789,60 @@ def test_a_window_that_mentions_every_crash_word_still_finds_the_kill():
     words = [f"INFO 11-30 06:11:00 [help.py:1] glossary: {w}" for w in load_rules().crash_needles]
     r = _classify_plain([_START, *_FILLER, *words, "Killed", _DEAD])
     assert r.first_exception is not None and r.first_exception.line == "Killed"
+
+
+# --- the run with seed 1003481173 (classifier.py at 2e15ff2: 25/30) ------------------------------
+
+
+def test_a_pydantic_field_line_that_lost_its_indentation_is_still_the_root() -> None:
+    """305:15: an excerpt quoting pydantic's header, then its ``Value error, …`` line unindented (markdown
+    ate the indentation): the field line carries the message (the corpus' reading), the header is its
+    context. The mutant that found it gave the better answer; the code now does too."""
+    head = "pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig\n"
+    field = (
+        "Value error, Invalid repository ID [type=value_error, input_value=ArgsKwargs((), {}), input_type=ArgsKwargs]\n"
+    )
+    for pad in (0, 40):  # in the first lines, and past them
+        res = classify_text("INFO 10-01 10:00:00 [api_server.py:1] vLLM API server version 0.11\n" * pad + head + field)
+        assert res.first_exception is not None and res.first_exception.line.startswith(
+            "Value error, Invalid repository"
+        )
+        assert res.first_exception.context is not None and "ValidationError" in res.first_exception.context
+        assert res.failed_stage == "config"
+
+
+def test_a_cut_traceback_after_the_server_was_ready_is_a_runtime_failure() -> None:
+    """489:8: the cut traceback's root keeps the stages reached before it (the API was ready)."""
+    log = (
+        "INFO 10-01 10:00:00 [loader.py:1] Starting to load model /m\n"
+        "INFO:     Application startup complete.\n"
+        "Traceback (most recent call last):\n"
+        '  File "/usr/lib/python3.12/asyncio/runners.py", line 118, in run\n'
+        "    return self._loop.run_until_complete(task)\n"
+    )
+    res = classify_text(log)
+    assert res.first_exception is not None and res.first_exception.line_number == 3
+    assert (res.failed_stage, res.evidence.rule) == ("runtime", "api-ready")
+
+
+def test_a_quoted_worker_failure_without_a_type_is_named_startup_failed() -> None:
+    """529:65: the one-line report of a failed start-up, quoted without ``RuntimeError:``, names a layer
+    by what it quotes; its type in the signature (what groups incidents) is ``StartupFailed``."""
+    line = "Worker failed with error 'Cannot access gated repo for url https://huggingface.co/x', please check the stack trace above for the root cause\n"
+    res = classify_text(line)
+    assert (res.failed_stage, res.exception_type) == ("weights", "StartupFailed")
+    assert res.signature.startswith("weights|StartupFailed|")
+
+
+def test_a_native_crash_looks_back_for_an_earlier_crash_line() -> None:
+    """544:34: a native crash read by its sentinel (``CUDA error (file:N)``) looks back: the double free
+    printed just before it (no sentinel, so never read on its own) is where the incident began."""
+    noise = "INFO 10-01 10:00:00 [core.py:1] Added request r\n" * 40
+    log = (
+        noise
+        + "free(): double free detected in tcache 2\n"
+        + "CUDA error (flash_fwd_launch_template.h:60): invalid argument\n"
+    )
+    res = classify_text(log)
+    assert res.first_exception is not None and res.first_exception.line.startswith("free(): double free")
+    assert res.first_exception.line_number == 41

@@ -302,8 +302,8 @@ class Classifier:
             if root.dump and self._dump_line(ln, n):
                 return
             trace = self._traces.get(ln.key)
-            if trace is None and root.wrap is not None and ln.body[:1].isspace():
-                self._unwrap_continuation(None, ln, n)
+            if trace is None and root.wrap is not None and (ln.body[:1].isspace() or _field_error(ln.body)):
+                self._unwrap_continuation(None, ln, n)  # indented, or pydantic's field line that lost its indentation
         else:
             trace = self._traces.get(ln.key)
         if trace is None or not self._continue(trace, ln, n):
@@ -815,6 +815,11 @@ _SHARDS = "checkpoint shards:"
 _SHARDS_BAR = re.compile(r"checkpoint shards: +\d+% Completed \| (?P<done>\d+)/(?P<total>\d+)")
 """tqdm's bar of vLLM's weight loaders (``Loading safetensors checkpoint shards: 3% Completed | 1/37 […]``)."""
 _WEIGHTS = STAGES.index("weights")
+
+
+def _field_error(body: str) -> bool:
+    """Pydantic's line for one field (``Value error, … [type=value_error, …]``), wherever it starts."""
+    return body.startswith("Value error, ") or "[type=" in body
 
 
 def _stack(root: _Root) -> list[str]:
