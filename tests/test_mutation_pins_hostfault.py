@@ -191,3 +191,9 @@ def test_a_fleet_freeze_finds_the_root_among_its_scenes() -> None:
     root = root_for_scenes(scenes, 1010.0, {"gb300-01": 0.0, "gb300-02": 0.0})
     assert root is not None and (root["host"], root["code"], root["seconds_before"]) == ("gb300-02", 79, 10.0)
     assert root_for_scenes([Scene(alias="gb300-01")], 1010.0, {}) is None
+
+
+def test_seconds_before_is_rounded_to_the_millisecond() -> None:
+    """Seed 678863054, 76:43: the gap shown in banners and reports is in ms, not finer."""
+    root = root_fault([("gb300-02", _fault(1000.0, 79))], 1010.1234567)
+    assert root["seconds_before"] == 10.123
