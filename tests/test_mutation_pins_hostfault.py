@@ -197,3 +197,16 @@ def test_seconds_before_is_rounded_to_the_millisecond() -> None:
     """Seed 678863054, 76:43: the gap shown in banners and reports is in ms, not finer."""
     root = root_fault([("gb300-02", _fault(1000.0, 79))], 1010.1234567)
     assert root["seconds_before"] == 10.123
+
+
+def test_the_stop_banner_names_the_host_of_the_fault_it_chose() -> None:
+    """Seed 678863054, 184:99: with fatal faults on two trays, the summary names the chosen one's tray."""
+    from k3tui.classify.hostfault import hardware_banner
+    from k3tui.state import fold
+
+    nogpu = _fault(2000.0, 0, gpu=None, kind="fabric", meaning="the fabric manager daemon is not running")
+    state = fold(_events({"gb300-01": [_fault(1000.0, 79)], "gb300-02": [nogpu]}, None, None))
+    hw = hardware_banner(state)
+    assert hw is not None and hw["host"] == "gb300-01" and hw["summary"].startswith("gb300-01 GPU 0: Xid 79")
+    state = fold(_events({"gb300-02": [nogpu], "gb300-01": [_fault(1000.0, 79)]}, None, None))
+    assert hardware_banner(state)["summary"].startswith("gb300-01 GPU 0: Xid 79")
