@@ -296,3 +296,73 @@ def test_an_architecture_that_failed_to_be_inspected_is_the_config() -> None:
     assert (res.failed_stage, res.evidence.rule) == ("config", "message")
     one = "ValueError: Model architectures ['Qwen2ForCausalLM'] failed to be inspected. Please check the logs for more details.\n"
     assert classify_text(one).failed_stage == "config"
+
+
+@given(
+    st.sampled_from(
+        ["Error in preprocessing prompt inputs", "Error in applying chat template from request",
+         "Error in chat completion stream generator.", "Error in completion stream generator.",
+         "Error in token generation stream.", "Error in embedding stream generator.", "Error in parser creation.",
+         "Error preparing request components", "Error building prompts", "Error in message stream converter."]
+    ),
+    st.sampled_from(["ValueError: This model's maximum context length is 4096 tokens.", "KeyError: 'text'"]),
+)  # fmt: skip
+def test_one_requests_failure_logged_by_the_front_end_is_not_the_servers(header: str, error: str) -> None:
+    """The OpenAI front end's ``logger.exception`` headers (from vLLM's entrypoints/openai): it logs one
+    request's failure with its traceback and answers that request; the server goes on."""
+    pre = "(APIServer pid=7) ERROR 12-01 10:00:00 [serving_chat.py:300] "
+    log = (
+        "(APIServer pid=7) INFO 12-01 09:59:00 [launcher.py:46] Route: /v1/chat/completions, Methods: POST\n"
+        "INFO:     Application startup complete.\n"
+        f"{pre}{header}\n{pre}Traceback (most recent call last):\n"
+        f'{pre}  File "/vllm/entrypoints/openai/serving_chat.py", line 290, in create_chat_completion\n'
+        f"{pre}    raise x\n{pre}{error}\n"
+        'INFO:     127.0.0.1:5000 - "POST /v1/chat/completions HTTP/1.1" 400 Bad Request\n'
+    )
+    res = classify_text(log)
+    assert res.failed_stage == "none" and res.first_exception is None
+
+
+# --- forms of the third fresh batch (1000-1090) ------------------------------------------------
+
+
+def test_a_v0_engine_step_timeout_is_runtime() -> None:
+    """1010, 1012: AsyncLLMEngine's 'Engine iteration timed out' runs only with requests in flight."""
+    for name in ("1010.log", "1012.log"):
+        res = classify_text(_text(name))
+        assert res.first_exception is not None and "Engine iteration timed out" in res.first_exception.line
+        assert (res.failed_stage, res.evidence.rule) == ("runtime", "wording"), name
+
+
+@given(
+    st.sampled_from(
+        ["RuntimeError: numa_migrate_pages failed. errno: 1", "RuntimeError: numa_set_membind failed",
+         "RuntimeError: FlashAttention only supports Ampere GPUs or newer.",
+         "RuntimeError: FlashAttention-3 only supports Hopper GPUs", "ValueError: this kernel only supports Blackwell"]
+    )
+)  # fmt: skip
+def test_cpu_binding_and_gpu_generation_checks_are_the_device(line: str) -> None:
+    res = classify_text(f"ERROR 11-21 23:44:54 engine.py:366] {line}\n")
+    assert (res.failed_stage, res.evidence.rule) == ("device", "message")
+
+
+def test_the_real_numa_and_ampere_failures_are_the_device() -> None:
+    for name in ("1041.log", "1044.log"):
+        assert classify_text(_text(name)).failed_stage == "device", name
+
+
+@given(st.integers(1, 2000), st.sampled_from(["invalid argument", "an illegal memory access was encountered"]))
+def test_the_custom_all_reduce_cuda_check_is_a_native_root(line_no: int, what: str) -> None:
+    """1084: vLLM's CUDACHECK prints ``Failed: Cuda error FILE:N 'msg'`` and exits: no Python traceback,
+    the workers' death follows. Read by look-back from the death, also past the first lines."""
+    noise = "(Worker_TP0 pid=9) INFO 09-10 09:37:40 [gpu_model_runner.py:1] Capturing CUDA graphs\n" * 40
+    crash = f"Failed: Cuda error /workspace/csrc/custom_all_reduce.cuh:{line_no} '{what}'\n"
+    dead = "(EngineCore pid=7) ERROR 09-10 09:37:41 [multiproc_executor.py:314] Worker proc VllmWorker-0 died unexpectedly, shutting down executor.\n"
+    res = classify_text(noise + crash + dead)
+    assert res.first_exception is not None and res.first_exception.line == crash.rstrip("\n")
+    assert res.failed_stage == "engine"  # graph capture had begun
+
+
+def test_the_real_custom_all_reduce_crash_is_the_root() -> None:
+    res = classify_text(_text("1084.log"))
+    assert res.first_exception is not None and "custom_all_reduce.cuh:164" in res.first_exception.line
