@@ -50,3 +50,51 @@ def test_a_start_up_rule_is_high_confidence() -> None:
 def test_a_weak_rule_is_reported_as_the_exception_type() -> None:
     v = decide(RULES, Evidence("ModuleNotFoundError: No module named 'flash_attn'", 3))
     assert (v.stage, v.rule, v.confidence) == ("container", "exception-type", "low")
+
+
+# --- session 6's run (seed 591582247: 25/30) -----------------------------------------------------
+
+_FRAME = '  File "/usr/lib/python3/dist-packages/vllm/{path}", line 1, in {func}'
+
+
+def _stack(*frames: tuple[str, str]) -> list[str]:
+    return ["Traceback (most recent call last):", *(_FRAME.format(path=p, func=f) for p, f in frames)]
+
+
+def test_the_logging_file_is_the_outermost_frame() -> None:
+    """119:22: the serving code that logged the root called everything in its stack (start-up work
+    redone while serving, here the loader and the platform, is a runtime failure)."""
+    stack = _stack(("model_executor/model_loader/loader.py", "load_model"), ("platforms/cuda.py", "get_device_name"))
+    raw = "(APIServer pid=1) ERROR 01-08 12:21:38 [serving_chat.py:218] RuntimeError: boom"
+    v = decide(RULES, Evidence("RuntimeError: boom", 9, stack=stack, raw=raw))
+    assert (v.stage, v.rule) == ("runtime", "frames")
+
+
+def test_a_runtime_frame_wins_only_outside_every_start_up_frame() -> None:
+    """124:56 and 124:83: the serving loop outside the loader is runtime; V0's profile_run calling
+    execute_model calling the attention back-end is the engine's profiling, not runtime."""
+    serving = _stack(
+        ("v1/engine/core.py", "run_busy_loop"),
+        ("model_executor/model_loader/loader.py", "load_model"),
+        ("v1/worker/gpu_model_runner.py", "execute_model"),
+    )
+    assert decide(RULES, Evidence("RuntimeError: boom", 9, stack=serving)).stage == "runtime"
+    profiling = _stack(
+        ("worker/model_runner.py", "profile_run"),
+        ("worker/model_runner.py", "execute_model"),
+        ("attention/selector.py", "get_attn_backend"),
+    )
+    assert decide(RULES, Evidence("RuntimeError: boom", 9, stack=profiling)).stage == "engine"
+
+
+def test_a_crash_on_the_first_line_points_at_that_line() -> None:
+    """167:46: the verdict's evidence is line 1, where it crashed before printing anything."""
+    v = decide(RULES, Evidence("Segmentation fault (core dumped)", 1, native=True))
+    assert (v.stage, v.rule, v.lines) == ("container", "markers", (1,))
+
+
+def test_the_process_is_named_without_its_pid() -> None:
+    """175:37: the one-line why names the process as the operator knows it, not its pid."""
+    v = decide(RULES, Evidence("KeyError: 'x'", 4, process="EngineCore_DP0 pid=4242"))
+    assert (v.stage, v.rule) == ("engine", "default")
+    assert "EngineCore_DP0 printed it" in v.why and "4242" not in v.why
