@@ -846,3 +846,12 @@ def test_a_native_crash_looks_back_for_an_earlier_crash_line() -> None:
     res = classify_text(log)
     assert res.first_exception is not None and res.first_exception.line.startswith("free(): double free")
     assert res.first_exception.line_number == 41
+
+
+def test_an_nccl_warn_line_that_names_an_nccl_error_is_not_the_root() -> None:
+    """Seed 1550040668, 377:23: NCCL's own WARN line is evidence; Python raises the root after it."""
+    warn = "gb300-01:1234:1250 [0] NCCL WARN Call to ibv_reg_mr failed with error Cannot allocate memory: ncclSystemError\n"
+    exc = "RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, unhandled system error\n"
+    res = classify_text(warn + exc)
+    assert res.first_exception is not None and res.first_exception.line.startswith("RuntimeError: NCCL error")
+    assert res.first_exception.line_number == 2

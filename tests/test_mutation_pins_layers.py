@@ -98,3 +98,9 @@ def test_the_process_is_named_without_its_pid() -> None:
     v = decide(RULES, Evidence("KeyError: 'x'", 4, process="EngineCore_DP0 pid=4242"))
     assert (v.stage, v.rule) == ("engine", "default")
     assert "EngineCore_DP0 printed it" in v.why and "4242" not in v.why
+
+
+def test_evidence_is_not_a_native_crash_unless_told() -> None:
+    """Seed 1555327121, 56:19: a Python root on line 1 is not 'crashed before printing anything'."""
+    v = decide(RULES, Evidence("KeyError: 'x'", 1))
+    assert (v.stage, v.rule) == ("container", "default")
