@@ -93,3 +93,16 @@ def test_a_line_ending_is_not_part_of_the_message(end, raw_end):
     line = "(APIServer pid=1) ERROR 11-30 03:33:00 [api_server.py:9] boom"
     ln = parse(line + end)
     assert (ln.raw, ln.body, ln.level) == (line + raw_end, "boom", "ERROR")
+
+
+def test_a_debug_line_with_error_text_is_never_a_failure() -> None:
+    """Seed 644136566, 73:26: DEBUG is a quiet level like INFO and WARNING (vLLM's debug logging
+    prints exceptions it handled)."""
+    from k3tui.classify import classify_text
+
+    log = (
+        "INFO 10-01 10:00:00 [api_server.py:1] vLLM API server version 0.11.0\n"
+        "DEBUG 10-01 10:00:01 [utils.py:1] RuntimeError: handled while probing the platform, retrying\n"
+    )
+    res = classify_text(log)
+    assert res.failed_stage == "none" and res.first_exception is None
