@@ -367,11 +367,19 @@ def test_an_unclosed_recorder_is_finished_at_exit(tmp_path, mode):
     import signal
 
     path, count_file = tmp_path / "s.k3rec", tmp_path / "count"
+
+    def as_from_a_terminal() -> None:
+        # A suite started under nohup hands its children SIGHUP ignored, and the CLI rightly keeps an
+        # inherited ignore (the operator asked for it): the child starts as a terminal session's would.
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
     child = subprocess.Popen(
         [sys.executable, "-c", _EXIT_CHILD, mode, str(path), str(count_file)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=as_from_a_terminal,
     )
     if mode == "signal":
         assert child.stdout.readline().strip() == "recording"
@@ -412,3 +420,24 @@ def test_the_header_is_never_dropped_while_suspended_from_the_start(tmp_path, mo
     r, back = read_all(path, strict=True)
     assert r.header.session_id == rec.session_id and verify(path).ok
     assert [e.text for e in back if isinstance(e, ev.Output)][-1].startswith("0199")
+
+
+def test_a_hangup_the_operator_chose_to_ignore_stays_ignored() -> None:
+    """Started under nohup (SIGHUP ignored), k3tui does not take SIGHUP back: the operator asked to survive it."""
+    import signal
+
+    code = (
+        "import signal; from k3tui.cli import _exit_on_hangup; _exit_on_hangup(); "
+        "print(signal.getsignal(signal.SIGHUP) is signal.SIG_IGN, signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL)"
+    )
+    ignored = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        preexec_fn=lambda: (
+            signal.signal(signal.SIGHUP, signal.SIG_IGN),
+            signal.signal(signal.SIGTERM, signal.SIG_DFL),
+        ),
+        timeout=60,
+    )
+    assert ignored.stdout.split() == ["True", "True"], ignored.stderr
