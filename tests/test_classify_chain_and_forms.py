@@ -5,8 +5,6 @@ Every log here is a labelled corpus log (``tests/data/corpus/vllm-issues``), in 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -15,25 +13,20 @@ from k3tui.classify.layers import Evidence, decide
 from k3tui.classify.lines import clean
 from k3tui.classify.rules import load_rules
 from k3tui.events import ExceptionFound
-
-ISSUES = Path(__file__).parent / "data" / "corpus" / "vllm-issues"
-
-
-def _text(name: str) -> str:
-    return (ISSUES / name).read_text(encoding="utf-8", errors="replace")
+from tests.support.corpus import issue_text
 
 
 def test_a_chained_traceback_gives_the_roots_callers() -> None:
     """A bare TimeoutError in shm_broadcast (distributed code: engine by its own frames) that Python
     chained to the engine's busy loop: the callers say it happened while serving."""
-    res = classify_text(_text("301.log"))
+    res = classify_text(issue_text("301.log"))
     assert res.first_exception is not None and res.first_exception.line.endswith("TimeoutError")
     assert res.failed_stage == "runtime" and res.evidence.rule == "frames"
     assert "run_busy_loop" in res.evidence.why or "_process_engine_step" in res.evidence.why
 
 
 def test_the_root_is_announced_live_before_its_chain_and_the_result_uses_the_chain() -> None:
-    lines = _text("306.log").splitlines()
+    lines = issue_text("306.log").splitlines()
     root_at = next(i for i, x in enumerate(lines) if x.endswith("] TimeoutError"))
     seen: list = []
     c = Classifier(emit=seen.append)
@@ -49,7 +42,7 @@ def test_the_root_is_announced_live_before_its_chain_and_the_result_uses_the_cha
 
 
 def test_a_chain_sentence_with_no_traceback_after_it_changes_nothing() -> None:
-    text = _text("301.log")
+    text = issue_text("301.log")
     cut = text[: text.index("Traceback (most recent call last)")]
     assert classify_text(cut).failed_stage == "engine"  # shm_broadcast alone: distributed code
 
@@ -73,26 +66,26 @@ def test_an_nccl_warn_line_is_evidence_and_the_exception_it_causes_is_the_root()
     """The project's reading (and its demo scenarios'): NCCL's WARN line is not the root; the stage
     comes from the failure Python raises (labels 350 and 521 read it the other way: known misses)."""
     for name in ("350.log", "521.log"):
-        res = classify_text(_text(name))
+        res = classify_text(issue_text(name))
         assert res.failed_stage == "engine" and "NCCL WARN" not in res.first_exception.line, name
 
 
 def test_no_platform_detected_at_info_is_the_root() -> None:
-    res = classify_text(_text("379.log"))
+    res = classify_text(issue_text("379.log"))
     assert res.failed_stage == "device"
     assert res.first_exception is not None and "No platform detected" in res.first_exception.line
 
 
 def test_an_added_request_means_the_engine_was_serving() -> None:
     for name in ("298.log", "299.log"):
-        res = classify_text(_text(name))
+        res = classify_text(issue_text(name))
         assert res.failed_stage == "runtime", name
 
 
 def test_an_error_set_in_bold_and_colour_escapes_lost_to_decoding() -> None:
-    res = classify_text(_text("367.log"))
+    res = classify_text(issue_text("367.log"))
     assert res.failed_stage == "device" and res.first_exception.line.strip().startswith("**ValueError")
-    res = classify_text(_text("341.log"))
+    res = classify_text(issue_text("341.log"))
     assert res.failed_stage == "weights" and "not initialized from checkpoint" in res.first_exception.line
 
 

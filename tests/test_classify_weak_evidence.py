@@ -12,19 +12,11 @@ Three readings, each on the real corpus log that showed it (tuned part of
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from hypothesis import given
 from hypothesis import strategies as st
 
 from k3tui.classify import Classifier, classify_text
-
-ISSUES = Path(__file__).parent / "data" / "corpus" / "vllm-issues"
-
-
-def _text(name: str) -> str:
-    return (ISSUES / name).read_text(encoding="utf-8", errors="replace")
-
+from tests.support.corpus import issue_text
 
 # --- the process that printed the root ---------------------------------------------------------
 
@@ -66,7 +58,7 @@ def test_the_process_is_weaker_than_any_rule_about_the_message() -> None:
 def test_real_v1_worker_roots_with_nothing_else_are_engine() -> None:
     """684: eight workers' KeyError lines and no frame; 687: the EngineCore's one-line report."""
     for name in ("684.log", "687.log"):
-        res = classify_text(_text(name))
+        res = classify_text(issue_text(name))
         assert (res.failed_stage, res.evidence.rule) == ("engine", "default"), name
 
 
@@ -121,7 +113,7 @@ def test_real_ooms_quoted_before_the_loaders_bar_are_weights() -> None:
     """206: an OOM at 1/37 shards, the bar flushed after it; 352: one rank's OOM while the others
     print 'Loading pt checkpoint shards: 0% Completed | 0/46'."""
     for name in ("206.log", "352.log"):
-        res = classify_text(_text(name))
+        res = classify_text(issue_text(name))
         assert (res.failed_stage, res.evidence.rule, res.oom_root_cause) == ("weights", "markers", True), name
 
 
@@ -164,7 +156,7 @@ def test_a_traceback_closed_by_its_exception_line_is_not_replaced() -> None:
 def test_the_real_log_stopped_by_sigterm_during_compile_is_engine() -> None:
     """238: weights loaded, torch.compile started, the EngineCore exits and the API server's
     traceback is cut by the end of the paste (its label's root is the DEBUG exit line)."""
-    res = classify_text(_text("238.log"))
+    res = classify_text(issue_text("238.log"))
     assert res.failed_stage == "engine" and res.first_exception is not None
 
 
@@ -175,7 +167,7 @@ def test_carets_and_unindented_frames_keep_a_traceback_open() -> None:
     """846: an EngineCore traceback whose indentation was lost (``File "…"`` at the start of the
     body, Python 3.11's ``^^^^`` under each code line): its frames reach the root, and
     ``execute_model`` says the engine was serving."""
-    res = classify_text(_text("846.log"))
+    res = classify_text(issue_text("846.log"))
     assert res.first_exception is not None and "ACL stream synchronize failed" in res.first_exception.line
     assert (res.failed_stage, res.evidence.rule) == ("runtime", "frames")
     assert len(res.first_exception.stack) > 5
@@ -210,7 +202,7 @@ def test_exception_group_bars_inside_a_compose_wrapper(service: str, depth: int)
 
 
 def test_the_real_compose_exception_group_excerpt() -> None:
-    res = classify_text(_text("801.log"))
+    res = classify_text(issue_text("801.log"))
     assert res.first_exception is not None
     assert "device-side assert triggered" in res.first_exception.line
 
@@ -231,7 +223,7 @@ def test_an_engine_dead_error_does_not_override_a_roots_own_evidence() -> None:
 
 def test_the_real_lora_failure_after_a_client_call_is_runtime() -> None:
     """841: a LoRA adapter's ValueError quoted in prose, '...', then the client's EngineDeadError."""
-    res = classify_text(_text("841.log"))
+    res = classify_text(issue_text("841.log"))
     assert (res.failed_stage, res.evidence.rule) == ("runtime", "wording")
 
 
@@ -250,7 +242,7 @@ def test_an_import_error_asking_for_a_package_is_the_image_even_past_the_weights
 
 def test_the_real_bitsandbytes_version_error_is_the_container() -> None:
     """849: the model had started loading when bitsandbytes' version check failed."""
-    assert classify_text(_text("849.log")).failed_stage == "container"
+    assert classify_text(issue_text("849.log")).failed_stage == "container"
 
 
 # --- forms of the second fresh batch (910-980) -------------------------------------------------
@@ -268,7 +260,7 @@ def test_torch_glog_lines_with_a_month_of_one_digit(month: int, day: int, g: str
 
 def test_a_c10d_store_timeout_alone_is_the_root_and_the_engine() -> None:
     """913: only torch's own lines (the store timing out, its C++ frames), no vLLM prefix at all."""
-    res = classify_text(_text("913.log"))
+    res = classify_text(issue_text("913.log"))
     assert res.first_exception is not None and "The client socket has timed out" in res.first_exception.line
     assert res.failed_stage == "engine"
 
@@ -287,12 +279,12 @@ def test_a_triton_kernel_that_needs_more_shared_memory_than_the_gpu_has_is_the_d
 
 def test_the_real_triton_shared_memory_reports_are_the_device() -> None:
     for name in ("942.log", "948.log"):
-        assert classify_text(_text(name)).failed_stage == "device", name
+        assert classify_text(issue_text(name)).failed_stage == "device", name
 
 
 def test_an_architecture_that_failed_to_be_inspected_is_the_config() -> None:
     """914: the model registry's inspection subprocess failed (vLLM 0.6): unsupported as configured."""
-    res = classify_text(_text("914.log"))
+    res = classify_text(issue_text("914.log"))
     assert (res.failed_stage, res.evidence.rule) == ("config", "message")
     one = "ValueError: Model architectures ['Qwen2ForCausalLM'] failed to be inspected. Please check the logs for more details.\n"
     assert classify_text(one).failed_stage == "config"
@@ -329,7 +321,7 @@ def test_one_requests_failure_logged_by_the_front_end_is_not_the_servers(header:
 def test_a_v0_engine_step_timeout_is_runtime() -> None:
     """1010, 1012: AsyncLLMEngine's 'Engine iteration timed out' runs only with requests in flight."""
     for name in ("1010.log", "1012.log"):
-        res = classify_text(_text(name))
+        res = classify_text(issue_text(name))
         assert res.first_exception is not None and "Engine iteration timed out" in res.first_exception.line
         assert (res.failed_stage, res.evidence.rule) == ("runtime", "wording"), name
 
@@ -348,7 +340,7 @@ def test_cpu_binding_and_gpu_generation_checks_are_the_device(line: str) -> None
 
 def test_the_real_numa_and_ampere_failures_are_the_device() -> None:
     for name in ("1041.log", "1044.log"):
-        assert classify_text(_text(name)).failed_stage == "device", name
+        assert classify_text(issue_text(name)).failed_stage == "device", name
 
 
 @given(st.integers(1, 2000), st.sampled_from(["invalid argument", "an illegal memory access was encountered"]))
@@ -364,5 +356,5 @@ def test_the_custom_all_reduce_cuda_check_is_a_native_root(line_no: int, what: s
 
 
 def test_the_real_custom_all_reduce_crash_is_the_root() -> None:
-    res = classify_text(_text("1084.log"))
+    res = classify_text(issue_text("1084.log"))
     assert res.first_exception is not None and "custom_all_reduce.cuh:164" in res.first_exception.line

@@ -588,7 +588,7 @@ class Classifier:
             return
         body = ln.body.strip()
         wrap = root.wrap
-        if wrap is not None and wrap.inner == "value-error" and ("[type=" in body or body.startswith("Value error, ")):
+        if wrap is not None and wrap.inner == "value-error" and _field_error(body):
             root.context, root.raw, root.n, root.message = root.raw, ln.raw, n, body
             root.body = f"{body} ({root.body})"
             root.wrap = None

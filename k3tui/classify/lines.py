@@ -39,10 +39,12 @@ _PROC = re.compile(
 )
 _RANK = re.compile(r"^\[rank(?P<rank>\d+)\]: ?")
 """torch.distributed's per-rank prefix (``[rank0]: Traceback …``)."""
-_MARKUP = re.compile(r"^(?:\s*>(?= |$) ?|\s*`+|\s{0,8}[|│](?= |$) ?)+")
+_BAR = r"\s{0,8}[|│](?= |$) ?"
+"""One ``| `` of Python's exception-group layout."""
+_MARKUP = re.compile(rf"^(?:\s*>(?= |$) ?|\s*`+|{_BAR})+")
 """What an excerpt quoted in an issue thread adds: ``> `` quotes, inline-code backticks,
 the ``| `` of Python's exception-group layout."""
-_BARS = re.compile(r"^(?:\s{0,8}[|│](?= |$) ?)+")
+_BARS = re.compile(rf"^(?:{_BAR})+")
 """The ``| `` of Python's exception-group layout after a wrapper (``vllm-1  |     |   File …``)."""
 _BOLD = re.compile(r"^\s*\*\*(?P<body>[^\s*](?:(?!\*\*).)*)\*\*\s*$")
 """A whole line in markdown bold, as excerpts quote an error in prose."""

@@ -89,9 +89,9 @@ class Rules:
     startup_wording: re.Pattern[str]
     runtime_wording: re.Pattern[str]
     engine_process: re.Pattern[str]
+    """The process names of vLLM's engine core and workers (a root past the config)."""
     runtime_after: re.Pattern[str]
     """Consequences that, printed after a root, say the engine had been serving."""
-    """The process names of vLLM's engine core and workers (a root past the config)."""
     wrappers: tuple[Wrapper, ...]
     warning_root: re.Pattern[str]
     """WARNING lines that are the root when a failure follows (a broken vllm._C)."""

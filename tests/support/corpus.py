@@ -52,6 +52,11 @@ class Case:
         return self.path.read_text(encoding="utf-8", errors="replace")
 
 
+def issue_text(name: str) -> str:
+    """The text of one excerpt of ``tests/data/corpus/vllm-issues`` (as :meth:`Case.text` reads it)."""
+    return (REPO_CORPUS / "vllm-issues" / name).read_text(encoding="utf-8", errors="replace")
+
+
 def cases(root: Path = REPO_CORPUS) -> list[Case]:
     """Every labelled log under ``root`` (one folder per source, each with ``labels.jsonl``)."""
     out: list[Case] = []
