@@ -37,8 +37,6 @@ KNOWN_MISSES = {
     "vllm-cpu-faults/kill9-engine-at-load.log": "labelled by when the kill was sent ('Starting to load"
     " model'; the labeller marks engine defensible): the log shows the weights loaded before the death was"
     " reported, so by its lines start-up had reached the engine",
-    "vllm-issues/268.log": "a UCX crash handler's 'Caught signal 8' and a native backtrace through a"
-    " FlashInfer MoE kernel, no vLLM line at all: that start-up had reached the kernels is in the title only",
     "vllm-issues/287.log": "an illegal memory access reported by the NCCL watchdog after a cut '[rank0]' prefix;"
     " that requests were being served shows only in a tqdm 'toks/s' tail glued to the same line",
     "vllm-issues/295.log": "an OOM quoted alone; that it happened while loading weights comes from the"
@@ -62,8 +60,6 @@ KNOWN_MISSES = {
     "vllm-issues/356.log": "the gated-repo message is quoted in prose after a prose line that says 'cannot'",
     "vllm-issues/445.log": "the error quoted in lower-case prose ('valueerror: …'), no vLLM word or log line",
     "vllm-issues/564.log": "the root is quoted only in the reporter's prose above an abridged log",
-    "vllm-issues/566.log": "an HSA 'Memory access fault' with AITER lines only; 'during startup' is the"
-    " reporter's word",
     "vllm-issues/608.log": "an HCCL (Ascend) init failure on the first pipeline receive: runtime by the thread's"
     " title ('during inference'); by its words a collective's set-up (engine)",
     "vllm-issues/610.log": "an NPU OOM while the model is built, no stack or start-up line: OOM alone reads as"
@@ -98,8 +94,6 @@ KNOWN_MISSES = {
     " it is a vLLM log",
     "vllm-issues/1082.log": "Ray's 'A worker died' warning printed before the NCCL watchdog timeout is taken as"
     " the root (the earliest crash line); the label takes the watchdog line (SeqNum=1: engine)",
-    "vllm-issues/1085.log": "the custom all-reduce CUDACHECK line is the root now, but nothing places it (no"
-    " marker, no process prefix): the default",
     "vllm-issues/1088.log": "a weight_loader shape RuntimeError from a Ray worker with no frame kept: the process"
     " says engine, the thread says weights",
     "vllm-issues/1089.log": "stage right; the label takes the gcc CalledProcessError quoted inside the"

@@ -358,3 +358,34 @@ def test_the_custom_all_reduce_cuda_check_is_a_native_root(line_no: int, what: s
 def test_the_real_custom_all_reduce_crash_is_the_root() -> None:
     res = classify_text(issue_text("1084.log"))
     assert res.first_exception is not None and "custom_all_reduce.cuh:164" in res.first_exception.line
+
+
+# --- a native crash with nothing else --------------------------------------------------------
+
+NATIVE_CRASHES = st.sampled_from(
+    ["[node-3:56683:0:56683] Caught signal 8 (Floating point exception: integer divide by zero)",
+     "Memory access fault by GPU node-3 (Agent handle: 0x13e852f0) on address 0x77d445e00000. Reason: Unknown.",
+     "Failed: Cuda error /workspace/csrc/custom_all_reduce.cuh:455 'invalid argument'"]
+)  # fmt: skip
+
+
+@given(NATIVE_CRASHES, st.integers(1, 30))
+def test_a_native_crash_that_nothing_places_is_the_engine(crash: str, before: int) -> None:
+    """268, 566, 1085: a native crash in an excerpt with no start-up line, no process prefix and no
+    frame: GPU code runs first in the engine's set-up, so ``engine`` (low), not the process start.
+    (A crash whose own words name a layer, such as a SIGSEGV during serving, is a message rule's.)"""
+    prose = "".join(f"some output line {i} of the job\n" for i in range(before))
+    res = classify_text(prose + crash + "\n")
+    assert res.first_exception is not None and res.first_exception.line == crash
+    assert (res.failed_stage, res.evidence.rule, res.confidence) == ("engine", "default", "low")
+
+
+def test_a_native_crash_on_the_first_line_is_still_the_process_start() -> None:
+    res = classify_text("*** SIGSEGV received at time=1739339449 on cpu 57 ***\n")
+    assert res.failed_stage == "container"
+
+
+def test_the_real_native_crashes_that_nothing_places_are_the_engine() -> None:
+    for name in ("268.log", "566.log", "1085.log"):
+        res = classify_text(issue_text(name))
+        assert (res.failed_stage, res.evidence.rule) == ("engine", "default"), name

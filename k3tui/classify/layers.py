@@ -16,7 +16,8 @@ strongest evidence available, in a fixed order (issue 13):
 3. the furthest start-up marker reached — ``markers``;
 4. the exception type alone (an ``ImportError`` with nothing else to go on is the
    container), the weakest — ``exception-type``; nothing at all — ``default``: the engine's
-   set-up when the engine core or a worker printed the root, else the process start.
+   set-up when the engine core or a worker printed the root or it is a native crash (GPU code
+   runs first there), else the process start.
 
 Each verdict carries the rule that decided it, the log lines it rests on and a
 confidence (``high`` for 1, ``medium`` for 2 and 3, ``low`` for 4). Rules are data in
@@ -86,6 +87,7 @@ def decide(rules: Rules, ev: Evidence) -> Verdict:
         or _before_anything(ev)
         or _message(rules, ev, "weak")
         or _engine_process(rules, ev)
+        or _native(ev)
         or Verdict(
             STAGES[0], "default", (ev.line,), "low", "nothing in the log names a layer; assumed the process start"
         )
@@ -180,6 +182,15 @@ def _engine_process(rules: Rules, ev: Evidence) -> Verdict | None:
         "low",
         f"nothing in the log names a layer; {name} printed it, so the start-up was past the config: assumed the engine's set-up",
     )
+
+
+def _native(ev: Evidence) -> Verdict | None:
+    """A native crash (a signal, a CUDA error from C++, an abort) with nothing naming a layer and no
+    start-up line before it: the excerpt starts inside GPU work, which first runs in the engine's set-up."""
+    if not ev.native:
+        return None
+    why = "nothing in the log names a layer; a native crash inside GPU code: assumed the engine's set-up"
+    return Verdict("engine", "default", (ev.line,), "low", why)
 
 
 def _markers(ev: Evidence) -> Verdict | None:
