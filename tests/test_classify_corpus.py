@@ -66,13 +66,10 @@ KNOWN_MISSES = {
     " the engine's profiling",
     "vllm-issues/613.log": "an IndexError in the TPU worker's profiler set-up: device from the thread, the"
     " frames are tpu-inference's own",
-    "vllm-issues/614.log": "V0 worker lines that markdown joined into one long line: the OOM is mid-line",
     "vllm-issues/642.log": "an AttributeError on 'model_executor' from OpenRLHF's own code after start-up;"
     " runtime by the thread (the labeller marks config / none defensible)",
     "vllm-issues/647.log": "a Triton C++ assertion cut mid-word ('Assertio') by the stored copy",
     "vllm-issues/648.log": "ptxas's 'file, line N; fatal : Parsing error' form, 7 lines, no vLLM line",
-    "vllm-issues/721.log": "a web page's copy that squashed the log into one line, cut mid-word",
-    "vllm-issues/723.log": "a web page's copy that squashed the traceback into one line",
     "vllm-issues/728.log": "stage right; the label quotes the wrapped continuation ('undefined symbol: …') of"
     " the ImportError line the classifier reports (both are in the reported stack)",
     "vllm-issues/690.log": "FlashMLA's native 'Failed to create tensormap' with no crash word the look-back knows",

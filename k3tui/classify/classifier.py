@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from ..events import Event, ExceptionFound, RunClassified, StageReached
 from .history import History
 from .layers import Evidence, Verdict, advice_text, decide
-from .lines import QUIET_LEVELS, Line, parse
+from .lines import FLAT_MIN, QUIET_LEVELS, Line, parse, unflatten
 from .result import ClassifyResult, FirstException, StageMark
 from .rules import STAGES, Rules, Wrapper, load_rules
 from .signature import make_signature
@@ -116,6 +116,8 @@ class _Root:
     cut: bool = False
     """A traceback cut before its exception line: its last frame is not where it failed."""
     borrowed_numbers: list[int] = field(default_factory=list)
+    part: int = 0
+    """Which part of its line the root is, when a flattened paste was split (0: the first or only)."""
     verdict: Verdict | None = None
     outer: list[Trace] = field(default_factory=list)
     """The tracebacks Python chained after this root's own (``The above exception was the direct
@@ -174,6 +176,8 @@ class Classifier:
         self._unexplained: _Root | None = None
         """The first "start-up failed, see above" consequence: the root left when above holds none
         (a worker SIGKILLed while starting prints nothing of its own)."""
+        self._part = 0
+        """The part of the current line being read, when a flattened paste was split."""
         self._vllm = False
         """Seen the word vllm anywhere (lines without a root or marker may still be a vLLM log)."""
         self._always = tuple(a.lower() for a in self._rules.always)
@@ -290,6 +294,14 @@ class Classifier:
         n = self._n
         raw = buf[start : min(nl, start + MAX_LINE)]
         self._history.at(start)
+        if len(raw) >= FLAT_MIN and (parts := unflatten(raw)) is not None:
+            for self._part, part in enumerate(parts):  # a paste that lost its line breaks: each part is a line
+                self._one(part, n)
+            self._part = 0
+        else:
+            self._one(raw, n)
+
+    def _one(self, raw: str, n: int) -> None:
         ln = parse(raw)
         if n <= HEAD_LINES and ln.level is not None:
             self._vllm = True  # a logger's line (vLLM, uvicorn, NCCL, glog): a server log
@@ -497,6 +509,7 @@ class Classifier:
 
     def _new_root(self, ln: Line, n: int, typ: str, msg: str, trace: Trace | None = None) -> _Root:
         root = _Root(ln.raw, n, ln.body, typ, msg, ln.process, ln.key, self._timeline.now)
+        root.part = self._part
         root.marks = [(m.stage, m.line) for m in self._timeline.marks]
         if trace is not None:
             root.trace, root.stack, root.numbers = trace, trace.lines, trace.numbers
@@ -613,7 +626,7 @@ class Classifier:
         if not text or not any(s in text.lower() for s in self._rules.crash_needles):
             return
         lines = text.split("\n")[:-1][-CRASH_LOOKBACK:]
-        for i, raw in enumerate(lines):
+        for i, j, raw in _parts(lines):
             if not any(s in raw.lower() for s in self._rules.crash_needles):
                 continue
             ln = parse(raw[:MAX_LINE])
@@ -628,7 +641,9 @@ class Classifier:
                 k = n - len(lines) + i
                 if self._root is not None and self._root.n <= k:
                     return
+                part, self._part = self._part, j
                 self._adopt_crash(ln, k)
+                self._part = part
                 return
 
     def _adopt_crash(self, ln: Line, k: int) -> None:
@@ -711,7 +726,7 @@ class Classifier:
         numbers = [x for t in outer for x in t.numbers] + root.numbers + root.borrowed_numbers
         ev = Evidence(text, root.n, stack, numbers, root.header, root.stage_idx, root.marks, root.raw)
         ev.native = root.type in ("NativeCrash", "Killed", "FatalError", "LinkError")
-        ev.process, ev.cut = root.process, root.cut
+        ev.process, ev.cut, ev.part = root.process, root.cut, root.part
         return decide(self._rules, ev)
 
     def _stop_before(self) -> bool:
@@ -815,6 +830,14 @@ _SHARDS = "checkpoint shards:"
 _SHARDS_BAR = re.compile(r"checkpoint shards: +\d+% Completed \| (?P<done>\d+)/(?P<total>\d+)")
 """tqdm's bar of vLLM's weight loaders (``Loading safetensors checkpoint shards: 3% Completed | 1/37 […]``)."""
 _WEIGHTS = STAGES.index("weights")
+
+
+def _parts(lines: list[str]):
+    """(index, part index, line) of each line; a flattened paste's parts each under its line's index."""
+    for i, raw in enumerate(lines):
+        parts = unflatten(raw[:MAX_LINE]) if len(raw) >= FLAT_MIN else None
+        for j, part in enumerate(parts or (raw,)):
+            yield i, j, part
 
 
 def _field_error(body: str) -> bool:

@@ -60,6 +60,8 @@ class Evidence:
     """The stack is a traceback cut before its exception line: its last frame is not the failing one."""
     process: str | None = None
     """The process that printed the root (``EngineCore_DP0 pid=42``), when the line names one."""
+    part: int = 0
+    """Lines a flattened paste joined to the root's line before it (0: the root starts its line)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,7 +167,7 @@ def _phase(rules: Rules, ev: Evidence) -> Verdict | None:
 
 def _before_anything(ev: Evidence) -> Verdict | None:
     """A native crash on the log's first line: the process died before it printed anything."""
-    if ev.native and ev.line == 1:
+    if ev.native and ev.line == 1 and ev.part == 0:
         return Verdict(STAGES[0], "markers", (1,), "medium", "it crashed before printing anything: the process start")
     return None
 

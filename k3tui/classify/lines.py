@@ -9,7 +9,8 @@ in V0, ``ERROR 11-30 03:33:00 [file.py:953]`` in V1, uvicorn's ``ERROR:    ``, g
 add their own: a prefix the reporter cut (``[multiproc_executor.py:492] ValueError: …``,
 no level), custom logging formats (``[date] [ERROR] [thread] [logger] >>> …``,
 ``date - logger - ERROR - …``, loguru's ``date | ERROR | mod:fn:12 - …``) and journald's
-``#033[`` for the ESC of colour codes.
+``#033[`` for the ESC of colour codes; a page that stripped the pid (``(EngineCore_DP0) ERROR …``);
+a paste whose line breaks became spaces, split again before each prefix (:func:`unflatten`).
 
 Only lines the prefilter picked pay for this; the body keeps its indentation because
 traceback frames are recognised by it.
@@ -37,6 +38,10 @@ _JOURNALD = re.compile(r"^([A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d) \S+ [^\s:\[]+(?
 _PROC = re.compile(
     r"^(?:[\w.\-]+ )?\((?P<proc>[\w.\-]+(?: [\w.\-]+(?:=[\w.\-]+)?)*) pid=(?P<pid>\d+)(?:, ip=[0-9a-fA-F.:]+)?\) ?"
 )
+_PROC_BARE = re.compile(
+    r"^\((?P<proc>[A-Za-z][\w.\-]*(?: [\w.\-]+=[\w.\-]+)*)\) (?=(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) )"
+)
+"""A process prefix whose pid a page stripped (``(EngineCore_DP0) ERROR …``): only before a level."""
 _RANK = re.compile(r"^\[rank(?P<rank>\d+)\]: ?")
 """torch.distributed's per-rank prefix (``[rank0]: Traceback …``)."""
 _BAR = r"\s{0,8}[|│](?= |$) ?"
@@ -160,6 +165,33 @@ def _lvl(level: str) -> str:
     return {"WARN": "WARNING", "FATAL": "CRITICAL"}.get(level, level)
 
 
+FLAT_MIN = 300
+"""Characters a line needs before it is looked at as several log lines joined into one."""
+_FLAT = (
+    re.compile(
+        r"(?<=\S)[ \t]+(?=\([A-Za-z][\w.\-]*(?: [\w.\-]+=[\w.\-]+)*(?: pid=\d+)?\) (?:DEBUG|INFO|WARNING|ERROR|CRITICAL) )"
+    ),
+    re.compile(
+        r"(?<=\S)[ \t]+(?=(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) (?:\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? )?\[?[\w.\-]+\.py:\d+\] )"
+    ),
+)
+"""Where a pasted log whose line breaks a web page turned into spaces breaks again: before each
+process prefix (``(Worker_TP0 pid=126) ERROR …``), else before each vLLM level prefix."""
+
+
+def unflatten(raw: str) -> list[str] | None:
+    """The log lines a flattened paste joined into ``raw`` (at least three), or None.
+
+    A vLLM traceback pasted without a code fence, or mirrored by a page that drops line breaks,
+    arrives as ONE line in which every original line still starts with its prefix; split there,
+    each part is a line again (its frames and its exception line are read as such)."""
+    for pattern in _FLAT:
+        parts = pattern.split(raw)
+        if len(parts) >= 3:
+            return parts
+    return None
+
+
 def parse(raw: str) -> Line:
     """Parse one raw line (without its newline)."""
     display = raw.rstrip("\r")
@@ -169,6 +201,8 @@ def parse(raw: str) -> Line:
     process = None
     if m := _PROC.match(text):
         process, text = f"{m['proc']} pid={m['pid']}", text[m.end() :]
+    elif text[:1] == "(" and (m := _PROC_BARE.match(text)):
+        process, text = m["proc"], text[m.end() :]
     elif text[:5] == "[rank" and (m := _RANK.match(text)):
         process, text = f"rank{m['rank']}", text[m.end() :]
     if m := _NCCL.match(text):
