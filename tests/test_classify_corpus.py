@@ -58,7 +58,6 @@ KNOWN_MISSES = {
     "vllm-issues/353.log": "a 'Failed to import from vllm._C' warning on XPU that the labeller marks maybe"
     " harmless, then device lines: the label (container) is unsure",
     "vllm-issues/356.log": "the gated-repo message is quoted in prose after a prose line that says 'cannot'",
-    "vllm-issues/445.log": "the error quoted in lower-case prose ('valueerror: …'), no vLLM word or log line",
     "vllm-issues/564.log": "the root is quoted only in the reporter's prose above an abridged log",
     "vllm-issues/608.log": "an HCCL (Ascend) init failure on the first pipeline receive: runtime by the thread's"
     " title ('during inference'); by its words a collective's set-up (engine)",
@@ -101,6 +100,20 @@ KNOWN_MISSES = {
     "vllm-issues/693.log": "oneCCL's native 'EXCEPTION: ze error' (Intel XPU) with no Python exception after it",
     "vllm-issues/485.log": "a Gloo timeout that Python reports as 'Error ignored in is_in_the_same_node'"
     " (an unraisable exception, not a failure by its own account); the worker's traceback is not kept",
+    "vllm-issues/1165.log": "the MQ engine logs its wrapper ('Error in model execution: Loading lora … failed') before the LoRA ValueError it wraps; the wrapper is taken as the root",
+    "vllm-issues/1170.log": "a bare vocab-size AssertionError pasted alone ('250682 is not divisible by 8'): nothing in the line says weights (the label rests on the thread)",
+    "vllm-issues/1171.log": "the gated-repo words are on the OSError's continuation lines; a one-line root's continuation is not read as evidence (tried this session, reverted: it moved one held-out log the wrong way)",
+    "vllm-issues/1111.log": "Ray placement 'required GPUs exceeds the total': this labeller says engine (distributed set-up), 227/228's labellers say device for the same words",
+    "vllm-issues/1124.log": "Ray 'does not allocate any GPUs on the driver node': engine here, device in 228 for the same words (a labelling conflict, see 1111)",
+    "vllm-issues/1113.log": "one c10 Gloo ERROR line quoted in prose, no exception: an ERROR line alone is not taken as a root (tried, reverted: it gave a 'none' log an exception)",
+    "vllm-issues/1121.log": "Ray's C++ 'Failed to connect to GCS' ERROR line after a shell paste, no exception: as 1113",
+    "vllm-issues/1128.log": "a flattened paste whose first part is a cut frame at another level than the rest: the stage is right, the root is a code line",
+    "vllm-issues/1130.log": "torch's TCPStore recvValue WARNING alone; runtime rests on the thread (a headless node losing the head after serving)",
+    "vllm-issues/1131.log": "an NCCL WARN line alone behind a reporter's own [date] stamp: NCCL WARN lines are evidence, never the root",
+    "vllm-issues/1216.log": "an OCR'd screenshot: prefixes garbled ('EngineCore _DP0', 'EngineCore_OP8'), the frame's indentation lost; runtime rests on the thread",
+    "vllm-issues/1218.log": "V0 dumps the failed input at WARNING ('Failed to pickle inputs of failed execution: …') before the engine's own ERROR repr of the IndexError; the WARNING is taken",
+    "vllm-issues/1221.log": "the KV-offload assert is only a WARNING the worker survives; whether the engine died is not in the excerpt",
+    "vllm-issues/1223.log": "an OOM of the engine's compiled forward with nothing in the excerpt saying requests were being served; the OOM alone reads as the engine's set-up",
 }
 
 

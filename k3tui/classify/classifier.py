@@ -70,8 +70,8 @@ _BARE = Wrapper(re.compile(r"$^"), "chained")
 exception was the direct cause …"), that one, with the message, is reported (the bare one
 stays as its context); otherwise the bare one stays the root."""
 _FAILURE_WORDS = re.compile(
-    r"(?i)\b(?:error|fail\w*|cannot|can.t|unable|invalid|exceeds?|must|does not|no such|only supported|requires?"
-    r"|not (?:supported|allowed|found|available|defined|enough))\b"
+    r"(?i)\b(?:error|fail\w*|cannot|can.t|unable|invalid|exceeds?|must|does not|no such|only supported|requires?|incompatible"
+    r"|not (?:supported|allowed|found|available|defined|enough|compatible))\b"
 )
 _CHAINED = re.compile(r"(?:The above exception was the direct cause|During handling of the above exception)")
 _FIELD = re.compile(r"^[A-Za-z_][\w.\[\]]*$")
@@ -178,6 +178,8 @@ class Classifier:
         (a worker SIGKILLed while starting prints nothing of its own)."""
         self._part = 0
         """The part of the current line being read, when a flattened paste was split."""
+        self._followed = False
+        """A logger's line came after line 1 within the first lines (every one of them is read)."""
         self._vllm = False
         """Seen the word vllm anywhere (lines without a root or marker may still be a vLLM log)."""
         self._always = tuple(a.lower() for a in self._rules.always)
@@ -307,6 +309,8 @@ class Classifier:
             self._vllm = True  # a logger's line (vLLM, uvicorn, NCCL, glog): a server log
         if n == 1:
             self._announce_stages(self._timeline.first_line(ln), ln)
+        elif n <= HEAD_LINES and not self._followed and (ln.level is not None or ln.process is not None):
+            self._followed = True
         if self._traces:
             self._expire(n)
         root = self._root
@@ -727,6 +731,7 @@ class Classifier:
         ev = Evidence(text, root.n, stack, numbers, root.header, root.stage_idx, root.marks, root.raw)
         ev.native = root.type in ("NativeCrash", "Killed", "FatalError", "LinkError")
         ev.process, ev.cut, ev.part = root.process, root.cut, root.part
+        ev.followed = self._followed
         return decide(self._rules, ev)
 
     def _stop_before(self) -> bool:

@@ -62,6 +62,9 @@ class Evidence:
     """The process that printed the root (``EngineCore_DP0 pid=42``), when the line names one."""
     part: int = 0
     """Lines a flattened paste joined to the root's line before it (0: the root starts its line)."""
+    followed: bool = False
+    """A logger's line (a level, a process prefix) came after line 1 in the log's first lines: the
+    log goes on after its first line, so it is an excerpt or another process went on printing."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,8 +169,9 @@ def _phase(rules: Rules, ev: Evidence) -> Verdict | None:
 
 
 def _before_anything(ev: Evidence) -> Verdict | None:
-    """A native crash on the log's first line: the process died before it printed anything."""
-    if ev.native and ev.line == 1 and ev.part == 0:
+    """A native crash on the log's first line, and no logger's line after it: the process died
+    before it printed anything (an LD_PRELOAD constructor, a broken interpreter)."""
+    if ev.native and ev.line == 1 and ev.part == 0 and not ev.followed:
         return Verdict(STAGES[0], "markers", (1,), "medium", "it crashed before printing anything: the process start")
     return None
 

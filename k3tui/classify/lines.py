@@ -22,6 +22,8 @@ import re
 from dataclasses import dataclass
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[()][A-Za-z0-9]")
+_BARE_SGR = re.compile(r"\[\d{1,3}(?:;\d{1,3})*m")
+"""A colour code that lost its ESC; only taken off a line that starts with one."""
 _DOCKER_TS = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?) ")
 _CRI = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)) (?:stdout|stderr) [FP] ")
 """containerd / Kubernetes CRI log files: ``2026-11-30T03:29:01.123456789Z stdout F …``."""
@@ -61,6 +63,10 @@ _LEVEL = re.compile(
     r"\[?[\w.\-/<>]+:\d+\] ?"
 )
 _UVICORN = re.compile(r"^(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL): +")
+_RAY_CPP = re.compile(
+    r"^\[(?P<date>\d{4}-\d\d-\d\d) (?P<t>\d\d:\d\d:\d\d),\d+ (?P<g>[IWEF]) \d+ \d+\] (?:\([\w.\-]+\) )?[\w.\-/]+:\d+: ?"
+)
+"""Ray's own C++ log lines: ``[2025-06-13 01:49:41,730 E 1 1] gcs_rpc_client.h:179: …``."""
 _GLOG = re.compile(r"^\[?(?P<g>[IWEF])(?P<d>\d{4}) (?P<t>\d\d:\d\d:\d\d)\.\d+ +\d+ [\w.\-/]+:\d+\] ?")
 _CUT = re.compile(r"^(?:[\d:.\-]+ )?\[?[\w.\-/<>]+\.py:\d+\] ?")
 """A vLLM prefix cut before its level: ``[file.py:N] `` or ``08:25:25 file.py:226] ``."""
@@ -106,6 +112,8 @@ def clean(raw: str) -> str:
         text = text.replace("#033[", "\x1b[")
     if "^[[" in text:  # a terminal's ESC copied as the two characters ^[ (like ^M)
         text = text.replace("^[[", "\x1b[")
+    if text[:1] == "[" and _BARE_SGR.match(text):  # colour codes whose ESC a copy dropped: [1;36m(… pid=1)[0;0m
+        text = _BARE_SGR.sub("", text)
     if "\ufffd[" in text:  # an ESC lost to a wrong decoding (U+FFFD, the replacement character)
         text = text.replace("\ufffd[", "\x1b[")
     if text[:1] in " >`|│" and (m := _MARKUP.match(text)):
@@ -119,7 +127,12 @@ def clean(raw: str) -> str:
     return text
 
 
-_WRAPPERS = (_CRI, _DOCKER_TS, _CI_TS, _STAMP, _COMPOSE, _JOURNALD)
+_CONSOLE = re.compile(
+    r"^\[(?!rank\d)([A-Za-z][\w.\-]{0,63})\]: (?=\(\w[\w.\-]*(?: [\w.\-]+=?[\w.\-]*)* pid=\d+|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) )"
+)
+"""A console's name for the container in front of each line (a deployment UI's ``[vllm]: ``),
+recognised only where a process prefix or a vLLM level follows."""
+_WRAPPERS = (_CRI, _DOCKER_TS, _CI_TS, _STAMP, _COMPOSE, _JOURNALD, _CONSOLE)
 """The wrappers a line can carry, tried in this order: each at most once, stacked in any order (a
 CI runner's stamp around ``docker compose logs -t`` around a reporter's stamp); what looks like a
 second one of a kind is the message's."""
@@ -131,7 +144,7 @@ def _wrappers(text: str) -> tuple[str, str, str | None]:
     left = list(_WRAPPERS)
     while m := next((m for p in left if (m := p.match(text))), None):
         left.remove(m.re)
-        if m.re is _COMPOSE:
+        if m.re is _COMPOSE or m.re is _CONSOLE:
             service = m.group(1)
         else:
             time = m.group(1)
@@ -148,6 +161,8 @@ def _level(text: str) -> tuple[str, str | None, str | None, str | None]:
         return text[m.end() :], _lvl(m["lvl"]), m["ts"] or time, m["pid"]
     if m := _UVICORN.match(text):
         return text[m.end() :], m["lvl"], time, None
+    if text[:1] == "[" and (m := _RAY_CPP.match(text)):
+        return text[m.end() :], _GLOG_LEVEL[m["g"]], f"{m['date'][5:]} {m['t']}", None
     if m := _GLOG.match(text):
         return text[m.end() :], _GLOG_LEVEL[m["g"]], f"{m['d'][:2]}-{m['d'][2:]} {m['t']}", None
     if text[:2] == "[" + text[1:2] and (m := _C10.match(text)):
@@ -172,7 +187,7 @@ _FLAT = (
         r"(?<=\S)[ \t]+(?=\([A-Za-z][\w.\-]*(?: [\w.\-]+=[\w.\-]+)*(?: pid=\d+)?\) (?:DEBUG|INFO|WARNING|ERROR|CRITICAL) )"
     ),
     re.compile(
-        r"(?<=\S)[ \t]+(?=(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) (?:\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? )?\[?[\w.\-]+\.py:\d+\] )"
+        r"(?<=\S)[ \t]+(?=(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) (?:\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? )?\[?[\w.\-/]+\.py:\d+\] )"
     ),
 )
 """Where a pasted log whose line breaks a web page turned into spaces breaks again: before each
@@ -201,6 +216,10 @@ def parse(raw: str) -> Line:
     process = None
     if m := _PROC.match(text):
         process, text = f"{m['proc']} pid={m['pid']}", text[m.end() :]
+        if text[:1] == "(" and (m := _PROC.match(text)):  # the API server relaying its engine's line
+            process, text = f"{m['proc']} pid={m['pid']}", text[m.end() :]
+        if text[:5] == "[rank" and (m := _RANK.match(text)):
+            text = text[m.end() :]  # a Ray worker's torch rank: the process is the worker
     elif text[:1] == "(" and (m := _PROC_BARE.match(text)):
         process, text = m["proc"], text[m.end() :]
     elif text[:5] == "[rank" and (m := _RANK.match(text)):

@@ -1,0 +1,184 @@
+"""Issue 13, seventh session: forms and words of 77 fresh excerpts, each a general form.
+
+Each reading is tested on generated lines (classes of input) and on the real excerpt of the
+tuned part that showed it (``tests/data/corpus/vllm-issues``):
+
+- prefixes: the API server relaying its engine's line (two process prefixes), a deployment
+  console's ``[vllm]: ``, colour codes whose ESC a copy dropped, Ray's own C++ log lines, a Ray
+  worker's torch rank after its process, a flattened paste whose prefixes carry a folder;
+- roots: pydantic's ``Value error, …`` pasted without its header; a native crash on line 1 of an
+  excerpt that goes on (not "died before printing anything");
+- stage words and frames: the weights' per-parameter loaders, transformers refusing the model's
+  configuration (config), kernels missing for the GPU's architecture (device), a rendezvous
+  nobody joined (engine).
+"""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from k3tui.classify import classify_text
+from k3tui.classify.layers import Evidence, decide
+from k3tui.classify.lines import parse
+from k3tui.classify.rules import load_rules
+from tests.support.corpus import issue_text
+
+RULES = load_rules()
+PROCS = st.sampled_from(["EngineCore_DP0", "Worker_TP3", "VllmWorkerProcess", "EngineCore"])
+LEVELS = st.sampled_from(["ERROR", "WARNING", "INFO"])
+
+
+def _root(name: str) -> str:
+    res = classify_text(issue_text(name))
+    assert res.first_exception is not None, name
+    return res.first_exception.line
+
+
+# --- prefixes ---------------------------------------------------------------------------------
+
+
+@given(PROCS, LEVELS, st.integers(1, 99999))
+def test_the_api_servers_relay_of_an_engine_line_is_the_engines(proc: str, level: str, pid: int) -> None:
+    ln = parse(f"(APIServer pid=716) ({proc} pid={pid}) {level} 01-29 10:27:47 [core.py:710] TimeoutError")
+    assert (ln.process, ln.level, ln.body) == (f"{proc} pid={pid}", level, "TimeoutError")
+
+
+def test_the_real_relayed_traceback_has_its_root() -> None:
+    assert _root("1225.log").endswith("[core.py:710] TimeoutError")
+    assert classify_text(issue_text("1225.log")).failed_stage == "runtime"
+
+
+@given(st.sampled_from(["vllm", "inference-server", "app.1"]), PROCS, LEVELS)
+def test_a_consoles_container_name_is_a_wrapper(name: str, proc: str, level: str) -> None:
+    ln = parse(f"[{name}]: ({proc} pid=91) {level} 07-28 23:29:37 multiproc_worker_utils.py:226] boom")
+    assert (ln.process, ln.level, ln.body, ln.key[0]) == (f"{proc} pid=91", level, "boom", name)
+
+
+def test_a_bracketed_word_in_a_message_is_not_a_console() -> None:
+    assert parse("[note]: the engine failed").body == "[note]: the engine failed"
+    assert parse("[rank0]: Traceback (most recent call last):").process == "rank0"
+
+
+def test_the_real_console_paste_has_its_root() -> None:
+    assert "RuntimeError: NCCL error: unhandled system error" in _root("1133.log")
+
+
+@given(st.lists(st.sampled_from(["1;36", "0;0", "33", "0", "1;31"]), min_size=1, max_size=3), PROCS)
+def test_colour_codes_that_lost_their_esc_are_taken_off(codes: list[str], proc: str) -> None:
+    lead = "".join(f"[{c}m" for c in codes)
+    ln = parse(f"{lead}({proc} pid=149)[0;0m ERROR 12-08 22:23:04 [core.py:842] ValueError: x")
+    assert (ln.process, ln.level, ln.body) == (f"{proc} pid=149", "ERROR", "ValueError: x")
+
+
+def test_the_real_paste_without_escs_has_its_root_and_stage() -> None:
+    assert "HIP error: invalid device function" in _root("1269.log")
+    assert classify_text(issue_text("1269.log")).failed_stage == "device"
+
+
+@given(st.sampled_from("IWEF"), st.integers(0, 99999))
+def test_rays_own_cpp_log_lines_have_a_level(g: str, pid: int) -> None:
+    ln = parse(f"[2025-06-13 01:49:41,730 {g} {pid} {pid}] gcs_rpc_client.h:179: Failed to connect to GCS")
+    assert ln.level == {"I": "INFO", "W": "WARNING", "E": "ERROR", "F": "CRITICAL"}[g]
+    assert ln.body == "Failed to connect to GCS" and ln.time == "06-13 01:49:41"
+
+
+def test_a_ray_workers_torch_rank_is_under_its_process() -> None:
+    ln = parse(
+        "(RayWorkerWrapper pid=933, ip=50.147.43.24) [rank1]:[E528 08:52:46.164295950 ProcessGroupGloo.cpp:145]"
+        " Gloo connectFullMesh failed"
+    )
+    assert (ln.process, ln.level, ln.body) == ("RayWorkerWrapper pid=933", "ERROR", "Gloo connectFullMesh failed")
+
+
+def test_a_flattened_paste_whose_prefixes_name_a_folder_is_split() -> None:
+    """1128: ``ERROR 11-04 18:02:56 [v1/executor/multiproc_executor.py:597]`` on every joined line."""
+    assert classify_text(issue_text("1128.log")).failed_stage == "engine"
+
+
+# --- roots ------------------------------------------------------------------------------------
+
+
+@given(st.sampled_from(["torch.bfloat16 is not supported for quantization method awq.", "max_model_len must be > 0"]))
+def test_a_pydantic_field_error_pasted_alone_is_a_config_root(msg: str) -> None:
+    line = f"Value error, {msg} [type=value_error, input_value=ArgsKwargs((), {{}}), input_type=ArgsKwargs]"
+    res = classify_text("vllm serve m --dtype bfloat16\n" + line + "\n")
+    assert res.first_exception is not None and res.first_exception.line == line
+    assert res.failed_stage == "config"
+
+
+def test_the_real_pasted_field_errors_are_config() -> None:
+    assert _root("1175.log").startswith("Value error, torch.bfloat16 is not supported")
+    assert classify_text(issue_text("1175.log")).failed_stage == "config"
+
+
+@given(st.integers(2, 25))
+def test_a_crash_on_line_1_of_a_log_that_goes_on_is_not_the_process_start(after: int) -> None:
+    crash = "Failed: Cuda error /workspace/csrc/custom_all_reduce.cuh:455 'invalid argument'\n"
+    rest = "(EngineCore pid=9) ERROR 07-19 14:32:42 [multiproc_executor.py:284] Worker proc VllmWorker-1 died unexpectedly\n"
+    res = classify_text(crash + "\n" * (after - 2) + rest)
+    assert res.failed_stage != "container"
+
+
+def test_the_process_start_is_kept_for_a_crash_with_nothing_after_it() -> None:
+    for log in (
+        "free(): double free detected in tcache 2\n",
+        "terminate called after throwing an instance of 'x'\n  what():  bad\n",
+    ):
+        assert classify_text(log).failed_stage == "container"
+    assert decide(RULES, Evidence("Segmentation fault", 1, native=True, followed=True)).rule != "markers"
+
+
+def test_the_real_excerpt_starting_with_a_crash_is_the_engine() -> None:
+    assert classify_text(issue_text("1129.log")).failed_stage == "engine"
+
+
+# --- stage words and frames -------------------------------------------------------------------
+
+
+@given(st.sampled_from(["weight_loader", "create_weights", "process_weights_after_loading", "qkv_weight_loader"]))
+def test_a_parameters_loader_frame_is_the_weights(func: str) -> None:
+    stack = [f'  File "/x/vllm/model_executor/layers/linear.py", line 1, in {func}', "AssertionError"]
+    assert decide(RULES, Evidence("AssertionError", 9, stack=stack)).stage == "weights"
+
+
+@given(
+    st.sampled_from(
+        [("models/auto/configuration_auto.py", "__getitem__"), ("dynamic_module_utils.py", "resolve_trust_remote_code")]
+    )
+)
+def test_transformers_refusing_the_models_configuration_is_the_config(frame: tuple[str, str]) -> None:
+    path, func = frame
+    stack = [
+        '  File "/x/vllm/transformers_utils/config.py", line 1, in get_config',
+        f'  File "/x/transformers/{path}", line 1, in {func}',
+    ]
+    assert decide(RULES, Evidence("KeyError: 'qwen2_5_omni'", 9, stack=stack)).stage == "config"
+
+
+def test_the_real_refused_configurations_and_loaders() -> None:
+    want = {"1166.log": "weights", "1172.log": "weights", "1169.log": "config", "1173.log": "config",
+            "1167.log": "weights", "445.log": "config"}  # fmt: skip
+    for name, stage in want.items():
+        assert classify_text(issue_text(name)).failed_stage == stage, name
+
+
+@given(
+    st.sampled_from(
+        [("HIP error: invalid device function", "device"), ("CUDA error: invalid device function", "device"),
+         ("NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch installation.", "device"),
+         ("Tried to load weights of size torch.Size([3, 1])to a parameter of size torch.Size([5, 1])", "weights"),
+         ("Loading m/ requires you to execute the configuration file in that repo on your local machine.", "config"),
+         ("Timed out after 601 seconds waiting for clients. 1/8 clients joined.", "engine"),
+         ("Failed to connect to GCS at address 10.0.0.1:6379 within 5 seconds.", "engine")]
+    )
+)  # fmt: skip
+def test_words_that_name_one_layer(case: tuple[str, str]) -> None:
+    text, stage = case
+    assert decide(RULES, Evidence(f"RuntimeError: {text}", 3)).stage == stage
+
+
+def test_the_real_kernel_and_rendezvous_failures() -> None:
+    want = {"1270.log": "device", "1271.log": "device", "1132.log": "engine"}
+    for name, stage in want.items():
+        assert classify_text(issue_text(name)).failed_stage == stage, name
