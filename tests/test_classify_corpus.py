@@ -111,7 +111,6 @@ KNOWN_MISSES = {
     "vllm-issues/1130.log": "torch's TCPStore recvValue WARNING alone; runtime rests on the thread (a headless node losing the head after serving)",
     "vllm-issues/1131.log": "an NCCL WARN line alone behind a reporter's own [date] stamp: NCCL WARN lines are evidence, never the root",
     "vllm-issues/1216.log": "an OCR'd screenshot: prefixes garbled ('EngineCore _DP0', 'EngineCore_OP8'), the frame's indentation lost; runtime rests on the thread",
-    "vllm-issues/1218.log": "V0 dumps the failed input at WARNING ('Failed to pickle inputs of failed execution: …') before the engine's own ERROR repr of the IndexError; the WARNING is taken",
     "vllm-issues/1221.log": "the KV-offload assert is only a WARNING the worker survives; whether the engine died is not in the excerpt",
     "vllm-issues/1223.log": "an OOM of the engine's compiled forward with nothing in the excerpt saying requests were being served; the OOM alone reads as the engine's set-up",
 }

@@ -182,3 +182,31 @@ def test_the_real_kernel_and_rendezvous_failures() -> None:
     want = {"1270.log": "device", "1271.log": "device", "1132.log": "engine"}
     for name, stage in want.items():
         assert classify_text(issue_text(name)).failed_stage == stage, name
+
+
+# --- a warning that reports a failure logged next ---------------------------------------------
+
+
+@given(
+    st.sampled_from(["cannot pickle 'flashinfer._prefill.Wrapper' object", "CUDA error: unspecified launch failure"])
+)
+def test_the_failed_executions_dump_warning_gives_way_to_the_failure_logged_next(why: str) -> None:
+    """1218: V0 dumps the inputs of a failed execution at WARNING, then the engine logs the failure
+    itself at ERROR with its traceback: that one is the root. (Alone, the warning still is: 155.)"""
+    log = (
+        f"WARNING 12-25 15:08:47 model_runner_base.py:143] Failed to pickle inputs of failed execution: {why}\n"
+        "ERROR 12-25 15:08:47 engine.py:135] IndexError('Error in model execution: tuple index out of range')\n"
+        "ERROR 12-25 15:08:47 engine.py:135] Traceback (most recent call last):\n"
+        'ERROR 12-25 15:08:47 engine.py:135]   File "/x/vllm/worker/model_runner.py", line 1729, in execute_model\n'
+        "ERROR 12-25 15:08:47 engine.py:135]     logits = self.model.compute_logits(h)\n"
+        "ERROR 12-25 15:08:47 engine.py:135] IndexError: tuple index out of range\n"
+    )
+    res = classify_text(log)
+    assert res.first_exception is not None and "Error in model execution" in res.first_exception.line
+    alone = classify_text(log.split("\n", 1)[0] + "\n")
+    assert alone.first_exception is not None and "Failed to pickle inputs" in alone.first_exception.line
+
+
+def test_the_real_dump_warning_before_the_engines_own_error() -> None:
+    assert "IndexError('Error in model execution: tuple index out of range')" in _root("1218.log")
+    assert "Failed to pickle inputs of failed execution: CUDA error" in _root("155.log")

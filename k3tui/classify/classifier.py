@@ -551,7 +551,10 @@ class Classifier:
         if typ in _CRASH_TYPES and (quoted := self._quoted()) is not None:
             self._root = quoted  # "Worker failed with error 'X'" came first; the worker's death is its end
             return
-        root = self._teardown or self._warning or self._new_root(ln, n, typ, msg, trace)
+        warning = self._warning
+        if warning is not None and self._rules.warning_failure.search(warning.body):
+            warning = None  # it reported a failure that is now logged itself: that one is the root
+        root = self._teardown or warning or self._new_root(ln, n, typ, msg, trace)
         if root is not self._warning and root is not self._teardown:
             root.wrap = next((w for w in self._rules.wrappers if w.match.search(ln.body)), None)
             if root.wrap is None and trace is not None and not msg.strip():
