@@ -100,7 +100,6 @@ KNOWN_MISSES = {
     "vllm-issues/693.log": "oneCCL's native 'EXCEPTION: ze error' (Intel XPU) with no Python exception after it",
     "vllm-issues/485.log": "a Gloo timeout that Python reports as 'Error ignored in is_in_the_same_node'"
     " (an unraisable exception, not a failure by its own account); the worker's traceback is not kept",
-    "vllm-issues/1165.log": "the MQ engine logs its wrapper ('Error in model execution: Loading lora … failed') before the LoRA ValueError it wraps; the wrapper is taken as the root",
     "vllm-issues/1170.log": "a bare vocab-size AssertionError pasted alone ('250682 is not divisible by 8'): nothing in the line says weights (the label rests on the thread)",
     "vllm-issues/1171.log": "the gated-repo words are on the OSError's continuation lines; a one-line root's continuation is not read as evidence (tried this session, reverted: it moved one held-out log the wrong way)",
     "vllm-issues/1111.log": "Ray placement 'required GPUs exceeds the total': this labeller says engine (distributed set-up), 227/228's labellers say device for the same words",

@@ -201,8 +201,9 @@ def test_the_failed_executions_dump_warning_gives_way_to_the_failure_logged_next
         "ERROR 12-25 15:08:47 engine.py:135]     logits = self.model.compute_logits(h)\n"
         "ERROR 12-25 15:08:47 engine.py:135] IndexError: tuple index out of range\n"
     )
-    res = classify_text(log)
-    assert res.first_exception is not None and "Error in model execution" in res.first_exception.line
+    fe = classify_text(log).first_exception
+    assert fe is not None and "Failed to pickle" not in fe.line
+    assert "Error in model execution" in fe.line + (fe.context or "")  # the repr, or its context (1165)
     alone = classify_text(log.split("\n", 1)[0] + "\n")
     assert alone.first_exception is not None and "Failed to pickle inputs" in alone.first_exception.line
 
@@ -210,3 +211,28 @@ def test_the_failed_executions_dump_warning_gives_way_to_the_failure_logged_next
 def test_the_real_dump_warning_before_the_engines_own_error() -> None:
     assert "IndexError('Error in model execution: tuple index out of range')" in _root("1218.log")
     assert "Failed to pickle inputs of failed execution: CUDA error" in _root("155.log")
+
+
+@given(
+    st.sampled_from(["RuntimeError", "torch.OutOfMemoryError", "IndexError"]),
+    st.sampled_from(["ValueError", "KeyError"]),
+)
+def test_the_model_runners_rewrap_gives_way_to_the_exception_it_wraps(outer: str, inner: str) -> None:
+    """1165: V0's MQ engine logs ``X('Error in model execution: …')`` and then the traceback, whose
+    first exception is what failed; that one is the root, the repr its context."""
+    p = "ERROR 10-11 16:03:09 engine.py:157] "
+    log = (
+        f"{p}{outer}('Error in model execution: Loading lora /m failed')\n"
+        f"{p}Traceback (most recent call last):\n"
+        f'{p}  File "/x/vllm/lora/utils.py", line 113, in parse_fine_tuned_lora_name\n'
+        f'{p}    raise {inner}(f"{{name}} is unsupported LoRA weight")\n'
+        f"{p}{inner}: lm_head.weight is unsupported LoRA weight\n"
+    )
+    res = classify_text(log)
+    fe = res.first_exception
+    assert fe is not None and fe.line.endswith(f"{inner}: lm_head.weight is unsupported LoRA weight")
+    assert fe.context is not None and "Error in model execution" in fe.context
+
+
+def test_the_real_rewrapped_lora_failure() -> None:
+    assert _root("1165.log").endswith("ValueError: base_model.model.lm_head.weight is unsupported LoRA weight")
