@@ -94,8 +94,6 @@ KNOWN_MISSES = {
     " says engine, the thread says weights",
     "vllm-issues/1089.log": "stage right; the label takes the gcc CalledProcessError quoted inside the"
     " BackendCompilerFailed line above it",
-    "vllm-issues/882.log": "an AttributeError quoted in prose, wrapped over two lines (the weight's name on the"
-    " second), no prefix, no stack: nothing names a layer",
     "vllm-issues/691.log": "the root line itself is cut mid-message by the stored copy (LoRA target modules)",
     "vllm-issues/693.log": "oneCCL's native 'EXCEPTION: ze error' (Intel XPU) with no Python exception after it",
     "vllm-issues/485.log": "a Gloo timeout that Python reports as 'Error ignored in is_in_the_same_node'"
@@ -110,6 +108,7 @@ KNOWN_MISSES = {
     "vllm-issues/1130.log": "torch's TCPStore recvValue WARNING alone; runtime rests on the thread (a headless node losing the head after serving)",
     "vllm-issues/1131.log": "an NCCL WARN line alone behind a reporter's own [date] stamp: NCCL WARN lines are evidence, never the root",
     "vllm-issues/1216.log": "an OCR'd screenshot: prefixes garbled ('EngineCore _DP0', 'EngineCore_OP8'), the frame's indentation lost; runtime rests on the thread",
+    "vllm-issues/1361.log": "KServe's own wrapper line ('Failed to start model server: integer division or modulo by zero'), no vLLM line: the zero GPUs behind it are in the thread",
     "vllm-issues/1221.log": "the KV-offload assert is only a WARNING the worker survives; whether the engine died is not in the excerpt",
     "vllm-issues/1223.log": "an OOM of the engine's compiled forward with nothing in the excerpt saying requests were being served; the OOM alone reads as the engine's set-up",
 }

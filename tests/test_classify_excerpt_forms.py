@@ -236,3 +236,37 @@ def test_the_model_runners_rewrap_gives_way_to_the_exception_it_wraps(outer: str
 
 def test_the_real_rewrapped_lora_failure() -> None:
     assert _root("1165.log").endswith("ValueError: base_model.model.lm_head.weight is unsupported LoRA weight")
+
+
+@given(
+    st.sampled_from(
+        ["/bin/sh: 1: vllm: Permission denied", "sh: 1: vllm: not found", "bash: line 1: vllm: command not found",
+         "/bin/bash: /usr/local/bin/vllm: No such file or directory", "exec /usr/bin/python3: exec format error"]
+    ),
+    st.integers(0, 20),
+)  # fmt: skip
+def test_an_entrypoint_the_image_cannot_run_is_a_container_root(line: str, before: int) -> None:
+    """1365: ``oc logs`` of a pod in CrashLoopBackOff; the shell cannot run vllm at all."""
+    log = "".join(f"% oc get pod vllm-{i}\n" for i in range(before)) + line + "\n"
+    res = classify_text(log)
+    assert res.first_exception is not None and res.first_exception.line == line
+    assert res.failed_stage == "container"
+
+
+@given(
+    st.sampled_from(
+        ["ColumnParallelLinear", "MergedColumnParallelLinear", "VocabParallelEmbedding", "RowParallelLinear"]
+    )
+)
+def test_a_layer_without_the_parameter_a_checkpoint_loads_is_the_weights(layer: str) -> None:
+    """1360, 882: a quantized checkpoint's scheme looks for a parameter the layer never made."""
+    assert (
+        decide(RULES, Evidence(f"AttributeError: '{layer}' object has no attribute 'input_scale'", 4)).stage
+        == "weights"
+    )
+
+
+def test_the_real_entrypoint_and_layer_failures() -> None:
+    want = {"1365.log": "container", "1360.log": "weights", "882.log": "weights"}
+    for name, stage in want.items():
+        assert classify_text(issue_text(name)).failed_stage == stage, name
