@@ -58,7 +58,6 @@ KNOWN_MISSES = {
     "vllm-issues/353.log": "a 'Failed to import from vllm._C' warning on XPU that the labeller marks maybe"
     " harmless, then device lines: the label (container) is unsure",
     "vllm-issues/356.log": "the gated-repo message is quoted in prose after a prose line that says 'cannot'",
-    "vllm-issues/564.log": "the root is quoted only in the reporter's prose above an abridged log",
     "vllm-issues/608.log": "an HCCL (Ascend) init failure on the first pipeline receive: runtime by the thread's"
     " title ('during inference'); by its words a collective's set-up (engine)",
     "vllm-issues/610.log": "an NPU OOM while the model is built, no stack or start-up line: OOM alone reads as"
@@ -111,6 +110,11 @@ KNOWN_MISSES = {
     "vllm-issues/1361.log": "KServe's own wrapper line ('Failed to start model server: integer division or modulo by zero'), no vLLM line: the zero GPUs behind it are in the thread",
     "vllm-issues/1221.log": "the KV-offload assert is only a WARNING the worker survives; whether the engine died is not in the excerpt",
     "vllm-issues/1223.log": "an OOM of the engine's compiled forward with nothing in the excerpt saying requests were being served; the OOM alone reads as the engine's set-up",
+    "vllm-issues/1460.log": "DeepGEMM's illegal address under an EngineCore prefix cut above its header: start-up (the label) rests on the thread; the words read as a failure while serving",
+    "vllm-issues/1465.log": "a bare TypeError pasted under the launch command; that it came from building the speculative config is in the thread",
+    "vllm-issues/1466.log": "a worker's OOM with nothing in the excerpt saying requests were being served (the labeller marks engine defensible)",
+    "vllm-issues/1468.log": "the same AttributeError as 1469 ('no attribute drafter') pasted exception-first; the two PRs' labellers put it at runtime (1468) and at start-up (1469)",
+    "vllm-issues/1469.log": "'Worker failed with error:' with the worker's message on the next line and nothing else: no root is taken from a consequence's continuation",
 }
 
 

@@ -270,3 +270,19 @@ def test_the_real_entrypoint_and_layer_failures() -> None:
     want = {"1365.log": "container", "1360.log": "weights", "882.log": "weights"}
     for name, stage in want.items():
         assert classify_text(issue_text(name)).failed_stage == stage, name
+
+
+@given(st.sampled_from(["DeepGEMM backend is not available", "DeepGEMM backend is not available or outdated. Please install",
+                        "FlashInfer is not installed", "xformers is not installed"]))  # fmt: skip
+def test_a_kernel_package_the_image_lacks_is_the_container(msg: str) -> None:
+    """564, 1461: raised in the engine's warm-up, but what is wrong is the image (a package missing)."""
+    stack = [
+        '  File "/x/vllm/model_executor/warmup/kernel_warmup.py", line 1, in kernel_warmup',
+        f"RuntimeError: {msg}",
+    ]
+    assert decide(RULES, Evidence(f"RuntimeError: {msg}", 9, stack=stack)).stage == "container"
+
+
+def test_the_real_missing_kernel_packages() -> None:
+    for name in ("564.log", "1461.log"):
+        assert classify_text(issue_text(name)).failed_stage == "container", name
