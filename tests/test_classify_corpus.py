@@ -108,6 +108,7 @@ KNOWN_MISSES = {
     "vllm-issues/1131.log": "an NCCL WARN line alone behind a reporter's own [date] stamp: NCCL WARN lines are evidence, never the root",
     "vllm-issues/1216.log": "an OCR'd screenshot: prefixes garbled ('EngineCore _DP0', 'EngineCore_OP8'), the frame's indentation lost; runtime rests on the thread",
     "vllm-issues/1361.log": "KServe's own wrapper line ('Failed to start model server: integer division or modulo by zero'), no vLLM line: the zero GPUs behind it are in the thread",
+    "vllm-issues/1316.log": "a worker's OOM among interleaved workers with no frame of its own; weights rests on a sibling worker's method (the labeller marks engine defensible)",
     "vllm-issues/1221.log": "the KV-offload assert is only a WARNING the worker survives; whether the engine died is not in the excerpt",
     "vllm-issues/1223.log": "an OOM of the engine's compiled forward with nothing in the excerpt saying requests were being served; the OOM alone reads as the engine's set-up",
     "vllm-issues/1460.log": "DeepGEMM's illegal address under an EngineCore prefix cut above its header: start-up (the label) rests on the thread; the words read as a failure while serving",

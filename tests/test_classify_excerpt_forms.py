@@ -286,3 +286,59 @@ def test_a_kernel_package_the_image_lacks_is_the_container(msg: str) -> None:
 def test_the_real_missing_kernel_packages() -> None:
     for name in ("564.log", "1461.log"):
         assert classify_text(issue_text(name)).failed_stage == "container", name
+
+
+# --- a cancellation that a timeout was chained to ---------------------------------------------
+
+_ENGINE_STEP = (
+    "Traceback (most recent call last):\n"
+    '  File "/x/vllm/engine/async_llm_engine.py", line 506, in engine_step\n'
+    "    request_outputs = await self.engine.step_async()\n"
+    '  File "/x/vllm/executor/multiproc_gpu_executor.py", line 149, in _driver_execute_model_async\n'
+    "    return await self.driver_exec_model(execute_model_req)\n"
+    "asyncio.exceptions.CancelledError\n"
+)
+_WAIT_FOR = (
+    "Traceback (most recent call last):\n"
+    '  File "/usr/lib/python3.10/asyncio/tasks.py", line 456, in wait_for\n'
+    "    return fut.result()\n"
+    "asyncio.exceptions.CancelledError\n"
+)
+_TIMEOUT = (
+    "Traceback (most recent call last):\n"
+    '  File "/x/vllm/engine/async_llm_engine.py", line 532, in run_engine_loop\n'
+    "    has_requests_in_progress = await asyncio.wait_for(\n"
+    "asyncio.exceptions.TimeoutError\n"
+)
+
+
+@given(st.booleans())
+def test_a_cancellation_chained_into_a_timeout_is_the_root(handled_first: bool) -> None:
+    """1310, 1312: V0's engine step never returned; asyncio cancelled it and Python chained the
+    timeout to the cancellation ('direct cause'). The (first) cancellation is the root, its frames
+    (the engine step) the stage; the timeout it caused is not a stop's noise."""
+    head = (
+        _ENGINE_STEP + "\nDuring handling of the above exception, another exception occurred:\n\n"
+        if handled_first
+        else ""
+    )
+    log = head + _WAIT_FOR + "\nThe above exception was the direct cause of the following exception:\n\n" + _TIMEOUT
+    res = classify_text(log)
+    fe = res.first_exception
+    assert fe is not None and "CancelledError" in fe.line + (fe.context or "")
+    assert res.failed_stage == "runtime" if handled_first else res.failed_stage in ("runtime", "container")
+
+
+def test_a_cancellation_alone_or_handled_is_still_a_consequence() -> None:
+    """A stop cancels tasks too: without a timeout chained to it, a cancellation is never the root."""
+    assert classify_text(_ENGINE_STEP).first_exception is None
+    handled = _ENGINE_STEP + "\nDuring handling of the above exception, another exception occurred:\n\n" + _WAIT_FOR
+    assert classify_text(handled).first_exception is None
+
+
+def test_the_real_cancellations_chained_into_timeouts() -> None:
+    for name in ("1310.log", "1312.log"):
+        res = classify_text(issue_text(name))
+        fe = res.first_exception
+        assert fe is not None and "asyncio.exceptions.CancelledError" in fe.line + (fe.context or ""), name
+        assert res.failed_stage == "runtime", name

@@ -179,6 +179,9 @@ class Classifier:
         self._part = 0
         """The part of the current line being read, when a flattened paste was split."""
         self._followed = False
+        self._cancelled: _Root | None = None
+        self._cancel_until = 0
+        """A traceback's CancelledError, kept aside: the root only if Python chains a timeout to it."""
         """A logger's line came after line 1 within the first lines (every one of them is read)."""
         self._vllm = False
         """Seen the word vllm anywhere (lines without a root or marker may still be a vLLM log)."""
@@ -251,7 +254,12 @@ class Classifier:
 
     def _busy(self) -> bool:
         root = self._root
-        return bool(self._traces) or (root is not None and (not root.emitted or root.following)) or not self._prefilter
+        return (
+            bool(self._traces)
+            or (root is not None and (not root.emitted or root.following))
+            or self._cancelled is not None  # until it is known whether a timeout was chained to it
+            or not self._prefilter
+        )
 
     def _scan(self, buf: str, end: int) -> None:
         self._history.begin(buf)
@@ -326,9 +334,25 @@ class Classifier:
             low = raw.lower()
             if n <= HEAD_LINES or any(s in low for s in self._sentinels):
                 self._other(ln, n, low)
+        if self._cancelled is not None and self._root is None:
+            self._cancel_caused(self._cancelled, ln, n)
         self._maybe_announce(ln, n)
         if self._root is not None and self._root.following:
             self._follow_chain(self._root, ln, n)
+
+    def _cancel_caused(self, cancelled: _Root, ln: Line, n: int) -> None:
+        """A cancellation Python chained as the DIRECT cause of the next exception (asyncio's timeout
+        turning it into ``TimeoutError``: an engine step that never returned) is not a stop's noise:
+        it becomes a bare root, and the exception it caused, with the message, is reported."""
+        if n > self._cancel_until:
+            self._cancelled = None
+        elif ln.key != cancelled.key:
+            return
+        elif ln.body.startswith("During handling of the above exception"):
+            self._cancel_until = n + HEADER_WINDOW  # cancelled again while handling it: the first one counts
+        elif ln.body.startswith("The above exception was the direct cause") and not self._stop_before():
+            cancelled.wrap, cancelled.chained = _BARE, True
+            self._root, self._cancelled = cancelled, None
 
     def _follow_chain(self, root: _Root, ln: Line, n: int) -> None:
         """After the root's traceback: a chained one (``The above exception …``) holds its callers."""
@@ -463,6 +487,10 @@ class Classifier:
             typ, msg = m["type"], (m["msg"] if m["msg"] is not None else (m["rmsg"] or ""))
         else:
             typ, _, msg = body.partition(": ") if ": " in body else ("", "", body)
+        if self._root is None and typ.rsplit(".", 1)[-1] == "CancelledError":
+            if self._cancelled is None or n > self._cancel_until:
+                self._cancelled = self._new_root(ln, n, typ, msg, trace)  # a consequence, unless a timeout follows
+            self._cancel_until = n + 3
         if self._root is None or self._wrapping():
             self._candidate(ln, n, typ, msg, trace)
 
