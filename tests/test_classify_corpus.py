@@ -116,6 +116,14 @@ KNOWN_MISSES = {
     "vllm-issues/1466.log": "a worker's OOM with nothing in the excerpt saying requests were being served (the labeller marks engine defensible)",
     "vllm-issues/1468.log": "the same AttributeError as 1469 ('no attribute drafter') pasted exception-first; the two PRs' labellers put it at runtime (1468) and at start-up (1469)",
     "vllm-issues/1469.log": "'Worker failed with error:' with the worker's message on the next line and nothing else: no root is taken from a consequence's continuation",
+    "vllm-issues/1415.log": "oneCCL's own |CCL_ERROR| line (Intel XPU) before vLLM's 'Error executing method init_device': the worker's wrapper is taken, and init_device reads as the device (the label: a collective's set-up)",
+    "vllm-issues/1416.log": "torch's c10d recvValue warning with macOS C++ frames, no exception: a warning is never the root",
+    "vllm-issues/1417.log": "torch's c10d 'server socket has timed out, will retry' at WARNING level: a warning is never the root",
+    "vllm-issues/1423.log": "Gaudi's 'FATAL ERROR :: MODULE:PT_LAZY' after the weights loaded: nothing in the line names the device (the thread says Gaudi 1 is unsupported)",
+    "vllm-issues/1426.log": "RCCL's NCCL WARN line alone (hipIpcGetMemHandle failed): NCCL WARN lines are evidence, never the root",
+    "vllm-issues/1427.log": "the CPU image refusing V1 ('VLLM_USE_V1=1 is not supported with device type=cpu'): the markers say the platform was being set up (device), the label says config",
+    "vllm-issues/1431.log": "'Required aspect fp64 is not supported on the devic': the stored copy cut the word that names the layer",
+    "vllm-issues/1432.log": "'CPU backend only supports V1.' under V0's engine: the label says engine (the platform refusing the engine), nothing in the line names a layer",
 }
 
 

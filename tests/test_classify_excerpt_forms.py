@@ -342,3 +342,49 @@ def test_the_real_cancellations_chained_into_timeouts() -> None:
         fe = res.first_exception
         assert fe is not None and "asyncio.exceptions.CancelledError" in fe.line + (fe.context or ""), name
         assert res.failed_stage == "runtime", name
+
+
+# --- accelerators other than NVIDIA's ---------------------------------------------------------
+
+
+@given(
+    st.sampled_from(
+        ["AssertionError: mla_gluon requires gfx950 (CDNA4), got gfx942", "ValueError: this kernel requires gfx942",
+         "AmdSmiLibraryException: Error code: 14 | AMDSMI_STATUS_FILE_ERROR",
+         "RuntimeError: Required aspect fp64 is not supported on the device"]
+    )
+)  # fmt: skip
+def test_a_gpu_the_kernels_or_the_smi_cannot_use_is_the_device(line: str) -> None:
+    """1412, 1425 (and 1431's words, whose line the stored copy cut before 'device')."""
+    assert decide(RULES, Evidence(line, 5)).stage == "device"
+
+
+@given(st.sampled_from(["1.04G", "6.14G", "512.00M"]), st.booleans())
+def test_xlas_resource_exhausted_is_an_out_of_memory(size: str, wrapped: bool) -> None:
+    """1418, 1419: a TPU program that does not fit in HBM; XLA says RESOURCE_EXHAUSTED, with or
+    without the RuntimeError torch_xla wraps it in."""
+    core = f"RESOURCE_EXHAUSTED: Error loading program 'jit_f': Attempting to reserve {size} at the bottom of memory."
+    line = f"RuntimeError: Bad StatusOr access: {core}" if wrapped else core
+    res = classify_text(line + "\n")
+    assert res.first_exception is not None and res.first_exception.line == line
+    assert (res.failed_stage, res.oom_root_cause) == ("engine", True)
+
+
+def test_an_applications_own_stamp_and_level_before_vllms_line_is_a_wrapper() -> None:
+    """1411: Lemonade logs vLLM's output under its own stamp, level and source; it logs a
+    traceback's lines as [Info], which is not vLLM's level."""
+    ln = parse("2026-05-08 11:50:14.752 [Info] (Process) (EngineCore pid=3043) Traceback (most recent call last):")
+    assert (ln.process, ln.body, ln.time) == (
+        "EngineCore pid=3043",
+        "Traceback (most recent call last):",
+        "2026-05-08 11:50:14.752",
+    )
+    res = classify_text(issue_text("1411.log"))
+    assert res.first_exception is not None and "HIP out of memory" in res.first_exception.line
+    assert (res.failed_stage, res.oom_root_cause) == ("engine", True)
+
+
+def test_the_real_amd_and_tpu_failures() -> None:
+    want = {"1412.log": "device", "1425.log": "device", "1418.log": "engine", "1419.log": "engine"}
+    for name, stage in want.items():
+        assert classify_text(issue_text(name)).failed_stage == stage, name

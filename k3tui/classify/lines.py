@@ -132,7 +132,14 @@ _CONSOLE = re.compile(
 )
 """A console's name for the container in front of each line (a deployment UI's ``[vllm]: ``),
 recognised only where a process prefix or a vLLM level follows."""
-_WRAPPERS = (_CRI, _DOCKER_TS, _CI_TS, _STAMP, _COMPOSE, _JOURNALD, _CONSOLE)
+_APP = re.compile(
+    r"^(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?) \[[A-Za-z]+\] (?:\([\w.\-]+\) )?"
+    r"(?=\([A-Za-z][\w.\-]*(?: [\w.\-]+=?[\w.\-]*)* pid=\d+)"
+)
+"""An application that runs vLLM and logs its output with its own stamp, level and source in front
+(``2026-05-08 11:50:14.752 [Error] (Process) (EngineCore pid=3043) …``): only before a vLLM process
+prefix; the application's level is not vLLM's (it logs a traceback's lines as Info)."""
+_WRAPPERS = (_CRI, _DOCKER_TS, _CI_TS, _STAMP, _COMPOSE, _JOURNALD, _CONSOLE, _APP)
 """The wrappers a line can carry, tried in this order: each at most once, stacked in any order (a
 CI runner's stamp around ``docker compose logs -t`` around a reporter's stamp); what looks like a
 second one of a kind is the message's."""
