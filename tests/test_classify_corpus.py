@@ -124,6 +124,8 @@ KNOWN_MISSES = {
     "vllm-issues/1427.log": "the CPU image refusing V1 ('VLLM_USE_V1=1 is not supported with device type=cpu'): the markers say the platform was being set up (device), the label says config",
     "vllm-issues/1431.log": "'Required aspect fp64 is not supported on the devic': the stored copy cut the word that names the layer",
     "vllm-issues/1432.log": "'CPU backend only supports V1.' under V0's engine: the label says engine (the platform refusing the engine), nothing in the line names a layer",
+    "vllm-issues/1510.log": "KeyError('invalid tool call parser: openai') with one frame: the frontend's tool-parser set-up (api) is in the thread, nothing in the line names a layer",
+    "vllm-issues/1515.log": "RunPod's viewer splits each line and keeps a literal \\n: the chat template's per-request 400 is not recognised as a request-level error, so a 'none' log is given the template error",
 }
 
 

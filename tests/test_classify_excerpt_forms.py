@@ -388,3 +388,28 @@ def test_the_real_amd_and_tpu_failures() -> None:
     want = {"1412.log": "device", "1425.log": "device", "1418.log": "engine", "1419.log": "engine"}
     for name, stage in want.items():
         assert classify_text(issue_text(name)).failed_stage == stage, name
+
+
+# --- a tool re-logging vLLM's output; a vLLM line quoted inline --------------------------------
+
+
+@given(LEVELS, st.integers(2, 60), st.booleans())
+def test_a_rich_log_handlers_columns_are_a_wrapper(level: str, pad: int, stamped: bool) -> None:
+    """1511: a tool logs vLLM's stderr through Python's rich handler: its level column is the tool's."""
+    stamp = "[05/05/25 16:31:14]" if stamped else " " * 19
+    line = f"{stamp} {level:<8} OSError: [Errno 48] Address already in use{' ' * pad}local_server.py:108"
+    ln = parse(line)
+    assert (ln.level, ln.body) == (None, "OSError: [Errno 48] Address already in use")
+
+
+def test_the_real_rich_paste_is_the_api_bind() -> None:
+    res = classify_text(issue_text("1511.log"))
+    assert res.first_exception is not None and "OSError: [Errno 48] Address already in use" in res.first_exception.line
+    assert res.failed_stage == "api"
+
+
+def test_a_vllm_line_quoted_inline_in_prose_makes_a_vllm_log() -> None:
+    """1519: the only vLLM line sits inside a sentence: a healthy 'none', not 'not a vLLM log'."""
+    res = classify_text(issue_text("1519.log"))
+    assert (res.failed_stage, res.first_exception) == ("none", None)
+    assert classify_text("root:x:0:0:root:/root:/bin/bash\nINFO maybe\n").failed_stage == "unknown"

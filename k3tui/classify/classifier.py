@@ -78,6 +78,10 @@ _FIELD = re.compile(r"^[A-Za-z_][\w.\[\]]*$")
 """The field a pydantic error names on its own line, between its header and its ``Input should …``."""
 _PY_WARNING = re.compile(r"\b[A-Z]\w*Warning: ")
 """Python's ``warnings`` output (torchvision's 'Failed to load image Python extension' decoy)."""
+_VLLM_LINE = re.compile(
+    r"\b(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[\w/.\-]+\.py:\d+\]"
+)
+"""vLLM's own logger prefix anywhere in a line (an excerpt quoting one line inline in prose)."""
 _CRASH_TYPES = frozenset({"FatalError", "WorkerDied"})
 
 
@@ -313,8 +317,8 @@ class Classifier:
 
     def _one(self, raw: str, n: int) -> None:
         ln = parse(raw)
-        if n <= HEAD_LINES and ln.level is not None:
-            self._vllm = True  # a logger's line (vLLM, uvicorn, NCCL, glog): a server log
+        if n <= HEAD_LINES and not self._vllm and (ln.level is not None or _VLLM_LINE.search(raw)):
+            self._vllm = True  # a logger's line (vLLM, uvicorn, NCCL, glog), or vLLM's quoted in prose
         if n == 1:
             self._announce_stages(self._timeline.first_line(ln), ln)
         elif n <= HEAD_LINES and not self._followed and (ln.level is not None or ln.process is not None):

@@ -139,7 +139,13 @@ _APP = re.compile(
 """An application that runs vLLM and logs its output with its own stamp, level and source in front
 (``2026-05-08 11:50:14.752 [Error] (Process) (EngineCore pid=3043) …``): only before a vLLM process
 prefix; the application's level is not vLLM's (it logs a traceback's lines as Info)."""
-_WRAPPERS = (_CRI, _DOCKER_TS, _CI_TS, _STAMP, _COMPOSE, _JOURNALD, _CONSOLE, _APP)
+_RICH = re.compile(
+    r"^(?:\[([\d/:\- ]+)\])? +(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) {2,}(?=\S)(?=.*\S {2,}[\w.\-]+\.py:\d+ *$)"
+)
+"""Python's ``rich`` log handler in a tool that runs vLLM and re-logs its output (a level column, the
+message, the logger's ``file.py:N`` right-aligned): the tool's level is not vLLM's."""
+_RICH_TAIL = re.compile(r" {2,}[\w.\-]+\.py:\d+ *$")
+_WRAPPERS = (_CRI, _DOCKER_TS, _CI_TS, _STAMP, _COMPOSE, _JOURNALD, _CONSOLE, _APP, _RICH)
 """The wrappers a line can carry, tried in this order: each at most once, stacked in any order (a
 CI runner's stamp around ``docker compose logs -t`` around a reporter's stamp); what looks like a
 second one of a kind is the message's."""
@@ -154,8 +160,10 @@ def _wrappers(text: str) -> tuple[str, str, str | None]:
         if m.re is _COMPOSE or m.re is _CONSOLE:
             service = m.group(1)
         else:
-            time = m.group(1)
+            time = m.group(1) or time
         text = text[m.end() :]
+        if m.re is _RICH:
+            text = _RICH_TAIL.sub("", text)
     return text, service, time
 
 
