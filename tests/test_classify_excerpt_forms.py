@@ -413,3 +413,12 @@ def test_a_vllm_line_quoted_inline_in_prose_makes_a_vllm_log() -> None:
     res = classify_text(issue_text("1519.log"))
     assert (res.failed_stage, res.first_exception) == ("none", None)
     assert classify_text("root:x:0:0:root:/root:/bin/bash\nINFO maybe\n").failed_stage == "unknown"
+
+
+@given(st.sampled_from(["RuntimeError: CUDA error: peer access is not supported between these two devices",
+                        "ValueError: Placement group bundle cannot have more than 1 GPU."]))  # fmt: skip
+def test_gpus_that_cannot_reach_each_other_or_be_placed_are_the_device(line: str) -> None:
+    """1769 (P2P between the two GPUs), 1773 (Ray's placement of GPUs per bundle; as 227/228 read Ray's GPU checks)."""
+    assert decide(RULES, Evidence(line, 5)).stage == "device"
+    for name in ("1769.log", "1773.log"):
+        assert classify_text(issue_text(name)).failed_stage == "device", name
