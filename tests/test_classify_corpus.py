@@ -126,6 +126,18 @@ KNOWN_MISSES = {
     "vllm-issues/1432.log": "'CPU backend only supports V1.' under V0's engine: the label says engine (the platform refusing the engine), nothing in the line names a layer",
     "vllm-issues/1510.log": "KeyError('invalid tool call parser: openai') with one frame: the frontend's tool-parser set-up (api) is in the thread, nothing in the line names a layer",
     "vllm-issues/1515.log": "RunPod's viewer splits each line and keeps a literal \\n: the chat template's per-request 400 is not recognised as a request-level error, so a 'none' log is given the template error",
+    "vllm-issues/1711.log": "a Triton prefix-prefill AssertionError inside a reporter's own log format: the prefix-caching kernel runs only on a cache hit while serving, which nothing in the frames says",
+    "vllm-issues/1714.log": "'NCCL watchdog thread terminated with exception: CUDA error: unknown error' at the end of a cut excerpt: the watchdog line is not taken without the lines around it",
+    "vllm-issues/1716.log": "torch's segfault handler with no frames kept (the KV-offload swap is in the thread): a native crash nothing places reads as the engine",
+    "vllm-issues/1717.log": "a KV-offload cache miss whose key is printed as raw bytes; nothing in the line names a layer",
+    "vllm-issues/1718.log": "torch's segfault handler over swap_blocks (KV offload): a native crash; that it happened while serving is in the thread",
+    "vllm-issues/1719.log": "cuMemcpyBatchAsync failing in the KV-offload swap: nothing in the excerpt says requests were being served",
+    "vllm-issues/1721.log": "pytest's rendering of the scheduler's assert ('E       AssertionError: …'): not a server log line",
+    "vllm-issues/1723.log": "a scheduler KeyError on a request id with nothing else in the excerpt",
+    "vllm-issues/1615.log": "two shell errors in an apptainer session: 'python3: command not found' comes first and is taken; the label takes vllm's 'bad interpreter' line",
+    "vllm-issues/1620.log": "a missing vLLM op ('_OpNamespace' '_C' has no attribute rms_norm) on the first request: after the API was ready, so runtime; the label says container (unsure: runtime)",
+    "vllm-issues/1624.log": "Ray's TemporaryActor without vllm installed: the actor's own 'No module named' line is not taken, its cut traceback is",
+    "vllm-issues/1627.log": "a PowerShell paste where an HTTP 500 body wraps vLLM's stderr with the reporter's ~snip~: the root is found, the line taken is a frame",
 }
 
 

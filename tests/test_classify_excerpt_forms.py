@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from k3tui.classify import classify_text
 from k3tui.classify.layers import Evidence, decide
-from k3tui.classify.lines import parse
+from k3tui.classify.lines import parse, unflatten
 from k3tui.classify.rules import load_rules
 from tests.support.corpus import issue_text
 
@@ -422,3 +422,53 @@ def test_gpus_that_cannot_reach_each_other_or_be_placed_are_the_device(line: str
     assert decide(RULES, Evidence(line, 5)).stage == "device"
     for name in ("1769.log", "1773.log"):
         assert classify_text(issue_text(name)).failed_stage == "device", name
+
+
+# --- the image cannot run what it was asked to --------------------------------------------------
+
+
+@given(
+    st.sampled_from(
+        ['docker: Error response from daemon: failed to create task: exec: "vllm-openai": executable file not found in $PATH: unknown.',
+         "/usr/bin/python3: Error while finding module specification for 'vllm.entrypoints.openai.api_server' (ModuleNotFoundError: No module named 'vllm')",
+         "A module that was compiled using NumPy 1.x cannot be run in",
+         "bash: /opt/venv/bin/vllm: /opt/venv/bin/python3: bad interpreter: No such file or directory"]
+    )
+)  # fmt: skip
+def test_an_image_that_cannot_start_vllm_is_a_container_root(line: str) -> None:
+    """1614/1617 (the OCI runtime), 1611 (python -m without vllm), 1610 (NumPy 2), 1615 (a venv's
+    interpreter missing): no Python exception of vLLM's, the process never ran."""
+    res = classify_text(line + "\n")
+    assert res.first_exception is not None and res.first_exception.line == line
+    assert res.failed_stage == "container"
+
+
+def test_the_real_images_that_cannot_start_vllm() -> None:
+    for name in ("1610.log", "1611.log", "1614.log", "1617.log"):
+        res = classify_text(issue_text(name))
+        assert res.failed_stage == "container" and res.first_exception is not None, name
+
+
+def test_two_prefixed_lines_glued_into_one_are_split() -> None:
+    """1623: a caret line and the exception line after it, both with their prefix, on one line."""
+    p = "ERROR 08-04 07:35:11 [core.py:515] "
+    line = (
+        f"{p}                   ^^^^^^^^^^ {p}OSError: /lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.32' not found"
+    )
+    assert unflatten(line) == [
+        f"{p}                   ^^^^^^^^^^",
+        f"{p}OSError: /lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.32' not found",
+    ]
+    assert (
+        unflatten("ERROR 08-04 07:35:11 [core.py:515] an error that names ERROR 08-04 07:35:11 [core.py:515] twice")
+        is not None
+    )
+    assert (
+        unflatten(
+            "a sentence that quotes ERROR 08-04 07:35:11 [core.py:515] once, and nothing more, over 120 characters long!"
+        )
+        is None
+    )
+    res = classify_text(issue_text("1623.log"))
+    assert res.first_exception is not None and "GLIBC_2.32" in res.first_exception.line
+    assert res.failed_stage == "container"

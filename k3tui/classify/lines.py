@@ -195,30 +195,28 @@ def _lvl(level: str) -> str:
     return {"WARN": "WARNING", "FATAL": "CRITICAL"}.get(level, level)
 
 
-FLAT_MIN = 300
+FLAT_MIN = 120
 """Characters a line needs before it is looked at as several log lines joined into one."""
-_FLAT = (
-    re.compile(
-        r"(?<=\S)[ \t]+(?=\([A-Za-z][\w.\-]*(?: [\w.\-]+=[\w.\-]+)*(?: pid=\d+)?\) (?:DEBUG|INFO|WARNING|ERROR|CRITICAL) )"
-    ),
-    re.compile(
-        r"(?<=\S)[ \t]+(?=(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) (?:\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? )?\[?[\w.\-/]+\.py:\d+\] )"
-    ),
-)
+_FLAT_PROC = r"\([A-Za-z][\w.\-]*(?: [\w.\-]+=[\w.\-]+)*(?: pid=\d+)?\) (?:DEBUG|INFO|WARNING|ERROR|CRITICAL) "
+_FLAT_LEVEL = r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) (?:\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? )?\[?[\w.\-/]+\.py:\d+\] "
+_FLAT = tuple((re.compile(rf"(?<=\S)[ \t]+(?={p})"), re.compile(p)) for p in (_FLAT_PROC, _FLAT_LEVEL))
 """Where a pasted log whose line breaks a web page turned into spaces breaks again: before each
 process prefix (``(Worker_TP0 pid=126) ERROR …``), else before each vLLM level prefix."""
 
 
 def unflatten(raw: str) -> list[str] | None:
-    """The log lines a flattened paste joined into ``raw`` (at least three), or None.
+    """The log lines a flattened paste joined into ``raw`` (three or more; two when the line itself
+    starts with the prefix it is split at), or None.
 
     A vLLM traceback pasted without a code fence, or mirrored by a page that drops line breaks,
     arrives as ONE line in which every original line still starts with its prefix; split there,
     each part is a line again (its frames and its exception line are read as such)."""
-    for pattern in _FLAT:
-        parts = pattern.split(raw)
-        if len(parts) >= 3:
-            return parts
+    if raw.count(".py:") < 2 and raw.count(" pid=") < 2:
+        return None  # every joined line carries its prefix: two of them at least (cheap, in C)
+    for split, prefix in _FLAT:
+        parts = split.split(raw)
+        if len(parts) >= 3 or (len(parts) == 2 and prefix.match(raw)):
+            return parts  # three lines, or two that both start with the prefix
     return None
 
 
