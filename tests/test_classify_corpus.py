@@ -138,6 +138,9 @@ KNOWN_MISSES = {
     "vllm-issues/1620.log": "a missing vLLM op ('_OpNamespace' '_C' has no attribute rms_norm) on the first request: after the API was ready, so runtime; the label says container (unsure: runtime)",
     "vllm-issues/1624.log": "Ray's TemporaryActor without vllm installed: the actor's own 'No module named' line is not taken, its cut traceback is",
     "vllm-issues/1627.log": "a PowerShell paste where an HTTP 500 body wraps vLLM's stderr with the reporter's ~snip~: the root is found, the line taken is a frame",
+    "vllm-issues/1667.log": "fastsafetensors' own '[PG0] <time> - …' lines carry the error ('Producer batch 0 failed: data_offsets'): not a form read as a root",
+    "vllm-issues/1672.log": "the root is the assert statement itself (no AssertionError line in the paste): a code line is never taken as a root",
+    "vllm-issues/1675.log": "Ray's dead-actor paragraph (SYSTEM_ERROR) alone; the OOM while loading is the thread's diagnosis",
 }
 
 

@@ -472,3 +472,12 @@ def test_two_prefixed_lines_glued_into_one_are_split() -> None:
     res = classify_text(issue_text("1623.log"))
     assert res.first_exception is not None and "GLIBC_2.32" in res.first_exception.line
     assert res.failed_stage == "container"
+
+
+@given(st.sampled_from(["Cache directory not found: /data/.cache/huggingface. Please use `cache_dir` argument or set `HF_HUB_CACHE` environment variable.",
+                        "ValueError: Tokenizer class QWenTokenizer does not exist or is not currently imported."]))  # fmt: skip
+def test_the_hub_cache_and_a_tokenizer_class_are_the_weights(line: str) -> None:
+    """1660 (the HF cache directory missing), 1663 (a custom tokenizer class transformers does not have)."""
+    assert decide(RULES, Evidence(line, 3)).stage == "weights"
+    for name in ("1660.log", "1663.log"):
+        assert classify_text(issue_text(name)).failed_stage == "weights", name
