@@ -141,6 +141,10 @@ KNOWN_MISSES = {
     "vllm-issues/1667.log": "fastsafetensors' own '[PG0] <time> - …' lines carry the error ('Producer batch 0 failed: data_offsets'): not a form read as a root",
     "vllm-issues/1672.log": "the root is the assert statement itself (no AssertionError line in the paste): a code line is never taken as a root",
     "vllm-issues/1675.log": "Ray's dead-actor paragraph (SYSTEM_ERROR) alone; the OOM while loading is the thread's diagnosis",
+    "vllm-issues/1570.log": "Xinference's UnpickleableError wraps the pydantic error (qwen3_vl unknown to transformers) and is taken as the root; the stage is right",
+    "vllm-issues/1576.log": "'Unknown attention backend: ASCEND' (a bad VLLM_ATTENTION_BACKEND): the label says config, attention-backend words read as the engine elsewhere (a labelling choice)",
+    "vllm-issues/1586.log": "a bare '__init__() got an unexpected keyword argument' without the EngineArgs class named: nothing says which __init__",
+    "vllm-issues/1588.log": "the only error is inline in a prose sentence after a backtick: not read as a log line",
 }
 
 

@@ -481,3 +481,51 @@ def test_the_hub_cache_and_a_tokenizer_class_are_the_weights(line: str) -> None:
     assert decide(RULES, Evidence(line, 3)).stage == "weights"
     for name in ("1660.log", "1663.log"):
         assert classify_text(issue_text(name)).failed_stage == "weights", name
+
+
+# --- the launch command refused -----------------------------------------------------------------
+
+
+@given(
+    st.sampled_from(
+        ["ValueError: torch.bfloat16 is not supported for quantization method awq. Supported dtypes: [torch.float16]",
+         "ValueError: Model GemmaForCausalLM does not support LoRA, but LoRA is enabled.",
+         "ValueError: invalid literal for int() with base 10: 'tcp://10.43.1.39:8000'",
+         "ValueError: VLLM_PORT 'tcp://169.169.193.120:6785' appears to be a URI."]
+    )
+)  # fmt: skip
+def test_a_refused_launch_setting_is_the_config(line: str) -> None:
+    """1565, 1581, 1578/1579/1580 (Kubernetes injects VLLM_PORT=tcp://… for a Service named vllm), 1571.
+    A quantization the dtype does not fit is refused as a setting even when the loader's frames raise it."""
+    stack = ['  File "/x/vllm/model_executor/model_loader/loader.py", line 1, in get_model', line]
+    assert decide(RULES, Evidence(line, 9, stack=stack)).stage == "config"
+
+
+@given(st.sampled_from(["`--model`", "--max-model-len option"]))
+def test_a_validation_error_naming_a_command_line_option_is_the_config(option: str) -> None:
+    """1571: no stack names a layer, the start-up markers say how far it got; the option says config."""
+    line = f"ValueError: With `vllm serve`, you should provide the model as a positional argument instead of via the {option}"
+    marks = [("container", 1), ("config", 2), ("device", 3)]
+    assert decide(RULES, Evidence(line, 9, stage_idx=2, marks=marks)).stage == "config"
+
+
+def test_the_real_refused_launch_settings() -> None:
+    for name in ("1565.log", "1568.log", "1571.log", "1578.log", "1579.log", "1580.log", "1581.log"):
+        assert classify_text(issue_text(name)).failed_stage == "config", name
+
+
+def test_argparse_relaying_a_pydantic_error_reports_the_field_line() -> None:
+    """1575: ``vllm serve: error: argument --compilation-config/-O: 1 validation error for
+    CompilationConfig`` then the field's ``Input should be … [type=…]`` line: that one is the root."""
+    res = classify_text(issue_text("1575.log"))
+    fe = res.first_exception
+    assert fe is not None and "Input should be an object [type=dataclass_type" in fe.line
+    assert fe.context is not None and "validation error for CompilationConfig" in fe.context
+
+
+def test_colour_codes_without_esc_inside_a_quote_are_taken_off() -> None:
+    """1568: Ray's bare ``[36m`` after an inline-code backtick."""
+    ln = parse(
+        "`[36m(main_task pid=3523385) ValueError: max_num_batched_tokens (8192) is smaller than max_model_len (9216).`"
+    )
+    assert ln.process == "main_task pid=3523385" and ln.body.startswith("ValueError: max_num_batched_tokens")

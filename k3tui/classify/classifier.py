@@ -714,7 +714,11 @@ class Classifier:
             trace_over = (
                 root.trace.mode == "closed"
                 if root.trace is not None
-                else n > root.n and ln.key == root.key and not ln.body[:1].isspace() and not _FIELD.match(ln.body)
+                else n > root.n
+                and ln.key == root.key
+                and not ln.body[:1].isspace()
+                and not _FIELD.match(ln.body)
+                and not self._rules.consequence.search(ln.body)  # a workload manager's line in between
             )
             if n - root.n < WRAP_WINDOW and not (root.wrap.inner == "value-error" and trace_over):
                 return

@@ -112,8 +112,6 @@ def clean(raw: str) -> str:
         text = text.replace("#033[", "\x1b[")
     if "^[[" in text:  # a terminal's ESC copied as the two characters ^[ (like ^M)
         text = text.replace("^[[", "\x1b[")
-    if text[:1] == "[" and _BARE_SGR.match(text):  # colour codes whose ESC a copy dropped: [1;36m(… pid=1)[0;0m
-        text = _BARE_SGR.sub("", text)
     if "\ufffd[" in text:  # an ESC lost to a wrong decoding (U+FFFD, the replacement character)
         text = text.replace("\ufffd[", "\x1b[")
     if text[:1] in " >`|│" and (m := _MARKUP.match(text)):
@@ -122,6 +120,8 @@ def clean(raw: str) -> str:
             text = text.rstrip("`")
     if "\x1b" in text:
         text = _ANSI.sub("", text)
+    if text[:1] == "[" and _BARE_SGR.match(text):  # colour codes whose ESC a copy dropped: [1;36m(… pid=1)[0;0m
+        text = _BARE_SGR.sub("", text)
     if "**" in text and (m := _BOLD.match(text)):
         text = m["body"]  # a line an issue thread set in bold: **ValueError: …**
     return text
