@@ -529,3 +529,40 @@ def test_colour_codes_without_esc_inside_a_quote_are_taken_off() -> None:
         "`[36m(main_task pid=3523385) ValueError: max_num_batched_tokens (8192) is smaller than max_model_len (9216).`"
     )
     assert ln.process == "main_task pid=3523385" and ln.body.startswith("ValueError: max_num_batched_tokens")
+
+
+# --- NCCL's own failure line when nothing else fails; a request's id ----------------------------
+
+
+@given(st.sampled_from(["transport/nvls.cc:254 ", "misc/shmutils.cc:113 ", ""]), st.booleans())
+def test_ncclS_lines_with_a_source_location_are_read(where: str, stamped: bool) -> None:
+    """1131, 1426: newer NCCL and RCCL print ``file.cc:N`` before the level; a reporter's own
+    ``[date time] `` may come first."""
+    stamp = "[2025-07-21 19:05:29] " if stamped else ""
+    ln = parse(f"{stamp}node004:27907:27907 [1] {where}NCCL WARN Cuda failure 401 'the operation cannot be performed'")
+    assert (ln.level, ln.process, ln.body) == (
+        "WARN",
+        "NCCL pid=27907",
+        "Cuda failure 401 'the operation cannot be performed'",
+    )
+
+
+def test_an_ncclS_failure_is_the_root_only_when_nothing_else_fails() -> None:
+    warn = (
+        "node004:27907:27907 [1] transport/nvls.cc:254 NCCL WARN Cuda failure 401 'the operation cannot be performed'\n"
+    )
+    res = classify_text(warn + "node004:27907:27907 [1] NCCL INFO transport/nvls.cc:409 -> 1\n")
+    assert res.first_exception is not None and res.first_exception.line == warn.rstrip("\n")
+    assert res.failed_stage == "engine"
+    after = warn + "RuntimeError: NCCL error: unhandled cuda error (run with NCCL_DEBUG=INFO for details)\n"
+    assert classify_text(after).first_exception.line.startswith("RuntimeError: NCCL error")
+    notice = "node004:27907:27907 [1] NCCL WARN NCCL_P2P_LEVEL set to NVL\n"
+    assert classify_text(notice).first_exception is None
+    for name in ("1131.log", "1426.log"):
+        assert classify_text(issue_text(name)).failed_stage == "engine", name
+
+
+@given(st.sampled_from(["chatcmpl-8a6f39cb01952274", "cmpl-7347d49f836c40a6b8d00fff45f5998d"]))
+def test_a_root_naming_a_request_is_runtime(rid: str) -> None:
+    """1722, 1723: the scheduler lost a request: requests exist only while serving."""
+    assert decide(RULES, Evidence(f"KeyError: '{rid}'", 4)).stage == "runtime"

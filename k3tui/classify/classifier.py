@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..events import Event, ExceptionFound, RunClassified, StageReached
 from .history import History
@@ -82,6 +82,8 @@ _VLLM_LINE = re.compile(
     r"\b(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[\w/.\-]+\.py:\d+\]"
 )
 """vLLM's own logger prefix anywhere in a line (an excerpt quoting one line inline in prose)."""
+_NCCL_FAILURE = re.compile(r"(?i)\b(?:fail(?:ure|ed)?|error)\b")
+"""An NCCL WARN line that reports a failure (not a notice such as a tuning hint)."""
 _CRASH_TYPES = frozenset({"FatalError", "WorkerDied"})
 
 
@@ -184,6 +186,8 @@ class Classifier:
         """The part of the current line being read, when a flattened paste was split."""
         self._followed = False
         self._cancelled: _Root | None = None
+        self._nccl_warn: _Root | None = None
+        """The first NCCL WARN line reporting a failure: the root only if no other line is one."""
         self._cancel_until = 0
         """A traceback's CancelledError, kept aside: the root only if Python chains a timeout to it."""
         """A logger's line came after line 1 within the first lines (every one of them is read)."""
@@ -242,6 +246,8 @@ class Classifier:
                 self._root = self._unexplained
         if self._root is None and self._fallback is not None and not self._stopped:
             self._root = self._fallback
+        if self._root is None and self._nccl_warn is not None and not self._stopped:
+            self._root = self._nccl_warn  # NCCL said what failed and nothing after it did (an excerpt, a hang)
         if self._root is not None and not self._root.emitted:
             self._announce(self._root)
         self._ended = True
@@ -418,7 +424,9 @@ class Classifier:
             return
         if rules.oom.search(ln.body):
             self._oom_seen = True
-        if ln.level == "WARN":  # NCCL WARN: evidence, never the root (Python raises it)
+        if ln.level == "WARN":  # NCCL WARN: evidence; the root only when nothing else fails (Python raises it)
+            if self._nccl_warn is None and self._root is None and _NCCL_FAILURE.search(ln.body):
+                self._nccl_warn = self._new_root(replace(ln, body=f"NCCL WARN {ln.body}"), n, "NCCLWarn", ln.body)
             return
         m = rules.exception.match(ln.body)
         if m and ln.level is None and ln.key not in self._traces:

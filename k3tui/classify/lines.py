@@ -27,8 +27,8 @@ _BARE_SGR = re.compile(r"\[\d{1,3}(?:;\d{1,3})*m")
 _DOCKER_TS = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?) ")
 _CRI = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)) (?:stdout|stderr) [FP] ")
 """containerd / Kubernetes CRI log files: ``2026-11-30T03:29:01.123456789Z stdout F …``."""
-_CI_TS = re.compile(r"^\[(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z?)\] ")
-"""A CI runner's stamp (Buildkite: ``[2024-09-05T00:38:34Z] ``)."""
+_CI_TS = re.compile(r"^\[(\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:\.\d+)?Z?)\] ")
+"""A CI runner's stamp (Buildkite: ``[2024-09-05T00:38:34Z] ``), or a reporter's ``[2025-07-21 19:05:29] ``."""
 _STAMP = re.compile(
     r"^(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?):? "
     r"(?=\(\w[\w.\-]*(?: [\w.\-=]+)* pid=\d+|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) )"
@@ -55,7 +55,8 @@ _BARS = re.compile(rf"^(?:{_BAR})+")
 """The ``| `` of Python's exception-group layout after a wrapper (``vllm-1  |     |   File …``)."""
 _BOLD = re.compile(r"^\s*\*\*(?P<body>[^\s*](?:(?!\*\*).)*)\*\*\s*$")
 """A whole line in markdown bold, as excerpts quote an error in prose."""
-_NCCL = re.compile(r"^[\w.\-]+:(?P<pid>\d+):\d+ \[\d+\] NCCL (?P<lvl>[A-Z]+) ?")
+_NCCL = re.compile(r"^[\w.\-]+:(?P<pid>\d+):\d+ \[\d+\] (?:\S+:\d+ )?NCCL (?P<lvl>[A-Z]+) ?")
+"""NCCL's own lines, ``host:pid:tid [dev] NCCL INFO …``; newer NCCL (and RCCL) put ``file.cc:N`` before the level."""
 _ISO = re.compile(r"^(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?) +")
 _LEVEL = re.compile(
     r"^(?P<lvl>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) +"
