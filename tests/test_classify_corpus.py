@@ -126,7 +126,6 @@ KNOWN_MISSES = {
     "vllm-issues/1510.log": "KeyError('invalid tool call parser: openai') with one frame: the frontend's tool-parser set-up (api) is in the thread, nothing in the line names a layer",
     "vllm-issues/1515.log": "RunPod's viewer splits each line and keeps a literal \\n: the chat template's per-request 400 is not recognised as a request-level error, so a 'none' log is given the template error",
     "vllm-issues/1711.log": "a Triton prefix-prefill AssertionError inside a reporter's own log format: the prefix-caching kernel runs only on a cache hit while serving, which nothing in the frames says",
-    "vllm-issues/1714.log": "'NCCL watchdog thread terminated with exception: CUDA error: unknown error' at the end of a cut excerpt: the watchdog line is not taken without the lines around it",
     "vllm-issues/1716.log": "torch's segfault handler with no frames kept (the KV-offload swap is in the thread): a native crash nothing places reads as the engine",
     "vllm-issues/1717.log": "a KV-offload cache miss whose key is printed as raw bytes; nothing in the line names a layer",
     "vllm-issues/1718.log": "torch's segfault handler over swap_blocks (KV offload): a native crash; that it happened while serving is in the thread",

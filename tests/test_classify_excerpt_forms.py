@@ -566,3 +566,13 @@ def test_an_ncclS_failure_is_the_root_only_when_nothing_else_fails() -> None:
 def test_a_root_naming_a_request_is_runtime(rid: str) -> None:
     """1722, 1723: the scheduler lost a request: requests exist only while serving."""
     assert decide(RULES, Evidence(f"KeyError: '{rid}'", 4)).stage == "runtime"
+
+
+@given(st.sampled_from(["NCCL watchdog thread terminated with exception: CUDA error: unknown error",
+                        "Process group watchdog thread terminated with exception: CUDA error: an illegal memory access was encountered"]))  # fmt: skip
+def test_torchs_watchdog_dying_is_a_root_in_either_wording(msg: str) -> None:
+    """1714: torch before 2.2 says 'NCCL watchdog thread', later 'Process group watchdog thread'."""
+    line = f"(RayWorkerVllm pid=5304) [E ProcessGroupNCCL.cpp:916] [Rank 7] {msg}"
+    res = classify_text(line + "\n")
+    assert res.first_exception is not None and res.first_exception.line == line
+    assert classify_text(issue_text("1714.log")).failed_stage == "runtime"
