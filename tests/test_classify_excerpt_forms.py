@@ -15,6 +15,7 @@ tuned part that showed it (``tests/data/corpus/vllm-issues``):
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -415,13 +416,24 @@ def test_a_vllm_line_quoted_inline_in_prose_makes_a_vllm_log() -> None:
     assert classify_text("root:x:0:0:root:/root:/bin/bash\nINFO maybe\n").failed_stage == "unknown"
 
 
-@given(st.sampled_from(["RuntimeError: CUDA error: peer access is not supported between these two devices",
-                        "ValueError: Placement group bundle cannot have more than 1 GPU."]))  # fmt: skip
-def test_gpus_that_cannot_reach_each_other_or_be_placed_are_the_device(line: str) -> None:
-    """1769 (P2P between the two GPUs), 1773 (Ray's placement of GPUs per bundle; as 227/228 read Ray's GPU checks)."""
-    assert decide(RULES, Evidence(line, 5)).stage == "device"
-    for name in ("1769.log", "1773.log"):
-        assert classify_text(issue_text(name)).failed_stage == "device", name
+WORDS_IN_REAL_EXCERPTS = [
+    # 1769: P2P between the two GPUs; 1773: Ray's GPUs per bundle (as 227/228 read Ray's GPU checks)
+    ("device", ["RuntimeError: CUDA error: peer access is not supported between these two devices",
+                "ValueError: Placement group bundle cannot have more than 1 GPU."], ["1769.log", "1773.log"]),
+    # 1660: the HF cache directory missing; 1663: a custom tokenizer class transformers does not have
+    ("weights", ["Cache directory not found: /data/.cache/huggingface. Please use `cache_dir` argument or set `HF_HUB_CACHE` environment variable.",
+                 "ValueError: Tokenizer class QWenTokenizer does not exist or is not currently imported."], ["1660.log", "1663.log"]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("stage,lines,logs", WORDS_IN_REAL_EXCERPTS, ids=[w[0] for w in WORDS_IN_REAL_EXCERPTS])
+def test_words_that_name_a_layer_and_the_real_excerpts_they_came_from(
+    stage: str, lines: list[str], logs: list[str]
+) -> None:
+    for line in lines:
+        assert decide(RULES, Evidence(line, 5)).stage == stage, line
+    for name in logs:
+        assert classify_text(issue_text(name)).failed_stage == stage, name
 
 
 # --- the image cannot run what it was asked to --------------------------------------------------
@@ -472,15 +484,6 @@ def test_two_prefixed_lines_glued_into_one_are_split() -> None:
     res = classify_text(issue_text("1623.log"))
     assert res.first_exception is not None and "GLIBC_2.32" in res.first_exception.line
     assert res.failed_stage == "container"
-
-
-@given(st.sampled_from(["Cache directory not found: /data/.cache/huggingface. Please use `cache_dir` argument or set `HF_HUB_CACHE` environment variable.",
-                        "ValueError: Tokenizer class QWenTokenizer does not exist or is not currently imported."]))  # fmt: skip
-def test_the_hub_cache_and_a_tokenizer_class_are_the_weights(line: str) -> None:
-    """1660 (the HF cache directory missing), 1663 (a custom tokenizer class transformers does not have)."""
-    assert decide(RULES, Evidence(line, 3)).stage == "weights"
-    for name in ("1660.log", "1663.log"):
-        assert classify_text(issue_text(name)).failed_stage == "weights", name
 
 
 # --- the launch command refused -----------------------------------------------------------------
