@@ -142,6 +142,10 @@ KNOWN_MISSES = {
     "vllm-issues/1576.log": "'Unknown attention backend: ASCEND' (a bad VLLM_ATTENTION_BACKEND): the label says config, attention-backend words read as the engine elsewhere (a labelling choice)",
     "vllm-issues/1586.log": "a bare '__init__() got an unexpected keyword argument' without the EngineArgs class named: nothing says which __init__",
     "vllm-issues/1588.log": "the only error is inline in a prose sentence after a backtick: not read as a log line",
+    "vllm-issues/1865.log": "a CUDA driver OOM during the GPTQ-to-Marlin repack with nothing in the excerpt naming the loader: the OOM alone reads as the engine's set-up",
+    "vllm-issues/1876.log": "the zh_CN shell line '段错误' (Segmentation fault) is not among the crash words",
+    "vllm-issues/1877.log": "'MiniCPMV only supports versions 2.0, …' quoted alone: nothing in the line names a layer",
+    "vllm-issues/1878.log": "a processor warning alone, no vLLM word or line: taken for not a vLLM log",
 }
 
 

@@ -422,7 +422,13 @@ WORDS_IN_REAL_EXCERPTS = [
                 "ValueError: Placement group bundle cannot have more than 1 GPU."], ["1769.log", "1773.log"]),
     # 1660: the HF cache directory missing; 1663: a custom tokenizer class transformers does not have
     ("weights", ["Cache directory not found: /data/.cache/huggingface. Please use `cache_dir` argument or set `HF_HUB_CACHE` environment variable.",
-                 "ValueError: Tokenizer class QWenTokenizer does not exist or is not currently imported."], ["1660.log", "1663.log"]),
+                 "ValueError: Tokenizer class QWenTokenizer does not exist or is not currently imported.",
+                 "RuntimeError: Failed to load the tokenizer. If the tokenizer is a custom tokenizer not yet available"], ["1660.log", "1663.log", "1867.log"]),
+    # 1870: torch.compile's own exceptions (Dynamo could not trace the model's forward)
+    ("engine", ["torch._dynamo.exc.Unsupported: TypeError <built-in function linear>: linear(): argument 'input' must be Tensor",
+                "torch._dynamo.exc.TorchRuntimeError: Dynamo failed to run FX node"], ["1870.log", "1090.log"]),
+    # 1868: transformers has no class for the architecture (an unsupported model)
+    ("config", ["ValueError: Cannot find model module. 'MiniMaxM1ForCausalLM' is not a registered model in the Transformers library"], ["1868.log"]),
 ]  # fmt: skip
 
 
@@ -579,3 +585,18 @@ def test_torchs_watchdog_dying_is_a_root_in_either_wording(msg: str) -> None:
     res = classify_text(line + "\n")
     assert res.first_exception is not None and res.first_exception.line == line
     assert classify_text(issue_text("1714.log")).failed_stage == "runtime"
+
+
+def test_a_tool_call_parsers_error_is_one_requests() -> None:
+    """1873: the tool parser logs the exception and answers the request with the text as content:
+    the server survives, a 'none' log with no root."""
+    head = "(APIServer pid=85343) ERROR 10-09 09:39:54 [hermes_tool_parser.py:157] "
+    log = (
+        f"{head}Error in extracting tool call from response.\n{head}Traceback (most recent call last):\n"
+        f'{head}  File "/x/vllm/entrypoints/openai/tool_parsers/hermes_tool_parser.py", line 120, in extract_tool_calls\n'
+        f"{head}    raw = json.loads(m)\n{head}json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)\n"
+        '(APIServer pid=85343) INFO:     10.0.0.1:5000 - "POST /v1/chat/completions HTTP/1.1" 200 OK\n'
+    )
+    res = classify_text(log)
+    assert (res.failed_stage, res.first_exception) == ("none", None)
+    assert classify_text(issue_text("1873.log")).first_exception is None
