@@ -146,6 +146,7 @@ KNOWN_MISSES = {
     "vllm-issues/1876.log": "the zh_CN shell line '段错误' (Segmentation fault) is not among the crash words",
     "vllm-issues/1877.log": "'MiniCPMV only supports versions 2.0, …' quoted alone: nothing in the line names a layer",
     "vllm-issues/1878.log": "a processor warning alone, no vLLM word or line: taken for not a vLLM log",
+    "vllm-issues/1963.log": "the assertion ('Sinks are only supported in FlashAttention 3') is the reporter's inline quote above a block cut before it; nothing in it names the GPU",
 }
 
 

@@ -420,6 +420,8 @@ WORDS_IN_REAL_EXCERPTS = [
     # 1769: P2P between the two GPUs; 1773: Ray's GPUs per bundle (as 227/228 read Ray's GPU checks)
     ("device", ["RuntimeError: CUDA error: peer access is not supported between these two devices",
                 "ValueError: Placement group bundle cannot have more than 1 GPU."], ["1769.log", "1773.log"]),
+    # 1961: a kernel the installed build has not for this GPU generation
+    ("device", ["NotImplementedError: Currently, block scaled fp8 gemm is not implemented for Blackwell"], ["1961.log"]),
     # 1660: the HF cache directory missing; 1663: a custom tokenizer class transformers does not have
     ("weights", ["Cache directory not found: /data/.cache/huggingface. Please use `cache_dir` argument or set `HF_HUB_CACHE` environment variable.",
                  "ValueError: Tokenizer class QWenTokenizer does not exist or is not currently imported.",
