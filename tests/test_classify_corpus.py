@@ -147,6 +147,8 @@ KNOWN_MISSES = {
     "vllm-issues/1877.log": "'MiniCPMV only supports versions 2.0, …' quoted alone: nothing in the line names a layer",
     "vllm-issues/1878.log": "a processor warning alone, no vLLM word or line: taken for not a vLLM log",
     "vllm-issues/1963.log": "the assertion ('Sinks are only supported in FlashAttention 3') is the reporter's inline quote above a block cut before it; nothing in it names the GPU",
+    "vllm-issues/1912.log": "the sleep-mode allocator's native 'CUDA Error: out of memory at …cumem_allocator.cpp:62' line is not a root form; a later cut traceback is taken",
+    "vllm-issues/1918.log": "a multimodal placeholder mismatch quoted after the launch command: that it came with a request is in the thread",
 }
 
 
