@@ -152,12 +152,21 @@ CI runner's stamp around ``docker compose logs -t`` around a reporter's stamp); 
 second one of a kind is the message's."""
 
 
+_DIGITS, _UPPER = "0123456789", "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_STARTS = {
+    _CRI: _DIGITS, _DOCKER_TS: _DIGITS, _CI_TS: "[", _STAMP: _DIGITS, _JOURNALD: _UPPER, _CONSOLE: "[",
+    _APP: _DIGITS, _RICH: "[ ", _COMPOSE: _DIGITS + _UPPER + _UPPER.lower(),
+}  # fmt: skip
+_BY_FIRST = {chr(c): tuple(p for p in _WRAPPERS if chr(c) in _STARTS[p]) for c in range(128)}
+"""The wrappers a line can start with, by its first character: a vLLM line starting ``(`` tries none."""
+
+
 def _wrappers(text: str) -> tuple[str, str, str | None]:
     """Strip docker/compose/journald wrappers: (rest, service, time)."""
     service, time = "", None
-    left = list(_WRAPPERS)
-    while m := next((m for p in left if (m := p.match(text))), None):
-        left.remove(m.re)
+    used: list[re.Pattern[str]] = []
+    while m := next((m for p in _BY_FIRST.get(text[:1], ()) if p not in used and (m := p.match(text))), None):
+        used.append(m.re)
         if m.re is _COMPOSE or m.re is _CONSOLE:
             service = m.group(1)
         else:
