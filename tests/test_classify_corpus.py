@@ -149,6 +149,16 @@ KNOWN_MISSES = {
     "vllm-issues/1963.log": "the assertion ('Sinks are only supported in FlashAttention 3') is the reporter's inline quote above a block cut before it; nothing in it names the GPU",
     "vllm-issues/1912.log": "the sleep-mode allocator's native 'CUDA Error: out of memory at …cumem_allocator.cpp:62' line is not a root form; a later cut traceback is taken",
     "vllm-issues/1918.log": "a multimodal placeholder mismatch quoted after the launch command: that it came with a request is in the thread",
+    "vllm-issues/1812.log": "a docs page set the process prefixes in bold and cut the first line's: the AssertionError line is not read as a root",
+    "vllm-issues/1815.log": "a docs page's quote inside an HTML details block, cut mid-path: the FlashInfer check line is not taken, a frame is",
+    "vllm-issues/1816.log": "FlashInfer's TVM_FFI_ICHECK source line quoted without its exception line: the cut traceback's head is taken",
+    "vllm-issues/1818.log": "V1's one-line 'Worker failed with error' quoting the FlashInfer attention-sink rejection: a consequence with its message, not taken alone",
+    "vllm-issues/1820.log": "a bare assert source line before an EngineCore line on a docs page: that it came with a request is in the page's prose",
+    "vllm-issues/1821.log": "the Gaudi plugin's expected healthy output holds vLLM's 'Failed to import from vllm._C' WARNING: read as the root of a server never seen ready",
+    "vllm-issues/1823.log": "IBM Spyre's platform check raised in config code: the label says device (the accelerator's support), the frames say config",
+    "vllm-issues/1825.log": "a community guide's reworded error: nothing in it names a layer",
+    "vllm-issues/1826.log": "a community guide's error abridged with '...': nothing in it names a layer",
+    "vllm-issues/1827.log": "an OOM reworded by a guide with nothing in it saying requests were being served",
 }
 
 
