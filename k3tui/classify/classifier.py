@@ -185,12 +185,13 @@ class Classifier:
         self._part = 0
         """The part of the current line being read, when a flattened paste was split."""
         self._followed = False
+        """A logger's line came after line 1 within the first lines (every one of them is read)."""
         self._cancelled: _Root | None = None
+        """A traceback's CancelledError, kept aside: the root only if Python chains a timeout to it."""
+        self._cancel_until = 0
+        """The last line where the chain that decides it may still come."""
         self._nccl_warn: _Root | None = None
         """The first NCCL WARN line reporting a failure: the root only if no other line is one."""
-        self._cancel_until = 0
-        """A traceback's CancelledError, kept aside: the root only if Python chains a timeout to it."""
-        """A logger's line came after line 1 within the first lines (every one of them is read)."""
         self._vllm = False
         """Seen the word vllm anywhere (lines without a root or marker may still be a vLLM log)."""
         self._always = tuple(a.lower() for a in self._rules.always)
@@ -314,7 +315,7 @@ class Classifier:
         n = self._n
         raw = buf[start : min(nl, start + MAX_LINE)]
         self._history.at(start)
-        if len(raw) >= FLAT_MIN and (parts := unflatten(raw)) is not None:
+        if (parts := _flattened(raw)) is not None:
             for self._part, part in enumerate(parts):  # a paste that lost its line breaks: each part is a line
                 self._one(part, n)
             self._part = 0
@@ -688,9 +689,8 @@ class Classifier:
                 k = n - len(lines) + i
                 if self._root is not None and self._root.n <= k:
                     return
-                part, self._part = self._part, j
                 self._adopt_crash(ln, k)
-                self._part = part
+                self._root.part = j  # the look-back's line, not the one being read
                 return
 
     def _adopt_crash(self, ln: Line, k: int) -> None:
@@ -884,11 +884,15 @@ _SHARDS_BAR = re.compile(r"checkpoint shards: +\d+% Completed \| (?P<done>\d+)/(
 _WEIGHTS = STAGES.index("weights")
 
 
+def _flattened(raw: str) -> list[str] | None:
+    """The lines a long line joined (a paste that lost its line breaks), or None."""
+    return unflatten(raw) if len(raw) >= FLAT_MIN else None
+
+
 def _parts(lines: list[str]):
     """(index, part index, line) of each line; a flattened paste's parts each under its line's index."""
     for i, raw in enumerate(lines):
-        parts = unflatten(raw[:MAX_LINE]) if len(raw) >= FLAT_MIN else None
-        for j, part in enumerate(parts or (raw,)):
+        for j, part in enumerate(_flattened(raw[:MAX_LINE]) or (raw,)):
             yield i, j, part
 
 

@@ -29,9 +29,11 @@ _CRI = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\
 """containerd / Kubernetes CRI log files: ``2026-11-30T03:29:01.123456789Z stdout F …``."""
 _CI_TS = re.compile(r"^\[(\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:\.\d+)?Z?)\] ")
 """A CI runner's stamp (Buildkite: ``[2024-09-05T00:38:34Z] ``), or a reporter's ``[2025-07-21 19:05:29] ``."""
+_VLEVEL = r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)"
+"""vLLM's log levels, as its logger prints them before a line."""
 _STAMP = re.compile(
     r"^(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?):? "
-    r"(?=\(\w[\w.\-]*(?: [\w.\-=]+)* pid=\d+|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) )"
+    r"(?=\(\w[\w.\-]*(?: [\w.\-=]+)* pid=\d+|" + _VLEVEL + r" )"
 )
 """Someone's own stamp in front of a vLLM line (a reporter's ``2025-06-27 17:14:23: ``, a shipper's
 ``2025-06-27 17:14:23 ``), recognised only where a process prefix or a vLLM level follows."""
@@ -40,9 +42,7 @@ _JOURNALD = re.compile(r"^([A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d) \S+ [^\s:\[]+(?
 _PROC = re.compile(
     r"^(?:[\w.\-]+ )?\((?P<proc>[\w.\-]+(?: [\w.\-]+(?:=[\w.\-]+)?)*) pid=(?P<pid>\d+)(?:, ip=[0-9a-fA-F.:]+)?\) ?"
 )
-_PROC_BARE = re.compile(
-    r"^\((?P<proc>[A-Za-z][\w.\-]*(?: [\w.\-]+=[\w.\-]+)*)\) (?=(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) )"
-)
+_PROC_BARE = re.compile(r"^\((?P<proc>[A-Za-z][\w.\-]*(?: [\w.\-]+=[\w.\-]+)*)\) (?=" + _VLEVEL + r" )")
 """A process prefix whose pid a page stripped (``(EngineCore_DP0) ERROR …``): only before a level."""
 _RANK = re.compile(r"^\[rank(?P<rank>\d+)\]: ?")
 """torch.distributed's per-rank prefix (``[rank0]: Traceback …``)."""
@@ -129,7 +129,7 @@ def clean(raw: str) -> str:
 
 
 _CONSOLE = re.compile(
-    r"^\[(?!rank\d)([A-Za-z][\w.\-]{0,63})\]: (?=\(\w[\w.\-]*(?: [\w.\-]+=?[\w.\-]*)* pid=\d+|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) )"
+    r"^\[(?!rank\d)([A-Za-z][\w.\-]{0,63})\]: (?=\(\w[\w.\-]*(?: [\w.\-]+=?[\w.\-]*)* pid=\d+|" + _VLEVEL + r" )"
 )
 """A console's name for the container in front of each line (a deployment UI's ``[vllm]: ``),
 recognised only where a process prefix or a vLLM level follows."""
@@ -140,9 +140,7 @@ _APP = re.compile(
 """An application that runs vLLM and logs its output with its own stamp, level and source in front
 (``2026-05-08 11:50:14.752 [Error] (Process) (EngineCore pid=3043) …``): only before a vLLM process
 prefix; the application's level is not vLLM's (it logs a traceback's lines as Info)."""
-_RICH = re.compile(
-    r"^(?:\[([\d/:\- ]+)\])? +(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) {2,}(?=\S)(?=.*\S {2,}[\w.\-]+\.py:\d+ *$)"
-)
+_RICH = re.compile(r"^(?:\[([\d/:\- ]+)\])? +" + _VLEVEL + r" {2,}(?=\S)(?=.*\S {2,}[\w.\-]+\.py:\d+ *$)")
 """Python's ``rich`` log handler in a tool that runs vLLM and re-logs its output (a level column, the
 message, the logger's ``file.py:N`` right-aligned): the tool's level is not vLLM's."""
 _RICH_TAIL = re.compile(r" {2,}[\w.\-]+\.py:\d+ *$")
@@ -207,8 +205,8 @@ def _lvl(level: str) -> str:
 
 FLAT_MIN = 120
 """Characters a line needs before it is looked at as several log lines joined into one."""
-_FLAT_PROC = r"\([A-Za-z][\w.\-]*(?: [\w.\-]+=[\w.\-]+)*(?: pid=\d+)?\) (?:DEBUG|INFO|WARNING|ERROR|CRITICAL) "
-_FLAT_LEVEL = r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) (?:\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? )?\[?[\w.\-/]+\.py:\d+\] "
+_FLAT_PROC = r"\([A-Za-z][\w.\-]*(?: [\w.\-]+=[\w.\-]+)*(?: pid=\d+)?\) " + _VLEVEL + r" "
+_FLAT_LEVEL = _VLEVEL + r" (?:\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? )?\[?[\w.\-/]+\.py:\d+\] "
 _FLAT = tuple((re.compile(rf"(?<=\S)[ \t]+(?={p})"), re.compile(p)) for p in (_FLAT_PROC, _FLAT_LEVEL))
 """Where a pasted log whose line breaks a web page turned into spaces breaks again: before each
 process prefix (``(Worker_TP0 pid=126) ERROR …``), else before each vLLM level prefix."""
