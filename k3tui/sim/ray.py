@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from .pathmap import alive as _alive
+from .signals import stop_on_signals
 
 VERSION = "2.49.1"
 SHORT_LOG = "multinode-ray-placement-group.log"
@@ -207,8 +208,7 @@ def _stay(stop: threading.Event, root: str) -> None:
 def start(state: dict[str, Any], args: list[str]) -> int:
     opts = _opts(args)
     stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    stop_on_signals(stop)
     if opts.get("head"):
         port = int(str(opts.get("port", 6379)))
         if any(r["head"] for r in members(port)):

@@ -31,7 +31,6 @@ import dataclasses
 import hashlib
 import json
 import os
-import signal
 import sys
 import threading
 import time
@@ -42,6 +41,7 @@ from typing import Any
 from ..assets import asset
 from .logplay import LogVars, Op, ops
 from .pathmap import alive
+from .signals import stop_on_signals
 
 BLOCK = 64
 """Prefix-cache block size in (pseudo-)tokens."""
@@ -641,8 +641,7 @@ def main(argv: list[str], root: str | None = None) -> int:
         return 2
     srv = Server(Path(root or os.environ["K3SIM_ROOT"]), argv[1:])
     threading.Thread(target=_watch_owner, args=(srv,), daemon=True).start()
-    signal.signal(signal.SIGTERM, lambda *_: srv.stop.set())
-    signal.signal(signal.SIGINT, lambda *_: srv.stop.set())
+    stop_on_signals(srv.stop)  # no lock in a handler: a second TERM must not deadlock the stop
     template = choose_template(srv.state["vllm"], argv[1:], image=srv.image, gpus=len(srv.state["host"]["gpus"]))
     from .ray import serve_template  # --distributed-executor-backend ray: is the (fake) cluster big enough?
 
