@@ -144,7 +144,14 @@ _RICH = re.compile(r"^(?:\[([\d/:\- ]+)\])? +" + _VLEVEL + r" {2,}(?=\S)(?=.*\S 
 """Python's ``rich`` log handler in a tool that runs vLLM and re-logs its output (a level column, the
 message, the logger's ``file.py:N`` right-aligned): the tool's level is not vLLM's."""
 _RICH_TAIL = re.compile(r" {2,}[\w.\-]+\.py:\d+ *$")
-_WRAPPERS = (_CRI, _DOCKER_TS, _CI_TS, _STAMP, _COMPOSE, _JOURNALD, _CONSOLE, _APP, _RICH)
+_GREP = re.compile(
+    r"^([\w.\-/~+]*\.(?:out|err|log|txt|stdout|stderr)):(?:\d+[:\-])?"
+    r"(?=\(\w[\w.\-]*(?: [\w.\-]+=?[\w.\-]*)* pid=\d+|" + _VLEVEL + r" )"
+)
+"""``grep`` over log files (``grep ERROR job_42_node0.out``, ``grep -rn``): the file's name, and with
+``-n`` the line number, in front of each line; recognised only where a process prefix or a vLLM level
+follows. The file is the source, like a compose service: lines of two nodes' files are not one process's."""
+_WRAPPERS = (_CRI, _DOCKER_TS, _CI_TS, _STAMP, _COMPOSE, _JOURNALD, _CONSOLE, _APP, _RICH, _GREP)
 """The wrappers a line can carry, tried in this order: each at most once, stacked in any order (a
 CI runner's stamp around ``docker compose logs -t`` around a reporter's stamp); what looks like a
 second one of a kind is the message's."""
@@ -154,6 +161,7 @@ _DIGITS, _UPPER = "0123456789", "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _STARTS = {
     _CRI: _DIGITS, _DOCKER_TS: _DIGITS, _CI_TS: "[", _STAMP: _DIGITS, _JOURNALD: _UPPER, _CONSOLE: "[",
     _APP: _DIGITS, _RICH: "[ ", _COMPOSE: _DIGITS + _UPPER + _UPPER.lower(),
+    _GREP: _DIGITS + _UPPER + _UPPER.lower() + "_./~+-",
 }  # fmt: skip
 _BY_FIRST = {chr(c): tuple(p for p in _WRAPPERS if chr(c) in _STARTS[p]) for c in range(128)}
 """The wrappers a line can start with, by its first character: a vLLM line starting ``(`` tries none."""
@@ -165,7 +173,7 @@ def _wrappers(text: str) -> tuple[str, str, str | None]:
     used: list[re.Pattern[str]] = []
     while m := next((m for p in _BY_FIRST.get(text[:1], ()) if p not in used and (m := p.match(text))), None):
         used.append(m.re)
-        if m.re is _COMPOSE or m.re is _CONSOLE:
+        if m.re is _COMPOSE or m.re is _CONSOLE or m.re is _GREP:
             service = m.group(1)
         else:
             time = m.group(1) or time
