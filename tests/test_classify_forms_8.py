@@ -41,5 +41,67 @@ def test_a_file_name_before_anything_else_is_left_alone(f: str, rest: str) -> No
 
 def test_the_real_grep_over_a_slurm_out_file_has_its_root() -> None:
     res = classify_text(issue_text("1845.log"))
-    assert _root("1845.log").endswith("torch.distributed.DistStoreError: wait timeout after 1800000ms, keys: /default_pg/0//2//cpu//0/2")
+    assert _root("1845.log").endswith(
+        "torch.distributed.DistStoreError: wait timeout after 1800000ms, keys: /default_pg/0//2//cpu//0/2"
+    )
     assert res.failed_stage == "engine"
+
+
+# --- a reporter's sentence above the log ------------------------------------------------------
+
+MODELS = st.sampled_from(["llava-hf/llava-1.5-7b-hf", "Qwen/Qwen2-VL-7B", "meta-llama/Llama-3.1-8B"])
+
+
+@given(MODELS, PROCS, st.sampled_from(["ValueError", "RuntimeError", "KeyError"]))
+def test_a_sentence_naming_a_layer_gives_way_to_the_logs_own_root(model: str, proc: str, typ: str) -> None:
+    text = (
+        f"I receive an error with [{model}](https://huggingface.co/{model}) which should be supported.\n\n"
+        "```\n"
+        f"({proc} pid=7) ERROR 03-04 17:31:43 [core.py:136] Traceback (most recent call last):\n"
+        f'({proc} pid=7) ERROR 03-04 17:31:43 [core.py:136]   File "/v/vllm/v1/engine/core.py", line 9, in run\n'
+        f"({proc} pid=7) ERROR 03-04 17:31:43 [core.py:136]     step()\n"
+        f"({proc} pid=7) ERROR 03-04 17:31:43 [core.py:136] {typ}: boom\n"
+        "```\n"
+    )
+    res = classify_text(text)
+    assert res.first_exception is not None and res.first_exception.line.endswith(f"{typ}: boom")
+
+
+@given(MODELS)
+def test_the_sentence_is_the_root_when_the_log_names_none(model: str) -> None:
+    text = f"I receive an error with [{model}](https://huggingface.co/{model}) which should be supported.\n\nthanks\n"
+    res = classify_text(text)
+    assert res.first_exception is not None and res.first_exception.line.startswith("I receive an error")
+
+
+def test_the_real_sentence_above_a_v0_log_and_a_quoted_message_before_a_bare_one() -> None:
+    assert _root("1921.log").endswith(
+        "ValueError('Attempted to assign 1 x 576 = 576 multimodal tokens to 0 placeholders')"
+    )
+    assert _root("128.log").startswith("Bfloat16 is only supported on GPUs with compute capability")
+
+
+# --- V0's API server reporting its engine dead before the engine's own traceback --------------
+
+
+@given(st.sampled_from(["ValueError", "RuntimeError", "AssertionError"]), st.integers(0, 3))
+def test_the_api_servers_already_dead_line_gives_way_to_the_engines_traceback(typ: str, between: int) -> None:
+    text = (
+        "INFO 03-04 17:31:42 engine.py:270] Added request chatcmpl-1.\n"
+        "CRITICAL 03-04 17:31:43 launcher.py:99] MQLLMEngine is already dead, terminating server process\n"
+        + 'INFO:     127.0.0.1:51112 - "POST /v1/chat/completions HTTP/1.1" 500 Internal Server Error\n'
+        * between
+        + f"ERROR 03-04 17:31:43 engine.py:136] {typ}('boom')\n"
+        "ERROR 03-04 17:31:43 engine.py:136] Traceback (most recent call last):\n"
+        'ERROR 03-04 17:31:43 engine.py:136]   File "/v/vllm/engine/multiprocessing/engine.py", line 134, in start\n'
+        "ERROR 03-04 17:31:43 engine.py:136]     self.run_engine_loop()\n"
+        f"ERROR 03-04 17:31:43 engine.py:136] {typ}: boom\n"
+    )
+    res = classify_text(text)
+    assert res.first_exception is not None and "already dead" not in res.first_exception.line
+    assert "boom" in res.first_exception.line
+
+
+def test_the_real_already_dead_lines_printed_above_the_engines_root() -> None:
+    assert "Error in model execution" in _root("1933.log") or "RuntimeError" in _root("1933.log")
+    assert classify_text(issue_text("1933.log")).failed_stage == "runtime"

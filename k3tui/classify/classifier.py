@@ -170,6 +170,8 @@ class Classifier:
         self._headers: dict[tuple[str, str], tuple[Line, int]] = {}
         self._root: _Root | None = None
         self._fallback: _Root | None = None
+        self._named: _Root | None = None
+        """A head line with no logger's prefix that states a failure naming one layer: the root when nothing else is."""
         self._oom_seen = False
         self._stopped = False
         self._warning: _Root | None = None
@@ -233,6 +235,8 @@ class Classifier:
         self._history.at_end()  # before closing: a cut traceback looks back for a stop from the end
         for trace in list(self._traces.values()):
             self._close(trace, at_end=True)
+        if self._root is None and self._named is not None and not self._stopped:
+            self._root = self._named
         if self._root is None and not self._stopped:
             self._crash_lookback(self._n + 1, force=True)
             quoted = self._quoted()
@@ -445,8 +449,10 @@ class Classifier:
                 self._candidate(ln, n, rule.type, ln.body)
             elif rules.crash.search(ln.body):
                 self._candidate(ln, n, "NativeCrash", ln.body)
-            elif n <= HEAD_LINES and ln.level is None and self._names_a_layer(ln.body):
-                self._candidate(ln, n, "", ln.body)  # an excerpt quoting only the message
+            elif n <= HEAD_LINES and ln.level is None and self._named is None and self._names_a_layer(ln.body):
+                # an excerpt quoting only the message, or the reporter's sentence above a log: the root
+                # only if the log itself names none (issue threads open with "I get an error with …")
+                self._named = self._new_root(ln, n, "", ln.body)
         if ln.level in ("ERROR", "CRITICAL"):
             self._headers[ln.key] = (ln, n)
             if len(self._headers) > 256:
@@ -567,6 +573,8 @@ class Classifier:
     def _candidate(self, ln: Line, n: int, typ: str, msg: str, trace: Trace | None = None) -> None:
         if self._stopped:
             return
+        if self._named is not None and self._root is None and ln.level is None and ln.process is None:
+            self._root = self._named  # a quoted message, then another bare one: the first said it
         if self._root is not None:
             if (
                 self._wrapping()
