@@ -105,3 +105,64 @@ def test_the_api_servers_already_dead_line_gives_way_to_the_engines_traceback(ty
 def test_the_real_already_dead_lines_printed_above_the_engines_root() -> None:
     assert "Error in model execution" in _root("1933.log") or "RuntimeError" in _root("1933.log")
     assert classify_text(issue_text("1933.log")).failed_stage == "runtime"
+
+
+# --- words that name one layer ----------------------------------------------------------------
+
+OPS = st.sampled_from(["cutlass_scaled_mm", "get_cutlass_moe_mm_data", "marlin_gemm", "fp8_gemm"])
+
+
+@given(
+    st.one_of(
+        st.builds(
+            lambda op, cc: (
+                "device",
+                f"NotImplementedError: No compiled {op} for a compute capability less than CUDA device capability: {cc}",
+            ),
+            OPS,
+            st.sampled_from([75, 80, 86, 120]),
+        ),
+        st.builds(
+            lambda op, cc: (
+                "device",
+                f"NotImplementedError: no {op} kernel for CUDA device capability: {cc}. Required capability: 90",
+            ),
+            OPS,
+            st.sampled_from([75, 89, 120, 121]),
+        ),
+        st.builds(
+            lambda lib, sm: ("device", f"RuntimeError: {lib} requires GPUs with sm{sm} or higher"),
+            st.sampled_from(["FlashInfer", "FlashMLA", "DeepGEMM"]),
+            st.sampled_from([75, 80, 90, 100]),
+        ),
+        st.builds(
+            lambda ip: (
+                "device",
+                f"ValueError: Current node has no GPU available. current_node_resource={{'node:{ip}': 1.0}}",
+            ),
+            st.ip_addresses(v=4).map(str),
+        ),
+        st.builds(
+            lambda what, lib: ("container", f"RuntimeError: {what} requires {lib} to be installed."),
+            st.sampled_from(["Sparse Attention Indexer CUDA op", "The fp8 MoE kernel", "This model"]),
+            st.sampled_from(["DeepGEMM", "flashinfer", "triton_kernels"]),
+        ),
+        st.builds(
+            lambda kind, v: (
+                "engine",
+                f"ValueError: {kind}_backend='{v}' is not supported for FP8 MoE. Expected one of ['triton'].",
+            ),
+            st.sampled_from(["moe", "attention", "all2all"]),
+            st.sampled_from(["emulation", "naive", "foo"]),
+        ),
+    )
+)
+def test_words_that_name_one_layer(case: tuple[str, str]) -> None:
+    stage, line = case
+    assert classify_text(f"(EngineCore_DP0 pid=7) ERROR 09-15 21:45:00 [core.py:719] {line}\n").failed_stage == stage
+
+
+def test_the_real_capability_install_and_backend_failures() -> None:
+    for name, stage in (("1882.log", "device"), ("1900.log", "device"), ("1978.log", "device"), ("1838.log", "device"),
+                        ("1891.log", "container"), ("1899.log", "engine")):  # fmt: skip
+        assert classify_text(issue_text(name)).failed_stage == stage, name
