@@ -166,3 +166,56 @@ def test_the_real_capability_install_and_backend_failures() -> None:
     for name, stage in (("1882.log", "device"), ("1900.log", "device"), ("1978.log", "device"), ("1838.log", "device"),
                         ("1891.log", "container"), ("1899.log", "engine")):  # fmt: skip
         assert classify_text(issue_text(name)).failed_stage == stage, name
+
+
+# --- a native library's own error line ----------------------------------------------------------
+
+SRC = st.from_regex(r"(?:/[a-z_]{1,10}){0,3}/?[a-z_]{1,16}\.(?:c|cc|cpp|cu|cuh|hpp)", fullmatch=True)
+NATIVE = st.one_of(
+    st.builds(lambda f, n: f"CUDA Error: out of memory at {f}:{n}", SRC, st.integers(1, 9999)),
+    st.builds(lambda f, n: f"oneCCL: {f}:{n} do_call: EXCEPTION: ze error at zeMemOpenIpcHandle,", SRC, st.integers(1, 9999)),
+    st.builds(lambda f, n: f"2024:01:01-10:00:00:(123) |CCL_ERROR| {f}:{n} fill_device_fds: condition fds[dev_idx] > 0 failed", SRC, st.integers(1, 9999)),
+    st.builds(lambda f, n: f"[1700000000.123456] [host:1:0] {f}:{n} UCX  ERROR Local protection error on mlx5_0:1/RoCE", SRC, st.integers(1, 9999)),
+    st.builds(lambda f, n: f"E0118 22:42:45.737331   20084 {f}:{n}] TpuClient::AllocateBuffer returning error after 1 attempt(s): RESOURCE_EXHAUSTED", SRC, st.integers(1, 9999)),
+    st.builds(lambda f, n: f"{f}:{n} Timed out waiting 1800000ms for recv operation to complete", SRC, st.integers(1, 9999)),
+    st.builds(lambda n: f"ptxas /tmp/tmpbc993top.ptx, line {n}; fatal   : Parsing error near '.': syntax error", st.integers(1, 9999)),
+)  # fmt: skip
+NOISE = ["INFO 01-01 00:00:00 [core.py:1] starting", "some context line", ""]
+
+
+@given(NATIVE, st.integers(0, 3), st.integers(0, 3))
+def test_a_native_libraries_error_line_is_the_root_when_nothing_else_is(line: str, before: int, after: int) -> None:
+    text = "\n".join([*NOISE[:before], line, *NOISE[:after]]) + "\n"
+    res = classify_text(text)
+    assert res.first_exception is not None and res.first_exception.line == line
+    assert res.failed_stage == "engine"  # past the container: the library loaded and ran GPU work
+
+
+@given(NATIVE)
+def test_a_native_error_line_before_the_crash_it_leads_to_is_the_root(line: str) -> None:
+    text = f"{line}\n!!!!!!! Segfault encountered !!!!!!!\nSegmentation fault (core dumped)\n"
+    res = classify_text(text)
+    assert res.first_exception is not None and res.first_exception.line == line
+
+
+@given(SRC, st.integers(1, 999), st.sampled_from(["W", "I"]))
+def test_a_warnings_cpp_stack_is_not_a_native_error(f: str, n: int, g: str) -> None:
+    text = (
+        f"[{g}1205 10:00:00.000000000 socket.cpp:{n}] [c10d] The server socket has timed out, will retry.\n"
+        f"Exception raised from tryConnect at {f}:{n} (most recent call first):\n"
+        "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x98 (0x1 in libc10.so)\n"
+    )
+    assert classify_text(text).first_exception is None
+
+
+@given(NATIVE)
+def test_a_native_error_logged_at_warning_level_is_not_a_root(line: str) -> None:
+    assert classify_text(f"WARNING 01-01 00:00:00 [utils.py:1] {line}\n").first_exception is None
+
+
+def test_the_real_native_error_lines() -> None:
+    for name, start in (("1912.log", "(LLMRayActor pid=347862) CUDA Error: out of memory at"), ("693.log", "oneCCL: ze_call.cpp:28"),
+                        ("1841.log", None), ("1846.log", "gloo/transport/tcp/unbound_buffer.cc:78"),
+                        ("1984.log", "E0118 22:42:45.737331"), ("1837.log", "[HAMI-core ERROR")):  # fmt: skip
+        line = _root(name)
+        assert line.startswith(start) if start else "UCX  ERROR Local protection error" in line, (name, line)

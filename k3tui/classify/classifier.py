@@ -85,6 +85,9 @@ _VLLM_LINE = re.compile(
 _NCCL_FAILURE = re.compile(r"(?i)\b(?:fail(?:ure|ed)?|error)\b")
 """An NCCL WARN line that reports a failure (not a notice such as a tuning hint)."""
 _CRASH_TYPES = frozenset({"FatalError", "WorkerDied"})
+_CPP_STACK = "Exception raised from "
+"""torch's C++ stack under a message (``Exception raised from recvBytes at …Utils.hpp:682``): the
+message above it (often a warning) is what it belongs to, never a native error of its own."""
 
 
 @dataclass(slots=True)
@@ -170,6 +173,8 @@ class Classifier:
         self._headers: dict[tuple[str, str], tuple[Line, int]] = {}
         self._root: _Root | None = None
         self._fallback: _Root | None = None
+        self._native: _Root | None = None
+        """The first native library's error line (no Python exception): the root when nothing else is."""
         self._named: _Root | None = None
         """A head line with no logger's prefix that states a failure naming one layer: the root when nothing else is."""
         self._oom_seen = False
@@ -249,6 +254,8 @@ class Classifier:
                     self._root = warning
             if self._root is None and self._unexplained is not None and not self._stop_before():
                 self._root = self._unexplained
+        if self._root is None and self._native is not None and not self._stopped:
+            self._root = self._native  # a library said what failed; a cut traceback after it says less
         if self._root is None and self._fallback is not None and not self._stopped:
             self._root = self._fallback
         if self._root is None and self._nccl_warn is not None and not self._stopped:
@@ -449,6 +456,13 @@ class Classifier:
                 self._candidate(ln, n, rule.type, ln.body)
             elif rules.crash.search(ln.body):
                 self._candidate(ln, n, "NativeCrash", ln.body)
+            elif (
+                self._native is None
+                and self._root is None
+                and rules.native_error.search(ln.raw)
+                and not ln.body.startswith(_CPP_STACK)
+            ):
+                self._native = self._new_root(ln, n, "NativeError", ln.body)
             elif n <= HEAD_LINES and ln.level is None and self._named is None and self._names_a_layer(ln.body):
                 # an excerpt quoting only the message, or the reporter's sentence above a log: the root
                 # only if the log itself names none (issue threads open with "I get an error with …")
@@ -600,6 +614,8 @@ class Classifier:
         if typ in _CRASH_TYPES and (quoted := self._quoted()) is not None:
             self._root = quoted  # "Worker failed with error 'X'" came first; the worker's death is its end
             return
+        if typ == "NativeCrash" and self._native_before(n):
+            return
         warning = self._warning
         if warning is not None and self._rules.warning_failure.search(warning.body):
             warning = None  # it reported a failure that is now logged itself: that one is the root
@@ -697,9 +713,20 @@ class Classifier:
                 k = n - len(lines) + i
                 if self._root is not None and self._root.n <= k:
                     return
+                if self._native_before(k):
+                    return
                 self._adopt_crash(ln, k)
                 self._root.part = j  # the look-back's line, not the one being read
                 return
+
+    def _native_before(self, k: int) -> bool:
+        """A native library's error line shortly before the crash at line k is the root (it says why)."""
+        native = self._native
+        if native is None or not 0 < k - native.n <= CRASH_LOOKBACK:
+            return False
+        if self._root is None or native.n < self._root.n:
+            self._root = native
+        return True
 
     def _adopt_crash(self, ln: Line, k: int) -> None:
         later = self._root
@@ -784,7 +811,8 @@ class Classifier:
         stack = [x for t in outer for x in t.lines] + root.stack + root.borrowed
         numbers = [x for t in outer for x in t.numbers] + root.numbers + root.borrowed_numbers
         ev = Evidence(text, root.n, stack, numbers, root.header, root.stage_idx, root.marks, root.raw)
-        ev.native = root.type in ("NativeCrash", "Killed", "FatalError", "LinkError")
+        ev.native = root.type in ("NativeCrash", "NativeError", "Killed", "FatalError", "LinkError")
+        ev.said = root.type == "NativeError"
         ev.process, ev.cut, ev.part = root.process, root.cut, root.part
         ev.followed = self._followed
         return decide(self._rules, ev)

@@ -55,7 +55,9 @@ class Evidence:
     raw: str = ""
     """The root line as printed (its logger location is evidence too)."""
     native: bool = False
-    """A native crash, a kill or a fatal interpreter error (no Python exception)."""
+    """A native crash, a kill, a fatal interpreter error or a native library's error line (no Python exception)."""
+    said: bool = False
+    """Of those, a library's own error line: the process ran far enough to print it."""
     cut: bool = False
     """The stack is a traceback cut before its exception line: its last frame is not the failing one."""
     process: str | None = None
@@ -171,7 +173,7 @@ def _phase(rules: Rules, ev: Evidence) -> Verdict | None:
 def _before_anything(ev: Evidence) -> Verdict | None:
     """A native crash on the log's first line, and no logger's line after it: the process died
     before it printed anything (an LD_PRELOAD constructor, a broken interpreter)."""
-    if ev.native and ev.line == 1 and ev.part == 0 and not ev.followed:
+    if ev.native and not ev.said and ev.line == 1 and ev.part == 0 and not ev.followed:
         return Verdict(STAGES[0], "markers", (1,), "medium", "it crashed before printing anything: the process start")
     return None
 

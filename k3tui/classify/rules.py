@@ -111,6 +111,9 @@ class Rules:
     """Lines after which the classifier looks back for a ``crash`` line."""
     faulthandler: re.Pattern[str]
     """The lines of a faulthandler dump after ``Fatal Python error``."""
+    native_error: re.Pattern[str]
+    """A native library's own error line (an error word and a C/C++ source location, or ptxas):
+    the root when nothing else is, and before the crash it leads to."""
     _frame_cache: dict[tuple[str, str], str | None]
 
     def frame_stage(self, path: str, func: str) -> str | None:
@@ -246,5 +249,6 @@ def load_rules() -> Rules:
         crash_needles=tuple(n.lower() for n in crash["needles"]),
         crash_trigger=_alternation(crash["after"], "patterns.toml [crash]"),
         faulthandler=_rx(crash["faulthandler"], "patterns.toml [crash]"),
+        native_error=_alternation(pat["native_error"]["patterns"], "patterns.toml [native_error]"),
         _frame_cache={},
     )
