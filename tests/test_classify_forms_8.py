@@ -219,3 +219,52 @@ def test_the_real_native_error_lines() -> None:
                         ("1984.log", "E0118 22:42:45.737331"), ("1837.log", "[HAMI-core ERROR")):  # fmt: skip
         line = _root(name)
         assert line.startswith(start) if start else "UCX  ERROR Local protection error" in line, (name, line)
+
+
+# --- native crashes: the shell's report in other locales, a Triton kernel's assertion ----------
+
+SEGV = st.sampled_from(["段错误", "セグメンテーション違反です", "세그멘테이션 오류", "Speicherzugriffsfehler", "Erreur de segmentation",
+                        "Violación de segmento", "Errore di segmentazione", "Falha de segmentação", "Ошибка сегментирования"])  # fmt: skip
+KILLED = st.sampled_from(["已放弃", "已杀死", "強制終了", "Abgebrochen", "Getötet", "Abandon", "Abortado", "Убито"])
+CORE = st.sampled_from(["", " (核心已转储)", " (コアダンプ)", " (Speicherabzug geschrieben)", " (core dumped)"])
+JOB = st.sampled_from(["", "./run.sh: line 3: 118001 ", "bash: 行 1: 4242 ", "run.sh: Zeile 9:  77 "])
+
+
+@given(JOB, SEGV, CORE)
+def test_the_shells_segfault_report_in_another_locale_is_a_crash_root(job: str, word: str, core: str) -> None:
+    line = f"{job}{word}{core} python3 -m vllm.entrypoints.openai.api_server" if job else f"{word}{core}"
+    text = f"INFO 08-20 16:12:38 [api_server.py:1043] vLLM API server version 0.8.5\nStarted engine process with PID 1\n{line}\n"
+    res = classify_text(text)
+    assert res.first_exception is not None and res.first_exception.line == line
+
+
+@given(st.sampled_from(["", "./run.sh: line 3: 118001 "]), KILLED, CORE)
+def test_the_shells_abort_or_kill_report_in_another_locale_is_a_crash_root(job: str, word: str, core: str) -> None:
+    line = f"{job}{word}{core}"
+    res = classify_text(f"INFO 08-20 16:12:38 [api_server.py:1043] vLLM API server version 0.8.5\n{line}\n")
+    assert res.first_exception is not None and res.first_exception.line == line
+
+
+@given(st.sampled_from(["Der Vorgang wurde abgebrochen, weil", "中止条件を満たしました", "Abandon du téléchargement"]))
+def test_those_words_inside_a_sentence_are_not_a_crash(line: str) -> None:
+    assert (
+        classify_text(
+            f"INFO 08-20 16:12:38 [api_server.py:1043] vLLM API server version 0.8.5\n{line}\n"
+        ).first_exception
+        is None
+    )
+
+
+@given(st.from_regex(r"/root/\.cache/vllm/torch_compile_cache/[0-9a-f]{10}/rank_0_0/inductor_cache/[a-z]{2}/c[a-z0-9]{20}\.py", fullmatch=True),
+       st.integers(1, 500), st.integers(0, 1023))  # fmt: skip
+def test_a_triton_kernels_device_side_assertion_is_a_crash_root_past_the_start(path: str, n: int, t: int) -> None:
+    line = f"{path}:{n}: unknown: block: [9,0,0], thread: [{t},0,0] Assertion `index out of bounds: 0 <= tmp10 < 2048` failed."
+    res = classify_text(f"{line}\n{line}\n")
+    assert res.first_exception is not None and res.first_exception.line == line
+    assert res.failed_stage != "container"  # GPU work ran: not "it crashed before printing anything"
+
+
+def test_the_real_localised_segfault_and_triton_assertion() -> None:
+    assert _root("1876.log") == "段错误"
+    assert classify_text(issue_text("1876.log")).failed_stage == "engine"
+    assert "Assertion `index out of bounds" in _root("1920.log")

@@ -812,7 +812,7 @@ class Classifier:
         numbers = [x for t in outer for x in t.numbers] + root.numbers + root.borrowed_numbers
         ev = Evidence(text, root.n, stack, numbers, root.header, root.stage_idx, root.marks, root.raw)
         ev.native = root.type in ("NativeCrash", "NativeError", "Killed", "FatalError", "LinkError")
-        ev.said = root.type == "NativeError"
+        ev.said = root.type == "NativeError" or (ev.native and self._rules.crash_ran.search(root.body) is not None)
         ev.process, ev.cut, ev.part = root.process, root.cut, root.part
         ev.followed = self._followed
         return decide(self._rules, ev)

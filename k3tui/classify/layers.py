@@ -57,7 +57,8 @@ class Evidence:
     native: bool = False
     """A native crash, a kill, a fatal interpreter error or a native library's error line (no Python exception)."""
     said: bool = False
-    """Of those, a library's own error line: the process ran far enough to print it."""
+    """Of those, a library's own error line or a crash only GPU work prints: the process ran far
+    enough to print it (never "it crashed before printing anything")."""
     cut: bool = False
     """The stack is a traceback cut before its exception line: its last frame is not the failing one."""
     process: str | None = None

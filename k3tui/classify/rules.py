@@ -111,6 +111,8 @@ class Rules:
     """Lines after which the classifier looks back for a ``crash`` line."""
     faulthandler: re.Pattern[str]
     """The lines of a faulthandler dump after ``Fatal Python error``."""
+    crash_ran: re.Pattern[str]
+    """Crash lines only GPU work prints: the process was past its start."""
     native_error: re.Pattern[str]
     """A native library's own error line (an error word and a C/C++ source location, or ptxas):
     the root when nothing else is, and before the crash it leads to."""
@@ -249,6 +251,7 @@ def load_rules() -> Rules:
         crash_needles=tuple(n.lower() for n in crash["needles"]),
         crash_trigger=_alternation(crash["after"], "patterns.toml [crash]"),
         faulthandler=_rx(crash["faulthandler"], "patterns.toml [crash]"),
+        crash_ran=_rx(crash["ran"], "patterns.toml [crash]"),
         native_error=_alternation(pat["native_error"]["patterns"], "patterns.toml [native_error]"),
         _frame_cache={},
     )
