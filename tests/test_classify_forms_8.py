@@ -268,3 +268,43 @@ def test_the_real_localised_segfault_and_triton_assertion() -> None:
     assert _root("1876.log") == "段错误"
     assert classify_text(issue_text("1876.log")).failed_stage == "engine"
     assert "Assertion `index out of bounds" in _root("1920.log")
+
+
+# --- torch saying it could not initialise CUDA ---------------------------------------------------
+
+CUDA_INIT = st.sampled_from([
+    "The NVIDIA driver on your system is too old (found version 12080). Please update your GPU driver",
+    "Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver",
+    "Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling NumCudaDevices()",
+])  # fmt: skip
+TORCH_WARN = "/usr/lib/python3.12/site-packages/torch/cuda/__init__.py:{n}: UserWarning: CUDA initialization: {msg}"
+
+
+@given(CUDA_INIT, st.integers(100, 999))
+def test_torchs_cuda_initialization_warning_is_the_root_of_a_log_that_never_got_ready(msg: str, n: int) -> None:
+    line = TORCH_WARN.format(n=n, msg=msg)
+    text = f"{line}\n  return torch._C._cuda_getDeviceCount() > 0\nWARNING 06-03 08:39:32 [nixl_utils.py:34] NIXL is not available\n"
+    res = classify_text(text)
+    assert res.first_exception is not None and res.first_exception.line == line
+    assert res.failed_stage == "device"
+
+
+@given(CUDA_INIT, st.integers(100, 999))
+def test_it_is_not_the_root_of_a_server_that_got_ready(msg: str, n: int) -> None:
+    text = (
+        TORCH_WARN.format(n=n, msg=msg) + "\n"
+        "INFO 06-03 08:39:40 [api_server.py:1043] vLLM API server version 0.20.2\n"
+        "INFO:     Started server process [1]\nINFO:     Waiting for application startup.\nINFO:     Application startup complete.\n"
+    )
+    assert classify_text(text).failed_stage == "none"
+
+
+@given(st.sampled_from(["Failed to load image Python extension: libc10_cuda.so", "TypedStorage is deprecated"]))
+def test_other_python_warnings_stay_decoys(msg: str) -> None:
+    text = f"/usr/lib/python3.12/site-packages/torchvision/io/image.py:13: UserWarning: {msg}\n  warn(\nINFO 06-03 08:39:32 [core.py:1] x\n"
+    assert classify_text(text).first_exception is None
+
+
+def test_the_real_cuda_initialization_warning() -> None:
+    assert "UserWarning: CUDA initialization: The NVIDIA driver on your system is too old" in _root("1973.log")
+    assert classify_text(issue_text("1973.log")).failed_stage == "device"

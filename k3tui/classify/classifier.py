@@ -422,6 +422,8 @@ class Classifier:
                     self._warning = self._new_root(ln, n, "PlatformError", ln.body)
             elif rules.warning_root.search(ln.body) and not _PY_WARNING.search(ln.body):
                 self._warning = self._new_root(ln, n, "ImportError", ln.body)
+            elif rules.py_warning_root.search(ln.body):
+                self._warning = self._new_root(ln, n, "UserWarning", ln.body)
         if (n <= HEAD_LINES or any(s in low for s in self._always)) and ln.level not in QUIET_LEVELS:
             self._error_line(ln, n)
         if self._timeline.pending:
@@ -463,7 +465,13 @@ class Classifier:
                 and not ln.body.startswith(_CPP_STACK)
             ):
                 self._native = self._new_root(ln, n, "NativeError", ln.body)
-            elif n <= HEAD_LINES and ln.level is None and self._named is None and self._names_a_layer(ln.body):
+            elif (
+                n <= HEAD_LINES
+                and ln.level is None
+                and self._named is None
+                and not _PY_WARNING.search(ln.body)  # a Python warning is a decoy, unless [warning_root] says
+                and self._names_a_layer(ln.body)
+            ):
                 # an excerpt quoting only the message, or the reporter's sentence above a log: the root
                 # only if the log itself names none (issue threads open with "I get an error with …")
                 self._named = self._new_root(ln, n, "", ln.body)

@@ -97,6 +97,8 @@ class Rules:
     """WARNING lines that are the root when a failure follows (a broken vllm._C)."""
     warning_failure: re.Pattern[str]
     """Of those, the ones that report a failure by themselves."""
+    py_warning_root: re.Pattern[str]
+    """Python ``warnings`` lines that are such roots (torch could not initialise CUDA)."""
     info_root: re.Pattern[str]
     """INFO lines that are roots the same way (vLLM logs a failed platform detection at INFO)."""
     request_error: re.Pattern[str]
@@ -245,6 +247,7 @@ def load_rules() -> Rules:
         warning_root=_alternation(pat["warning_root"]["patterns"], "patterns.toml [warning_root]"),
         warning_failure=_alternation(pat["warning_root"]["failure"], "patterns.toml [warning_root]"),
         info_root=_alternation(pat["warning_root"]["info"], "patterns.toml [warning_root]"),
+        py_warning_root=_alternation(pat["warning_root"]["python"], "patterns.toml [warning_root]"),
         teardown=_alternation(pat["teardown"]["patterns"], "patterns.toml [teardown]"),
         request_error=_alternation(pat["request_error"]["patterns"], "patterns.toml [request_error]"),
         crash=_alternation(crash["patterns"], "patterns.toml [crash]"),
