@@ -308,3 +308,44 @@ def test_other_python_warnings_stay_decoys(msg: str) -> None:
 def test_the_real_cuda_initialization_warning() -> None:
     assert "UserWarning: CUDA initialization: The NVIDIA driver on your system is too old" in _root("1973.log")
     assert classify_text(issue_text("1973.log")).failed_stage == "device"
+
+
+# --- a page's HTML escapes; a request refused for its length --------------------------------------
+
+FRAME_STAGES = st.sampled_from([("vllm/model_executor/model_loader/weight_utils.py", "safetensors_weights_iterator", "weights"),
+                                ("vllm/v1/worker/gpu_worker.py", "determine_available_memory", "engine")])  # fmt: skip
+
+
+@given(FRAME_STAGES, st.sampled_from(["&quot;", "&#34;"]))
+def test_frames_whose_quotes_a_page_escaped_still_name_their_stage(frame: tuple[str, str, str], q: str) -> None:
+    path, func, stage = frame
+    text = (
+        "Traceback (most recent call last):\n"
+        f"  File {q}/usr/lib/python3.12/site-packages/{path}{q}, line 42, in {func}\n"
+        "    do()\n"
+        "RuntimeError: boom\n"
+    )
+    res = classify_text(text)
+    assert res.failed_stage == stage and res.first_exception is not None
+
+
+@given(
+    st.sampled_from([
+        "ValueError: The decoder prompt (length {n}) is longer than the maximum model length of {m}.",
+        "ValueError: [address=0.0.0.0:37591, pid=1] The decoder prompt (length {n}) is longer than the maximum model length of {m}.",
+        "openai.BadRequestError: This model's maximum context length is {m} tokens. However, you requested {n} tokens.",
+        "ValueError: This model's maximum context length is {m} tokens. Please reduce the length of the messages.",
+    ]),
+    st.integers(4097, 200000), st.sampled_from([4096, 16384, 32768]),
+)  # fmt: skip
+def test_a_request_refused_for_its_length_is_not_a_root(form: str, n: int, m: int) -> None:
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "/usr/lib/python3.10/site-packages/vllm/engine/llm_engine.py", line 2010, in _validate_model_input\n'
+        "    raise ValueError(\n" + form.format(n=n, m=m) + "\n"
+    )
+    assert classify_text(text).failed_stage == "none"
+
+
+def test_the_real_refused_request_in_an_escaped_page() -> None:
+    assert classify_text(issue_text("1924.log")).failed_stage == "none"

@@ -528,6 +528,9 @@ class Classifier:
             typ, msg = m["type"], (m["msg"] if m["msg"] is not None else (m["rmsg"] or ""))
         else:
             typ, _, msg = body.partition(": ") if ": " in body else ("", "", body)
+        if self._rules.request_refused.search(msg):
+            trace.quiet = True  # one request refused for its length and answered: logged, survived
+            return
         if self._root is None and typ.rsplit(".", 1)[-1] == "CancelledError":
             if self._cancelled is None or n > self._cancel_until:
                 self._cancelled = self._new_root(ln, n, typ, msg, trace)  # a consequence, unless a timeout follows
@@ -593,7 +596,7 @@ class Classifier:
         return root
 
     def _candidate(self, ln: Line, n: int, typ: str, msg: str, trace: Trace | None = None) -> None:
-        if self._stopped:
+        if self._stopped or (typ and self._rules.request_refused.search(msg)):
             return
         if self._named is not None and self._root is None and ln.level is None and ln.process is None:
             self._root = self._named  # a quoted message, then another bare one: the first said it

@@ -18,6 +18,7 @@ traceback frames are recognised by it.
 
 from __future__ import annotations
 
+import html
 import re
 from dataclasses import dataclass
 
@@ -53,6 +54,8 @@ _MARKUP = re.compile(rf"^(?:\s*>(?= |$) ?|\s*`+|{_BAR})+")
 the ``| `` of Python's exception-group layout."""
 _BARS = re.compile(rf"^(?:{_BAR})+")
 """The ``| `` of Python's exception-group layout after a wrapper (``vllm-1  |     |   File …``)."""
+_ENTITY = re.compile(r"&(?:quot|lt|gt|amp|apos|#39|#34|#x27);")
+"""HTML's escapes of quotes and brackets, left in a log a web page or an export copied (``File &quot;…&quot;``)."""
 _BOLD = re.compile(r"^\s*\*\*(?P<body>[^\s*](?:(?!\*\*).)*)\*\*\s*$")
 """A whole line in markdown bold, as excerpts quote an error in prose."""
 _NCCL = re.compile(r"^[\w.\-]+:(?P<pid>\d+):\d+ \[\d+\] (?:\S+:\d+ )?NCCL (?P<lvl>[A-Z]+) ?")
@@ -104,6 +107,11 @@ class Line:
     time: str | None
 
 
+def unescape(text: str) -> str:
+    """``text`` with HTML's escapes of quotes and brackets undone (``File &quot;…&quot;``), if it has any."""
+    return html.unescape(text) if "&" in text and _ENTITY.search(text) else text
+
+
 def clean(raw: str) -> str:
     """The text to parse: no CR, no literal ^M, no terminal escapes."""
     text = raw.replace("\r", "")
@@ -113,6 +121,7 @@ def clean(raw: str) -> str:
         text = text.replace("#033[", "\x1b[")
     if "^[[" in text:  # a terminal's ESC copied as the two characters ^[ (like ^M)
         text = text.replace("^[[", "\x1b[")
+    text = unescape(text)
     if "\ufffd[" in text:  # an ESC lost to a wrong decoding (U+FFFD, the replacement character)
         text = text.replace("\ufffd[", "\x1b[")
     if text[:1] in " >`|│" and (m := _MARKUP.match(text)):

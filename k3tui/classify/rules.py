@@ -103,6 +103,8 @@ class Rules:
     """INFO lines that are roots the same way (vLLM logs a failed platform detection at INFO)."""
     request_error: re.Pattern[str]
     """ERROR headers of ONE request that failed and was answered (the server survived)."""
+    request_refused: re.Pattern[str]
+    """Exception messages that refuse ONE request (too long for the model): never a root."""
     teardown: re.Pattern[str]
     """The client's 'engine process gone' note: a root only when a failure follows it."""
     crash: re.Pattern[str]
@@ -250,6 +252,7 @@ def load_rules() -> Rules:
         py_warning_root=_alternation(pat["warning_root"]["python"], "patterns.toml [warning_root]"),
         teardown=_alternation(pat["teardown"]["patterns"], "patterns.toml [teardown]"),
         request_error=_alternation(pat["request_error"]["patterns"], "patterns.toml [request_error]"),
+        request_refused=_alternation(pat["request_error"]["refused"], "patterns.toml [request_error]"),
         crash=_alternation(crash["patterns"], "patterns.toml [crash]"),
         crash_needles=tuple(n.lower() for n in crash["needles"]),
         crash_trigger=_alternation(crash["after"], "patterns.toml [crash]"),

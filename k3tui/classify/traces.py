@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .lines import Line, parse
+from .lines import Line, parse, unescape
 
 MAX_TRACE_LINES = 1000
 """Lines kept per traceback (a recursion error prints thousands); the rest is counted."""
@@ -139,7 +139,7 @@ def import_frame(stack: list[str]) -> int | None:
     (the failure happened while importing), else None."""
     last: tuple[int, str, str] | None = None
     for i, line in enumerate(stack):
-        if "line " in line and (m := _FRAME.search(line)):
+        if "line " in line and (m := _FRAME.search(unescape(line))):
             last = (i, m["path"] or m["cut"] or "", m["func"] or m["cfunc"])
     if last is not None and (last[2] == "<module>" or last[1].startswith("<frozen importlib")):
         return last[0]
@@ -160,7 +160,7 @@ def frames(stack: list[str]) -> list[tuple[int, tuple[str, str]]]:
     out: list[tuple[int, tuple[str, str]]] = []
     after_frame = False
     for i, line in enumerate(stack):
-        if "line " in line and (m := _FRAME.search(line)):
+        if "line " in line and (m := _FRAME.search(unescape(line))):
             path = (m["path"] if m["path"] is not None else m["cut"]).replace("\\", "/")
             func = m["func"] or m["cfunc"]
             if func != "<module>":
