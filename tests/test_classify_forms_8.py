@@ -349,3 +349,30 @@ def test_a_request_refused_for_its_length_is_not_a_root(form: str, n: int, m: in
 
 def test_the_real_refused_request_in_an_escaped_page() -> None:
     assert classify_text(issue_text("1924.log")).failed_stage == "none"
+
+
+# --- the message's own next lines -----------------------------------------------------------------
+
+
+@given(
+    st.sampled_from([
+        ("device", ["`ptxas` stderr:", "ptxas fatal   : Value 'sm_121a' is not defined for option 'gpu-name'"]),
+        ("container", ["stderr:", "/usr/lib/libfoo.so: undefined symbol: _ZN3c104cuda9SetDeviceEi"]),
+        ("weights", ["caused by:", "Error while deserializing header: HeaderTooLarge"]),
+    ]),
+    PROCS,
+)  # fmt: skip
+def test_the_lines_a_message_goes_on_with_name_its_stage(case: tuple[str, list[str]], proc: str) -> None:
+    stage, more = case
+    p = f"({proc} pid=73) "
+    text = (
+        f"{p}Traceback (most recent call last):\n"
+        f'{p}  File "/usr/lib/python3.12/site-packages/torch/_inductor/codegen/wrapper.py", line 1695, in run_block\n'
+        f'{p}    raise RuntimeError(f"Failed to run code block: {{e}}") from e\n'
+        f"{p}RuntimeError: Failed to run code block: the tool failed\n" + "".join(f"{p}{x}\n" for x in more)
+    )
+    assert classify_text(text).failed_stage == stage
+
+
+def test_the_real_ptxas_stderr_under_an_inductor_error() -> None:
+    assert classify_text(issue_text("1908.log")).failed_stage == "device"

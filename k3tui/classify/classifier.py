@@ -818,6 +818,8 @@ class Classifier:
 
     def _verdict(self, root: _Root) -> Verdict:
         text = root.body if root.context is None else f"{root.body} {parse(root.context).body}"
+        if more := [parse(x).body.strip() for x, k in zip(root.stack, root.numbers, strict=False) if k > root.n]:
+            text = f"{text} {' '.join(more)}"  # the message's own next lines (a tool's stderr it quotes)
         outer = [t for t in reversed(root.outer) if t is not root.trace]  # outermost first
         stack = [x for t in outer for x in t.lines] + root.stack + root.borrowed
         numbers = [x for t in outer for x in t.numbers] + root.numbers + root.borrowed_numbers
@@ -872,7 +874,9 @@ class Classifier:
                 why = "no vLLM log line, start-up marker or exception in it: not a vLLM server log"
                 res.evidence = Verdict("unknown", "not-a-vllm-log", (), "low", why)
             return res
-        verdict = self._verdict(root) if root.outer or root.verdict is None else root.verdict
+        # decided again when more came after the announcement: the callers' traceback, or the message's own next lines
+        more = root.trace is not None and root.trace.continuation > 0
+        verdict = self._verdict(root) if root.outer or more or root.verdict is None else root.verdict
         verdict = self._serving(root, self._unfinished(root, verdict))
         stage = verdict.stage
         res.failed_stage = stage
