@@ -472,9 +472,12 @@ class Classifier:
                 and not _PY_WARNING.search(ln.body)  # a Python warning is a decoy, unless [warning_root] says
                 and self._names_a_layer(ln.body)
             ):
-                # an excerpt quoting only the message, or the reporter's sentence above a log: the root
-                # only if the log itself names none (issue threads open with "I get an error with …")
-                self._named = self._new_root(ln, n, "", ln.body)
+                if rules.consequence.search(ln.body):
+                    self._candidate(ln, n, "", ln.body)  # a consequence quoting what failed ('Worker failed with error')
+                else:
+                    # an excerpt quoting only the message, or the reporter's sentence above a log: the root
+                    # only if the log itself names none (issue threads open with "I get an error with …")
+                    self._named = self._new_root(ln, n, "", ln.body)
         if ln.level in ("ERROR", "CRITICAL"):
             self._headers[ln.key] = (ln, n)
             if len(self._headers) > 256:
