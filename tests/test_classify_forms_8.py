@@ -376,3 +376,29 @@ def test_the_lines_a_message_goes_on_with_name_its_stage(case: tuple[str, list[s
 
 def test_the_real_ptxas_stderr_under_an_inductor_error() -> None:
     assert classify_text(issue_text("1908.log")).failed_stage == "device"
+
+
+# --- torch's NCCL error points at NCCL's WARN line --------------------------------------------------
+
+WARNS = st.sampled_from(["Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 40",
+                         "Cuda failure 'out of memory'", "Error : ring 0 does not contain rank 1"])  # fmt: skip
+CUTS = st.sampled_from(["", "node-1:4242:4250 [0] ", "node-1:4242:4250 [0] init.cc:891 "])
+
+
+@given(WARNS, CUTS, st.sampled_from(["invalid usage", "unhandled system error", "internal error"]))
+def test_the_nccl_warn_line_torchs_nccl_error_points_at_is_the_root(warn: str, cut: str, what: str) -> None:
+    text = f"{cut}NCCL WARN {warn}\nRuntimeError: NCCL error: {what} (run with NCCL_DEBUG=WARN for details)\n"
+    res = classify_text(text)
+    assert res.first_exception is not None and res.first_exception.line == f"{cut}NCCL WARN {warn}"
+    assert res.first_exception.context is not None and "NCCL_DEBUG=WARN" in res.first_exception.context
+
+
+@given(st.sampled_from(["invalid usage", "unhandled system error"]))
+def test_without_a_warn_line_torchs_nccl_error_is_the_root(what: str) -> None:
+    line = f"RuntimeError: NCCL error: {what} (run with NCCL_DEBUG=WARN for details)"
+    res = classify_text(f"INFO 01-01 00:00:00 [core.py:1] init\n{line}\n")
+    assert res.first_exception is not None and res.first_exception.line == line
+
+
+def test_the_real_duplicate_gpu_warn() -> None:
+    assert _root("2019.log") == "NCCL WARN Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 40"

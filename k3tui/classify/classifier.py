@@ -82,6 +82,8 @@ _VLLM_LINE = re.compile(
     r"\b(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[\w/.\-]+\.py:\d+\]"
 )
 """vLLM's own logger prefix anywhere in a line (an excerpt quoting one line inline in prose)."""
+_NCCL_DETAILS = re.compile(r"NCCL_DEBUG=WARN for details")
+"""torch's NCCL error (``NCCL error: invalid usage (run with NCCL_DEBUG=WARN for details)``): what failed is in NCCL's WARN line."""
 _NCCL_FAILURE = re.compile(r"(?i)\b(?:fail(?:ure|ed)?|error)\b")
 """An NCCL WARN line that reports a failure (not a notice such as a tuning hint)."""
 _CRASH_TYPES = frozenset({"FatalError", "WorkerDied"})
@@ -198,6 +200,8 @@ class Classifier:
         self._cancel_until = 0
         """The last line where the chain that decides it may still come."""
         self._nccl_warn: _Root | None = None
+        self._nccl_said: _Root | None = None
+        """The last NCCL WARN line before any root: what torch's ``NCCL error: … NCCL_DEBUG=WARN`` refers to."""
         """The first NCCL WARN line reporting a failure: the root only if no other line is one."""
         self._vllm = False
         """Seen the word vllm anywhere (lines without a root or marker may still be a vLLM log)."""
@@ -439,8 +443,11 @@ class Classifier:
         if rules.oom.search(ln.body):
             self._oom_seen = True
         if ln.level == "WARN":  # NCCL WARN: evidence; the root only when nothing else fails (Python raises it)
-            if self._nccl_warn is None and self._root is None and _NCCL_FAILURE.search(ln.body):
-                self._nccl_warn = self._new_root(replace(ln, body=f"NCCL WARN {ln.body}"), n, "NCCLWarn", ln.body)
+            if self._root is None:
+                warn = self._new_root(replace(ln, body=f"NCCL WARN {ln.body}"), n, "NCCLWarn", ln.body)
+                self._nccl_said = warn  # the details torch's 'NCCL error: …' points at
+                if self._nccl_warn is None and _NCCL_FAILURE.search(ln.body):
+                    self._nccl_warn = warn
             return
         m = rules.exception.match(ln.body)
         if m and ln.level is None and ln.key not in self._traces:
@@ -473,7 +480,9 @@ class Classifier:
                 and self._names_a_layer(ln.body)
             ):
                 if rules.consequence.search(ln.body):
-                    self._candidate(ln, n, "", ln.body)  # a consequence quoting what failed ('Worker failed with error')
+                    self._candidate(
+                        ln, n, "", ln.body
+                    )  # a consequence quoting what failed ('Worker failed with error')
                 else:
                     # an excerpt quoting only the message, or the reporter's sentence above a log: the root
                     # only if the log itself names none (issue threads open with "I get an error with …")
@@ -629,6 +638,10 @@ class Classifier:
             self._root = quoted  # "Worker failed with error 'X'" came first; the worker's death is its end
             return
         if typ == "NativeCrash" and self._native_before(n):
+            return
+        if (warn := self._nccl_said) is not None and n - warn.n <= CRASH_LOOKBACK and _NCCL_DETAILS.search(msg):
+            warn.context = ln.raw  # NCCL's Python error points at its WARN line for the details: that one is the root
+            self._root = warn
             return
         warning = self._warning
         if warning is not None and self._rules.warning_failure.search(warning.body):

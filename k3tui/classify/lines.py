@@ -85,6 +85,8 @@ _C10 = re.compile(r"^\[(?P<g>[IWEF])(?:\d{3,4} [\d:.]+)? ?[\w.\-]+\.(?:cpp|cc|h|
 """c10 / glog inside torch: ``[E ProcessGroupNCCL.cpp:475] …``, ``[E616 02:08:15.93 socket.cpp:1023] …``
 (torch prints the month without its leading zero)."""
 _GLOG_LEVEL = {"I": "INFO", "W": "WARNING", "E": "ERROR", "F": "CRITICAL"}
+_NCCL_CUT = re.compile(r"^NCCL (?P<lvl>INFO|WARN|TRACE|ERROR|ABORT) ")
+"""An NCCL line pasted without its ``host:pid:tid [dev]`` (``NCCL WARN Duplicate GPU detected …``)."""
 _NCCL_LEVEL = {"INFO": "INFO", "TRACE": "INFO", "WARN": "WARN", "ERROR": "ERROR", "ABORT": "ERROR"}
 
 QUIET_LEVELS = frozenset({"DEBUG", "INFO", "WARNING"})
@@ -262,6 +264,9 @@ def parse(raw: str) -> Line:
         process, text = m["proc"], text[m.end() :]
     elif text[:5] == "[rank" and (m := _RANK.match(text)):
         process, text = f"rank{m['rank']}", text[m.end() :]
+    if text[:5] == "NCCL " and (m := _NCCL_CUT.match(text)):
+        who = process or "NCCL"
+        return Line(display, text[m.end() :], _NCCL_LEVEL[m["lvl"]], who, (service, who), time)
     if m := _NCCL.match(text):
         return Line(
             display,
