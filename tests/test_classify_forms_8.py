@@ -6,11 +6,13 @@ tuned part that showed it (``tests/data/corpus/vllm-issues``).
 
 from __future__ import annotations
 
+import json
+
 from hypothesis import given
 from hypothesis import strategies as st
 
 from k3tui.classify import classify_text
-from k3tui.classify.lines import parse
+from k3tui.classify.lines import parse, unjson
 from tests.support.corpus import issue_text
 
 PROCS = st.sampled_from(["EngineCore_DP0", "Worker_TP3", "VllmWorkerProcess", "Worker"])
@@ -402,3 +404,65 @@ def test_without_a_warn_line_torchs_nccl_error_is_the_root(what: str) -> None:
 
 def test_the_real_duplicate_gpu_warn() -> None:
     assert _root("2019.log") == "NCCL WARN Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 40"
+
+
+# --- structured (JSON-per-line) logs ------------------------------------------------------------------
+
+TB_LINES = [
+    "Traceback (most recent call last):",
+    '  File "/usr/lib/python3.12/site-packages/vllm/model_executor/model_loader/weight_utils.py", line 42, in safetensors_weights_iterator',
+    "    with safe_open(st_file) as f:",
+    "safetensors_rust.SafetensorError: Error while deserializing header: HeaderTooLarge",
+]  # fmt: skip
+
+
+def _docker(line: str, stream: str = "stderr") -> str:
+    return json.dumps({"log": line + "\n", "stream": stream, "time": "2026-12-05T06:00:00.000000000Z"})
+
+
+@given(PROCS, st.sampled_from(["stdout", "stderr"]))
+def test_dockers_json_file_records_are_the_log_they_hold(proc: str, stream: str) -> None:
+    p = f"({proc} pid=7) ERROR 12-05 06:00:00 [weight_utils.py:42] "
+    text = "\n".join(_docker(p + x, stream) for x in TB_LINES) + "\n"
+    res = classify_text(text)
+    assert res.failed_stage == "weights"
+    assert res.first_exception is not None and res.first_exception.line.endswith("HeaderTooLarge")
+
+
+@given(st.sampled_from([("levelname", "ERROR"), ("severity", "ERROR"), ("level", "error"), ("PRIORITY", "3")]),
+       st.sampled_from(["message", "msg", "textPayload", "MESSAGE"]))  # fmt: skip
+def test_a_json_formatters_record_with_its_traceback_in_a_field(level: tuple[str, str], field: str) -> None:
+    record = {level[0]: level[1], field: "Error loading the model", "exc_info": "\n".join(TB_LINES)}
+    res = classify_text(json.dumps(record) + "\n")
+    assert res.failed_stage == "weights"
+    assert res.first_exception is not None and res.first_exception.line.endswith("HeaderTooLarge")
+
+
+@given(st.sampled_from([("level", "info"), ("severity", "INFO"), ("levelname", "DEBUG"), ("PRIORITY", "6")]))
+def test_an_info_records_error_words_stay_quiet(level: tuple[str, str]) -> None:
+    record = {level[0]: level[1], "message": "RuntimeError: the retry budget is an error-free path"}
+    assert classify_text(json.dumps(record) + "\n").first_exception is None
+
+
+@given(st.text(max_size=200))
+def test_any_text_is_a_record_or_none_never_an_exception(text: str) -> None:
+    out = unjson("{" + text + "}")
+    assert out is None or (isinstance(out, list) and all(isinstance(x, str) and "\n" not in x for x in out))
+
+
+@given(st.sampled_from(["linux/arm64", "linux/amd64"]))
+def test_the_container_runtimes_exec_format_error_is_a_container_root(platform: str) -> None:
+    line = json.dumps(
+        {
+            "msg": "exec container process `/opt/venv/bin/vllm`: Exec format error",
+            "level": "error",
+            "time": "2025-12-04T15:15:35Z",
+        }
+    )
+    res = classify_text(f"WARNING: image platform does not match the expected platform ({platform})\n{line}\n")
+    assert res.failed_stage == "container" and res.first_exception is not None
+
+
+def test_the_real_podman_json_record() -> None:
+    res = classify_text(issue_text("2040.log"))
+    assert res.failed_stage == "container" and "Exec format error" in _root("2040.log")

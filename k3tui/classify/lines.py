@@ -19,6 +19,7 @@ traceback frames are recognised by it.
 from __future__ import annotations
 
 import html
+import json
 import re
 from dataclasses import dataclass
 
@@ -229,6 +230,50 @@ _FLAT_LEVEL = _VLEVEL + r" (?:\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? )?\[?[\w.\-/]
 _FLAT = tuple((re.compile(rf"(?<=\S)[ \t]+(?={p})"), re.compile(p)) for p in (_FLAT_PROC, _FLAT_LEVEL))
 """Where a pasted log whose line breaks a web page turned into spaces breaks again: before each
 process prefix (``(Worker_TP0 pid=126) ERROR …``), else before each vLLM level prefix."""
+
+
+_JSON_TEXT = ("log", "message", "msg", "MESSAGE", "textPayload", "text")
+"""Where a structured log line keeps the program's text: docker's json-file ``log``, Python and Go
+JSON formatters' ``message`` / ``msg``, journald's ``MESSAGE``, Cloud Logging's ``textPayload``."""
+_JSON_MORE = ("exc_info", "exception", "stack_trace", "stack", "traceback")
+"""Fields a JSON formatter puts a traceback in, after the message."""
+_JSON_LEVEL = ("level", "levelname", "severity", "log.level", "lvl", "PRIORITY")
+_LEVEL_NAMES = {
+    "debug": "DEBUG", "trace": "DEBUG", "info": "INFO", "notice": "INFO", "warn": "WARNING", "warning": "WARNING",
+    "error": "ERROR", "err": "ERROR", "critical": "CRITICAL", "fatal": "CRITICAL", "alert": "CRITICAL", "emergency": "CRITICAL",
+    "7": "DEBUG", "6": "INFO", "5": "INFO", "4": "WARNING", "3": "ERROR", "2": "CRITICAL", "1": "CRITICAL", "0": "CRITICAL",
+}  # fmt: skip
+"""A JSON log's level by name, or by syslog number (journald's ``PRIORITY``)."""
+
+
+def unjson(raw: str) -> list[str] | None:
+    """The lines a structured (JSON-per-line) log record holds, or None when ``raw`` is not one.
+
+    ``docker``'s json-file driver, a JSON logging formatter, ``journalctl -o json`` or a cloud log
+    export write each record as one JSON object: its text (and a traceback in its own field, with
+    the newlines escaped) is the log. A line of that text with no level of its own gets the record's
+    level, written as vLLM writes it (``ERROR [json:0] …``), so an INFO record's decoy error words
+    stay quiet and a traceback's lines share one level."""
+    text = raw.strip()
+    if not (text[:2] in ('{"', "{ ") and text[-1:] == "}"):
+        return None
+    try:
+        obj = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(obj, dict):
+        return None
+    said = next((v for k in _JSON_TEXT if isinstance(v := obj.get(k), str)), None)
+    if said is None:
+        return None
+    lines = said.rstrip("\n").split("\n") if said.strip() else []
+    for k in _JSON_MORE:
+        if isinstance(more := obj.get(k), str) and more.strip():
+            lines += more.rstrip("\n").split("\n")
+    level = next((_LEVEL_NAMES.get(str(v).lower()) for k in _JSON_LEVEL if (v := obj.get(k)) is not None), None)
+    if level is not None:
+        lines = [x if parse(x).level is not None else f"{level} [json:0] {x}" for x in lines]
+    return [x.rstrip("\r") for x in lines] or None
 
 
 def unflatten(raw: str) -> list[str] | None:
