@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from k3tui.classify import classify_text
-from k3tui.classify.lines import parse, unjson
+from k3tui.classify.lines import parse, unflatten, unjson
 from tests.support.corpus import issue_text
 
 PROCS = st.sampled_from(["EngineCore_DP0", "Worker_TP3", "VllmWorkerProcess", "Worker"])
@@ -466,3 +466,34 @@ def test_the_container_runtimes_exec_format_error_is_a_container_root(platform: 
 def test_the_real_podman_json_record() -> None:
     res = classify_text(issue_text("2040.log"))
     assert res.failed_stage == "container" and "Exec format error" in _root("2040.log")
+
+
+# --- a Python traceback a page flattened into one line, with no log prefix ----------------------------
+
+FRAMES = [
+    ('/usr/lib/python3.11/site-packages/vllm/entrypoints/openai/api_server.py', "run_server", "await run_server_worker(sock, args)"),
+    ('/usr/lib/python3.11/site-packages/vllm/engine/async_llm_engine.py', "run_engine_loop", "done = await asyncio.wait_for(x, 5)"),
+    ('/usr/lib/python3.11/site-packages/vllm/model_executor/model_loader/weight_utils.py', "safetensors_weights_iterator", "with safe_open(st_file) as f:"),
+]  # fmt: skip
+
+
+@given(st.integers(2, 3), st.sampled_from([" ", "  ", "   "]), st.booleans())
+def test_a_flattened_traceback_without_prefixes_is_split_into_its_lines(k: int, sep: str, head: bool) -> None:
+    lines = (["Traceback (most recent call last):"] if head else []) + [
+        x for path, func, code in FRAMES[-k:] for x in (f'File "{path}", line 42, in {func}', code)
+    ]
+    exc = "safetensors_rust.SafetensorError: Error while deserializing header: HeaderTooLarge"
+    res = classify_text(sep.join([*lines, exc]) + "\n")
+    assert res.first_exception is not None and res.first_exception.line == exc
+    assert res.failed_stage == "weights"
+
+
+@given(st.text(alphabet="abc ,.;", max_size=80))
+def test_prose_that_mentions_one_frame_and_another_file_is_not_split(words: str) -> None:
+    line = f'The failing frame was File "a.py", line 3, in f {words}; compare File "b.py" and its README, also File "c.py".'
+    assert unflatten(line) is None
+
+
+def test_the_real_flattened_tracebacks() -> None:
+    assert _root("2074.log").startswith("ValueError: Call to add_lora method failed")
+    assert classify_text(issue_text("803.log")).failed_stage == "runtime"

@@ -284,12 +284,48 @@ def unflatten(raw: str) -> list[str] | None:
     arrives as ONE line in which every original line still starts with its prefix; split there,
     each part is a line again (its frames and its exception line are read as such)."""
     if raw.count(".py:") < 2 and raw.count(" pid=") < 2:
-        return None  # every joined line carries its prefix: two of them at least (cheap, in C)
+        return _unflatten_traceback(raw) if raw.count('File "') >= 2 else None
     for split, prefix in _FLAT:
         parts = split.split(raw)
         if len(parts) >= 3 or (len(parts) == 2 and prefix.match(raw)):
             return parts  # three lines, or two that both start with the prefix
-    return None
+    return _unflatten_traceback(raw) if raw.count('File "') >= 2 else None
+
+
+_FLAT_TB = re.compile(
+    r'(?<=\S)\s+(?=File "[^"]+", line \d+, in |Traceback \(most recent call last\):|'
+    r"The above exception was the direct cause|During handling of the above exception)"
+)
+_FLAT_FRAME = re.compile(r'^(File "[^"]+", line \d+, in \S+)\s*(.*)$')
+_FLAT_EXC = re.compile(
+    r"(?:^|\s)((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Fault|Failure)(?::\s|$))"
+)
+"""An exception line inside a flattened frame's code: a type name then ``: `` or the end (``raise X(`` is code)."""
+
+
+def _unflatten_traceback(raw: str) -> list[str] | None:
+    """A Python traceback whose line breaks a page turned into spaces and which has no log prefix to
+    split at: split before each ``File "…", line N, in F`` (the frame, then its code indented again),
+    before each chained traceback's head, and before the exception line after the last frame."""
+    parts = _FLAT_TB.split(raw)
+    frames = [m for p in parts if (m := _FLAT_FRAME.match(p))]
+    if len(frames) < 2:
+        return None
+    out: list[str] = []
+    for p in parts:
+        if (m := _FLAT_FRAME.match(p)) is None:
+            out.append(p)
+            continue
+        out.append("  " + m.group(1))
+        code = m.group(2)
+        if (e := _FLAT_EXC.search(code)) is not None:
+            code, exc = code[: e.start(1)].rstrip(), code[e.start(1) :]
+            if code:
+                out.append("    " + code)
+            out.append(exc)
+        elif code:
+            out.append("    " + code)
+    return out
 
 
 def parse(raw: str) -> Line:
