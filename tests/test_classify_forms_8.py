@@ -497,3 +497,28 @@ def test_prose_that_mentions_one_frame_and_another_file_is_not_split(words: str)
 def test_the_real_flattened_tracebacks() -> None:
     assert _root("2074.log").startswith("ValueError: Call to add_lora method failed")
     assert classify_text(issue_text("803.log")).failed_stage == "runtime"
+
+
+# --- vllm._C's failed import on a platform that has none ------------------------------------------------
+
+C_WARN = "WARNING 06-05 01:12:18 [_custom_ops.py:21] Failed to import from vllm._C with ModuleNotFoundError(\"No module named 'vllm._C'\")"
+
+
+@given(st.sampled_from(["INFO 06-05 01:12:17 [__init__.py:234] Platform plugin hpu is activated",
+                        "INFO 06-05 01:12:17 [__init__.py:234] Platform plugin ascend is activated",
+                        "INFO 06-05 01:12:17 [__init__.py:243] Automatically detected platform tpu."]))  # fmt: skip
+def test_vllm_c_missing_on_a_plugins_platform_is_noise(platform: str) -> None:
+    text = f"{platform}\n{C_WARN}\nINFO 06-05 01:12:19 [__init__.py:36] All plugins in this group will be loaded.\n"
+    assert classify_text(text).first_exception is None
+
+
+@given(st.sampled_from(["INFO 06-05 01:12:17 [__init__.py:243] Automatically detected platform cuda.",
+                        "INFO 06-05 01:12:17 [__init__.py:234] Platform plugin cuda is activated", ""]))  # fmt: skip
+def test_vllm_c_missing_on_cuda_is_still_the_root(platform: str) -> None:
+    text = f"{platform}\n{C_WARN}\nINFO 06-05 01:12:19 [__init__.py:36] All plugins in this group will be loaded.\n".lstrip()
+    res = classify_text(text)
+    assert res.first_exception is not None and "vllm._C" in res.first_exception.line
+
+
+def test_the_real_gaudi_plugin_start() -> None:
+    assert classify_text(issue_text("1821.log")).failed_stage == "none"

@@ -177,6 +177,8 @@ class Classifier:
         self._fallback: _Root | None = None
         self._native: _Root | None = None
         """The first native library's error line (no Python exception): the root when nothing else is."""
+        self._plugin = False
+        """A platform without vllm._C (a plugin's, TPU) was said to be in use."""
         self._named: _Root | None = None
         """A head line with no logger's prefix that states a failure naming one layer: the root when nothing else is."""
         self._oom_seen = False
@@ -424,6 +426,10 @@ class Classifier:
             if ln.level == "INFO":
                 if n <= HEAD_LINES and rules.info_root.search(ln.body):
                     self._warning = self._new_root(ln, n, "PlatformError", ln.body)
+                elif rules.plugin_platform.search(ln.body):
+                    self._plugin = True
+            elif self._plugin and rules.noise_on_plugin.search(ln.body):
+                pass  # vllm._C is not part of this platform: its failed import is every start's noise
             elif rules.warning_root.search(ln.body) and not _PY_WARNING.search(ln.body):
                 self._warning = self._new_root(ln, n, "ImportError", ln.body)
             elif rules.py_warning_root.search(ln.body):

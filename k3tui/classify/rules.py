@@ -97,6 +97,10 @@ class Rules:
     """WARNING lines that are the root when a failure follows (a broken vllm._C)."""
     warning_failure: re.Pattern[str]
     """Of those, the ones that report a failure by themselves."""
+    plugin_platform: re.Pattern[str]
+    """An INFO line saying a platform without vllm._C (a plugin's, TPU) is in use."""
+    noise_on_plugin: re.Pattern[str]
+    """Warning roots that are noise on such a platform."""
     py_warning_root: re.Pattern[str]
     """Python ``warnings`` lines that are such roots (torch could not initialise CUDA)."""
     info_root: re.Pattern[str]
@@ -249,6 +253,8 @@ def load_rules() -> Rules:
         warning_root=_alternation(pat["warning_root"]["patterns"], "patterns.toml [warning_root]"),
         warning_failure=_alternation(pat["warning_root"]["failure"], "patterns.toml [warning_root]"),
         info_root=_alternation(pat["warning_root"]["info"], "patterns.toml [warning_root]"),
+        plugin_platform=_rx(pat["warning_root"]["plugin_platform"], "patterns.toml [warning_root]"),
+        noise_on_plugin=_rx(pat["warning_root"]["noise_on_plugin"], "patterns.toml [warning_root]"),
         py_warning_root=_alternation(pat["warning_root"]["python"], "patterns.toml [warning_root]"),
         teardown=_alternation(pat["teardown"]["patterns"], "patterns.toml [teardown]"),
         request_error=_alternation(pat["request_error"]["patterns"], "patterns.toml [request_error]"),
