@@ -522,3 +522,31 @@ def test_vllm_c_missing_on_cuda_is_still_the_root(platform: str) -> None:
 
 def test_the_real_gaudi_plugin_start() -> None:
     assert classify_text(issue_text("1821.log")).failed_stage == "none"
+
+
+# --- the device: a fabric not ready, too few devices, a CPU without the instructions ---------------------
+
+
+@given(
+    st.sampled_from([
+        "RuntimeError: CUDA driver error: system not yet initialized",
+        "RuntimeError: CUDA error: system not yet initialized (cudaErrorSystemNotReady)",
+        "RuntimeError: Unexpected error from cudaGetDeviceCount(). Error 802: system not yet initialized",
+        "ValueError: Insufficient devices for 2D mesh: found 1, expected 8 for mesh shape (1, 8).",
+        "RuntimeError: Insufficient GPUs: 4 requested, 2 visible",
+    ]),
+    PROCS,
+)  # fmt: skip
+def test_a_device_that_is_not_ready_or_not_enough_is_the_device(line: str, proc: str) -> None:
+    assert classify_text(f"({proc} pid=7) ERROR 09-15 21:45:00 [core.py:719] {line}\n").failed_stage == "device"
+
+
+@given(st.sampled_from(["", "./start.sh: line 12: 4242 "]), st.sampled_from(["", " (core dumped)"]))
+def test_an_illegal_instruction_is_the_device(job: str, core: str) -> None:
+    text = f"INFO 10-25 15:32:13 [api_server.py:1043] vLLM API server version 0.6.2\n{job}Illegal instruction{core} python -m vllm.entrypoints.openai.api_server\n"
+    assert classify_text(text).failed_stage == "device"
+
+
+def test_the_real_fabric_mesh_and_instruction_failures() -> None:
+    for name in ("2102.log", "2103.log", "2112.log"):
+        assert classify_text(issue_text(name)).failed_stage == "device", name
