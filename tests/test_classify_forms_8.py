@@ -550,3 +550,21 @@ def test_an_illegal_instruction_is_the_device(job: str, core: str) -> None:
 def test_the_real_fabric_mesh_and_instruction_failures() -> None:
     for name in ("2102.log", "2103.log", "2112.log"):
         assert classify_text(issue_text(name)).failed_stage == "device", name
+
+
+# --- pydantic's field line, indented as printed, under a process prefix -------------------------------
+
+
+@given(st.sampled_from(["APIServer", "EngineCore_DP0"]), st.sampled_from(["  ", "    "]),
+       st.sampled_from(["max_num_batched_tokens (1024) is smaller than max_model_len (8192).",
+                        "Invalid repository ID or local directory specified: '/models/x'."]))  # fmt: skip
+def test_an_indented_pydantic_field_line_alone_is_the_root(proc: str, indent: str, msg: str) -> None:
+    line = f"({proc} pid=1) {indent}Value error, {msg} [type=value_error, input_value=ArgsKwargs(()), input_type=ArgsKwargs]"
+    res = classify_text(line + "\n")
+    assert res.first_exception is not None and res.first_exception.line == line
+    assert res.failed_stage in ("config", "weights")
+
+
+def test_the_real_indented_field_line() -> None:
+    assert classify_text(issue_text("2045.log")).failed_stage == "config"
+    assert "Value error, max_num_batched_tokens (1024)" in _root("2045.log")

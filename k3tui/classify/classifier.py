@@ -419,8 +419,8 @@ class Classifier:
         if opens_trace(ln.body):
             self._open(ln, n)
             return
-        if ln.body[:1].isspace():
-            return  # code or a continuation printed outside any traceback we follow
+        if ln.body[:1].isspace() and not ln.body.lstrip().startswith("Value error, "):
+            return  # code or a continuation printed outside any traceback we follow (not pydantic's field line)
         if ln.level in ("WARNING", "INFO", None) and self._warning is None and self._root is None:
             rules = self._rules
             if ln.level == "INFO":
