@@ -568,3 +568,11 @@ def test_an_indented_pydantic_field_line_alone_is_the_root(proc: str, indent: st
 def test_the_real_indented_field_line() -> None:
     assert classify_text(issue_text("2045.log")).failed_stage == "config"
     assert "Value error, max_num_batched_tokens (1024)" in _root("2045.log")
+
+
+@given(st.integers(1000, 30000), st.sampled_from(['{"a":', '{"log":[']))
+def test_a_record_nested_too_deep_is_not_one_and_never_an_exception(depth: int, open_: str) -> None:
+    close = "}" if open_.startswith('{"a"') else "]}"
+    line = open_ + ("[" * depth) + ("]" * depth) + close
+    assert unjson(line) is None
+    classify_text(line + "\n")  # no exception escapes

@@ -259,7 +259,7 @@ def unjson(raw: str) -> list[str] | None:
         return None
     try:
         obj = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than a log record ever is
         return None
     if not isinstance(obj, dict):
         return None
