@@ -576,3 +576,29 @@ def test_a_record_nested_too_deep_is_not_one_and_never_an_exception(depth: int, 
     line = open_ + ("[" * depth) + ("]" * depth) + close
     assert unjson(line) is None
     classify_text(line + "\n")  # no exception escapes
+
+
+# --- more native failure forms; the terminal's ^C echo --------------------------------------------------
+
+
+@given(st.sampled_from([
+    "[2024-06-13 16:11:51,588 E 13261 13261] core_worker.cc:228: Failed to register worker 0100 to Raylet. IOError: [RayletClient] Unable to register worker with raylet.",
+    ":1:rocdevice.cpp            :1824: 3852921762 us: [pid:9     tid:0x7fcd5fa0c4c0] HSA_AMD_AGENT_INFO_MEMORY_AVAIL query failed.",
+    "[2025-06-13 01:49:41,730 E 1 1] gcs_rpc_client.h:179: Failed to connect to GCS at address 10.0.0.1:6379 within 5 seconds.",
+]))  # fmt: skip
+def test_a_native_failure_line_is_the_root_when_nothing_else_is(line: str) -> None:
+    res = classify_text(f"{line}\n")
+    assert res.first_exception is not None and res.first_exception.line == line
+
+
+@given(st.sampled_from(["socket.cpp:942", "TCPStore.cpp:347"]), st.sampled_from(["", " "]))
+def test_a_warning_after_the_terminals_ctrl_c_echo_is_still_a_warning(at: str, pad: str) -> None:
+    line = f"^C{pad}[W106 01:34:16.357373000 {at}] [c10d] TCP client failed to connect/validate to host 10.0.0.1:55872 - retrying"
+    assert parse(line).level == "WARNING"
+    assert classify_text(line + "\n").first_exception is None
+
+
+def test_the_real_ray_and_hip_native_lines() -> None:
+    assert "core_worker.cc:228: Failed to register worker" in _root("2131.log")
+    assert "HSA_AMD_AGENT_INFO_MEMORY_AVAIL query failed" in _root("2135.log")
+    assert "Failed to connect to GCS" in _root("1121.log")

@@ -116,10 +116,12 @@ def unescape(text: str) -> str:
 
 
 def clean(raw: str) -> str:
-    """The text to parse: no CR, no literal ^M, no terminal escapes."""
+    """The text to parse: no CR, no literal ^M, no echoed ^C, no terminal escapes."""
     text = raw.replace("\r", "")
     if text.endswith("^M"):
         text = text[:-2]
+    if text[:2] == "^C":  # the terminal's echo of the operator's Ctrl-C, in front of the next line printed
+        text = text[2:].lstrip(" ")
     if "#033[" in text:  # journald / syslog write ESC as #033
         text = text.replace("#033[", "\x1b[")
     if "^[[" in text:  # a terminal's ESC copied as the two characters ^[ (like ^M)
