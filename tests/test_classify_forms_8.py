@@ -602,3 +602,71 @@ def test_the_real_ray_and_hip_native_lines() -> None:
     assert "core_worker.cc:228: Failed to register worker" in _root("2131.log")
     assert "HSA_AMD_AGENT_INFO_MEMORY_AVAIL query failed" in _root("2135.log")
     assert "Failed to connect to GCS" in _root("1121.log")
+
+
+# --- one request's input refused by the front end: the server goes on ----------------------------------
+
+REFUSALS = st.sampled_from([
+    "vllm.entrypoints.chat_utils.ChatTemplateResolutionError: As of transformers v4.44, default chat template is no longer allowed",
+    "jinja2.exceptions.TemplateSyntaxError: expected token 'end of print statement', got 'name'",
+    "RuntimeError: Failed to apply Qwen2_5_VLProcessor on data={'text': '<|image_pad|>'} with kwargs={}",
+    "ValueError: Grammar error: Unknown format: uri",
+])  # fmt: skip
+
+
+def _tb(prefix: str, exc: str, frame: str = "vllm/entrypoints/openai/serving_chat.py") -> str:
+    return (
+        f"{prefix}Traceback (most recent call last):\n"
+        f'{prefix}  File "/usr/lib/python3.12/site-packages/{frame}", line 885, in create_chat_completion\n'
+        f"{prefix}    conversation = await self._preprocess_chat(request)\n"
+        f"{prefix}{exc}\n"
+    )
+
+
+@given(REFUSALS, st.sampled_from(["serving_chat.py:885", "serving.py:1262", "chat_utils.py:467"]))
+def test_a_request_handlers_refusal_of_one_requests_input_is_not_a_root(exc: str, at: str) -> None:
+    p = f"(APIServer pid=1) ERROR 04-09 05:47:15 [{at}] "
+    text = (
+        _tb(p, exc)
+        + '(APIServer pid=1) INFO:     172.18.0.1:49518 - "POST /v1/chat/completions HTTP/1.1" 400 Bad Request\n'
+    )
+    assert classify_text(text).failed_stage == "none"
+
+
+@given(
+    st.sampled_from(
+        [
+            "jinja2.exceptions.TemplateSyntaxError: unexpected '}'",
+            "RuntimeError: Failed to apply LlavaProcessor on data={}",
+        ]
+    )
+)
+def test_the_same_words_outside_a_request_handler_are_a_root(exc: str) -> None:
+    p = "(APIServer pid=1) ERROR 04-09 05:47:15 [api_server.py:1043] "
+    res = classify_text(_tb(p, exc, "vllm/entrypoints/openai/api_server.py"))
+    assert res.first_exception is not None and res.first_exception.line.endswith(exc)
+
+
+@given(st.integers(0, 1), st.booleans())
+def test_a_traceback_chained_to_a_refused_one_is_part_of_it_and_a_later_one_is_not(cut: int, later: bool) -> None:
+    p = "(APIServer pid=1) "
+    text = _tb(p, "ValueError: The provided JSON schema contains features not supported by xgrammar.")
+    text += f"{p}\n{p}During handling of the above exception, another exception occurred:\n{p}\n"
+    text += (
+        f"{p}Traceback (most recent call last):\n"
+        + f'{p}  File "/usr/lib/python3.12/site-packages/starlette/routing.py", line 7'
+    )
+    text += "\n" if cut else "4, in app\n" + f"{p}    await f()\n{p}fastapi.exceptions.HTTPException: 400\n"
+    if later:
+        text += "".join(f"{p}INFO:     request {i} ok\n" for i in range(10))
+        text += _tb(p, "RuntimeError: the tokenizer process died", "vllm/entrypoints/openai/api_server.py")
+    res = classify_text(text)
+    if later:
+        assert res.first_exception is not None and res.first_exception.line.endswith("the tokenizer process died")
+    else:
+        assert res.failed_stage == "none"
+
+
+def test_the_real_refused_requests() -> None:
+    for name in ("302.log", "2170.log", "2172.log", "2182.log"):
+        assert classify_text(issue_text(name)).failed_stage == "none", name

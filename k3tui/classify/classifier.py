@@ -49,6 +49,8 @@ from .traces import STALE_AFTER, TB_HEAD, Trace, opens_trace, rebuild
 
 MAX_LINE = 65536
 """Characters kept of one line; the rest of a longer line is ignored (binary garbage)."""
+QUIET_CHAIN_GAP = 4
+"""Lines from a survived traceback's end to the head of one chained to it (blank, 'During handling …', blank, head)."""
 EMIT_AFTER = 50
 """Lines after a one-line root (no traceback followed) when it is announced anyway."""
 HEADER_WINDOW = 50
@@ -177,6 +179,8 @@ class Classifier:
         self._fallback: _Root | None = None
         self._native: _Root | None = None
         """The first native library's error line (no Python exception): the root when nothing else is."""
+        self._quiet_chain: dict[tuple[str, str], int] = {}
+        """Per process, the line that chained a new traceback to a survived (quiet) one."""
         self._plugin = False
         """A platform without vllm._C (a plugin's, TPU) was said to be in use."""
         self._named: _Root | None = None
@@ -408,6 +412,8 @@ class Classifier:
             if what == "end":
                 if self._wrapping() and self._root is not None and self._root.trace is trace:
                     self._root.chained = True
+                if trace.quiet:
+                    self._quiet_chain[ln.key] = n  # where a survived traceback ended: one chained to it is part of it
                 self._close(trace)
             return True
         if what == "other":
@@ -546,8 +552,8 @@ class Classifier:
             typ, msg = m["type"], (m["msg"] if m["msg"] is not None else (m["rmsg"] or ""))
         else:
             typ, _, msg = body.partition(": ") if ": " in body else ("", "", body)
-        if self._rules.request_refused.search(msg):
-            trace.quiet = True  # one request refused for its length and answered: logged, survived
+        if self._rules.request_refused.search(msg) or self._refused_by_handler(ln) or self._chained_to_quiet(trace):
+            trace.quiet = True  # one request refused and answered: logged, survived
             return
         if self._root is None and typ.rsplit(".", 1)[-1] == "CancelledError":
             if self._cancelled is None or n > self._cancel_until:
@@ -567,7 +573,7 @@ class Classifier:
             consequence = any(self._rules.consequence.search(x) for x in trace.lines[-3:])
             if trace.start > root.n and trace is not root.trace and not trace.quiet and not consequence:
                 root.borrowed, root.borrowed_numbers = list(trace.lines), list(trace.numbers)
-        if trace.mode == "tb" and not trace.quiet and self._fallback is None:
+        if trace.mode == "tb" and not trace.quiet and self._fallback is None and not self._chained_to_quiet(trace):
             if self._stop_before():  # a cut traceback after the operator's stop is the stop's noise
                 self._stopped = True
             elif (gone := self._teardown) is not None and self._root is None and trace.start > gone.n:
@@ -613,8 +619,19 @@ class Classifier:
             root.stack, root.numbers = [ln.raw], [n]
         return root
 
+    def _chained_to_quiet(self, trace: Trace) -> bool:
+        """Python chained this traceback to a survived one of the same process (``During handling of the
+        above exception …`` between them: a blank, that line, a blank): it is the same request's."""
+        ended = self._quiet_chain.get(trace.key)
+        return ended is not None and 0 < trace.start - ended <= QUIET_CHAIN_GAP
+
+    def _refused_by_handler(self, ln: Line) -> bool:
+        """A front-end request handler logging that it could not prepare one request's input."""
+        rules = self._rules
+        return rules.handler_at.search(ln.raw) is not None and rules.handler_refused.search(ln.body) is not None
+
     def _candidate(self, ln: Line, n: int, typ: str, msg: str, trace: Trace | None = None) -> None:
-        if self._stopped or (typ and self._rules.request_refused.search(msg)):
+        if self._stopped or (typ and (self._rules.request_refused.search(msg) or self._refused_by_handler(ln))):
             return
         if self._named is not None and self._root is None and ln.level is None and ln.process is None:
             self._root = self._named  # a quoted message, then another bare one: the first said it

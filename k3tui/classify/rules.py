@@ -107,6 +107,10 @@ class Rules:
     """INFO lines that are roots the same way (vLLM logs a failed platform detection at INFO)."""
     request_error: re.Pattern[str]
     """ERROR headers of ONE request that failed and was answered (the server survived)."""
+    handler_at: re.Pattern[str]
+    """The logger's location of the front end's request handlers on a line."""
+    handler_refused: re.Pattern[str]
+    """Exceptions such a handler logs while preparing ONE request's input: never a root."""
     request_refused: re.Pattern[str]
     """Exception messages that refuse ONE request (too long for the model): never a root."""
     teardown: re.Pattern[str]
@@ -258,6 +262,8 @@ def load_rules() -> Rules:
         py_warning_root=_alternation(pat["warning_root"]["python"], "patterns.toml [warning_root]"),
         teardown=_alternation(pat["teardown"]["patterns"], "patterns.toml [teardown]"),
         request_error=_alternation(pat["request_error"]["patterns"], "patterns.toml [request_error]"),
+        handler_at=_rx(pat["request_error"]["handler_at"], "patterns.toml [request_error]"),
+        handler_refused=_alternation(pat["request_error"]["handler_refused"], "patterns.toml [request_error]"),
         request_refused=_alternation(pat["request_error"]["refused"], "patterns.toml [request_error]"),
         crash=_alternation(crash["patterns"], "patterns.toml [crash]"),
         crash_needles=tuple(n.lower() for n in crash["needles"]),
