@@ -670,3 +670,32 @@ def test_a_traceback_chained_to_a_refused_one_is_part_of_it_and_a_later_one_is_n
 def test_the_real_refused_requests() -> None:
     for name in ("302.log", "2170.log", "2172.log", "2182.log"):
         assert classify_text(issue_text(name)).failed_stage == "none", name
+
+
+@given(st.sampled_from([
+    ("container", "RuntimeError: NIXL is not available"),
+    ("container", "ImportError: LMCache is not installed"),
+    ("device", "RuntimeError: No supported device detected."),
+    ("device", "RuntimeError: no supported accelerators found"),
+]), PROCS)  # fmt: skip
+def test_a_library_or_device_that_is_not_there(case: tuple[str, str], proc: str) -> None:
+    stage, line = case
+    assert classify_text(f"({proc} pid=7) ERROR 01-12 17:11:19 [core.py:936] {line}\n").failed_stage == stage
+
+
+@given(st.sampled_from(["LLMatcher.validate_grammar() got some positional-only arguments passed as keyword arguments: 'tokenizer'",
+                        "validate_xgrammar_grammar() failed: unsupported keyword 'format'"]))  # fmt: skip
+def test_a_requests_grammar_validation_failing_is_not_a_root(msg: str) -> None:
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "/usr/lib/python3.12/site-packages/vllm/sampling_params.py", line 840, in _validate_structured_outputs\n'
+        "    validate_grammar(self)\n"
+        f"TypeError: {msg}\n"
+    )
+    assert classify_text(text).failed_stage == "none"
+
+
+def test_the_real_nixl_device_and_grammar_cases() -> None:
+    assert classify_text(issue_text("2175.log")).failed_stage == "container"
+    assert classify_text(issue_text("2142.log")).failed_stage == "device"
+    assert classify_text(issue_text("2166.log")).failed_stage == "none"
