@@ -699,3 +699,23 @@ def test_the_real_nixl_device_and_grammar_cases() -> None:
     assert classify_text(issue_text("2175.log")).failed_stage == "container"
     assert classify_text(issue_text("2142.log")).failed_stage == "device"
     assert classify_text(issue_text("2166.log")).failed_stage == "none"
+
+
+# --- Buildkite's raw stamps; a paste that kept only the logger's location -----------------------------
+
+
+@given(st.integers(10**12, 2 * 10**12), st.sampled_from(["", "\x1b_"]), st.sampled_from(["", "\x07"]), PROCS, LEVELS)
+def test_buildkites_raw_time_stamp_is_a_wrapper(ms: int, esc: str, bel: str, proc: str, level: str) -> None:
+    ln = parse(f"{esc}bk;t={ms}{bel} ({proc} pid=368) {level} 12-16 17:57:49 [core.py:1] boom")
+    assert (ln.process, ln.level, ln.body) == (f"{proc} pid=368", level, "boom")
+
+
+@given(st.sampled_from(["backend_xgrammar.py:158", "scheduler.py:1500", "v1/engine/core.py:710"]))
+def test_lines_that_kept_only_the_loggers_location_are_a_vllm_log(at: str) -> None:
+    text = f"[{at}] Failed to advance FSM for request 1 for tokens 2\n[serving.py:195] Request 1 failed with an internal error during generation\n"
+    assert classify_text(text).failed_stage == "none"
+
+
+def test_the_real_buildkite_and_location_only_pastes() -> None:
+    assert classify_text(issue_text("2211.log")).failed_stage == "none"
+    assert classify_text(issue_text("2174.log")).failed_stage == "none"

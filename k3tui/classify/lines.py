@@ -31,6 +31,9 @@ _CRI = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\
 """containerd / Kubernetes CRI log files: ``2026-11-30T03:29:01.123456789Z stdout F …``."""
 _CI_TS = re.compile(r"^\[(\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:\.\d+)?Z?)\] ")
 """A CI runner's stamp (Buildkite: ``[2024-09-05T00:38:34Z] ``), or a reporter's ``[2025-07-21 19:05:29] ``."""
+_BK = re.compile(r"^(?:\x1b?_)?bk;t=(\d{10,13})\x07? ?")
+"""Buildkite's raw log time stamp (``ESC _bk;t=1782846210974 BEL``, milliseconds since the epoch) in
+front of each line of a job's log downloaded raw; a copy often loses the ESC and the BEL."""
 _VLEVEL = r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)"
 """vLLM's log levels, as its logger prints them before a line."""
 _STAMP = re.compile(
@@ -165,7 +168,7 @@ _GREP = re.compile(
 """``grep`` over log files (``grep ERROR job_42_node0.out``, ``grep -rn``): the file's name, and with
 ``-n`` the line number, in front of each line; recognised only where a process prefix or a vLLM level
 follows. The file is the source, like a compose service: lines of two nodes' files are not one process's."""
-_WRAPPERS = (_CRI, _DOCKER_TS, _CI_TS, _STAMP, _COMPOSE, _JOURNALD, _CONSOLE, _APP, _RICH, _GREP)
+_WRAPPERS = (_BK, _CRI, _DOCKER_TS, _CI_TS, _STAMP, _COMPOSE, _JOURNALD, _CONSOLE, _APP, _RICH, _GREP)
 """The wrappers a line can carry, tried in this order: each at most once, stacked in any order (a
 CI runner's stamp around ``docker compose logs -t`` around a reporter's stamp); what looks like a
 second one of a kind is the message's."""
@@ -176,6 +179,7 @@ _STARTS = {
     _CRI: _DIGITS, _DOCKER_TS: _DIGITS, _CI_TS: "[", _STAMP: _DIGITS, _JOURNALD: _UPPER, _CONSOLE: "[",
     _APP: _DIGITS, _RICH: "[ ", _COMPOSE: _DIGITS + _UPPER + _UPPER.lower(),
     _GREP: _DIGITS + _UPPER + _UPPER.lower() + "_./~+-",
+    _BK: "b_\x1b",
 }  # fmt: skip
 _BY_FIRST = {chr(c): tuple(p for p in _WRAPPERS if chr(c) in _STARTS[p]) for c in range(128)}
 """The wrappers a line can start with, by its first character: a vLLM line starting ``(`` tries none."""
