@@ -44,8 +44,6 @@ KNOWN_MISSES = {
     "vllm-issues/156.log": "the stage comes from the thread (an FP8 checkpoint being loaded), nothing in"
     " the excerpt names the weights",
     # fresh excerpts 298-382 (labelled before any classifier ran on them; the rest were fixed by rules)
-    "vllm-issues/302.log": "a chat-template warm-up's ERROR traceback the server survives: the excerpt starts"
-    " after the 'warmup failed' header, which shows only as a RuntimeWarning's source line",
     "vllm-issues/308.log": "one quoted exception line; that the server had served for minutes is in the prose",
     "vllm-issues/373.log": "the reporter's own client traceback (KeyError) after the server's 404s: nothing"
     " in the lines says which process printed it",
@@ -98,7 +96,6 @@ KNOWN_MISSES = {
     "vllm-issues/1171.log": "the gated-repo words are on the OSError's continuation lines; a one-line root's continuation is not read as evidence (tried this session, reverted: it moved one held-out log the wrong way)",
     "vllm-issues/1111.log": "Ray placement 'required GPUs exceeds the total': this labeller says engine (distributed set-up), 227/228's labellers say device for the same words",
     "vllm-issues/1124.log": "Ray 'does not allocate any GPUs on the driver node': engine here, device in 228 for the same words (a labelling conflict, see 1111)",
-    "vllm-issues/1121.log": "Ray's C++ 'Failed to connect to GCS' ERROR line after a shell paste, no exception: as 1113",
     "vllm-issues/1128.log": "a flattened paste whose first part is a cut frame at another level than the rest: the stage is right, the root is a code line",
     "vllm-issues/1130.log": "torch's TCPStore recvValue WARNING alone; runtime rests on the thread (a headless node losing the head after serving)",
     "vllm-issues/1216.log": "an OCR'd screenshot: prefixes garbled ('EngineCore _DP0', 'EngineCore_OP8'), the frame's indentation lost; runtime rests on the thread",
@@ -193,6 +190,23 @@ KNOWN_MISSES = {
     "vllm-issues/2124.log": "Ascend's inner error in aclnnMatmul: that the server was serving is in the thread",
     "vllm-issues/1723.log": "stage and root right; the label says no OOM appears, an OOM line after the root is read as a consequence (oom false)",
     "vllm-issues/2119.log": "stage and root right (the shell's 'Killed'); that the kernel's OOM killer sent it is in the thread (oom true)",
+    "vllm-issues/2134.log": "'Cannot find the config file for squeezellm' quoted alone: the quantization's file among the model's (weights) or the launch's (config) is in the thread",
+    "vllm-issues/2135.log": "root right (HIP's 'HSA_AMD_AGENT_INFO_MEMORY_AVAIL query failed'); a native error nothing places reads as the engine, the label says the device",
+    "vllm-issues/2139.log": "V0's 'Double free! PhysicalTokenBlock(… ref_count=0)': the repr's 'ref_count=' reads as a launch setting (config), the label says runtime",
+    "vllm-issues/2144.log": "'LoRA rank 64 is greater than max_lora_rank 16' quoted alone: weights by this label, runtime by 1927's for the same words",
+    "vllm-issues/2161.log": "a NIXL handshake's 'engine ID mismatch' the server survives (label none); nothing in the line says the server went on",
+    "vllm-issues/2164.log": "'FlashAttention V1 with FP8 KV cache not implemented' from the V0 engine: the attention back-end's choice (engine) is not among the words read",
+    "vllm-issues/2171.log": "'EagleProposer' has no attribute 'positions' quoted alone: that it came with the first speculative request is in the thread",
+    "vllm-issues/2176.log": "V0's engine logging 'No module named …' without the exception's type under markers of the device: an import's words are the weakest evidence",
+    "vllm-issues/2177.log": "the LoRA loader's 'support for this model may be added in the future' quoted alone: weights by the label, the words read as the config",
+    "vllm-issues/2183.log": "a plugin's ModuleNotFoundError (vllm.transformers_utils.tokenizer) labelled none (the thread: the server went on); its import frames say container",
+    "vllm-issues/2194.log": "an OOM re-logged by Xinference with nothing in the excerpt saying requests were being served",
+    "vllm-issues/2195.log": "an OOM under load with nothing in the excerpt saying requests were being served",
+    "vllm-issues/2199.log": "a broadcast_shapes ValueError from the engine core: that it came with a long request is in the thread",
+    "vllm-issues/2201.log": "Ascend's 'copy between host_and device_opapi' quoted alone: nothing in it names a layer or says requests were being served",
+    "vllm-issues/2202.log": "a Responses API handler's traceback cut before its exception line (label none from the thread): the cut traceback is taken",
+    "vllm-issues/2207.log": "Ascend CANN's device assertion and DumpHead lines with no vLLM word: taken for not a vLLM log",
+    "vllm-issues/2210.log": "a KeyError under a CI runner's gutter, from a test's own code (label none): nothing says it is not the server's",
 }
 
 
