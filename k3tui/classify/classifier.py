@@ -858,7 +858,8 @@ class Classifier:
 
     def _verdict(self, root: _Root) -> Verdict:
         text = root.body if root.context is None else f"{root.body} {parse(root.context).body}"
-        if more := [parse(x).body.strip() for x, k in zip(root.stack, root.numbers, strict=False) if k > root.n]:
+        more = [parse(x).body.strip() for x, k in zip(root.stack, root.numbers, strict=False) if k > root.n]
+        if more := [x for x in more if not self._rules.consequence.search(x)]:  # not a workload manager's line
             text = f"{text} {' '.join(more)}"  # the message's own next lines (a tool's stderr it quotes)
         outer = [t for t in reversed(root.outer) if t is not root.trace]  # outermost first
         stack = [x for t in outer for x in t.lines] + root.stack + root.borrowed
