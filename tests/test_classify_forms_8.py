@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from k3tui.classify import classify_text
-from k3tui.classify.lines import parse, unflatten, unjson
+from k3tui.classify.lines import parse, unflatten, unglue, unjson
 from tests.support.corpus import issue_text
 
 PROCS = st.sampled_from(["EngineCore_DP0", "Worker_TP3", "VllmWorkerProcess", "Worker"])
@@ -719,3 +719,29 @@ def test_lines_that_kept_only_the_loggers_location_are_a_vllm_log(at: str) -> No
 def test_the_real_buildkite_and_location_only_pastes() -> None:
     assert classify_text(issue_text("2211.log")).failed_stage == "none"
     assert classify_text(issue_text("2174.log")).failed_stage == "none"
+
+
+# --- a progress bar and the line printed right after it ---------------------------------------------
+
+BARS = st.builds(
+    lambda desc, done, total, rate: f"{desc}: {100 * done // total}%|{'█' * (10 * done // total)}{' ' * (10 - 10 * done // total)}| {done}/{total}{rate}",
+    st.sampled_from(["Capturing CUDA graphs (mixed prefill-decode, PIECEWISE)", "Loading safetensors checkpoint shards"]),
+    st.integers(1, 146), st.just(147), st.sampled_from(["", " [00:12<00:00, 11.5it/s]"]),
+)  # fmt: skip
+
+
+@given(BARS, st.sampled_from(["", " "]))
+def test_a_line_glued_to_a_progress_bar_is_read_as_its_own(bar: str, gap: str) -> None:
+    crash = "Failed: Cuda error /workspace/csrc/custom_all_reduce.cuh:455 'an illegal memory access was encountered'"
+    text = f"INFO 01-01 00:00:00 [gpu_model_runner.py:1] Capturing\n{bar}{gap}{crash}\n"
+    res = classify_text(text)
+    assert res.first_exception is not None and res.first_exception.line == crash
+
+
+@given(BARS)
+def test_a_progress_bar_alone_is_left_whole(bar: str) -> None:
+    assert unglue(bar) is None and unglue(bar + " ") is None
+
+
+def test_the_real_bar_glued_to_a_cuda_error() -> None:
+    assert _root("2229.log").startswith("Failed: Cuda error /workspace/csrc/custom_all_reduce.cuh:455")

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field, replace
 from ..events import Event, ExceptionFound, RunClassified, StageReached
 from .history import History
 from .layers import Evidence, Verdict, advice_text, decide
-from .lines import FLAT_MIN, QUIET_LEVELS, Line, parse, unflatten, unjson
+from .lines import FLAT_MIN, QUIET_LEVELS, Line, parse, unflatten, unglue, unjson
 from .result import ClassifyResult, FirstException, StageMark
 from .rules import STAGES, Rules, Wrapper, load_rules
 from .signature import make_signature
@@ -980,7 +980,16 @@ def _flattened(raw: str) -> list[str] | None:
     """The lines a long line joined (a paste that lost its line breaks), or None."""
     if raw[:1] == "{" and (lines := unjson(raw)) is not None:
         return lines  # a structured log's record: its text, and a traceback in its own field
-    return unflatten(raw) if len(raw) >= FLAT_MIN else None
+    parts = unflatten(raw) if len(raw) >= FLAT_MIN else None
+    if "%|" not in raw:
+        return parts
+    out: list[str] = []
+    for part in parts or [raw]:  # a progress bar and the line printed after it, in any of the parts
+        while (two := unglue(part)) is not None:
+            out.append(two[0])
+            part = two[1]
+        out.append(part)
+    return out if len(out) > 1 else None
 
 
 def _parts(lines: list[str]):

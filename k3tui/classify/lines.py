@@ -282,6 +282,18 @@ def unjson(raw: str) -> list[str] | None:
     return [x.rstrip("\r") for x in lines] or None
 
 
+_BAR_GLUE = re.compile(r"\d%\|[^|\n]{0,120}\| *\d+/\d+(?![\d/])(?: \[[^\]\n]{0,80}\])? ?(?=[^\s\[])")
+"""The end of a tqdm bar (``97%|█████████▋| 143/147 [00:12<00:00, 11.5it/s]``) with text right after it:
+a bar ends in a carriage return, not a newline, so the next line printed is glued to it."""
+
+
+def unglue(raw: str) -> list[str] | None:
+    """A progress bar and the line printed after it, joined into ``raw``: the two lines, or None."""
+    if "%|" not in raw or (m := _BAR_GLUE.search(raw)) is None:
+        return None
+    return [raw[: m.end()].rstrip(), raw[m.end() :]]
+
+
 def unflatten(raw: str) -> list[str] | None:
     """The log lines a flattened paste joined into ``raw`` (three or more; two when the line itself
     starts with the prefix it is split at), or None.
