@@ -745,3 +745,41 @@ def test_a_progress_bar_alone_is_left_whole(bar: str) -> None:
 
 def test_the_real_bar_glued_to_a_cuda_error() -> None:
     assert _root("2229.log").startswith("Failed: Cuda error /workspace/csrc/custom_all_reduce.cuh:455")
+
+
+# --- a reporter's words in another language glued to the exception; an exception line a paste indented ---
+
+PROSE = st.sampled_from(["报错", "报错：", "报错： ", "【BUG】：", "エラー：", "오류: ", "错误信息 "])
+EXCS = st.sampled_from(["ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization`",
+                        "RuntimeError: NPU out of memory. Tried to allocate 3.47 GiB",
+                        "ModuleNotFoundError: No module named 'transformers_modules'"])  # fmt: skip
+
+
+@given(PROSE, EXCS)
+def test_an_exception_glued_to_words_in_another_language_is_read(prose: str, exc: str) -> None:
+    res = classify_text(f"{prose}{exc}\n")
+    assert res.first_exception is not None and res.first_exception.line == f"{prose}{exc}"
+    assert parse(f"{prose}{exc}").body == exc
+
+
+@given(st.sampled_from(["Error occurred ", "got ", "see "]), EXCS)
+def test_english_words_before_an_exception_are_left_alone(prose: str, exc: str) -> None:
+    assert parse(f"{prose}{exc}").body == f"{prose}{exc}"
+
+
+@given(st.sampled_from(["  ", "   ", "    "]), EXCS)
+def test_an_exception_line_a_paste_indented_is_a_root(indent: str, exc: str) -> None:
+    text = f'got an error:\n```\n{indent}...\n{indent}raise RuntimeError("x")\n{indent}{exc}\n```\n'
+    res = classify_text(text)
+    assert res.first_exception is not None and res.first_exception.line == f"{indent}{exc}"
+
+
+@given(st.sampled_from(['    raise RuntimeError("Failed to infer device type")', "    return self._call_impl(*args)"]))
+def test_an_indented_code_line_is_not_a_root(code: str) -> None:
+    assert classify_text(f"{code}\n").first_exception is None
+
+
+def test_the_real_glued_and_indented_exceptions() -> None:
+    for name, stage in (("2254.log", "engine"), ("2255.log", "engine"), ("2259.log", "device")):
+        assert classify_text(issue_text(name)).failed_stage == stage, name
+    assert "NIXL compatibility hash mismatch" in _root("2226.log")

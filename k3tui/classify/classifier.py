@@ -426,8 +426,13 @@ class Classifier:
         if opens_trace(ln.body):
             self._open(ln, n)
             return
-        if ln.body[:1].isspace() and not ln.body.lstrip().startswith("Value error, "):
-            return  # code or a continuation printed outside any traceback we follow (not pydantic's field line)
+        if ln.body[:1].isspace():
+            stripped = ln.body.lstrip()
+            if not (
+                stripped.startswith("Value error, ") or (ln.level is None and self._rules.exception.match(stripped))
+            ):
+                return  # code or a continuation printed outside any traceback we follow
+            ln = replace(ln, body=stripped)  # pydantic's field line, or an exception line a paste indented
         if ln.level in ("WARNING", "INFO", None) and self._warning is None and self._root is None:
             rules = self._rules
             if ln.level == "INFO":

@@ -58,6 +58,11 @@ _MARKUP = re.compile(rf"^(?:\s*>(?= |$) ?|\s*`+|{_BAR})+")
 the ``| `` of Python's exception-group layout."""
 _BARS = re.compile(rf"^(?:{_BAR})+")
 """The ``| `` of Python's exception-group layout after a wrapper (``vllm-1  |     |   File …``)."""
+_NATIVE_PROSE = re.compile(
+    r"^[^\x00-\x7f](?:[^\n]{0,40}?[^\x00-\x7f])?:?[ \t]*(?=(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt)(?::|\(|\s*$))"
+)
+"""Words that start and end with a character that is not ASCII (Chinese, Japanese, fullwidth brackets and
+colons) right before an exception's type, with no space or one: ``报错ValueError: …``, ``【BUG】：RuntimeError: …``, ``报错： ModuleNotFoundError: …``."""
 _ENTITY = re.compile(r"&(?:quot|lt|gt|amp|apos|#39|#34|#x27);")
 """HTML's escapes of quotes and brackets, left in a log a web page or an export copied (``File &quot;…&quot;``)."""
 _BOLD = re.compile(r"^\s*\*\*(?P<body>[^\s*](?:(?!\*\*).)*)\*\*\s*$")
@@ -140,6 +145,8 @@ def clean(raw: str) -> str:
         text = _ANSI.sub("", text)
     if text[:1] == "[" and _BARE_SGR.match(text):  # colour codes whose ESC a copy dropped: [1;36m(… pid=1)[0;0m
         text = _BARE_SGR.sub("", text)
+    if text[:1] > "\x7f" and (m := _NATIVE_PROSE.match(text)):
+        text = text[m.end() :]  # a reporter's words in their language glued to the exception: 【BUG】：RuntimeError: …
     if "**" in text and (m := _BOLD.match(text)):
         text = m["body"]  # a line an issue thread set in bold: **ValueError: …**
     return text
