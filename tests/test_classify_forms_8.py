@@ -783,3 +783,35 @@ def test_the_real_glued_and_indented_exceptions() -> None:
     for name, stage in (("2254.log", "engine"), ("2255.log", "engine"), ("2259.log", "device")):
         assert classify_text(issue_text(name)).failed_stage == stage, name
     assert "NIXL compatibility hash mismatch" in _root("2226.log")
+
+
+# --- a Python warning's words; V1's tuple-formatted worker failure before a kill -------------------------
+
+
+@given(PROCS, st.sampled_from(["process died unexpectedly, relaunching.  Some resources might leak.",
+                               "worker died unexpectedly; Killed by the OOM handler? (ignored)"]))  # fmt: skip
+def test_a_python_warning_with_crash_words_is_not_a_crash(proc: str, msg: str) -> None:
+    text = (
+        f"({proc} pid=1150) /usr/lib/python3.10/multiprocessing/resource_tracker.py:104: UserWarning: resource_tracker: {msg}\n"
+        f"({proc} pid=1150)   warnings.warn('resource_tracker: {msg[:20]}'\n"
+    )
+    assert classify_text(text).first_exception is None
+
+
+@given(
+    st.sampled_from(["'tuple' object has no attribute 'ndim'", "CUDA error: invalid argument"]),
+    st.sampled_from(["Killed", "Segmentation fault (core dumped)"]),
+)
+def test_a_tuple_formatted_worker_failure_is_the_root_before_the_kill_that_ends_it(err: str, end: str) -> None:
+    line = f"ERROR 05-19 22:17:53 [core.py:386] RuntimeError: ('Worker failed with error %s, please check the stack trace above for the root cause', \"{err}\")"
+    text = (
+        f"{line}\n"
+        "CRITICAL 05-19 22:17:53 [core_client.py:359] Got fatal signal from worker processes, shutting down. See stack trace above for root cause issue.\n"
+        f"{end}\n"
+    )
+    res = classify_text(text)
+    assert res.first_exception is not None and res.first_exception.line == line
+
+
+def test_the_real_tuple_formatted_worker_failure() -> None:
+    assert "Worker failed with error %s" in _root("2251.log")

@@ -477,6 +477,8 @@ class Classifier:
                 return
         if m:
             self._candidate(ln, n, m["type"], m["msg"] if m["msg"] is not None else (m["rmsg"] or ""))
+        elif _PY_WARNING.search(ln.body) and not rules.py_warning_root.search(ln.body):
+            pass  # a Python warning (multiprocessing's 'process died unexpectedly, relaunching'): its words are not a failure
         else:
             rule = next((r for r in rules.roots if r.match.search(ln.body)), None)
             if rule is not None:
@@ -663,7 +665,7 @@ class Classifier:
         if self._stop_before():
             self._stopped = True
             return
-        if typ in _CRASH_TYPES and (quoted := self._quoted()) is not None:
+        if (typ in _CRASH_TYPES or typ == "NativeCrash") and (quoted := self._quoted()) is not None:
             self._root = quoted  # "Worker failed with error 'X'" came first; the worker's death is its end
             return
         if typ == "NativeCrash" and self._native_before(n):
@@ -765,6 +767,8 @@ class Classifier:
                 rules.crash.search(ln.body)
                 and not rules.consequence.search(ln.body)
                 and not rules.teardown.search(ln.body)
+                and not _PY_WARNING.search(ln.body)
+                and not ln.body.lstrip().startswith("warnings.warn(")  # the source line Python prints under a warning
             ):
                 k = n - len(lines) + i
                 if self._root is not None and self._root.n <= k:
