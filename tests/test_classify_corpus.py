@@ -125,7 +125,6 @@ KNOWN_MISSES = {
     "vllm-issues/1615.log": "two shell errors in an apptainer session: 'python3: command not found' comes first and is taken; the label takes vllm's 'bad interpreter' line",
     "vllm-issues/1620.log": "a missing vLLM op ('_OpNamespace' '_C' has no attribute rms_norm) on the first request: after the API was ready, so runtime; the label says container (unsure: runtime)",
     "vllm-issues/1624.log": "Ray's TemporaryActor without vllm installed: the actor's own 'No module named' line is not taken, its cut traceback is",
-    "vllm-issues/1627.log": "a PowerShell paste where an HTTP 500 body wraps vLLM's stderr with the reporter's ~snip~: the root is found, the line taken is a frame",
     "vllm-issues/1667.log": "fastsafetensors' own '[PG0] <time> - …' lines carry the error ('Producer batch 0 failed: data_offsets'): not a form read as a root",
     "vllm-issues/1672.log": "the root is the assert statement itself (no AssertionError line in the paste): a code line is never taken as a root",
     "vllm-issues/1675.log": "Ray's dead-actor paragraph (SYSTEM_ERROR) alone; the OOM while loading is the thread's diagnosis",
@@ -207,6 +206,20 @@ KNOWN_MISSES = {
     "vllm-issues/2202.log": "a Responses API handler's traceback cut before its exception line (label none from the thread): the cut traceback is taken",
     "vllm-issues/2207.log": "Ascend CANN's device assertion and DumpHead lines with no vLLM word: taken for not a vLLM log",
     "vllm-issues/2210.log": "a KeyError under a CI runner's gutter, from a test's own code (label none): nothing says it is not the server's",
+    "vllm-issues/2221.log": "'module torch has no attribute nvfp4' quoted alone: an API mismatch reads as the image's, the label (after ready) rests on the issue's title",
+    "vllm-issues/2224.log": "'Encoder cache miss for <mm_hash>' quoted alone: that it came with a multimodal request is in the thread",
+    "vllm-issues/2226.log": "root right (an indented one-line NIXL hash mismatch); that prefill and decode were serving is in the thread",
+    "vllm-issues/2228.log": "root right (DeepEP's CUDA error raised as a RuntimeError); a CUDA error's words read as runtime, the label says the engine's set-up",
+    "vllm-issues/2230.log": "FlashInfer's 'Check failed: (status == cudaSuccess)' quoted alone: the page does not say when it crashed",
+    "vllm-issues/2250.log": "transformers refusing to register 'aimv2' twice (two versions' configs): its frames are the model loader's, the label says the image",
+    "vllm-issues/2251.log": "root right (the tuple-formatted 'Worker failed with error %s'); nothing in the line names a layer (the label says engine)",
+    "vllm-issues/2253.log": "a tokenizers TypeError ('tokens': NoneType) quoted alone: that it came with a request is in the thread",
+    "vllm-issues/2258.log": "a reporter's Chinese sentence naming 'NCCL error:' comes before the log and is taken; the label takes the NCCL error line after it",
+    "vllm-issues/2261.log": "a bare AssertionError whose frames are the model loader's: the label says the launch's settings (config)",
+    "vllm-issues/2262.log": "a traceback joined into one line with double spaces: split again, but the label quotes the assert's code and its exception as one",
+    "vllm-issues/2263.log": "the front end's _validate_input traceback cut before its exception (a request refused, label none): the cut traceback is taken",
+    "vllm-issues/2264.log": "'Unsupported block size: 256' quoted alone: that it came while serving is in the thread",
+    "vllm-issues/2265.log": "root right (the reporter's '报错： ModuleNotFoundError' line); an import's words read as the image, the label says the engine (remote code)",
 }
 
 
