@@ -65,7 +65,6 @@ KNOWN_MISSES = {
     "vllm-issues/642.log": "an AttributeError on 'model_executor' from OpenRLHF's own code after start-up;"
     " runtime by the thread (the labeller marks config / none defensible)",
     "vllm-issues/647.log": "a Triton C++ assertion cut mid-word ('Assertio') by the stored copy",
-    "vllm-issues/648.log": "ptxas's 'file, line N; fatal : Parsing error' form, 7 lines, no vLLM line",
     "vllm-issues/728.log": "stage right; the label quotes the wrapped continuation ('undefined symbol: …') of"
     " the ImportError line the classifier reports (both are in the reported stack)",
     "vllm-issues/690.log": "FlashMLA's native 'Failed to create tensormap' with no crash word the look-back knows",
@@ -124,7 +123,6 @@ KNOWN_MISSES = {
     "vllm-issues/1721.log": "pytest's rendering of the scheduler's assert ('E       AssertionError: …'): not a server log line",
     "vllm-issues/1615.log": "two shell errors in an apptainer session: 'python3: command not found' comes first and is taken; the label takes vllm's 'bad interpreter' line",
     "vllm-issues/1620.log": "a missing vLLM op ('_OpNamespace' '_C' has no attribute rms_norm) on the first request: after the API was ready, so runtime; the label says container (unsure: runtime)",
-    "vllm-issues/1624.log": "Ray's TemporaryActor without vllm installed: the actor's own 'No module named' line is not taken, its cut traceback is",
     "vllm-issues/1667.log": "fastsafetensors' own '[PG0] <time> - …' lines carry the error ('Producer batch 0 failed: data_offsets'): not a form read as a root",
     "vllm-issues/1672.log": "the root is the assert statement itself (no AssertionError line in the paste): a code line is never taken as a root",
     "vllm-issues/1675.log": "Ray's dead-actor paragraph (SYSTEM_ERROR) alone; the OOM while loading is the thread's diagnosis",

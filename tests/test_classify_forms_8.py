@@ -815,3 +815,36 @@ def test_a_tuple_formatted_worker_failure_is_the_root_before_the_kill_that_ends_
 
 def test_the_real_tuple_formatted_worker_failure() -> None:
     assert "Worker failed with error %s" in _root("2251.log")
+
+
+# --- Ray Data's nested actor names; ptxas with its place first; an import's message without its type ---
+
+
+@given(st.sampled_from(["MapWorker(MapBatches(vLLMEngineStageUDF))", "MapWorker(vLLMEngineStageUDF)", "ActorPool(x)"]),
+       st.integers(1, 99999))  # fmt: skip
+def test_a_ray_data_actor_with_a_nested_name_is_one_process(name: str, pid: int) -> None:
+    ln = parse(f"({name} pid={pid}, ip=10.0.118.90) ptxas fatal   : Ptx assembly aborted due to errors")
+    assert (ln.process, ln.body) == (f"{name} pid={pid}", "ptxas fatal   : Ptx assembly aborted due to errors")
+
+
+@given(st.sampled_from(["ptxas /tmp/tmpbc993top.ptx, line 113; fatal   : Parsing error near '.': syntax error",
+                        "ptxas line 3727; error : Feature '.tile::scatter4' not supported on .target 'sm_121a'",
+                        "ptxas fatal   : Unresolved extern function 'foo'"]))  # fmt: skip
+def test_ptxas_refusing_a_kernel_is_a_compile_root_past_the_start(line: str) -> None:
+    res = classify_text(f"{line}\n" + "(Worker pid=1) INFO 01-01 00:00:00 [core.py:1] x\n")
+    assert res.first_exception is not None and res.first_exception.line == line
+    assert res.failed_stage in ("engine", "device")  # a compiler ran: not "it crashed before printing anything"
+
+
+@given(PROCS, st.sampled_from(["'vllm'", "'lmcache.experimental'", '"flash_attn"']))
+def test_an_imports_message_without_its_type_is_a_root(proc: str, mod: str) -> None:
+    line = f"(TemporaryActor pid=1495807) No module named {mod}"
+    res = classify_text(f"{line}\n")
+    assert res.first_exception is not None and res.first_exception.line == line
+    assert res.failed_stage == "container"
+
+
+def test_the_real_ray_data_ptxas_and_ray_import_failures() -> None:
+    assert _root("648.log").endswith("fatal   : Parsing error near '.': syntax error [repeated 8x across cluster]")
+    assert classify_text(issue_text("648.log")).failed_stage == "engine"
+    assert _root("1624.log") == "(TemporaryActor pid=1495807) No module named 'vllm'"

@@ -488,7 +488,7 @@ class Classifier:
             elif (
                 self._native is None
                 and self._root is None
-                and rules.native_error.search(ln.raw)
+                and (rules.native_error.search(ln.raw) or rules.native_error.search(ln.body))
                 and not ln.body.startswith(_CPP_STACK)
             ):
                 self._native = self._new_root(ln, n, "NativeError", ln.body)
@@ -874,8 +874,10 @@ class Classifier:
         stack = [x for t in outer for x in t.lines] + root.stack + root.borrowed
         numbers = [x for t in outer for x in t.numbers] + root.numbers + root.borrowed_numbers
         ev = Evidence(text, root.n, stack, numbers, root.header, root.stage_idx, root.marks, root.raw)
-        ev.native = root.type in ("NativeCrash", "NativeError", "Killed", "FatalError", "LinkError")
-        ev.said = root.type == "NativeError" or (ev.native and self._rules.crash_ran.search(root.body) is not None)
+        ev.native = root.type in ("NativeCrash", "NativeError", "Killed", "FatalError", "LinkError", "CompileError")
+        ev.said = root.type in ("NativeError", "CompileError") or (
+            ev.native and self._rules.crash_ran.search(root.body) is not None
+        )
         ev.process, ev.cut, ev.part = root.process, root.cut, root.part
         ev.followed = self._followed
         return decide(self._rules, ev)

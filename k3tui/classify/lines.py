@@ -45,7 +45,8 @@ _STAMP = re.compile(
 _COMPOSE = re.compile(r"^([A-Za-z0-9][\w.\-]*) +\| ?")
 _JOURNALD = re.compile(r"^([A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d) \S+ [^\s:\[]+(?:\[\d+\])?: ")
 _PROC = re.compile(
-    r"^(?:[\w.\-]+ )?\((?P<proc>[\w.\-]+(?: [\w.\-]+(?:=[\w.\-]+)?)*) pid=(?P<pid>\d+)(?:, ip=[0-9a-fA-F.:]+)?\) ?"
+    r"^(?:[\w.\-]+ )?\((?P<proc>[\w.\-]+(?:\([\w.\-]*(?:\([\w.\-]*\))?\))?(?: [\w.\-]+(?:=[\w.\-]+)?)*) pid=(?P<pid>\d+)"
+    r"(?:, ip=[0-9a-fA-F.:]+)?\) ?"
 )
 _PROC_BARE = re.compile(r"^\((?P<proc>[A-Za-z][\w.\-]*(?: [\w.\-]+=[\w.\-]+)*)\) (?=" + _VLEVEL + r" )")
 """A process prefix whose pid a page stripped (``(EngineCore_DP0) ERROR …``): only before a level."""
