@@ -1,7 +1,22 @@
-"""Issue 13, eighth session: forms of the session's fresh excerpts, each a general form.
+"""Issue 13, eighth session: forms and words of the session's fresh excerpts, each a general form.
 
 Each reading is tested on generated lines (classes of input) and on the real excerpt of the
-tuned part that showed it (``tests/data/corpus/vllm-issues``).
+tuned part that showed it (``tests/data/corpus/vllm-issues``), and fails without its change:
+
+- wrappers and containers of lines: grep's ``file.out:N:``, Buildkite's raw ``bk;t=`` stamps,
+  structured (JSON-per-line) records, HTML escapes, a traceback flattened with no prefix, a line
+  glued to a tqdm bar, a Ray Data actor's nested name, an NCCL line without ``host:pid:tid``, the
+  terminal's ``^C`` echo, words in another language glued to an exception, an indented exception;
+- roots: a native library's error or failure line (with a source location, ptxas, glog, HIP),
+  also before the crash it leads to; the shell's crash report in other locales; a Triton kernel's
+  assertion; torch's CUDA-initialization warning; the NCCL WARN line torch's NCCL error points at;
+  pydantic's indented field line; an import's message without its type; a tuple-formatted worker
+  failure before the kill that ends the run; a reporter's sentence gives way to the log's own root;
+- not roots: a request refused for its length, by a front-end handler (its chat template,
+  processor, grammar) or by grammar validation, and a traceback chained to it; a Python warning's
+  crash words; vllm._C missing on a platform that has none;
+- stages: words for the device (capability, fabric not ready, too few devices, SIGILL), the image
+  (a library not installed), the engine (a back-end's selection), and the lines a message goes on with.
 """
 
 from __future__ import annotations
