@@ -207,9 +207,9 @@ class Classifier:
         self._cancel_until = 0
         """The last line where the chain that decides it may still come."""
         self._nccl_warn: _Root | None = None
+        """The first NCCL WARN line reporting a failure: the root only if no other line is one."""
         self._nccl_said: _Root | None = None
         """The last NCCL WARN line before any root: what torch's ``NCCL error: … NCCL_DEBUG=WARN`` refers to."""
-        """The first NCCL WARN line reporting a failure: the root only if no other line is one."""
         self._vllm = False
         """Seen the word vllm anywhere (lines without a root or marker may still be a vLLM log)."""
         self._always = tuple(a.lower() for a in self._rules.always)
@@ -500,9 +500,8 @@ class Classifier:
                 and self._names_a_layer(ln.body)
             ):
                 if rules.consequence.search(ln.body):
-                    self._candidate(
-                        ln, n, "", ln.body
-                    )  # a consequence quoting what failed ('Worker failed with error')
+                    # a consequence quoting what failed ('Worker failed with error …'): a candidate as any
+                    self._candidate(ln, n, "", ln.body)
                 else:
                     # an excerpt quoting only the message, or the reporter's sentence above a log: the root
                     # only if the log itself names none (issue threads open with "I get an error with …")
