@@ -336,7 +336,10 @@ def _top_name(header: ev.Header) -> str:
 def _write_tar(root: Path, out: Path, top: str, mtime: float) -> None:
     """A reproducible archive: fixed times, no owners, no local file name in the gzip header."""
     files = sorted(p for p in root.rglob("*") if p.is_file())
-    with open(out, "xb") as raw, gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=int(mtime)) as gz:
+    # gzip's header holds a 32-bit time (0 = none): a session started after 2106-02-07 keeps its time in
+    # the tar members (PAX), the gzip header says none instead of failing the export
+    gz_mtime = int(mtime) if 0 <= mtime < 2**32 else 0
+    with open(out, "xb") as raw, gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=gz_mtime) as gz:
         with tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar:
             for p in files:
                 rel = p.relative_to(root).as_posix()

@@ -200,6 +200,21 @@ def test_a_header_with_any_start_time_opens_or_is_refused_in_one_line(tmp_path, 
     export_session(path, tmp_path / f"x{next(_n)}.tar.gz")  # a plausible time exports
 
 
+@pytest.mark.parametrize("started", [2**32 - 1, 2**32, 2**32 + 86_400.5, 2**33 - 1])
+def test_a_start_time_past_gzips_32_bits_still_exports(tmp_path, started):
+    """gzip's header holds 32 bits of time; the reader accepts start times up to 2**33: the export
+    must not fail there (the property test above found 2**32 failing with struct.error)."""
+    path = tmp_path / "h.k3rec"
+    _record(path)
+    lines = path.read_bytes().split(b"\n")
+    head, _, rest = lines[0].decode().partition('"started":')
+    lines[0] = (head + '"started":' + repr(started) + rest[rest.index(",") :]).encode()
+    path.write_bytes(b"\n".join(lines))
+    out = export_session(path, tmp_path / "x.tar.gz")
+    with tarfile.open(out) as tar:
+        assert {m.mtime for m in tar.getmembers() if m.isfile()} == {int(started)}
+
+
 def _package_with_manifest(tmp_path: Path, manifest: bytes) -> Path:
     i = next(_n)
     src = tmp_path / f"s{i}.k3rec"
