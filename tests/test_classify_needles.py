@@ -3,7 +3,7 @@
 The remote prefilter of issue 15 sends only windows around needle hits; that is exact
 only if no line without a needle can change the answer. This spies on the classifier's
 entry points for lines outside a traceback (an error line, a traceback opened, a stage
-reached, and the crash look-back's adopted line) over every real log we have, and checks
+reached, a warning root or a platform taken note of, and the crash look-back's adopted line) over every real log we have, and checks
 each such line past the head holds a needle (lowercased, ``in``), and that the look-back
 stays within ``before``.
 """
@@ -38,6 +38,14 @@ def test_every_line_acted_on_holds_a_needle(path: Path, monkeypatch) -> None:
     n = needles()
     seen: list[tuple[int, str]] = []
     error_line, opened, reach, adopt = _C._error_line, _C._open, Timeline._reach, _C._adopt_crash
+    other = _C._other
+
+    def spy_other(self, ln, k, low):  # a warning root or a platform taken note of, outside _error_line
+        before = (self._warning, self._plugin)
+        out = other(self, ln, k, low)
+        if (self._warning, self._plugin) != before:
+            seen.append((k, ln.raw))
+        return out
 
     def spy_error(self, ln, k):
         seen.append((k, ln.raw))
@@ -57,6 +65,7 @@ def test_every_line_acted_on_holds_a_needle(path: Path, monkeypatch) -> None:
         assert self._n + 1 - k <= n.before + 1, "the crash look-back reaches further than needles().before"
         return adopt(self, ln, k)
 
+    monkeypatch.setattr(_C, "_other", spy_other)
     monkeypatch.setattr(_C, "_error_line", spy_error)
     monkeypatch.setattr(_C, "_open", spy_open)
     monkeypatch.setattr(Timeline, "_reach", spy_reach)

@@ -398,3 +398,33 @@ def test_needles_dropped_at_their_cap_are_scanned_again(tmp_path: Path, case, mo
     p = tmp_path / "server.log"
     p.write_text(text, encoding="utf-8")
     check(p)
+
+
+HEAD = "INFO 06-05 01:12:10 [api_server.py:1043] vLLM API server version 0.20.2\n"
+WARNING_CASES = {
+    # torch unable to initialise CUDA, far from any other hit: the warning root of a log that never got ready
+    "cuda-init-warning": [
+        "/usr/lib/python3.12/site-packages/torch/cuda/__init__.py:180: UserWarning: CUDA initialization: The NVIDIA driver on your system is too old (found version 12080).\n",
+        "  return torch._C._cuda_getDeviceCount() > 0\n",
+    ],
+    # a platform plugin noted far before vllm._C's failed import (its noise there) and a real failure
+    "plugin-platform": [
+        "INFO 06-05 01:12:17 [__init__.py:234] Platform plugin hpu is activated\n",
+        None,  # a flood between
+        "WARNING 06-05 01:12:18 [_custom_ops.py:21] Failed to import from vllm._C with ModuleNotFoundError(\"No module named 'vllm._C'\")\n",
+        "ERROR 06-05 01:12:40 [engine.py:9] RuntimeError: HPU graph capture failed\n",
+    ],
+}
+
+
+@pytest.mark.parametrize("case", sorted(WARNING_CASES))
+@pytest.mark.parametrize("flood", [300, 12000])
+def test_warning_roots_and_platform_notes_far_from_any_hit(tmp_path: Path, case: str, flood: int) -> None:
+    """Lines the classifier acts on in its warning-root step (not in its error step) must reach it from a
+    big log too: the flood test above found a corpus log whose remote scan lacked a needle for one."""
+    nccl = FLOODS["nccl"]
+    block = "".join(nccl[i % len(nccl)] for i in range(flood))
+    text = HEAD + block + "".join(block if x is None else x for x in WARNING_CASES[case]) + block
+    p = tmp_path / "server.log"
+    p.write_text(text, encoding="utf-8")
+    check(p)

@@ -117,6 +117,8 @@ class Rules:
     """The client's 'engine process gone' note: a root only when a failure follows it."""
     crash: re.Pattern[str]
     """Native crash and kill lines (no Python traceback): a root found by looking back."""
+    warning_needles: tuple[str, ...]
+    """Literals as printed, one of which every ``plugin_platform`` and ``py_warning_root`` line carries."""
     crash_needles: tuple[str, ...]
     """Lowercase literals, one of which every ``crash`` line carries."""
     crash_trigger: re.Pattern[str]
@@ -267,6 +269,7 @@ def load_rules() -> Rules:
         request_refused=_alternation(pat["request_error"]["refused"], "patterns.toml [request_error]"),
         crash=_alternation(crash["patterns"], "patterns.toml [crash]"),
         crash_needles=tuple(n.lower() for n in crash["needles"]),
+        warning_needles=tuple(pat["warning_root"]["needles"]),
         crash_trigger=_alternation(crash["after"], "patterns.toml [crash]"),
         faulthandler=_rx(crash["faulthandler"], "patterns.toml [crash]"),
         crash_ran=_rx(crash["ran"], "patterns.toml [crash]"),

@@ -100,7 +100,7 @@ def classifier_needles() -> Needles:
     gated = tuple((s.index, m.lower()) for s in r.stages for m in s.markers)
     done = tuple((s.index + 1, m.lower()) for s in r.stages for m in s.done)
     return Needles(
-        words=tuple(dict.fromkeys(r.always)),
+        words=tuple(dict.fromkeys((*r.always, *r.warning_needles))),  # a warning root's or a platform's line
         plain=plain,
         gate=r.gate,
         gated=gated + done,
