@@ -153,9 +153,9 @@ def clean(raw: str) -> str:
     return text
 
 
-_CONSOLE = re.compile(
-    r"^\[(?!rank\d)([A-Za-z][\w.\-]{0,63})\]: (?=\(\w[\w.\-]*(?: [\w.\-]+=?[\w.\-]*)* pid=\d+|" + _VLEVEL + r" )"
-)
+_VLLM_NEXT = r"(?=\(\w[\w.\-]*(?: [\w.\-]+=?[\w.\-]*)* pid=\d+|" + _VLEVEL + r" )"
+"""What a wrapper recognised only before a vLLM line looks ahead for: a process prefix or a vLLM level."""
+_CONSOLE = re.compile(r"^\[(?!rank\d)([A-Za-z][\w.\-]{0,63})\]: " + _VLLM_NEXT)
 """A console's name for the container in front of each line (a deployment UI's ``[vllm]: ``),
 recognised only where a process prefix or a vLLM level follows."""
 _APP = re.compile(
@@ -169,10 +169,7 @@ _RICH = re.compile(r"^(?:\[([\d/:\- ]+)\])? +" + _VLEVEL + r" {2,}(?=\S)(?=.*\S 
 """Python's ``rich`` log handler in a tool that runs vLLM and re-logs its output (a level column, the
 message, the logger's ``file.py:N`` right-aligned): the tool's level is not vLLM's."""
 _RICH_TAIL = re.compile(r" {2,}[\w.\-]+\.py:\d+ *$")
-_GREP = re.compile(
-    r"^([\w.\-/~+]*\.(?:out|err|log|txt|stdout|stderr)):(?:\d+[:\-])?"
-    r"(?=\(\w[\w.\-]*(?: [\w.\-]+=?[\w.\-]*)* pid=\d+|" + _VLEVEL + r" )"
-)
+_GREP = re.compile(r"^([\w.\-/~+]*\.(?:out|err|log|txt|stdout|stderr)):(?:\d+[:\-])?" + _VLLM_NEXT)
 """``grep`` over log files (``grep ERROR job_42_node0.out``, ``grep -rn``): the file's name, and with
 ``-n`` the line number, in front of each line; recognised only where a process prefix or a vLLM level
 follows. The file is the source, like a compose service: lines of two nodes' files are not one process's."""
