@@ -559,7 +559,7 @@ class Classifier:
             typ, msg = m["type"], (m["msg"] if m["msg"] is not None else (m["rmsg"] or ""))
         else:
             typ, _, msg = body.partition(": ") if ": " in body else ("", "", body)
-        if self._rules.request_refused.search(msg) or self._refused_by_handler(ln) or self._chained_to_quiet(trace):
+        if self._refused(ln, msg) or self._chained_to_quiet(trace):
             trace.quiet = True  # one request refused and answered: logged, survived
             return
         if self._root is None and typ.rsplit(".", 1)[-1] == "CancelledError":
@@ -632,13 +632,16 @@ class Classifier:
         ended = self._quiet_chain.get(trace.key)
         return ended is not None and 0 < trace.start - ended <= QUIET_CHAIN_GAP
 
-    def _refused_by_handler(self, ln: Line) -> bool:
-        """A front-end request handler logging that it could not prepare one request's input."""
+    def _refused(self, ln: Line, msg: str) -> bool:
+        """ONE request refused and answered (the server goes on): too long for the model, or a front-end
+        request handler that could not prepare its input (its chat template, processor, grammar)."""
         rules = self._rules
+        if rules.request_refused.search(msg):
+            return True
         return rules.handler_at.search(ln.raw) is not None and rules.handler_refused.search(ln.body) is not None
 
     def _candidate(self, ln: Line, n: int, typ: str, msg: str, trace: Trace | None = None) -> None:
-        if self._stopped or (typ and (self._rules.request_refused.search(msg) or self._refused_by_handler(ln))):
+        if self._stopped or (typ and self._refused(ln, msg)):
             return
         if self._named is not None and self._root is None and ln.level is None and ln.process is None:
             self._root = self._named  # a quoted message, then another bare one: the first said it
