@@ -30,11 +30,20 @@ STANDIN = """\
 #!/usr/bin/python3
 import os, sys, time
 print("standin argv: " + " ".join(sys.argv[1:]), flush=True)
+JOINED = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "joined-" + os.environ.get("SLURM_JOB_ID", "-"))
+if os.environ.get("STANDIN_SERVE"):  # every node joins, as vLLM's ranks do
+    open(f"{JOINED}-{os.environ.get('SLURM_NODEID', '0')}", "w").close()
 for line in open(os.environ["STANDIN_LOG"], errors="replace"):
     sys.stdout.write(line); sys.stdout.flush(); time.sleep(float(os.environ.get("STANDIN_DELAY", "0")))
 time.sleep(float(os.environ.get("STANDIN_HOLD", "0")))
 if os.environ.get("STANDIN_SERVE") and os.environ.get("SLURM_NODEID", "0") != "0":
     time.sleep(3600)  # a worker node of a multi-node job: only the head (node 0) serves HTTP
+if os.environ.get("STANDIN_SERVE"):  # the head serves only once every node has joined, like vLLM's head
+    n, end = int(os.environ.get("SLURM_NNODES", "1")), time.monotonic() + 120
+    while sum(os.path.exists(f"{JOINED}-{i}") for i in range(n)) < n:
+        if time.monotonic() > end:
+            sys.exit("standin: a node never joined")
+        time.sleep(0.1)
 if os.environ.get("STANDIN_SERVE"):  # answer /health and /v1/models like the server the argv describes
     import json
     from http.server import BaseHTTPRequestHandler, HTTPServer
