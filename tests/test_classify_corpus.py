@@ -20,6 +20,7 @@ SHARED = cases(SHARED_CORPUS)
 TUNED = tuned_cases()
 
 KNOWN_MISSES = {
+    "vllm-issues/1266.log": "xformers refusing its inputs, quoted with no start-up line: the image's build is in the thread, not the log (session 9's last default, serving, is wrong here)",
     # Tuned logs the classifier gets wrong, each for a reason no general rule can fix
     # without fitting that one excerpt (strict: the test fails once one passes).
     "vllm-issues/133.log": "a one-line excerpt with no exception type, no level and no vLLM word",
@@ -44,7 +45,6 @@ KNOWN_MISSES = {
     "vllm-issues/156.log": "the stage comes from the thread (an FP8 checkpoint being loaded), nothing in"
     " the excerpt names the weights",
     # fresh excerpts 298-382 (labelled before any classifier ran on them; the rest were fixed by rules)
-    "vllm-issues/308.log": "one quoted exception line; that the server had served for minutes is in the prose",
     "vllm-issues/373.log": "the reporter's own client traceback (KeyError) after the server's 404s: nothing"
     " in the lines says which process printed it",
     "vllm-issues/346.log": "a missing libnccl that surfaces in NCCL init (the label says engine is defensible)",
@@ -97,7 +97,6 @@ KNOWN_MISSES = {
     "vllm-issues/1124.log": "Ray 'does not allocate any GPUs on the driver node': engine here, device in 228 for the same words (a labelling conflict, see 1111)",
     "vllm-issues/1128.log": "a flattened paste whose first part is a cut frame at another level than the rest: the stage is right, the root is a code line",
     "vllm-issues/1130.log": "torch's TCPStore recvValue WARNING alone; runtime rests on the thread (a headless node losing the head after serving)",
-    "vllm-issues/1216.log": "an OCR'd screenshot: prefixes garbled ('EngineCore _DP0', 'EngineCore_OP8'), the frame's indentation lost; runtime rests on the thread",
     "vllm-issues/1361.log": "KServe's own wrapper line ('Failed to start model server: integer division or modulo by zero'), no vLLM line: the zero GPUs behind it are in the thread",
     "vllm-issues/1316.log": "a worker's OOM among interleaved workers with no frame of its own; weights rests on a sibling worker's method (the labeller marks engine defensible)",
     "vllm-issues/1221.log": "the KV-offload assert is only a WARNING the worker survives; whether the engine died is not in the excerpt",
@@ -105,7 +104,6 @@ KNOWN_MISSES = {
     "vllm-issues/1460.log": "DeepGEMM's illegal address under an EngineCore prefix cut above its header: start-up (the label) rests on the thread; the words read as a failure while serving",
     "vllm-issues/1465.log": "a bare TypeError pasted under the launch command; that it came from building the speculative config is in the thread",
     "vllm-issues/1466.log": "a worker's OOM with nothing in the excerpt saying requests were being served (the labeller marks engine defensible)",
-    "vllm-issues/1468.log": "the same AttributeError as 1469 ('no attribute drafter') pasted exception-first; the two PRs' labellers put it at runtime (1468) and at start-up (1469)",
     "vllm-issues/1469.log": "'Worker failed with error:' with the worker's message on the next line and nothing else: no root is taken from a consequence's continuation",
     "vllm-issues/1416.log": "torch's c10d recvValue warning with macOS C++ frames, no exception: a warning is never the root",
     "vllm-issues/1417.log": "torch's c10d 'server socket has timed out, will retry' at WARNING level: a warning is never the root",
@@ -115,11 +113,8 @@ KNOWN_MISSES = {
     "vllm-issues/1432.log": "'CPU backend only supports V1.' under V0's engine: the label says engine (the platform refusing the engine), nothing in the line names a layer",
     "vllm-issues/1510.log": "KeyError('invalid tool call parser: openai') with one frame: the frontend's tool-parser set-up (api) is in the thread, nothing in the line names a layer",
     "vllm-issues/1515.log": "RunPod's viewer splits each line and keeps a literal \\n: the chat template's per-request 400 is not recognised as a request-level error, so a 'none' log is given the template error",
-    "vllm-issues/1711.log": "a Triton prefix-prefill AssertionError inside a reporter's own log format: the prefix-caching kernel runs only on a cache hit while serving, which nothing in the frames says",
     "vllm-issues/1716.log": "torch's segfault handler with no frames kept (the KV-offload swap is in the thread): a native crash nothing places reads as the engine",
-    "vllm-issues/1717.log": "a KV-offload cache miss whose key is printed as raw bytes; nothing in the line names a layer",
     "vllm-issues/1718.log": "torch's segfault handler over swap_blocks (KV offload): a native crash; that it happened while serving is in the thread",
-    "vllm-issues/1719.log": "cuMemcpyBatchAsync failing in the KV-offload swap: nothing in the excerpt says requests were being served",
     "vllm-issues/1721.log": "pytest's rendering of the scheduler's assert ('E       AssertionError: …'): not a server log line",
     "vllm-issues/1615.log": "two shell errors in an apptainer session: 'python3: command not found' comes first and is taken; the label takes vllm's 'bad interpreter' line",
     "vllm-issues/1620.log": "a missing vLLM op ('_OpNamespace' '_C' has no attribute rms_norm) on the first request: after the API was ready, so runtime; the label says container (unsure: runtime)",
@@ -135,7 +130,6 @@ KNOWN_MISSES = {
     "vllm-issues/1878.log": "a processor warning alone, no vLLM word or line: taken for not a vLLM log",
     "vllm-issues/1963.log": "the assertion ('Sinks are only supported in FlashAttention 3') is the reporter's inline quote above a block cut before it; nothing in it names the GPU",
     "vllm-issues/1912.log": "root right (the sleep-mode allocator's native 'CUDA Error: out of memory at …cumem_allocator.cpp:62' line); nothing in the excerpt says requests were being served",
-    "vllm-issues/1918.log": "a multimodal placeholder mismatch quoted after the launch command: that it came with a request is in the thread",
     "vllm-issues/1812.log": "a docs page set the process prefixes in bold and cut the first line's: the AssertionError line is not read as a root",
     "vllm-issues/1815.log": "a docs page's quote inside an HTML details block, cut mid-path: the FlashInfer check line is not taken, a frame is",
     "vllm-issues/1816.log": "FlashInfer's TVM_FFI_ICHECK source line quoted without its exception line: the cut traceback's head is taken",
@@ -158,10 +152,8 @@ KNOWN_MISSES = {
     "vllm-issues/1926.log": "a reshape RuntimeError from a V0 worker: that it came with a disaggregated KV transfer while serving is in the thread",
     "vllm-issues/1927.log": "'LoRA rank 32 is greater than max_lora_rank 16' quoted by the engine: that the adapter was loaded for a request is in the thread",
     "vllm-issues/1935.log": "a shape RuntimeError under the engine's markers: that it came with the first request (ngram speculative decoding) is in the thread",
-    "vllm-issues/1938.log": "a bare 'KeyError: None' from concurrent embedding requests: nothing in the excerpt says requests were being served",
     "vllm-issues/1887.log": "a TypeError in the MoE kernel's forward (an unexpected 'w1_bias'): nothing in the line names a layer",
     "vllm-issues/1888.log": "a Harmony parser error under 'Error in chat completion stream generator' (a per-request error the server survives) labelled runtime from the thread",
-    "vllm-issues/1890.log": "FlashMLA's assertion from a long prompt while serving: nothing in the excerpt says requests were being served",
     "vllm-issues/1892.log": "'Worker failed with error … illegal memory access': the label (start-up) rests on the thread, an illegal access reads as runtime",
     "vllm-issues/1895.log": "a Marlin kernel's 'Invalid thread config' quoted alone: nothing in it names a layer",
     "vllm-issues/1896.log": "'FusedMoE flashinfer kernels are only supported for Llama4' from a worker: the label (runtime) rests on the thread",
@@ -193,30 +185,23 @@ KNOWN_MISSES = {
     "vllm-issues/2144.log": "'LoRA rank 64 is greater than max_lora_rank 16' quoted alone: weights by this label, runtime by 1927's for the same words",
     "vllm-issues/2161.log": "a NIXL handshake's 'engine ID mismatch' the server survives (label none); nothing in the line says the server went on",
     "vllm-issues/2164.log": "'FlashAttention V1 with FP8 KV cache not implemented' from the V0 engine: the attention back-end's choice (engine) is not among the words read",
-    "vllm-issues/2171.log": "'EagleProposer' has no attribute 'positions' quoted alone: that it came with the first speculative request is in the thread",
     "vllm-issues/2176.log": "V0's engine logging 'No module named …' without the exception's type under markers of the device: an import's words are the weakest evidence",
     "vllm-issues/2177.log": "the LoRA loader's 'support for this model may be added in the future' quoted alone: weights by the label, the words read as the config",
     "vllm-issues/2183.log": "a plugin's ModuleNotFoundError (vllm.transformers_utils.tokenizer) labelled none (the thread: the server went on); its import frames say container",
     "vllm-issues/2194.log": "an OOM re-logged by Xinference with nothing in the excerpt saying requests were being served",
     "vllm-issues/2195.log": "an OOM under load with nothing in the excerpt saying requests were being served",
     "vllm-issues/2199.log": "a broadcast_shapes ValueError from the engine core: that it came with a long request is in the thread",
-    "vllm-issues/2201.log": "Ascend's 'copy between host_and device_opapi' quoted alone: nothing in it names a layer or says requests were being served",
     "vllm-issues/2202.log": "a Responses API handler's traceback cut before its exception line (label none from the thread): the cut traceback is taken",
     "vllm-issues/2207.log": "Ascend CANN's device assertion and DumpHead lines with no vLLM word: taken for not a vLLM log",
     "vllm-issues/2210.log": "a KeyError under a CI runner's gutter, from a test's own code (label none): nothing says it is not the server's",
     "vllm-issues/2221.log": "'module torch has no attribute nvfp4' quoted alone: an API mismatch reads as the image's, the label (after ready) rests on the issue's title",
-    "vllm-issues/2224.log": "'Encoder cache miss for <mm_hash>' quoted alone: that it came with a multimodal request is in the thread",
-    "vllm-issues/2226.log": "root right (an indented one-line NIXL hash mismatch); that prefill and decode were serving is in the thread",
     "vllm-issues/2228.log": "root right (DeepEP's CUDA error raised as a RuntimeError); a CUDA error's words read as runtime, the label says the engine's set-up",
-    "vllm-issues/2230.log": "FlashInfer's 'Check failed: (status == cudaSuccess)' quoted alone: the page does not say when it crashed",
     "vllm-issues/2250.log": "transformers refusing to register 'aimv2' twice (two versions' configs): its frames are the model loader's, the label says the image",
     "vllm-issues/2251.log": "root right (the tuple-formatted 'Worker failed with error %s'); nothing in the line names a layer (the label says engine)",
-    "vllm-issues/2253.log": "a tokenizers TypeError ('tokens': NoneType) quoted alone: that it came with a request is in the thread",
     "vllm-issues/2258.log": "a reporter's Chinese sentence naming 'NCCL error:' comes before the log and is taken; the label takes the NCCL error line after it",
     "vllm-issues/2261.log": "a bare AssertionError whose frames are the model loader's: the label says the launch's settings (config)",
     "vllm-issues/2262.log": "a traceback joined into one line with double spaces: split again, but the label quotes the assert's code and its exception as one",
     "vllm-issues/2263.log": "the front end's _validate_input traceback cut before its exception (a request refused, label none): the cut traceback is taken",
-    "vllm-issues/2264.log": "'Unsupported block size: 256' quoted alone: that it came while serving is in the thread",
     "vllm-issues/2265.log": "root right (the reporter's '报错： ModuleNotFoundError' line); an import's words read as the image, the label says the engine (remote code)",
 }
 

@@ -30,7 +30,7 @@ import re
 from dataclasses import dataclass, field
 
 from .rules import STAGES, Rules
-from .traces import frames, import_frame
+from .traces import frames, from_program_start, import_frame
 
 _LOGGER = re.compile(r"\[?([\w.\-]+\.py):\d+\] ")
 """The logger location of a vLLM log line (``… [serving_chat.py:661] …``)."""
@@ -88,6 +88,7 @@ def decide(rules: Rules, ev: Evidence) -> Verdict:
         or (None if _ready(ev) is not None else _message(rules, ev, "startup"))
         or _frames(rules, ev)
         or _import_chain(ev)
+        or _entry_only(rules, ev)
         or _message(rules, ev, "firm")
         or _phase(rules, ev)
         or _message(rules, ev, "medium")
@@ -96,9 +97,7 @@ def decide(rules: Rules, ev: Evidence) -> Verdict:
         or _message(rules, ev, "weak")
         or _engine_process(rules, ev)
         or _native(ev)
-        or Verdict(
-            STAGES[0], "default", (ev.line,), "low", "nothing in the log names a layer; assumed the process start"
-        )
+        or _serving(ev)
     )
 
 
@@ -145,6 +144,23 @@ def _import_chain(ev: Evidence) -> Verdict | None:
         return None
     n = ev.numbers[i] if i < len(ev.numbers) else ev.line
     return Verdict("container", "frames", (n,), "high", "the root's stack ends in an import (module-level frames)")
+
+
+_VLLM_FILE = re.compile(r"(?:^|/)vllm/")
+
+
+def _entry_only(rules: Rules, ev: Evidence) -> Verdict | None:
+    """Every vLLM frame of the stack is the program's entry (its command line, its logging set-up):
+    no layer of vLLM had started, so the process start failed."""
+    if ev.native or ev.cut:
+        return None
+    paths = [(i, "/" + p.lstrip("/")) for i, (p, _f) in frames(ev.stack) if p and _VLLM_FILE.search(p)]
+    if not paths or not all(rules.entry_path.search(p) for _i, p in paths):
+        return None
+    i = paths[-1][0]
+    n = ev.numbers[i] if i < len(ev.numbers) else ev.line
+    why = "the root's stack has no vLLM frame past the program's entry (its command line): the process start"
+    return Verdict("container", "frames", (n,), "high", why)
 
 
 def _startup_wording(rules: Rules, ev: Evidence) -> tuple[str, int] | None:
@@ -200,6 +216,19 @@ def _native(ev: Evidence) -> Verdict | None:
         return None
     why = "nothing in the log names a layer; a native crash inside GPU code: assumed the engine's set-up"
     return Verdict("engine", "default", (ev.line,), "low", why)
+
+
+def _serving(ev: Evidence) -> Verdict:
+    """A Python exception, and nothing in the log names a layer: no start-up line before it, no
+    frame of a start-up layer, no message of one. When its stack is the main program's, printed
+    whole from its first frame, the process never got further: its start. Otherwise what fails at
+    the process start says so (an import, a library, the program's entry: found above), so this is
+    an excerpt from a server's life, and most of a server's life is serving: assumed runtime."""
+    if from_program_start(ev.stack):
+        why = "nothing in the log names a layer; the main program's whole stack and no start-up line: assumed the process start"
+        return Verdict(STAGES[0], "default", (ev.line,), "low", why)
+    why = "nothing in the log names a layer, and no start-up line came before it: assumed it failed while serving"
+    return Verdict("runtime", "default", (ev.line,), "low", why)
 
 
 def _markers(ev: Evidence) -> Verdict | None:

@@ -83,6 +83,8 @@ class Rules:
     """Consequences that quote the failure they report (the root when nothing above explains them)."""
     stage_rules: tuple[StageRule, ...]
     frame_rules: tuple[FrameRule, ...]
+    entry_path: re.Pattern[str]
+    """The files of the program's entry (its command line, its logging set-up)."""
     advice: dict[str, tuple[str, str]]
     methods: re.Pattern[str]
     """Finds the worker method a wrapper line names (group 1)."""
@@ -249,6 +251,7 @@ def load_rules() -> Rules:
         carries=_alternation(pat["consequence"]["carries"], "patterns.toml [consequence]"),
         stage_rules=_stage_rules(pat),
         frame_rules=_frame_rules(fr),
+        entry_path=_rx(fr["entry_path"], "frames.toml"),
         advice=_advice(adv),
         methods=_rx(pat["wording"]["method"], "patterns.toml [wording]"),
         startup_wording=_alternation(pat["wording"]["startup"], "patterns.toml [wording]"),

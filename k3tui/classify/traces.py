@@ -146,6 +146,15 @@ def import_frame(stack: list[str]) -> int | None:
     return None
 
 
+def from_program_start(stack: list[str]) -> bool:
+    """Does the stack's outermost frame run module-level code (a script's or ``python -m``'s first
+    frame)? Then it is the main program's own stack, printed whole from where the process began."""
+    for line in stack:
+        if "line " in line and (m := _FRAME.search(unescape(line))):
+            return (m["func"] or m["cfunc"]) == "<module>"
+    return False
+
+
 _CALL = re.compile(r"([A-Za-z_]\w*)\(")
 
 
