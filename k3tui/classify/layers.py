@@ -17,7 +17,8 @@ strongest evidence available, in a fixed order (issue 13):
 4. the exception type alone (an ``ImportError`` with nothing else to go on is the
    container), the weakest — ``exception-type``; nothing at all — ``default``: the engine's
    set-up when the engine core or a worker printed the root or it is a native crash (GPU code
-   runs first there), else the process start.
+   runs first there), the process start when the stack is the main program's whole one, else
+   runtime (an excerpt from a server's life, most of which is serving).
 
 Each verdict carries the rule that decided it, the log lines it rests on and a
 confidence (``high`` for 1, ``medium`` for 2 and 3, ``low`` for 4). Rules are data in
