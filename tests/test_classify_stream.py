@@ -145,3 +145,66 @@ def test_arbitrary_lines_never_crash_and_prefilter_agrees(lines: list[str]) -> N
     assert fast.to_json() == slow.to_json()
     stages = ("none", "unknown", "container", "config", "device", "weights", "engine", "api", "runtime")
     assert fast.failed_stage in stages
+
+
+# --- a logged traceback that printed its exception line does not keep the scan busy ---------------
+
+_LOGGED_TB = [
+    "(APIServer pid=11) ERROR 11-30 03:44:40 [serving.py:929] Error in chat completion stream generator.",
+    "(APIServer pid=11) ERROR 11-30 03:44:40 [serving.py:929] Traceback (most recent call last):",
+    '(APIServer pid=11) ERROR 11-30 03:44:40 [serving.py:929]   File "/v/async_llm.py", line 767, in generate',
+    "(APIServer pid=11) ERROR 11-30 03:44:40 [serving.py:929]     out = q.get_nowait() or await q.get()",
+    "(APIServer pid=11) ERROR 11-30 03:44:40 [serving.py:929] vllm.v1.engine.exceptions.EngineDeadError: gone",
+]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "host:528:528 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM/read",
+                "(APIServer pid=11) ERROR 11-30 03:44:41 [serving.py:929]   (continued detail)",
+                "(APIServer pid=11) INFO 11-30 03:44:41 [loggers.py:1] Engine 000: Avg prompt throughput",
+                "(APIServer pid=11) ERROR 11-30 03:44:41 [serving.py:929] ",
+                "(APIServer pid=11) ERROR 11-30 03:44:41 [serving.py:929] The above exception was the direct cause",
+                "E1130 03:44:41.000 11 x.cc:1]   an indented glog line",
+                "    an indented line of nobody",
+                "",
+                'INFO:     127.0.0.1:4242 - "POST /v1/chat/completions HTTP/1.1" 500 Internal Server Error',
+                *_LOGGED_TB,
+                "(EngineCore_DP0 pid=12) ERROR 11-30 03:44:42 [core.py:1] RuntimeError: CUDA error: an illegal memory access",
+            ]
+        ),
+        max_size=400,
+    ),
+    st.integers(0, 3),
+)
+def test_after_a_logged_exception_line_the_prefilter_still_agrees(lines: list[str], repeat: int) -> None:
+    text = FILLER + "\n".join(_LOGGED_TB * repeat + lines) + "\n"
+    fast, fast_events = _run(text)
+    slow, slow_events = _run(text, prefilter=False)
+    assert fast.to_json() == slow.to_json()
+    assert fast_events == slow_events
+
+
+def test_a_flood_after_a_logged_traceback_is_not_parsed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bench's shape: a logged consequence (EngineDeadError), then 2,000 NCCL INFO lines. Before this,
+    each line of the flood was parsed until the traceback went stale (200 lines); now none is."""
+    import k3tui.classify.classifier as cls
+
+    parsed: list[str] = []
+    real = cls.parse
+
+    def spy(raw: str):  # noqa: ANN202
+        parsed.append(raw)
+        return real(raw)
+
+    monkeypatch.setattr(cls, "parse", spy)
+    flood = [
+        f"host:528:{i} [0] NCCL INFO Channel {i % 64:02d}/0 : 0[0] -> 1[1] via P2P/CUMEM/read" for i in range(2000)
+    ]
+    c = Classifier()
+    c.feed(FILLER + "\n".join(_LOGGED_TB + flood) + "\n")
+    c.finish()
+    assert not [x for x in parsed if "NCCL INFO" in x and x not in FILLER], len(parsed)

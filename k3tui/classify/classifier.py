@@ -12,7 +12,11 @@ Why it is shaped this way:
   (``bench/bench_classify.py``). What carries no such word (an unprefixed traceback's
   head and frames, a normal stop) is found by looking back (:mod:`.history`).
 - **Only while a traceback is open** (or a root waits for its stack) is every line
-  parsed, so that its frames are kept; tracebacks are short, so this is rare.
+  parsed, so that its frames are kept; tracebacks are short, so this is rare. Once a
+  traceback logged at ERROR level (its lines spell ``ERROR``) has printed its exception
+  line, it no longer counts: every line it may still take carries ``rror`` and is found
+  anyway, so a flood after a logged consequence is not parsed while the traceback waits
+  for a continuation line or goes stale.
 - **Bounded memory**: per process only an open traceback (capped), a partial line
   (capped), seven stage marks and one root. The log itself is never kept.
 - **Same answer for any chunking**: which lines get parsed depends only on the state
@@ -288,7 +292,7 @@ class Classifier:
     def _busy(self) -> bool:
         root = self._root
         return (
-            bool(self._traces)
+            any(t.mode != "exc" or not t.tagged for t in self._traces.values())
             or (root is not None and (not root.emitted or root.following))
             or self._cancelled is not None  # until it is known whether a timeout was chained to it
             or not self._prefilter
@@ -527,6 +531,8 @@ class Classifier:
             self._error_line(ln, n)  # V0 workers: "Exception in worker …: <error>, Traceback (…):"
         header = self._headers.pop(ln.key, None)
         trace = Trace(ln.key, ln.process, n, quiet=quiet, level=ln.level)
+        if ln.level == "ERROR" and ln.raw.endswith(ln.body):
+            trace.tagged = "rror" in ln.raw[: len(ln.raw) - len(ln.body)].lower()
         if own_header:
             trace.header = (ln, n)
         elif header is not None and n - header[1] <= HEADER_WINDOW:

@@ -73,6 +73,9 @@ class Trace:
     frames: int = 0
     foreign: int = 0
     """Lines of another writer skipped inside this traceback (at most MAX_FOREIGN)."""
+    tagged: bool = False
+    """Its lines spell their ERROR level out (``ERROR``, ``[error]``): each one carries the prefilter's
+    ``rror``, so once its exception line came, the lines it may still take are found without a busy scan."""
     code_next: bool = False
     """The last line was an UNINDENTED frame (an excerpt lost its indentation): the next is its code."""
 
