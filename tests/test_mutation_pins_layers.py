@@ -11,7 +11,7 @@ RULES = load_rules()
 
 def test_evidence_with_nothing_in_it_is_the_default_not_a_marker() -> None:
     v = decide(RULES, Evidence("something went wrong", 3))
-    assert (v.stage, v.rule, v.confidence, v.lines) == ("container", "default", "low", (3,))
+    assert (v.stage, v.rule, v.confidence, v.lines) == ("runtime", "default", "low", (3,))
 
 
 def test_a_firm_rule_is_high_confidence() -> None:
@@ -40,6 +40,8 @@ def test_start_up_wording_keeps_the_layer_rules_and_drops_only_runtime() -> None
     assert (v.stage, v.rule, v.confidence) == ("device", "message", "high")
     v = decide(RULES, Evidence("RuntimeError: CUDA error: an illegal memory access was encountered", 4, header=header))
     assert v.stage != "runtime"
+    v = decide(RULES, Evidence("KeyError: 'x'", 4, header=header))  # nothing but the wording: the engine's set-up
+    assert (v.stage, v.rule, v.lines) == ("engine", "default", (1, 4))
 
 
 def test_a_start_up_rule_is_high_confidence() -> None:
@@ -103,4 +105,4 @@ def test_the_process_is_named_without_its_pid() -> None:
 def test_evidence_is_not_a_native_crash_unless_told() -> None:
     """Seed 1555327121, 56:19: a Python root on line 1 is not 'crashed before printing anything'."""
     v = decide(RULES, Evidence("KeyError: 'x'", 1))
-    assert (v.stage, v.rule) == ("container", "default")
+    assert (v.stage, v.rule) == ("runtime", "default")

@@ -83,6 +83,13 @@ _CHAINED = re.compile(r"(?:The above exception was the direct cause|During handl
 _FIELD = re.compile(r"^[A-Za-z_][\w.\[\]]*$")
 """The field a pydantic error names on its own line, between its header and its ``Input should …``."""
 _PY_WARNING = re.compile(r"\b[A-Z]\w*Warning: ")
+_INLINE_EXC = re.compile(
+    r"(?<![\w.`])`+ ?(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault|Timeout))"
+    r": ?(?P<msg>[^`]*\S)`"
+)
+"""An exception with its message quoted inline in a reporter's sentence, in markdown's backticks
+(``You're seeing: `OSError: [Errno 98] Address already in use` ``, "times out with the following error
+```torch.distributed.DistStoreError: Timed out …```")."""
 """Python's ``warnings`` output (torchvision's 'Failed to load image Python extension' decoy)."""
 _VLLM_LINE = re.compile(
     r"\b(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[\w/.\-]+\.py:\d+\]"
@@ -496,6 +503,15 @@ class Classifier:
                 and not ln.body.startswith(_CPP_STACK)
             ):
                 self._native = self._new_root(ln, n, "NativeError", ln.body)
+            elif (
+                n <= HEAD_LINES
+                and ln.level is None
+                and self._named is None
+                and (q := _INLINE_EXC.search(ln.body)) is not None
+                and not rules.request_refused.search(q["msg"])
+            ):
+                # the reporter's sentence quotes the exception: the root only if the log itself names none
+                self._named = self._new_root(ln, n, q["type"], q["msg"])
             elif (
                 n <= HEAD_LINES
                 and ln.level is None

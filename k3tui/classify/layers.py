@@ -98,7 +98,7 @@ def decide(rules: Rules, ev: Evidence) -> Verdict:
         or _message(rules, ev, "weak")
         or _engine_process(rules, ev)
         or _native(ev)
-        or _serving(ev)
+        or _serving(rules, ev)
     )
 
 
@@ -155,9 +155,10 @@ def _entry_only(rules: Rules, ev: Evidence) -> Verdict | None:
     no layer of vLLM had started, so the process start failed."""
     if ev.native or ev.cut:
         return None
+    at = max((i for i, line in enumerate(ev.stack) if line == ev.raw), default=-1)
     paths = [(i, "/" + p.lstrip("/")) for i, (p, _f) in frames(ev.stack) if p and _VLLM_FILE.search(p)]
-    if not paths or not all(rules.entry_path.search(p) for _i, p in paths):
-        return None
+    if not paths or paths[-1][0] > at or not all(rules.entry_path.search(p) for _i, p in paths):
+        return None  # (frames after the root's line: another traceback it borrowed, not its own)
     i = paths[-1][0]
     n = ev.numbers[i] if i < len(ev.numbers) else ev.line
     why = "the root's stack has no vLLM frame past the program's entry (its command line): the process start"
@@ -219,7 +220,7 @@ def _native(ev: Evidence) -> Verdict | None:
     return Verdict("engine", "default", (ev.line,), "low", why)
 
 
-def _serving(ev: Evidence) -> Verdict:
+def _serving(rules: Rules, ev: Evidence) -> Verdict:
     """A Python exception, and nothing in the log names a layer: no start-up line before it, no
     frame of a start-up layer, no message of one. When its stack is the main program's, printed
     whole from its first frame, the process never got further: its start. Otherwise what fails at
@@ -228,6 +229,9 @@ def _serving(ev: Evidence) -> Verdict:
     if from_program_start(ev.stack):
         why = "nothing in the log names a layer; the main program's whole stack and no start-up line: assumed the process start"
         return Verdict(STAGES[0], "default", (ev.line,), "low", why)
+    if (said := _startup_wording(rules, ev)) is not None:
+        why = f"nothing in the log names a layer; {said[0].strip()!r} says it never served: assumed the engine's set-up"
+        return Verdict("engine", "default", (said[1], ev.line), "low", why)
     why = "nothing in the log names a layer, and no start-up line came before it: assumed it failed while serving"
     return Verdict("runtime", "default", (ev.line,), "low", why)
 

@@ -34,6 +34,9 @@ _CI_TS = re.compile(r"^\[(\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:\.\d+)?Z?)\] ")
 _BK = re.compile(r"^(?:\x1b?_)?bk;t=(\d{10,13})\x07? ?")
 """Buildkite's raw log time stamp (``ESC _bk;t=1782846210974 BEL``, milliseconds since the epoch) in
 front of each line of a job's log downloaded raw; a copy often loses the ESC and the BEL."""
+_CLOCK = re.compile(r"^(\d\d:\d\d:\d\d(?:[.,]\d{1,6})?) (?! )(?=\S)")
+"""A bare time of day in front of a line (a reporter's abridged paste, a tool's ``[HH:MM:SS]``-less
+stamp): ``09:14:37 TimeoutError: …``; one space, then the line (more spaces are a column's padding)."""
 _VLEVEL = r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)"
 """vLLM's log levels, as its logger prints them before a line."""
 _STAMP = re.compile(
@@ -173,7 +176,7 @@ _GREP = re.compile(r"^([\w.\-/~+]*\.(?:out|err|log|txt|stdout|stderr)):(?:\d+[:\
 """``grep`` over log files (``grep ERROR job_42_node0.out``, ``grep -rn``): the file's name, and with
 ``-n`` the line number, in front of each line; recognised only where a process prefix or a vLLM level
 follows. The file is the source, like a compose service: lines of two nodes' files are not one process's."""
-_WRAPPERS = (_BK, _CRI, _DOCKER_TS, _CI_TS, _STAMP, _COMPOSE, _JOURNALD, _CONSOLE, _APP, _RICH, _GREP)
+_WRAPPERS = (_BK, _CRI, _DOCKER_TS, _CI_TS, _STAMP, _CLOCK, _COMPOSE, _JOURNALD, _CONSOLE, _APP, _RICH, _GREP)
 """The wrappers a line can carry, tried in this order: each at most once, stacked in any order (a
 CI runner's stamp around ``docker compose logs -t`` around a reporter's stamp); what looks like a
 second one of a kind is the message's."""
@@ -181,7 +184,7 @@ second one of a kind is the message's."""
 
 _DIGITS, _UPPER = "0123456789", "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _STARTS = {
-    _CRI: _DIGITS, _DOCKER_TS: _DIGITS, _CI_TS: "[", _STAMP: _DIGITS, _JOURNALD: _UPPER, _CONSOLE: "[",
+    _CRI: _DIGITS, _DOCKER_TS: _DIGITS, _CLOCK: _DIGITS, _CI_TS: "[", _STAMP: _DIGITS, _JOURNALD: _UPPER, _CONSOLE: "[",
     _APP: _DIGITS, _RICH: "[ ", _COMPOSE: _DIGITS + _UPPER + _UPPER.lower(),
     _GREP: _DIGITS + _UPPER + _UPPER.lower() + "_./~+-",
     _BK: "b_\x1b",
