@@ -49,7 +49,7 @@ from .result import ClassifyResult, FirstException, StageMark
 from .rules import STAGES, Rules, Wrapper, load_rules
 from .signature import make_signature
 from .timeline import Timeline
-from .traces import STALE_AFTER, TB_HEAD, Trace, opens_trace, rebuild
+from .traces import STALE_AFTER, TB_HEAD, Trace, frames, opens_trace, rebuild
 
 MAX_LINE = 65536
 """Characters kept of one line; the rest of a longer line is ignored (binary garbage)."""
@@ -83,6 +83,12 @@ _CHAINED = re.compile(r"(?:The above exception was the direct cause|During handl
 _FIELD = re.compile(r"^[A-Za-z_][\w.\[\]]*$")
 """The field a pydantic error names on its own line, between its header and its ``Input should …``."""
 _PY_WARNING = re.compile(r"\b[A-Z]\w*Warning: ")
+_TORCH_TAIL = re.compile(
+    r"^\s*(?:(?:CUDA|HIP) kernel errors might be asynchronously reported|For debugging consider passing "
+    r"(?:CUDA_LAUNCH_BLOCKING|AMD_SERIALIZE_KERNEL)|Compile with .TORCH_USE_(?:CUDA|HIP)_DSA.)"
+)
+"""The advice torch prints under a CUDA or HIP error, line by line: logged line by line (V0's
+``engine.py:381``), the error's own line above it is the header of the traceback that follows."""
 _INLINE_EXC = re.compile(
     r"(?<![\w.`])`+ ?(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault|Timeout))"
     r": ?(?P<msg>[^`]*\S)`"
@@ -207,6 +213,9 @@ class Classifier:
         self._serving_after: int | None = None
         """The first line after the root saying the engine had been serving (an EngineDeadError)."""
         self._unexplained: _Root | None = None
+        self._dead: _Root | None = None
+        """The first report of an engine dead under a request in flight (EngineDeadError): the root when
+        nothing else is (an excerpt that kept only the front end's report)."""
         """The first "start-up failed, see above" consequence: the root left when above holds none
         (a worker SIGKILLed while starting prints nothing of its own)."""
         self._part = 0
@@ -280,6 +289,8 @@ class Classifier:
             self._root = self._native  # a library said what failed; a cut traceback after it says less
         if self._root is None and self._fallback is not None and not self._stopped:
             self._root = self._fallback
+        if self._root is None and self._dead is not None and not self._stopped:
+            self._root = self._dead  # the engine died under a request and nothing else said why
         if self._root is None and self._nccl_warn is not None and not self._stopped:
             self._root = self._nccl_warn  # NCCL said what failed and nothing after it did (an excerpt, a hang)
         if self._root is not None and not self._root.emitted:
@@ -526,8 +537,8 @@ class Classifier:
                     # an excerpt quoting only the message, or the reporter's sentence above a log: the root
                     # only if the log itself names none (issue threads open with "I get an error with …")
                     self._named = self._new_root(ln, n, "", ln.body)
-        if ln.level in ("ERROR", "CRITICAL"):
-            self._headers[ln.key] = (ln, n)
+        if ln.level in ("ERROR", "CRITICAL") and not _TORCH_TAIL.search(ln.body):
+            self._headers[ln.key] = (ln, n)  # (torch's advice under a CUDA error is that error's text)
             if len(self._headers) > 256:
                 self._headers.clear()
 
@@ -581,7 +592,7 @@ class Classifier:
             typ, msg = m["type"], (m["msg"] if m["msg"] is not None else (m["rmsg"] or ""))
         else:
             typ, _, msg = body.partition(": ") if ": " in body else ("", "", body)
-        if self._refused(ln, msg) or self._chained_to_quiet(trace):
+        if self._refused(ln, msg) or self._chained_to_quiet(trace) or self._one_request(trace, body):
             trace.quiet = True  # one request refused and answered: logged, survived
             return
         if self._root is None and typ.rsplit(".", 1)[-1] == "CancelledError":
@@ -602,7 +613,13 @@ class Classifier:
             consequence = any(self._rules.consequence.search(x) for x in trace.lines[-3:])
             if trace.start > root.n and trace is not root.trace and not trace.quiet and not consequence:
                 root.borrowed, root.borrowed_numbers = list(trace.lines), list(trace.numbers)
-        if trace.mode == "tb" and not trace.quiet and self._fallback is None and not self._chained_to_quiet(trace):
+        if (
+            trace.mode == "tb"
+            and not trace.quiet
+            and self._fallback is None
+            and not self._chained_to_quiet(trace)
+            and not self._one_request(trace, "")
+        ):
             if self._stop_before():  # a cut traceback after the operator's stop is the stop's noise
                 self._stopped = True
             elif (gone := self._teardown) is not None and self._root is None and trace.start > gone.n:
@@ -654,6 +671,30 @@ class Classifier:
         ended = self._quiet_chain.get(trace.key)
         return ended is not None and 0 < trace.start - ended <= QUIET_CHAIN_GAP
 
+    def _under_request(self, ln: Line, msg: str, trace: Trace | None) -> bool:
+        """An engine-dead report raised to a request in flight (a request handler's frames or logger
+        location), or V0's background loop ending (it runs only while requests come): the engine died
+        while serving. (The output handler alone also fails so when the operator stops the server.)"""
+        rules = self._rules
+        if self._stop_before():
+            return False
+        if rules.handler_at.search(ln.raw) or rules.runtime_wording.search(msg):
+            return True
+        lines = trace.lines if trace is not None else []
+        return any(rules.request_frames.search(f"{path} {func}") for _i, (path, func) in frames(lines) if path)
+
+    def _one_request(self, trace: Trace, exception: str) -> bool:
+        """The traceback is confined to one request's handling (the web server's dispatch, vLLM's
+        request handlers, nothing of the engine) and its exception says nothing of the engine failing:
+        that request was answered with an error and the server went on."""
+        rules = self._rules
+        if exception and rules.engine_failed.search(exception):
+            return False
+        seen = [f"{path} {func}" for _i, (path, func) in frames(trace.lines) if path]
+        return any(rules.request_frames.search(f) for f in seen) and not any(
+            rules.engine_frames.search(f) for f in seen
+        )
+
     def _refused(self, ln: Line, msg: str) -> bool:
         """ONE request refused and answered (the server goes on): too long for the model, or a front-end
         request handler that could not prepare its input (its chat template, processor, grammar)."""
@@ -685,6 +726,13 @@ class Classifier:
                 self._rules.startup_wording.search(ln.body) or self._rules.carries.search(ln.body)
             ):
                 self._unexplained = self._new_root(ln, n, typ or "StartupFailed", msg or ln.body, trace)
+            elif (
+                self._dead is None
+                and typ
+                and self._rules.runtime_after.search(typ)
+                and self._under_request(ln, msg, trace)
+            ):
+                self._dead = self._new_root(ln, n, typ, msg or ln.body, trace)
             return
         if self._stop_before():
             self._stopped = True

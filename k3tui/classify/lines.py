@@ -51,6 +51,8 @@ _PROC = re.compile(
     r"^(?:[\w.\-]+ )?\((?P<proc>[\w.\-]+(?:\([\w.\-]*(?:\([\w.\-]*\))?\))?(?: [\w.\-]+(?:=[\w.\-]+)?)*) pid=(?P<pid>\d+)"
     r"(?:, ip=[0-9a-fA-F.:]+)?\) ?"
 )
+_TAG = re.compile(r"^\[[A-Za-z][\w.\-]{0,31}\] (?=" + _VLEVEL + r" )")
+"""A tag between the process prefix and the level (vllm-omni's ``(Worker pid=1) [Stage-0] ERROR …``)."""
 _PROC_BARE = re.compile(r"^\((?P<proc>[A-Za-z][\w.\-]*(?: [\w.\-]+=[\w.\-]+)*)\) (?=" + _VLEVEL + r" )")
 """A process prefix whose pid a page stripped (``(EngineCore_DP0) ERROR …``): only before a level."""
 _RANK = re.compile(r"^\[rank(?P<rank>\d+)\]: ?")
@@ -361,6 +363,8 @@ def parse(raw: str) -> Line:
     if service and text[:1] in " |│" and (m := _BARS.match(text)):
         text = text[m.end() :]  # an exception group's bars inside a compose wrapper
     process = None
+    if text[:1] in " \t" and (s := text.lstrip(" \t"))[:1] == "(" and _PROC.match(s):
+        text = s  # a paste indented the whole log (a markdown list item): the process prefix starts it
     if m := _PROC.match(text):
         process, text = f"{m['proc']} pid={m['pid']}", text[m.end() :]
         if text[:1] == "(" and (m := _PROC.match(text)):  # the API server relaying its engine's line
@@ -383,6 +387,8 @@ def parse(raw: str) -> Line:
             (service, process or f"NCCL pid={m['pid']}"),
             time,
         )
+    if text[:1] == "[" and (m := _TAG.match(text)):
+        text = text[m.end() :]  # a launcher's tag for the part of the pipeline (vllm-omni's [Stage-0])
     body, level, ltime, pid = _level(text)
     if process is None and pid:
         process = f"pid={pid}"

@@ -113,6 +113,12 @@ class Rules:
     """The logger's location of the front end's request handlers on a line."""
     handler_refused: re.Pattern[str]
     """Exceptions such a handler logs while preparing ONE request's input: never a root."""
+    request_frames: re.Pattern[str]
+    """Frames (``PATH FUNC``) of the web server's dispatch of one request and vLLM's request handlers."""
+    engine_frames: re.Pattern[str]
+    """Frames of the engine (or the front end's start-up): a traceback through them is not one request's."""
+    engine_failed: re.Pattern[str]
+    """Exception words that say the engine failed, whatever frames carried them to a request."""
     request_refused: re.Pattern[str]
     """Exception messages that refuse ONE request (too long for the model): never a root."""
     teardown: re.Pattern[str]
@@ -270,6 +276,9 @@ def load_rules() -> Rules:
         handler_at=_rx(pat["request_error"]["handler_at"], "patterns.toml [request_error]"),
         handler_refused=_alternation(pat["request_error"]["handler_refused"], "patterns.toml [request_error]"),
         request_refused=_alternation(pat["request_error"]["refused"], "patterns.toml [request_error]"),
+        request_frames=_rx(pat["request_error"]["request_frames"], "patterns.toml [request_error]"),
+        engine_frames=_rx(pat["request_error"]["engine_frames"], "patterns.toml [request_error]"),
+        engine_failed=_rx(pat["request_error"]["engine_failed"], "patterns.toml [request_error]"),
         crash=_alternation(crash["patterns"], "patterns.toml [crash]"),
         crash_needles=tuple(n.lower() for n in crash["needles"]),
         warning_needles=tuple(pat["warning_root"]["needles"]),

@@ -34,6 +34,8 @@ _ENDS_IN_FUNC = re.compile(r", in \S+\s*$")
 _EXC_SHAPE = re.compile(r"^(?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*(?::|\(|$)|^[A-Z_]\w*(?::|\(|$)")
 """An exception line: ``Type[: msg]``, ``Type(…)``; an undotted type is capitalised, so another
 program's own stderr (``srun: error: …``, ``bash: …``) is not taken for one."""
+_EXC_LINE = re.compile(r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault|Timeout)(?::|$)")
+"""An exception line for sure (its type's suffix says so), where a code line could stand."""
 _CARETS = re.compile(r"^[\^~]+\s*$")
 """Python 3.11's markers under a frame's code (``~~~~^^^^``), left unindented when an excerpt lost its indentation."""
 MAX_FOREIGN = 5
@@ -102,6 +104,8 @@ class Trace:
             if body.startswith(TB_HEAD) and len(self.lines) > 1:
                 return "other"
             code, self.code_next = self.code_next, body.startswith('File "') and _ENDS_IN_FUNC.search(body) is not None
+            if code and _EXC_LINE.match(body):
+                code = False  # a frame without source (Cython, <unknown>) right before the exception
             if (
                 not body
                 or body[0].isspace()
