@@ -113,7 +113,8 @@ def test_a_layer_past_the_entry_is_not_the_process_start(entry: list, error: str
 )  # fmt: skip
 def test_a_failed_imports_leftovers_are_the_image(error: str, prefix: str) -> None:
     res = classify_text(prefix + error + "\n")
-    assert (res.failed_stage, res.evidence.rule) == ("container", "exception-type"), res.evidence
+    # (a guarded import's *_ops name is a start-up rule since the third round: it beats the frames)
+    assert res.failed_stage == "container" and res.evidence.rule in ("exception-type", "message"), res.evidence
 
 
 def test_real_logs() -> None:
@@ -125,7 +126,7 @@ def test_real_logs() -> None:
         assert (res.failed_stage, res.evidence.rule) == ("runtime", "default"), name
     for name in ("944.log", "945.log", "1626.log", "2118.log"):
         res = classify_text(issue_text(name))
-        assert (res.failed_stage, res.evidence.rule) == ("container", "exception-type"), name
+        assert res.failed_stage == "container" and res.evidence.rule in ("exception-type", "message"), name
     for name in ("py-shadow-uvloop-empty.log", "py-logging-config-missing.log"):
         res = classify_text((REPO_CORPUS / "vllm-cpu-faults" / name).read_text())
         assert (res.failed_stage, res.evidence.rule) == ("container", "frames"), name

@@ -300,7 +300,14 @@ def _long_flood(n: int, width: int) -> str:
 
 
 def _traced_cases() -> list:
-    return [c for c in _failing_cases() if "Traceback (most recent call last):" in c.text()]
+    """Failing corpus logs with a traceback head that has lines after it (a flood goes between them)."""
+    out = []
+    for c in _failing_cases():
+        lines = c.text().splitlines()
+        head = next((i for i, ln in enumerate(lines) if "Traceback (most recent call last):" in ln), None)
+        if head is not None and head + 2 < len(lines):
+            out.append(c)
+    return out
 
 
 UNPREFIXED_TB = [

@@ -89,12 +89,13 @@ _TORCH_TAIL = re.compile(
 )
 """The advice torch prints under a CUDA or HIP error, line by line: logged line by line (V0's
 ``engine.py:381``), the error's own line above it is the header of the traceback that follows."""
+_IGNORED = "Exception ignored in"
 _INLINE_EXC = re.compile(
     r"(?<![\w.`])`+ ?(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault|Timeout))"
-    r": ?(?P<msg>[^`]*\S)`"
+    r"(?:: ?(?P<msg>[^`]*\S)|\((?P<rmsg>[^`]*\S)\))`"
 )
-"""An exception with its message quoted inline in a reporter's sentence, in markdown's backticks
-(``You're seeing: `OSError: [Errno 98] Address already in use` ``, "times out with the following error
+"""An exception with its message (``Type: msg`` or its repr, ``Type("msg")``) quoted inline in a
+reporter's sentence, in markdown's backticks (``You're seeing: `OSError: [Errno 98] Address already in use` ``, "times out with the following error
 ```torch.distributed.DistStoreError: Timed out …```")."""
 """Python's ``warnings`` output (torchvision's 'Failed to load image Python extension' decoy)."""
 _VLLM_LINE = re.compile(
@@ -494,6 +495,7 @@ class Classifier:
             text = self._history.since(TB_HEAD)
             trace = rebuild(text, ln, n, MAX_LINE) if text else None
             if trace is not None:  # an unprefixed traceback: its frames carried no sentinel
+                trace.quiet = self._ignored_before(len(text))
                 self._traces[ln.key] = trace
                 self._continue(trace, ln, n)
                 return
@@ -519,10 +521,10 @@ class Classifier:
                 and ln.level is None
                 and self._named is None
                 and (q := _INLINE_EXC.search(ln.body)) is not None
-                and not rules.request_refused.search(q["msg"])
+                and not rules.request_refused.search(q["msg"] or q["rmsg"])
             ):
                 # the reporter's sentence quotes the exception: the root only if the log itself names none
-                self._named = self._new_root(ln, n, q["type"], q["msg"])
+                self._named = self._new_root(ln, n, q["type"], q["msg"] or q["rmsg"])
             elif (
                 n <= HEAD_LINES
                 and ln.level is None
@@ -550,8 +552,17 @@ class Classifier:
 
     # --- traces --------------------------------------------------------------------------
 
+    def _ignored_before(self, back: int) -> bool:
+        """Is the line ``back`` characters before the current one Python's ``Exception ignored in: …``?
+        The traceback after it is an exception a destructor or a callback raised at the interpreter's
+        exit, which Python reports and ignores: the run's noise, never its failure."""
+        text = self._history.before(back + 400)
+        return text[: len(text) - back].rstrip("\n").rsplit("\n", 1)[-1].lstrip().startswith(_IGNORED)
+
     def _open(self, ln: Line, n: int) -> None:
-        quiet = ln.level in QUIET_LEVELS
+        quiet = ln.level in QUIET_LEVELS or (
+            ln.level is None and ln.body.startswith(TB_HEAD) and self._ignored_before(0)
+        )
         # "Exception in worker …: <error>, Traceback (…):" is its own header; a frame is not
         own_header = ln.body.endswith(TB_HEAD) and not ln.body.startswith("Traceback")
         if own_header and not quiet:
@@ -749,6 +760,8 @@ class Classifier:
         warning = self._warning
         if warning is not None and self._rules.warning_failure.search(warning.body):
             warning = None  # it reported a failure that is now logged itself: that one is the root
+        elif warning is not None and warning.type == "ImportError" and not self._rules.warning_caused.search(ln.body):
+            warning = None  # a failure a broken import does not cause: it is its own root
         root = self._teardown or warning or self._new_root(ln, n, typ, msg, trace)
         if root is not self._warning and root is not self._teardown:
             root.wrap = next((w for w in self._rules.wrappers if w.match.search(ln.body)), None)

@@ -136,6 +136,8 @@ def clean(raw: str) -> str:
         text = text[:-2]
     if text[:2] == "^C":  # the terminal's echo of the operator's Ctrl-C, in front of the next line printed
         text = text[2:].lstrip(" ")
+    if text[:4] == "... " and text[4:5].strip():
+        text = text[4:]  # a reporter's elision ("... AssertionError: …"), or a REPL's continuation prompt
     if "#033[" in text:  # journald / syslog write ESC as #033
         text = text.replace("#033[", "\x1b[")
     if "^[[" in text:  # a terminal's ESC copied as the two characters ^[ (like ^M)

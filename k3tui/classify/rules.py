@@ -99,6 +99,8 @@ class Rules:
     """WARNING lines that are the root when a failure follows (a broken vllm._C)."""
     warning_failure: re.Pattern[str]
     """Of those, the ones that report a failure by themselves."""
+    warning_caused: re.Pattern[str]
+    """Later failures a broken import causes (a warning root is the root of those only)."""
     plugin_platform: re.Pattern[str]
     """An INFO line saying a platform without vllm._C (a plugin's, TPU) is in use."""
     noise_on_plugin: re.Pattern[str]
@@ -267,6 +269,7 @@ def load_rules() -> Rules:
         wrappers=_wrappers(pat),
         warning_root=_alternation(pat["warning_root"]["patterns"], "patterns.toml [warning_root]"),
         warning_failure=_alternation(pat["warning_root"]["failure"], "patterns.toml [warning_root]"),
+        warning_caused=_rx(pat["warning_root"]["caused"], "patterns.toml [warning_root]"),
         info_root=_alternation(pat["warning_root"]["info"], "patterns.toml [warning_root]"),
         plugin_platform=_rx(pat["warning_root"]["plugin_platform"], "patterns.toml [warning_root]"),
         noise_on_plugin=_rx(pat["warning_root"]["noise_on_plugin"], "patterns.toml [warning_root]"),
