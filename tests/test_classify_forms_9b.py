@@ -160,7 +160,8 @@ def test_vllms_own_module_missing_is_the_image_whatever_the_frames(error: str, p
 
 
 @given(st.sampled_from(["ValueError: Current node has no TPU available.", "RuntimeError: Bad StatusOr access: INTERNAL: Failed to get global TPU topology.",
-                        "ValueError: type fp8e4nv not supported in this architecture."]), PREFIX)  # fmt: skip
+                        "ValueError: type fp8e4nv not supported in this architecture.",
+                        "RuntimeError: Triton Error [CUDA]: device kernel image is invalid"]), PREFIX)  # fmt: skip
 def test_device_words(error: str, prefix: str) -> None:
     assert classify_text(prefix + error + "\n").failed_stage == "device"
 
