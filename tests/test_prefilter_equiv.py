@@ -25,6 +25,7 @@ import shutil
 import sys
 import threading
 import time
+import zlib
 from pathlib import Path
 
 import pytest
@@ -129,15 +130,18 @@ def embed(rnd: random.Random, log: list[str], floods: int, flood_lines: int) -> 
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
-@settings(max_examples=2, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(seed=st.integers(0, 2**32), floods=st.integers(1, 3), flood_lines=st.sampled_from([200, 3000, 12000]))
-def test_corpus_log_in_a_flood_same_as_whole_file(
-    tmp_path: Path, case, seed: int, floods: int, flood_lines: int
-) -> None:
-    text = embed(random.Random(seed), case.text().splitlines(keepends=True), floods, flood_lines)
-    p = tmp_path / "server.log"
-    p.write_text(text, encoding="utf-8")
-    check(p)
+def test_corpus_log_in_a_flood_same_as_whole_file(tmp_path: Path, case) -> None:
+    """Each corpus log cut at random places with floods between the pieces, twice. The draws come from a
+    generator seeded by the log's name, not from hypothesis: with @given under this parametrization,
+    hypothesis's settings chain hit Python's recursion limit past ~950 cases (RecursionError in
+    settings.database), failing every case after it."""
+    rnd = random.Random(zlib.crc32(case.id.encode()))
+    for k in range(2):
+        seed, floods, flood_lines = rnd.randrange(2**32), rnd.randint(1, 3), rnd.choice([200, 3000, 12000])
+        text = embed(random.Random(seed), case.text().splitlines(keepends=True), floods, flood_lines)
+        p = tmp_path / f"server{k}.log"
+        p.write_text(text, encoding="utf-8")
+        check(p)
 
 
 def _failing_cases() -> list:
@@ -434,4 +438,17 @@ def test_warning_roots_and_platform_notes_far_from_any_hit(tmp_path: Path, case:
     text = HEAD + block + "".join(block if x is None else x for x in WARNING_CASES[case]) + block
     p = tmp_path / "server.log"
     p.write_text(text, encoding="utf-8")
+    check(p)
+
+
+@pytest.mark.parametrize("seed", [144, 7, 2024])
+def test_the_loaders_bar_beyond_the_look_back_at_the_end(tmp_path: Path, seed: int) -> None:
+    """352.log (an OOM while loading, then the loader's bar stuck at 0/46) cut in three with 12,000-line
+    floods between the pieces: at the end of the log the classifier looks back a MiB for the loader's last
+    bar. The windows fed the lines between them as empty lines, so a bar a real MiB back was still within
+    their look-back ("weights" against the whole file's "engine", seed 144): the bar's literal is now a
+    look-back literal, read past like a traceback head."""
+    case = next(c for c in CASES if c.id == "vllm-issues/352.log")
+    p = tmp_path / "server.log"
+    p.write_text(embed(random.Random(seed), case.text().splitlines(keepends=True), 3, 12000), encoding="utf-8")
     check(p)

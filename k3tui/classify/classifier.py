@@ -1051,7 +1051,7 @@ class Classifier:
         end of the log only (a bar still moving is not stuck), and only of the last bar."""
         if verdict.confidence != "low" or not self._ended or root.stage_idx > _WEIGHTS:
             return verdict
-        tail = self._history.since(_SHARDS)
+        tail = self._history.since(SHARDS)
         if tail is None or not (m := _SHARDS_BAR.search(tail.split("\n", 1)[0].rsplit("\r", 1)[-1])):
             return verdict
         done, total = int(m["done"]), int(m["total"])
@@ -1066,7 +1066,8 @@ class Classifier:
         return self._vllm or self._timeline.now > 0 or self._n == 0
 
 
-_SHARDS = "checkpoint shards:"
+SHARDS = "checkpoint shards:"
+"""The look-back literal of the loader's progress bar (the remote prefilter reads a MiB past each one)."""
 _SHARDS_BAR = re.compile(r"checkpoint shards: +\d+% Completed \| (?P<done>\d+)/(?P<total>\d+)")
 """tqdm's bar of vLLM's weight loaders (``Loading safetensors checkpoint shards: 3% Completed | 1/37 […]``)."""
 _WEIGHTS = STAGES.index("weights")

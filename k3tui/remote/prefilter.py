@@ -73,7 +73,7 @@ class Needles:
     only their first occurrence matters (``vllm``: is this a vLLM log at all); ``plain``
     are stage markers found on any line; ``gated`` (stage index, literal) only on lines
     holding ``gate``; ``lookback`` are looked for, exactly, in the MiB before a would-be
-    root (a traceback head, a normal stop); ``before`` characters before every line the
+    root (a traceback head, a normal stop) or before the end (the loader's progress bar); ``before`` characters before every line the
     classifier acts on may be read back by it (the native-crash look-back), so every
     window starts at least that far before its first needle.
     """
@@ -104,7 +104,7 @@ def classifier_needles() -> Needles:
         plain=plain,
         gate=r.gate,
         gated=gated + done,
-        lookback=(TB_HEAD, *r.normal_stop),
+        lookback=(TB_HEAD, *r.normal_stop, clf.SHARDS),  # the loader's bar: looked back for at the end
         once=("vllm",),
         before=int(getattr(clf, "CRASH_CHARS", 0)),
     )
