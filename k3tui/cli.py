@@ -66,6 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``k3tui`` script."""
     _safe_streams()
     _exit_on_hangup()
+    _quiet_closed_loop_noise()
     args = build_parser().parse_args(argv)
     try:
         if args.command is None:
@@ -111,6 +112,22 @@ def _one_line(message: str) -> str:
     from .textsafe import neutralise
 
     return neutralise(message.replace("\r\n", " ").replace("\n", " ⏎ "))[:2000]
+
+
+def _quiet_closed_loop_noise() -> None:
+    """asyncio's child watcher logs "Loop … that handles pid N is closed" when a child it watches
+    exits after its event loop was closed: an interrupted command (Ctrl-C) returns while a stopped
+    run's process is still exiting. The child has exited and was reaped by then; the line says
+    nothing an operator can act on and broke the CLI's promise of one clear line on interrupt."""
+    import logging
+
+    class _ClosedLoop(logging.Filter):
+        def filter(self, record: logging.LogRecord) -> bool:
+            return not str(record.msg).startswith("Loop %r that handles pid")
+
+    log = logging.getLogger("asyncio")
+    if not any(isinstance(f, _ClosedLoop) or type(f).__name__ == "_ClosedLoop" for f in log.filters):
+        log.addFilter(_ClosedLoop())
 
 
 def _exit_on_hangup() -> None:
