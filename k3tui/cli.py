@@ -121,13 +121,14 @@ def _quiet_closed_loop_noise() -> None:
     nothing an operator can act on and broke the CLI's promise of one clear line on interrupt."""
     import logging
 
-    class _ClosedLoop(logging.Filter):
-        def filter(self, record: logging.LogRecord) -> bool:
-            return not str(record.msg).startswith("Loop %r that handles pid")
-
     log = logging.getLogger("asyncio")
-    if not any(isinstance(f, _ClosedLoop) or type(f).__name__ == "_ClosedLoop" for f in log.filters):
-        log.addFilter(_ClosedLoop())
+    if _not_closed_loop not in log.filters:
+        log.addFilter(_not_closed_loop)
+
+
+def _not_closed_loop(record: object) -> bool:
+    """A logging filter: False for asyncio's "Loop … that handles pid N is closed" record."""
+    return not str(getattr(record, "msg", "")).startswith("Loop %r that handles pid")
 
 
 def _exit_on_hangup() -> None:

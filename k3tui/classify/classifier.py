@@ -49,7 +49,7 @@ from .result import ClassifyResult, FirstException, StageMark
 from .rules import STAGES, Rules, Wrapper, load_rules
 from .signature import make_signature
 from .timeline import Timeline
-from .traces import STALE_AFTER, TB_HEAD, Trace, frames, opens_trace, rebuild
+from .traces import EXC_TYPE, STALE_AFTER, TB_HEAD, Trace, frames, opens_trace, rebuild
 
 MAX_LINE = 65536
 """Characters kept of one line; the rest of a longer line is ignored (binary garbage)."""
@@ -83,6 +83,7 @@ _CHAINED = re.compile(r"(?:The above exception was the direct cause|During handl
 _FIELD = re.compile(r"^[A-Za-z_][\w.\[\]]*$")
 """The field a pydantic error names on its own line, between its header and its ``Input should …``."""
 _PY_WARNING = re.compile(r"\b[A-Z]\w*Warning: ")
+"""Python's ``warnings`` output (torchvision's 'Failed to load image Python extension' decoy)."""
 _TORCH_TAIL = re.compile(
     r"^\s*(?:(?:CUDA|HIP) kernel errors might be asynchronously reported|For debugging consider passing "
     r"(?:CUDA_LAUNCH_BLOCKING|AMD_SERIALIZE_KERNEL)|Compile with .TORCH_USE_(?:CUDA|HIP)_DSA.)"
@@ -90,14 +91,10 @@ _TORCH_TAIL = re.compile(
 """The advice torch prints under a CUDA or HIP error, line by line: logged line by line (V0's
 ``engine.py:381``), the error's own line above it is the header of the traceback that follows."""
 _IGNORED = "Exception ignored in"
-_INLINE_EXC = re.compile(
-    r"(?<![\w.`])`+ ?(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault|Timeout))"
-    r"(?:: ?(?P<msg>[^`]*\S)|\((?P<rmsg>[^`]*\S)\))`"
-)
+_INLINE_EXC = re.compile(rf"(?<![\w.`])`+ ?(?P<type>{EXC_TYPE})" r"(?:: ?(?P<msg>[^`]*\S)|\((?P<rmsg>[^`]*\S)\))`")
 """An exception with its message (``Type: msg`` or its repr, ``Type("msg")``) quoted inline in a
 reporter's sentence, in markdown's backticks (``You're seeing: `OSError: [Errno 98] Address already in use` ``, "times out with the following error
 ```torch.distributed.DistStoreError: Timed out …```")."""
-"""Python's ``warnings`` output (torchvision's 'Failed to load image Python extension' decoy)."""
 _VLLM_LINE = re.compile(
     r"\b(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[\w/.\-]+\.py:\d+\]"
     r"|^\[[\w/.\-]+\.py:\d+\] \S"  # a paste that kept only the logger's location: [backend_xgrammar.py:158] …
@@ -214,11 +211,11 @@ class Classifier:
         self._serving_after: int | None = None
         """The first line after the root saying the engine had been serving (an EngineDeadError)."""
         self._unexplained: _Root | None = None
+        """The first "start-up failed, see above" consequence: the root left when above holds none
+        (a worker SIGKILLed while starting prints nothing of its own)."""
         self._dead: _Root | None = None
         """The first report of an engine dead under a request in flight (EngineDeadError): the root when
         nothing else is (an excerpt that kept only the front end's report)."""
-        """The first "start-up failed, see above" consequence: the root left when above holds none
-        (a worker SIGKILLed while starting prints nothing of its own)."""
         self._part = 0
         """The part of the current line being read, when a flattened paste was split."""
         self._followed = False
@@ -691,8 +688,7 @@ class Classifier:
             return False
         if rules.handler_at.search(ln.raw) or rules.runtime_wording.search(msg):
             return True
-        lines = trace.lines if trace is not None else []
-        return any(rules.request_frames.search(f"{path} {func}") for _i, (path, func) in frames(lines) if path)
+        return trace is not None and any(rules.request_frames.search(f) for f in _frame_names(trace))
 
     def _one_request(self, trace: Trace, exception: str) -> bool:
         """The traceback is confined to one request's handling (the web server's dispatch, vLLM's
@@ -701,7 +697,7 @@ class Classifier:
         rules = self._rules
         if exception and rules.engine_failed.search(exception):
             return False
-        seen = [f"{path} {func}" for _i, (path, func) in frames(trace.lines) if path]
+        seen = _frame_names(trace)
         return any(rules.request_frames.search(f) for f in seen) and not any(
             rules.engine_frames.search(f) for f in seen
         )
@@ -1071,6 +1067,11 @@ SHARDS = "checkpoint shards:"
 _SHARDS_BAR = re.compile(r"checkpoint shards: +\d+% Completed \| (?P<done>\d+)/(?P<total>\d+)")
 """tqdm's bar of vLLM's weight loaders (``Loading safetensors checkpoint shards: 3% Completed | 1/37 […]``)."""
 _WEIGHTS = STAGES.index("weights")
+
+
+def _frame_names(trace: Trace) -> list[str]:
+    """``PATH FUNC`` of each frame of a traceback that names its file (what the request rules match)."""
+    return [f"{path} {func}" for _i, (path, func) in frames(trace.lines) if path]
 
 
 def _flattened(raw: str) -> list[str] | None:

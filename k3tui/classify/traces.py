@@ -11,6 +11,8 @@ the next log record closes it.
 from __future__ import annotations
 
 import re
+from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from .lines import Line, parse, unescape
@@ -34,7 +36,9 @@ _ENDS_IN_FUNC = re.compile(r", in \S+\s*$")
 _EXC_SHAPE = re.compile(r"^(?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*(?::|\(|$)|^[A-Z_]\w*(?::|\(|$)")
 """An exception line: ``Type[: msg]``, ``Type(…)``; an undotted type is capitalised, so another
 program's own stderr (``srun: error: …``, ``bash: …``) is not taken for one."""
-_EXC_LINE = re.compile(r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault|Timeout)(?::|$)")
+EXC_TYPE = r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault|Timeout)"
+"""An exception's type for sure, by its suffix (as ``patterns.toml [exception]`` spells it)."""
+_EXC_LINE = re.compile(EXC_TYPE + r"(?::|$)")
 """An exception line for sure (its type's suffix says so), where a code line could stand."""
 _CARETS = re.compile(r"^[\^~]+\s*$")
 """Python 3.11's markers under a frame's code (``~~~~^^^^``), left unindented when an excerpt lost its indentation."""
@@ -141,25 +145,27 @@ class Trace:
         return "frame"
 
 
+def _every_frame(stack: list[str]) -> Iterator[tuple[int, str, str]]:
+    """``(index in stack, path, function)`` of each frame line, module-level ones included."""
+    for i, line in enumerate(stack):
+        if "line " in line and (m := _FRAME.search(unescape(line))):
+            yield i, m["path"] or m["cut"] or "", m["func"] or m["cfunc"]
+
+
 def import_frame(stack: list[str]) -> int | None:
     """Index of the innermost frame when it is module-level code or the import machinery
     (the failure happened while importing), else None."""
-    last: tuple[int, str, str] | None = None
-    for i, line in enumerate(stack):
-        if "line " in line and (m := _FRAME.search(unescape(line))):
-            last = (i, m["path"] or m["cut"] or "", m["func"] or m["cfunc"])
-    if last is not None and (last[2] == "<module>" or last[1].startswith("<frozen importlib")):
-        return last[0]
+    for i, path, func in deque(_every_frame(stack), maxlen=1):  # the innermost frame only
+        if func == "<module>" or path.startswith("<frozen importlib"):
+            return i
     return None
 
 
 def from_program_start(stack: list[str]) -> bool:
     """Does the stack's outermost frame run module-level code (a script's or ``python -m``'s first
     frame)? Then it is the main program's own stack, printed whole from where the process began."""
-    for line in stack:
-        if "line " in line and (m := _FRAME.search(unescape(line))):
-            return (m["func"] or m["cfunc"]) == "<module>"
-    return False
+    first = next(_every_frame(stack), None)
+    return first is not None and first[2] == "<module>"
 
 
 _CALL = re.compile(r"([A-Za-z_]\w*)\(")
