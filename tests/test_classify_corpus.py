@@ -59,7 +59,6 @@ KNOWN_MISSES = {
     "vllm-issues/2811.log": "a bare AssertionError quoted alone: the LoRA loading it came from is in the thread",
     "vllm-issues/2816.log": "a tokenizer that cannot be pickled for one request: read as a failure; the label says the server went on",
     "vllm-issues/2836.log": "'No platform detected' at INFO before 'Failed to infer device type': the INFO line is taken (device either way)",
-    "vllm-issues/2838.log": "an xgrammar regex refused for one request (never a root here); the label says the engine died of it",
     "vllm-issues/2702.log": "Ray's OutOfMemoryError (host memory) while loading: frames say the engine, the label weights",
     "vllm-issues/2703.log": "a RecursionError quoted with the start-up markers up to the device: the label reads the engine from the thread",
     "vllm-issues/2732.log": "a model config without hidden_size quoted alone: the label says config, nothing in the excerpt names a layer",

@@ -600,7 +600,7 @@ class Classifier:
             typ, msg = m["type"], (m["msg"] if m["msg"] is not None else (m["rmsg"] or ""))
         else:
             typ, _, msg = body.partition(": ") if ": " in body else ("", "", body)
-        if self._refused(ln, msg) or self._chained_to_quiet(trace) or self._one_request(trace, body):
+        if self._refused(ln, msg, trace) or self._chained_to_quiet(trace) or self._one_request(trace, body):
             trace.quiet = True  # one request refused and answered: logged, survived
             return
         if self._root is None and typ.rsplit(".", 1)[-1] == "CancelledError":
@@ -702,16 +702,20 @@ class Classifier:
             rules.engine_frames.search(f) for f in seen
         )
 
-    def _refused(self, ln: Line, msg: str) -> bool:
+    def _refused(self, ln: Line, msg: str, trace: Trace | None = None) -> bool:
         """ONE request refused and answered (the server goes on): too long for the model, or a front-end
-        request handler that could not prepare its input (its chat template, processor, grammar)."""
+        request handler that could not prepare its input (its chat template, processor, grammar).
+        Not when its traceback runs through the engine's own loop: nothing caught it for that
+        request, it ended the engine."""
         rules = self._rules
+        if trace is not None and any(rules.engine_loop.search(f) for f in _frame_names(trace)):
+            return False
         if rules.request_refused.search(msg):
             return True
         return rules.handler_at.search(ln.raw) is not None and rules.handler_refused.search(ln.body) is not None
 
     def _candidate(self, ln: Line, n: int, typ: str, msg: str, trace: Trace | None = None) -> None:
-        if self._stopped or (typ and self._refused(ln, msg)):
+        if self._stopped or (typ and self._refused(ln, msg, trace)):
             return
         if self._named is not None and self._root is None and ln.level is None and ln.process is None:
             self._root = self._named  # a quoted message, then another bare one: the first said it

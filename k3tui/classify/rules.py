@@ -118,6 +118,7 @@ class Rules:
     request_frames: re.Pattern[str]
     """Frames (``PATH FUNC``) of the web server's dispatch of one request and vLLM's request handlers."""
     engine_frames: re.Pattern[str]
+    engine_loop: re.Pattern[str]
     """Frames of the engine (or the front end's start-up): a traceback through them is not one request's."""
     engine_failed: re.Pattern[str]
     """Exception words that say the engine failed, whatever frames carried them to a request."""
@@ -281,6 +282,7 @@ def load_rules() -> Rules:
         request_refused=_alternation(pat["request_error"]["refused"], "patterns.toml [request_error]"),
         request_frames=_rx(pat["request_error"]["request_frames"], "patterns.toml [request_error]"),
         engine_frames=_rx(pat["request_error"]["engine_frames"], "patterns.toml [request_error]"),
+        engine_loop=_rx(pat["request_error"]["engine_loop"], "patterns.toml [request_error]"),
         engine_failed=_rx(pat["request_error"]["engine_failed"], "patterns.toml [request_error]"),
         crash=_alternation(crash["patterns"], "patterns.toml [crash]"),
         crash_needles=tuple(n.lower() for n in crash["needles"]),

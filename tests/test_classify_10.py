@@ -1,0 +1,74 @@
+"""Issue 13, tenth session: rules made from the tuned part's misses, each in a general form.
+
+- A request's refusal (a grammar that cannot compile, a prompt too long) is one request's only while
+  something caught it for that request: raised through the engine's own loop (V1's busy loop in the
+  engine core, V0's background loop) it ended the engine and is the root (2838). V0's ``engine_step``
+  hands a request's own error to that request's stream: still refused (1924).
+
+Each on generated logs and on the real logs of the tuned part; each fails without its change.
+"""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from k3tui.classify import classify_text
+from tests.support.corpus import issue_text
+
+SITE = "/usr/local/lib/python3.12/dist-packages"
+REFUSALS = st.sampled_from(
+    ["RuntimeError: [15:36:55] /project/cpp/regex_converter.cc:73: Regex parsing error at position 106: Invalid repetition count.",
+     "ValueError: Invalid JSON schema provided: unsupported keyword 'patternProperties'",
+     "ValueError: The decoder prompt (length 17772) is longer than the maximum model length of 16384."]
+)  # fmt: skip
+V1_LOOP = [
+    (f"{SITE}/vllm/v1/engine/core.py", "run_engine_core"),
+    (f"{SITE}/vllm/v1/engine/core.py", "run_busy_loop"),
+    (f"{SITE}/vllm/v1/engine/core.py", "_process_engine_step"),
+    (f"{SITE}/vllm/v1/engine/core.py", "step"),
+    (f"{SITE}/vllm/v1/core/sched/scheduler.py", "schedule"),
+    (f"{SITE}/vllm/v1/structured_output/backend_xgrammar.py", "compile_grammar"),
+]
+V0_LOOP = [
+    (f"{SITE}/vllm/engine/async_llm_engine.py", "run_engine_loop"),
+    (f"{SITE}/vllm/engine/async_llm_engine.py", "engine_step"),
+    (f"{SITE}/vllm/engine/async_llm_engine.py", "step_async"),
+    (f"{SITE}/vllm/model_executor/guided_decoding/xgrammar_decoding.py", "__call__"),
+]
+V0_REQUEST = [
+    (f"{SITE}/vllm/engine/async_llm_engine.py", "generate"),
+    (f"{SITE}/vllm/engine/async_llm_engine.py", "generator"),
+    (f"{SITE}/vllm/engine/async_llm_engine.py", "engine_step"),
+    (f"{SITE}/vllm/engine/async_llm_engine.py", "add_request_async"),
+    (f"{SITE}/vllm/engine/llm_engine.py", "_validate_model_input"),
+]
+PREFIX = st.sampled_from(["", "(EngineCore_DP0 pid=143) ", "ERROR 04-28 15:36:55 [core.py:387] "])
+
+
+def _traceback(prefix: str, frames: list[tuple[str, str]], exception: str, header: str) -> str:
+    lines = [f"{prefix}{header}", f"{prefix}Traceback (most recent call last):"]
+    for path, func in frames:
+        lines += [f'{prefix}  File "{path}", line 42, in {func}', f"{prefix}    call()"]
+    return "\n".join([*lines, f"{prefix}{exception}"]) + "\n"
+
+
+@given(PREFIX, st.sampled_from([V1_LOOP, V0_LOOP]), REFUSALS)
+def test_a_refusal_raised_through_the_engines_loop_ended_the_engine(prefix, frames, exception):
+    log = _traceback(prefix, frames, exception, "EngineCore hit an exception: ")
+    r = classify_text(log)
+    assert r.first_exception is not None and exception in r.first_exception.line, r
+    assert r.failed_stage == "runtime"
+
+
+@given(PREFIX, REFUSALS)
+def test_a_refusal_v0_handed_to_the_requests_stream_is_still_refused(prefix, exception):
+    log = _traceback(prefix, V0_REQUEST, exception, "Error in request stream:")
+    r = classify_text(log)
+    assert r.first_exception is None and r.failed_stage == "none", r
+
+
+def test_real_logs_a_refusal_through_the_loop_and_one_handed_to_its_request():
+    r = classify_text(issue_text("2838.log"))  # xgrammar's regex error in the V1 engine core's busy loop
+    assert (r.failed_stage, r.first_exception and r.first_exception.line_number) == ("runtime", 39)
+    assert classify_text(issue_text("1924.log")).first_exception is None  # V0: the prompt too long
