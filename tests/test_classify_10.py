@@ -4,6 +4,8 @@
   something caught it for that request: raised through the engine's own loop (V1's busy loop in the
   engine core, V0's background loop) it ended the engine and is the root (2838). V0's ``engine_step``
   hands a request's own error to that request's stream: still refused (1924).
+- A one-line root whose message a paste wrapped (the line stops mid-sentence, the next goes on with a
+  lowercase word or a number, no logger's line): its next lines are its stage evidence (3007, 3151, 1826).
 
 Each on generated logs and on the real logs of the tuned part; each fails without its change.
 """
@@ -72,3 +74,34 @@ def test_real_logs_a_refusal_through_the_loop_and_one_handed_to_its_request():
     r = classify_text(issue_text("2838.log"))  # xgrammar's regex error in the V1 engine core's busy loop
     assert (r.failed_stage, r.first_exception and r.first_exception.line_number) == ("runtime", 39)
     assert classify_text(issue_text("1924.log")).first_exception is None  # V0: the prompt too long
+
+
+WRAPPED = st.sampled_from(
+    [("ValueError: To serve at least one request with the model's max seq len (1048576),",
+      "22.5 GiB KV cache is needed, which is larger than the available KV cache memory (17.39 GiB).", "engine"),
+     ("ValueError: Free memory on device xpu:0 (0.0/22.71 GiB) is less than",
+      "desired GPU memory utilization (0.9, 20.44 GiB).", "engine"),
+     ("RuntimeError: Cannot re-initialize CUDA in",
+      "forked subprocess. To use CUDA with multiprocessing, you must use the 'spawn' start method", "device")]
+)  # fmt: skip
+INDENT = st.sampled_from(["", "    ", "(EngineCore_DP0 pid=7) "])
+
+
+@given(WRAPPED, INDENT)
+def test_a_wrapped_one_line_message_is_read_whole_for_its_stage(case, indent):
+    first, rest, stage = case
+    r = classify_text(f"```\n{indent}{first}\n{indent}{rest}\n```\n")
+    assert r.first_exception is not None and first in r.first_exception.line
+    assert r.failed_stage == stage, r.evidence
+
+
+@given(WRAPPED, INDENT, st.sampled_from(["Even with an empty card it fails.", "INFO 01-01 00:00:00 [x.py:1] go on"]))
+def test_a_new_sentence_or_a_loggers_line_after_it_is_not_its_message(case, indent, after):
+    first, rest, _stage = case
+    r = classify_text(f"{indent}{first}\n{indent}{after}\n{indent}{rest}\n")
+    assert r.evidence is not None and r.evidence.rule == "default", r.evidence  # nothing else names a layer
+
+
+def test_real_logs_wrapped_messages():
+    for name, stage in (("3007.log", "engine"), ("3151.log", "engine"), ("1826.log", "engine")):
+        assert classify_text(issue_text(name)).failed_stage == stage, name

@@ -220,7 +220,6 @@ KNOWN_MISSES = {
     "vllm-issues/1820.log": "a bare assert source line before an EngineCore line on a docs page: that it came with a request is in the page's prose",
     "vllm-issues/1823.log": "IBM Spyre's platform check raised in config code: the label says device (the accelerator's support), the frames say config",
     "vllm-issues/1825.log": "a community guide's reworded error: nothing in it names a layer",
-    "vllm-issues/1826.log": "a community guide's error abridged with '...': nothing in it names a layer",
     "vllm-issues/1827.log": "an OOM reworded by a guide with nothing in it saying requests were being served",
     "vllm-issues/1968.log": "an UnboundLocalError in the memory check on a Jetson (NVML missing): nothing in the line names the device",
     "vllm-issues/1977.log": "the root ('nvcc' not found) is only in the reporter's first sentence; the log is a worker traceback cut before its exception line",

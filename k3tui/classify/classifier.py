@@ -81,6 +81,12 @@ _FAILURE_WORDS = re.compile(
 )
 _CHAINED = re.compile(r"(?:The above exception was the direct cause|During handling of the above exception)")
 _FIELD = re.compile(r"^[A-Za-z_][\w.\[\]]*$")
+_MID_SENTENCE = re.compile(r"(?:,|\b[a-z]+)$")
+"""A message line that stops mid-sentence: a comma or a lowercase word last (no full stop, no bracket)."""
+_GOES_ON = re.compile(r"[a-z0-9(]")
+"""A line that continues a sentence: a lowercase word, a number, a bracket first (not a new message)."""
+MESSAGE_GOES_ON = 3
+"""At most so many lines of a one-line root's wrapped message are read as its own."""
 """The field a pydantic error names on its own line, between its header and its ``Input should …``."""
 _PY_WARNING = re.compile(r"\b[A-Z]\w*Warning: ")
 """Python's ``warnings`` output (torchvision's 'Failed to load image Python extension' decoy)."""
@@ -154,6 +160,8 @@ class _Root:
     frames (the engine's busy loop around a collective that timed out), evidence of its stage."""
     chain_at: int = 0
     """The line of the last chain sentence seen after this root's traceback (0: none)."""
+    goes_on: int = 0
+    """Lines a paste wrapped a one-line root's message onto (its stage evidence, not its line)."""
     following: bool = True
     """Still watching for a chained traceback after this root's (every line is read meanwhile:
     the chain sentence carries no prefilter word). The root is announced without waiting for
@@ -411,6 +419,7 @@ class Classifier:
         """After the root's traceback: a chained one (``The above exception …``) holds its callers."""
         last = root.outer[-1] if root.outer else root.trace
         if last is None:
+            self._message_goes_on(root, ln, n)
             if n - root.n > HEADER_WINDOW:
                 root.following = False  # no traceback of its own came: nothing to follow
             return
@@ -420,6 +429,20 @@ class Classifier:
             root.chain_at = n
         elif n - last.last > 3 and (not root.chain_at or n - root.chain_at > 2):
             root.following = False
+
+    def _message_goes_on(self, root: _Root, ln: Line, n: int) -> None:
+        """A one-line root whose message a paste or a terminal wrapped: the line before it ends
+        mid-sentence (a comma, a word) and this one goes on with a lowercase word or a number, printed
+        by the same process and not by a logger. Its words are the root's evidence (the KV cache
+        "needed" of ``To serve at least one request …,`` on the next line)."""
+        if n != root.n + root.goes_on + 1 or root.goes_on >= MESSAGE_GOES_ON or ln.key != root.key or ln.level:
+            return
+        before = (root.stack[-1] if root.goes_on else root.body).rstrip()
+        body = ln.body.strip()
+        if _MID_SENTENCE.search(before) and _GOES_ON.match(body) and not self._rules.exception.match(body):
+            root.stack.append(ln.raw[:4096])
+            root.numbers.append(n)
+            root.goes_on += 1
 
     def _continue(self, trace: Trace, ln: Line, n: int) -> bool:
         """Feed a line to its process's open trace; False when the line is not part of it."""
@@ -1012,7 +1035,7 @@ class Classifier:
                 res.evidence = Verdict("unknown", "not-a-vllm-log", (), "low", why)
             return res
         # decided again when more came after the announcement: the callers' traceback, or the message's own next lines
-        more = root.trace is not None and root.trace.continuation > 0
+        more = (root.trace is not None and root.trace.continuation > 0) or root.goes_on > 0
         verdict = self._verdict(root) if root.outer or more or root.verdict is None else root.verdict
         verdict = self._serving(root, self._unfinished(root, verdict))
         stage = verdict.stage
