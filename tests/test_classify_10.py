@@ -6,6 +6,11 @@
   hands a request's own error to that request's stream: still refused (1924).
 - A one-line root whose message a paste wrapped (the line stops mid-sentence, the next goes on with a
   lowercase word or a number, no logger's line): its next lines are its stage evidence (3007, 3151, 1826).
+- An exception glued to a sentence in a language written without spaces (``…报错ValueError: …``) is
+  quoted as one in backticks is: the root when the log names no other (3057, 1977).
+- Words of a layer: the container runtime refusing to start the image, a build tool the image lacks
+  (container); a GGUF architecture the loader cannot map, the model repository's own code (weights);
+  what the accelerator cannot do (device); more sequences than the cache has blocks (engine).
 
 Each on generated logs and on the real logs of the tuned part; each fails without its change.
 """
@@ -105,3 +110,61 @@ def test_a_new_sentence_or_a_loggers_line_after_it_is_not_its_message(case, inde
 def test_real_logs_wrapped_messages():
     for name, stage in (("3007.log", "engine"), ("3151.log", "engine"), ("1826.log", "engine")):
         assert classify_text(issue_text(name)).failed_stage == stage, name
+
+
+CJK = st.sampled_from(["发送图片预估报错", "运行一段时间会报错：", "実行するとエラー", "사용 중 오류"])
+QUOTED = st.sampled_from(
+    ["ValueError: Attempted to assign 462 = 462 multimodal tokens to 463 placeholders",
+     "FileNotFoundError: [Errno 2] No such file or directory: 'nvcc'",
+     "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"]
+)  # fmt: skip
+
+
+@given(CJK, QUOTED, st.sampled_from(["", "vllm 0.9.1 ", "> "]))
+def test_an_exception_glued_to_a_sentence_without_spaces_is_quoted(words, exception, lead):
+    r = classify_text(f"{lead}{words}{exception}\n\nvllm serve /models/x --port 8080\n")
+    assert r.first_exception is not None and exception in r.first_exception.line, r
+
+
+@given(CJK, QUOTED.filter(lambda e: "memory" not in e))  # (an OOM said in prose is read as a root already)
+def test_a_glued_quote_gives_way_to_the_logs_own_root(words, exception):
+    log = f"vllm 部署后，{words}{exception}\nERROR 01-01 00:00:00 [core.py:1] RuntimeError: NCCL error: unhandled system error\n"
+    r = classify_text(log)
+    assert r.first_exception is not None and "NCCL error" in r.first_exception.line, r
+
+
+LAYER_WORDS = st.sampled_from(
+    [("docker: Error response from daemon: failed to create task for container: failed to create shim task: "
+      "OCI runtime create failed: runc create failed: unable to start container process: exit status 1", "container"),
+     ("nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.9, please update your driver", "container"),
+     ("FileNotFoundError: [Errno 2] No such file or directory: 'ninja'", "container"),
+     ("ValueError: GGUF model with architecture olmo2 is not supported yet", "weights"),
+     ("ModuleNotFoundError: No module named 'transformers_modules.baidu.ERNIE-4'", "weights"),
+     ("RuntimeError: The device doesn't support querying the available free memory.", "device"),
+     ("cutlass.cute.nvgpu.common.OpError: OpError: expects arch to be one of ['sm_100a'], but got Arch.sm_121a", "device"),
+     ("ValueError: max_num_seqs (1024) exceeds available Mamba cache blocks (614).", "engine")]
+)  # fmt: skip
+
+
+@given(LAYER_WORDS, st.sampled_from(["", "(EngineCore_DP0 pid=9) ", "ERROR 01-02 03:04:05 [core.py:700] "]))
+def test_words_of_a_layer_in_the_roots_message(case, prefix):
+    line, stage = case
+    r = classify_text(f"{prefix}{line}\n")
+    assert r.first_exception is not None and line in r.first_exception.line, r
+    assert r.failed_stage == stage, r.evidence
+
+
+def test_real_logs_quotes_glued_to_prose_and_words_of_a_layer():
+    for name, stage, root in (
+        ("3057.log", "runtime", "Attempted to assign 462"),
+        ("1977.log", "container", "No such file or directory: 'nvcc'"),
+        ("3010.log", "container", "nvidia-container-cli"),
+        ("3111.log", "weights", "GGUF model with architecture olmo2"),
+        ("3107.log", "weights", "transformers_modules"),
+        ("3150.log", "device", "doesn't support querying"),
+        ("2946.log", "device", "expects arch to be one of"),
+        ("3110.log", "engine", "Mamba cache blocks"),
+        ("2754.log", "weights", ""),
+    ):
+        r = classify_text(issue_text(name))
+        assert r.failed_stage == stage and r.first_exception is not None and root in r.first_exception.line, name

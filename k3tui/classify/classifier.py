@@ -101,6 +101,12 @@ _INLINE_EXC = re.compile(rf"(?<![\w.`])`+ ?(?P<type>{EXC_TYPE})" r"(?:: ?(?P<msg
 """An exception with its message (``Type: msg`` or its repr, ``Type("msg")``) quoted inline in a
 reporter's sentence, in markdown's backticks (``You're seeing: `OSError: [Errno 98] Address already in use` ``, "times out with the following error
 ```torch.distributed.DistStoreError: Timed out …```")."""
+_CJK_EXC = re.compile(
+    rf"(?<=[\u3000-\u30ff\u3400-\u9fff\uac00-\ud7af\uff00-\uffef])(?P<type>{EXC_TYPE})"
+    r"(?:: ?(?P<msg>.*\S)|\((?P<rmsg>.*\S)\))"
+)
+"""An exception glued to a sentence in a language written without spaces (``…发送图片报错ValueError:
+Attempted to assign …``, after ``：`` or a word): quoted inline as ``_INLINE_EXC`` is, to the line's end."""
 _VLLM_LINE = re.compile(
     r"\b(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[\w/.\-]+\.py:\d+\]"
     r"|^\[[\w/.\-]+\.py:\d+\] \S"  # a paste that kept only the logger's location: [backend_xgrammar.py:158] …
@@ -540,7 +546,7 @@ class Classifier:
                 n <= HEAD_LINES
                 and ln.level is None
                 and self._named is None
-                and (q := _INLINE_EXC.search(ln.body)) is not None
+                and (q := _INLINE_EXC.search(ln.body) or _cjk_quote(ln.body)) is not None
                 and not rules.request_refused.search(q["msg"] or q["rmsg"])
             ):
                 # the reporter's sentence quotes the exception: the root only if the log itself names none
@@ -1094,6 +1100,10 @@ SHARDS = "checkpoint shards:"
 _SHARDS_BAR = re.compile(r"checkpoint shards: +\d+% Completed \| (?P<done>\d+)/(?P<total>\d+)")
 """tqdm's bar of vLLM's weight loaders (``Loading safetensors checkpoint shards: 3% Completed | 1/37 […]``)."""
 _WEIGHTS = STAGES.index("weights")
+
+
+def _cjk_quote(body: str) -> re.Match[str] | None:
+    return None if body.isascii() else _CJK_EXC.search(body)
 
 
 def _frame_names(trace: Trace) -> list[str]:
