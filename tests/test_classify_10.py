@@ -9,8 +9,10 @@
 - An exception glued to a sentence in a language written without spaces (``…报错ValueError: …``) is
   quoted as one in backticks is: the root when the log names no other (3057, 1977).
 - Words of a layer: the container runtime refusing to start the image, a build tool the image lacks
-  (container); a GGUF architecture the loader cannot map, the model repository's own code (weights);
-  what the accelerator cannot do (device); more sequences than the cache has blocks (engine).
+  (container); a GGUF architecture the loader cannot map, the model repository's own code, a tensor of
+  another shape than its parameter, a quantization's config file missing, a gated repository (weights);
+  what the accelerator cannot do (device); more sequences than the cache has blocks (engine); an
+  attention back-end that does not exist (config).
 
 Each on generated logs and on the real logs of the tuned part; each fails without its change.
 """
@@ -142,7 +144,12 @@ LAYER_WORDS = st.sampled_from(
      ("ModuleNotFoundError: No module named 'transformers_modules.baidu.ERNIE-4'", "weights"),
      ("RuntimeError: The device doesn't support querying the available free memory.", "device"),
      ("cutlass.cute.nvgpu.common.OpError: OpError: expects arch to be one of ['sm_100a'], but got Arch.sm_121a", "device"),
-     ("ValueError: max_num_seqs (1024) exceeds available Mamba cache blocks (614).", "engine")]
+     ("ValueError: max_num_seqs (1024) exceeds available Mamba cache blocks (614).", "engine"),
+     ("AssertionError: Attempted to load weight (torch.Size([3840, 1280])) into parameter (torch.Size([1280, 3840]))", "weights"),
+     ("ValueError: Cannot find the config file for squeezellm", "weights"),
+     ("OSError: You are trying to access a gated repo.", "weights"),
+     ("RuntimeError: Required aspect fp64 is not supported on the device", "device"),
+     ("ValueError: Unknown attention backend: 'ASCEND'. Valid options are: FLASH_ATTN, TRITON_ATTN", "config")]
 )  # fmt: skip
 
 
@@ -165,6 +172,10 @@ def test_real_logs_quotes_glued_to_prose_and_words_of_a_layer():
         ("2946.log", "device", "expects arch to be one of"),
         ("3110.log", "engine", "Mamba cache blocks"),
         ("2754.log", "weights", ""),
+        ("2846.log", "weights", "Attempted to load weight"),
+        ("2134.log", "weights", "config file for squeezellm"),
+        ("1171.log", "weights", "gated repo"),
+        ("1576.log", "config", "Unknown attention backend"),
     ):
         r = classify_text(issue_text(name))
         assert r.failed_stage == stage and r.first_exception is not None and root in r.first_exception.line, name

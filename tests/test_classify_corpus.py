@@ -21,7 +21,6 @@ TUNED = tuned_cases()
 
 KNOWN_MISSES = {
     "vllm-issues/2844.log": "a bare 'assert actual_len >= last_group_len' source line is the label's; the classifier takes the traceback's head",
-    "vllm-issues/2846.log": "a weight shape mismatch under [rank10]: quoted alone: the loader is in the thread (weights)",
     "vllm-issues/2848.log": "cupy missing at the first request after Ready: runtime by the issue's reading, the label says the image",
     "vllm-issues/2849.log": "an op with no CPU kernel at the first request after Ready: runtime by the frames, the label says the image",
     "vllm-issues/2851.log": "an offline run's progress bars and prints: nothing recognisably vLLM's (unknown, not none)",
@@ -175,7 +174,6 @@ KNOWN_MISSES = {
     " BackendCompilerFailed line above it",
     "vllm-issues/691.log": "the root line itself is cut mid-message by the stored copy (LoRA target modules)",
     "vllm-issues/1170.log": "a bare vocab-size AssertionError pasted alone ('250682 is not divisible by 8'): nothing in the line says weights (the label rests on the thread)",
-    "vllm-issues/1171.log": "the gated-repo words are on the OSError's continuation lines; a one-line root's continuation is not read as evidence (tried this session, reverted: it moved one held-out log the wrong way)",
     "vllm-issues/1111.log": "Ray placement 'required GPUs exceeds the total': this labeller says engine (distributed set-up), 227/228's labellers say device for the same words",
     "vllm-issues/1124.log": "Ray 'does not allocate any GPUs on the driver node': engine here, device in 228 for the same words (a labelling conflict, see 1111)",
     "vllm-issues/1128.log": "a flattened paste whose first part is a cut frame at another level than the rest: the stage is right, the root is a code line",
@@ -205,7 +203,6 @@ KNOWN_MISSES = {
     "vllm-issues/1672.log": "the root is the assert statement itself (no AssertionError line in the paste): a code line is never taken as a root",
     "vllm-issues/1675.log": "Ray's dead-actor paragraph (SYSTEM_ERROR) alone; the OOM while loading is the thread's diagnosis",
     "vllm-issues/1570.log": "Xinference's UnpickleableError wraps the pydantic error (qwen3_vl unknown to transformers) and is taken as the root; the stage is right",
-    "vllm-issues/1576.log": "'Unknown attention backend: ASCEND' (a bad VLLM_ATTENTION_BACKEND): the label says config, attention-backend words read as the engine elsewhere (a labelling choice)",
     "vllm-issues/1586.log": "a bare '__init__() got an unexpected keyword argument' without the EngineArgs class named: nothing says which __init__",
     "vllm-issues/1588.log": "the only error is inline in a prose sentence after a backtick: not read as a log line",
     "vllm-issues/1865.log": "a CUDA driver OOM during the GPTQ-to-Marlin repack with nothing in the excerpt naming the loader: the OOM alone reads as the engine's set-up",
@@ -258,7 +255,6 @@ KNOWN_MISSES = {
     "vllm-issues/2124.log": "Ascend's inner error in aclnnMatmul: that the server was serving is in the thread",
     "vllm-issues/1723.log": "stage and root right; the label says no OOM appears, an OOM line after the root is read as a consequence (oom false)",
     "vllm-issues/2119.log": "stage and root right (the shell's 'Killed'); that the kernel's OOM killer sent it is in the thread (oom true)",
-    "vllm-issues/2134.log": "'Cannot find the config file for squeezellm' quoted alone: the quantization's file among the model's (weights) or the launch's (config) is in the thread",
     "vllm-issues/2135.log": "root right (HIP's 'HSA_AMD_AGENT_INFO_MEMORY_AVAIL query failed'); a native error nothing places reads as the engine, the label says the device",
     "vllm-issues/2139.log": "V0's 'Double free! PhysicalTokenBlock(… ref_count=0)': the repr's 'ref_count=' reads as a launch setting (config), the label says runtime",
     "vllm-issues/2144.log": "'LoRA rank 64 is greater than max_lora_rank 16' quoted alone: weights by this label, runtime by 1927's for the same words",
