@@ -13,6 +13,8 @@
   another shape than its parameter, a quantization's config file missing, a gated repository (weights);
   what the accelerator cannot do (device); more sequences than the cache has blocks (engine); an
   attention back-end that does not exist (config).
+- torch's warning that CUDA could not be initialised says why vLLM found no platform: it is the root
+  rather than the "No platform detected" line, in either order (3009).
 
 Each on generated logs and on the real logs of the tuned part; each fails without its change.
 """
@@ -179,3 +181,27 @@ def test_real_logs_quotes_glued_to_prose_and_words_of_a_layer():
     ):
         r = classify_text(issue_text(name))
         assert r.failed_stage == stage and r.first_exception is not None and root in r.first_exception.line, name
+
+
+PLATFORM = "INFO 07-30 15:32:48 [__init__.py:239] No platform detected, vLLM is running on UnspecifiedPlatform"
+TORCH_WARNING = st.sampled_from(
+    ["/usr/local/lib/python3.12/dist-packages/torch/cuda/__init__.py:991: UserWarning: CUDA initialization: "
+     "Unexpected error from cudaGetDeviceCount(). Error 803: system has unsupported display driver / cuda driver combination",
+     "/opt/venv/lib/python3.10/site-packages/torch/cuda/__init__.py:129: UserWarning: CUDA initialization: "
+     "The NVIDIA driver on your system is too old (found version 11040)."]
+)  # fmt: skip
+THEN = st.sampled_from(["", "NotImplementedError: UnspecifiedPlatform does not support this\n",
+                        "RuntimeError: Failed to infer device type\n"])  # fmt: skip
+
+
+@given(TORCH_WARNING, st.booleans(), THEN)
+def test_torchs_cuda_warning_says_why_no_platform_was_found(warning, platform_first, then):
+    head = [PLATFORM, warning] if platform_first else [warning, PLATFORM]
+    r = classify_text("\n".join(head) + "\n" + then)
+    assert r.first_exception is not None and "CUDA initialization" in r.first_exception.line, r
+    assert r.failed_stage == "device"
+
+
+def test_real_log_the_driver_warning_after_no_platform():
+    r = classify_text(issue_text("3009.log"))
+    assert r.first_exception is not None and "Error 803" in r.first_exception.line

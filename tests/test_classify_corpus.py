@@ -277,7 +277,6 @@ KNOWN_MISSES = {
     "vllm-issues/2263.log": "the front end's _validate_input traceback cut before its exception (a request refused, label none): the cut traceback is taken",
     "vllm-issues/2265.log": "root right (the reporter's '报错： ModuleNotFoundError' line); an import's words read as the image, the label says the engine (remote code)",
     "vllm-issues/3004.log": "a two-pod start-up that hangs in NCCL set-up: no failure line, so no root; the label the engine (a hang)",
-    "vllm-issues/3009.log": "'No platform detected' at INFO is taken before torch's Error 803 warning the label takes",
     "vllm-issues/3011.log": "a traceback flattened onto one line with a prefix before each frame: its source line 'raise RuntimeError(f\"NCCL error …\")' is taken, not the exception",
     "vllm-issues/3052.log": "a device-side assertion quoted alone without its kernel location: not read as a root",
     "vllm-issues/3053.log": "a job platform's console frame around every line: the watchdog's what() is taken before the 'terminate called' line the label takes",

@@ -482,6 +482,13 @@ class Classifier:
             ):
                 return  # code or a continuation printed outside any traceback we follow
             ln = replace(ln, body=stripped)  # pydantic's field line, or an exception line a paste indented
+        if (
+            (said := self._warning) is not None
+            and said.type == "PlatformError"
+            and self._root is None
+            and self._rules.py_warning_root.search(ln.body)
+        ):
+            self._warning = self._new_root(ln, n, "UserWarning", ln.body)  # torch says why no platform was found
         if ln.level in ("WARNING", "INFO", None) and self._warning is None and self._root is None:
             rules = self._rules
             if ln.level == "INFO":
