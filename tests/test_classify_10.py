@@ -13,6 +13,8 @@
   another shape than its parameter, a quantization's config file missing, a gated repository (weights);
   what the accelerator cannot do (device); more sequences than the cache has blocks (engine); an
   attention back-end that does not exist (config).
+- A request handler's refusal logged in V0's format, without the bracket before the logger's location
+  (``ERROR 11-11 21:14:55 serving_chat.py:158] jinja2.exceptions.…``), is one request's as in V1's.
 - torch's warning that CUDA could not be initialised says why vLLM found no platform: it is the root
   rather than the "No platform detected" line, in either order (3009).
 
@@ -205,3 +207,14 @@ def test_torchs_cuda_warning_says_why_no_platform_was_found(warning, platform_fi
 def test_real_log_the_driver_warning_after_no_platform():
     r = classify_text(issue_text("3009.log"))
     assert r.first_exception is not None and "Error 803" in r.first_exception.line
+
+
+@given(
+    st.sampled_from(["serving_chat.py:158] ", "[serving_chat.py:158] ", "entrypoints/openai/serving_chat.py:158] "]),
+    st.sampled_from(["jinja2.exceptions.TemplateSyntaxError: expected token 'end of print statement', got 'name'",
+                     "jinja2.exceptions.UndefinedError: 'dict object' has no attribute 'content'"]),
+)  # fmt: skip
+def test_a_handlers_refusal_in_v0s_logger_format_is_one_requests(location, exception):
+    log = f"ERROR 11-11 21:14:55 {location}{exception}\nINFO 11-11 21:14:56 metrics.py:1] Avg prompt throughput: 1 tokens/s\n"
+    r = classify_text(log)
+    assert r.first_exception is None and r.failed_stage == "none", r
