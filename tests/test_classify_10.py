@@ -12,7 +12,11 @@
   (container); a GGUF architecture the loader cannot map, the model repository's own code, a tensor of
   another shape than its parameter, a quantization's config file missing, a gated repository (weights);
   what the accelerator cannot do (device); more sequences than the cache has blocks (engine); an
-  attention back-end that does not exist (config).
+  attention back-end that does not exist (config); a kernel for some GPU generations only, a device of
+  a type not known (device); an attention back-end that cannot run the model's attention (engine).
+- A process gone with a signal's exit status (``worker exited with exit code 136``: 128 + the signal)
+  is a kill, the root when nothing else is; a vLLM line behind a prefix not known after it means the
+  log went on (not "it crashed before printing anything").
 - A request handler's refusal logged in V0's format, without the bracket before the logger's location
   (``ERROR 11-11 21:14:55 serving_chat.py:158] jinja2.exceptions.…``), is one request's as in V1's.
 - torch's warning that CUDA could not be initialised says why vLLM found no platform: it is the root
@@ -153,7 +157,11 @@ LAYER_WORDS = st.sampled_from(
      ("ValueError: Cannot find the config file for squeezellm", "weights"),
      ("OSError: You are trying to access a gated repo.", "weights"),
      ("RuntimeError: Required aspect fp64 is not supported on the device", "device"),
-     ("ValueError: Unknown attention backend: 'ASCEND'. Valid options are: FLASH_ATTN, TRITON_ATTN", "config")]
+     ("ValueError: Unknown attention backend: 'ASCEND'. Valid options are: FLASH_ATTN, TRITON_ATTN", "config"),
+     ("AssertionError: Only SM 10.x and 11.x are supported", "device"),
+     ("ValueError: Unsupported device: the device type is 7.", "device"),
+     ("RuntimeError: Worker failed with error 'FlashInfer backend currently does not support attention sinks, "
+      "please use trtllm on blackwell or flash attention on earlier GPUs.', please check the stack trace above", "engine")]
 )  # fmt: skip
 
 
@@ -180,6 +188,10 @@ def test_real_logs_quotes_glued_to_prose_and_words_of_a_layer():
         ("2134.log", "weights", "config file for squeezellm"),
         ("1171.log", "weights", "gated repo"),
         ("1576.log", "config", "Unknown attention backend"),
+        ("3201.log", "device", "Only SM 10.x and 11.x"),
+        ("3355.log", "device", "Unsupported device"),
+        ("3351.log", "engine", "does not support attention sinks"),
+        ("1818.log", "engine", "does not support attention sinks"),
     ):
         r = classify_text(issue_text(name))
         assert r.failed_stage == stage and r.first_exception is not None and root in r.first_exception.line, name
@@ -218,3 +230,24 @@ def test_a_handlers_refusal_in_v0s_logger_format_is_one_requests(location, excep
     log = f"ERROR 11-11 21:14:55 {location}{exception}\nINFO 11-11 21:14:56 metrics.py:1] Avg prompt throughput: 1 tokens/s\n"
     r = classify_text(log)
     assert r.first_exception is None and r.failed_stage == "none", r
+
+
+@given(
+    st.sampled_from(["worker exited with exit code 136", "Worker exited with exit status 137",
+                     "engine process exited with code 139"]),
+    st.sampled_from(["", "0s0n9esxgd0u45[error]", "(APIServer pid=1) ERROR 01-01 00:00:00 [launcher.py:1] "]),
+)  # fmt: skip
+def test_a_signals_exit_status_is_a_kill(line, prefix):
+    r = classify_text(f"{prefix}{line}\n")
+    assert r.first_exception is not None and line in r.first_exception.line, r
+
+
+@given(st.sampled_from(["worker exited with exit code 1", "exited with code 0", "exited with exit code 2"]))
+def test_an_ordinary_exit_status_is_no_kill(line):
+    assert classify_text(f"{line}\n").first_exception is None
+
+
+def test_real_log_a_kill_and_a_vllm_line_behind_a_platforms_prefix():
+    r = classify_text(issue_text("3259.log"))
+    assert r.first_exception is not None and "exit code 136" in r.first_exception.line
+    assert r.evidence is not None and r.evidence.rule != "markers"  # the log went on after it

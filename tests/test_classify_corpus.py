@@ -212,7 +212,6 @@ KNOWN_MISSES = {
     "vllm-issues/1912.log": "root right (the sleep-mode allocator's native 'CUDA Error: out of memory at …cumem_allocator.cpp:62' line); nothing in the excerpt says requests were being served",
     "vllm-issues/1812.log": "a docs page set the process prefixes in bold and cut the first line's: the AssertionError line is not read as a root",
     "vllm-issues/1816.log": "FlashInfer's TVM_FFI_ICHECK source line quoted without its exception line: the cut traceback's head is taken",
-    "vllm-issues/1818.log": "V1's one-line 'Worker failed with error' quoting the FlashInfer attention-sink rejection: a consequence with its message, not taken alone",
     "vllm-issues/1820.log": "a bare assert source line before an EngineCore line on a docs page: that it came with a request is in the page's prose",
     "vllm-issues/1823.log": "IBM Spyre's platform check raised in config code: the label says device (the accelerator's support), the frames say config",
     "vllm-issues/1825.log": "a community guide's reworded error: nothing in it names a layer",
@@ -290,6 +289,15 @@ KNOWN_MISSES = {
     "vllm-issues/2948.log": "a path-only paste of Triton's CUDA 'invalid argument' with no capture frame: nothing names a layer (default runtime); the thread says graph capture",
     "vllm-issues/2952.log": "an OOM with 138.8 of 139.8 GiB in use: the OOM's words say the engine's budget, the label says it was serving",
     "vllm-issues/2954.log": "Kimi-K3's 'cp_world_size must be positive' alone: nothing names a layer (default runtime); the label the engine's set-up",
+    "vllm-issues/3256.log": "the label quotes the exception's 'Type: message' line; the classifier takes the same exception's repr line the V0 engine logged first",
+    "vllm-issues/3258.log": "a ZMQError while the engine starts (the thread says a remote-code model's load timed out): nothing names a layer",
+    "vllm-issues/3259.log": "a RunPod record's exit status 136 (SIGFPE) and a request added after it: the native default says the engine's set-up, the label runtime",
+    "vllm-issues/3261.log": "a two-GPU RCCL start-up that hangs at CUDA-graph capture: no failure line, so no root; the label the engine",
+    "vllm-issues/3354.log": "Gaudi's 'PT_DEVMEM Allocation failed' from a calibration script: not read as an OOM, nothing names a layer",
+    "vllm-issues/3356.log": "'RuntimeError: Compilation disabled' alone: nothing names a layer; the label torch.compile (engine)",
+    "vllm-issues/3361.log": "a docs block of Ascend start-up lines indented by an admonition: nothing recognisably vLLM's in its first lines (unknown, not none)",
+    "vllm-issues/3365.log": "a prose sentence quoting 'No available memory for the cache blocks': the label counts it an OOM, the classifier the KV cache's sizing",
+    "vllm-issues/3207.log": "an agent's grep output ('  Line 98: …' before each hit): the traceback's head is taken, not the free-memory ValueError",
 }
 
 
@@ -404,8 +412,12 @@ def test_corpus_events_agree_with_result(case: Case) -> None:
 # changed nothing (167 / 195 / 4 before and after). Floors and ceiling are that measurement.
 # Fourth round: 8 more fresh held-out logs (stage 6/8, root 4/8); on all 319: stage 236 (74.0 %), root
 # 270 (84.6 %), seven `none` logs with an exception.
+# Session 10: 24 fresh held-out logs came with 9 batches (stage 15/24, root 19/24 when they came), one of
+# them a `none` log given an exception (a batch of V0-era logs; aggregate only, its file not opened). On all
+# 343, after the session's rules so far: stage 253 (73.8 %), root 289 (84.3 %), eight `none` logs with an
+# exception; the rules made from the tuned misses changed none of the 343 (253/289/8 before and after).
 HELD_OUT_FLOOR = {"stage": 0.73, "root": 0.84}
-HELD_OUT_NONE_WITH_EXCEPTION_CEILING = 7
+HELD_OUT_NONE_WITH_EXCEPTION_CEILING = 8
 
 
 def test_held_out_part_holds_its_measured_floor() -> None:

@@ -384,8 +384,12 @@ class Classifier:
             self._vllm = True  # a logger's line (vLLM, uvicorn, NCCL, glog), or vLLM's quoted in prose
         if n == 1:
             self._announce_stages(self._timeline.first_line(ln), ln)
-        elif n <= HEAD_LINES and not self._followed and (ln.level is not None or ln.process is not None):
-            self._followed = True
+        elif (
+            n <= HEAD_LINES
+            and not self._followed
+            and (ln.level is not None or ln.process is not None or _VLLM_LINE.search(raw))
+        ):
+            self._followed = True  # (a vLLM line behind a prefix not known, a platform's console record, too)
         if self._traces:
             self._expire(n)
         root = self._root
