@@ -19,6 +19,9 @@
   log went on (not "it crashed before printing anything").
 - A request handler's refusal logged in V0's format, without the bracket before the logger's location
   (``ERROR 11-11 21:14:55 serving_chat.py:158] jinja2.exceptions.…``), is one request's as in V1's.
+- A log is a vLLM log when it holds a word only vLLM prints (its engine arguments' names, its engine core,
+  its KV cache's preemption, an offline generate()'s progress bar, its benchmark's report), not only its
+  name or its logger's prefix: such short excerpts are `none`, not `unknown` (2607, 2610, 2851).
 - torch's warning that CUDA could not be initialised says why vLLM found no platform: it is the root
   rather than the "No platform detected" line, in either order (3009).
 
@@ -251,3 +254,30 @@ def test_real_log_a_kill_and_a_vllm_line_behind_a_platforms_prefix():
     r = classify_text(issue_text("3259.log"))
     assert r.first_exception is not None and "exit code 136" in r.first_exception.line
     assert r.evidence is not None and r.evidence.rule != "markers"  # the log went on after it
+
+
+VLLM_WORDS = st.sampled_from(
+    ["Sequence group 5 is preempted by PreemptionMode.RECOMPUTE mode because there is not enough KV cache space.",
+     "Processed prompts: 100%|██████████| 2/2 [00:00<00:00,  8.93it/s, est. speed input: 17.86 toks/s]",
+     "============ Serving Benchmark Result ============", "Increase gpu_memory_utilization or tensor_parallel_size",
+     "the enginecore process is gone"]
+)  # fmt: skip
+PLAIN_TEXT = st.lists(
+    st.sampled_from(["Successful requests: 1", "Duration: 0.25", "the run finished", "RPS: 7.7"]), max_size=5
+)
+
+
+@given(VLLM_WORDS, PLAIN_TEXT, PLAIN_TEXT)
+def test_a_word_only_vllm_prints_makes_an_excerpt_a_vllm_log(words, before, after):
+    r = classify_text("\n".join([*before, words, *after]) + "\n")
+    assert r.failed_stage == "none", r.evidence
+
+
+@given(PLAIN_TEXT.filter(bool))
+def test_without_one_it_is_not_a_vllm_log(lines):
+    assert classify_text("\n".join(lines) + "\n").failed_stage == "unknown"
+
+
+def test_real_logs_short_excerpts_of_vllm_words():
+    for name in ("2607.log", "2610.log", "2851.log"):
+        assert classify_text(issue_text(name)).failed_stage == "none", name

@@ -10,6 +10,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from k3tui.classify.rules import load_rules
 from k3tui.cli import main
 
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
@@ -111,7 +112,11 @@ def test_a_real_binary_is_not_a_vllm_log(capsys) -> None:
 @given(
     st.lists(
         st.text(alphabet=st.characters(codec="ascii", exclude_characters="\r\n\x00"), max_size=80).filter(
-            lambda s: "vllm" not in s.lower() and "rror" not in s.lower() and not any(c in s for c in ":[(")
+            lambda s: (
+                not any(w.lower() in s.lower() for w in load_rules().recognise)
+                and "rror" not in s.lower()
+                and not any(c in s for c in ":[(")
+            )
         ),
         min_size=1,
         max_size=40,

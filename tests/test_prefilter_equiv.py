@@ -452,3 +452,24 @@ def test_the_loaders_bar_beyond_the_look_back_at_the_end(tmp_path: Path, seed: i
     p = tmp_path / "server.log"
     p.write_text(embed(random.Random(seed), case.text().splitlines(keepends=True), 3, 12000), encoding="utf-8")
     check(p)
+
+
+PLAIN = [f"Dec  5 13:{i % 60:02d}:00 node7 kernel: eth0: link is up at 100 Gbps, slot {i}\n" for i in range(97)]
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["Sequence group 221 is preempted by PreemptionMode.RECOMPUTE mode because there is not enough KV cache space.\n",
+     "Processed prompts: 100%|##########| 2/2 [00:00<00:00,  8.93it/s]\n",
+     "============ Serving Benchmark Result ============\n", None],
+)  # fmt: skip
+@pytest.mark.parametrize("flood", [40, 9000])
+def test_a_word_only_vllm_prints_far_in_a_log_makes_it_a_vllm_log(tmp_path: Path, line: str | None, flood: int) -> None:
+    """A short excerpt without vLLM's name or logger is still a vLLM log when it holds a word only vLLM
+    prints; the remote scan must find that word wherever it is, as the classifier does (and without
+    any, both say: not a vLLM log)."""
+    block = "".join(PLAIN[i % len(PLAIN)] for i in range(flood))
+    p = tmp_path / "excerpt.log"
+    p.write_text(block + (line or "") + block, encoding="utf-8")
+    check(p)
+    assert scan(p).result.failed_stage == ("unknown" if line is None else "none")

@@ -69,7 +69,6 @@ CRASH_LOOKBACK = 100
 """Lines looked back from a crash's consequence for the native crash or kill line."""
 CRASH_CHARS = 1 << 16
 """Characters of that look-back."""
-RECOGNISE = "vllm"
 """A log holding this word anywhere (any case) is a vLLM log, root or not."""
 _BARE = Wrapper(re.compile(r"$^"), "chained")
 """A root exception without a message: if Python chains another one to it ("The above
@@ -245,6 +244,7 @@ class Classifier:
         self._vllm = False
         """Seen the word vllm anywhere (lines without a root or marker may still be a vLLM log)."""
         self._always = tuple(a.lower() for a in self._rules.always)
+        self._recognise = tuple(w.lower() for w in self._rules.recognise)
         self._sentinels: tuple[str, ...] = ()
         self._needles: tuple[str, ...] = ()
         self._refresh_sentinels()
@@ -333,7 +333,7 @@ class Classifier:
         low = buf.lower()
         aligned = len(low) == len(buf)  # lower() never shrinks; a longer copy would shift offsets
         pos = 0
-        if not self._vllm and RECOGNISE in low:
+        if not self._vllm and any(w in low for w in self._recognise):
             self._vllm = True
         nexts: dict[str, int] = {}
         while pos < end:

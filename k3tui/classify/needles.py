@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .classifier import CRASH_LOOKBACK, EMIT_AFTER, HEAD_LINES, HEADER_WINDOW, RECOGNISE, WRAP_WINDOW
+from .classifier import CRASH_LOOKBACK, EMIT_AFTER, HEAD_LINES, HEADER_WINDOW, WRAP_WINDOW
 from .rules import load_rules
 from .traces import TB_HEAD
 
@@ -41,7 +41,8 @@ class Needles:
     """Lines after a hit it may read (the rest of a traceback, a wrapper's inner root,
     a faulthandler dump, the lines a one-line root waits for)."""
     first_only: tuple[str, ...]
-    """Lowercase literals whose FIRST hit alone matters (``vllm``: is this a vLLM log at all)."""
+    """Lowercase literals whose FIRST hit alone matters (``vllm`` and the words only vLLM prints: is
+    this a vLLM log at all)."""
 
 
 def needles() -> Needles:
@@ -58,5 +59,5 @@ def needles() -> Needles:
         head_lines=HEAD_LINES,
         before=max(HEADER_WINDOW, CRASH_LOOKBACK),
         after=max(WRAP_WINDOW, EMIT_AFTER, HEADER_WINDOW),
-        first_only=(RECOGNISE,),
+        first_only=tuple(dict.fromkeys(w.lower() for w in rules.recognise)),
     )

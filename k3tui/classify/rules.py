@@ -132,6 +132,8 @@ class Rules:
     """Literals as printed, one of which every ``plugin_platform`` and ``py_warning_root`` line carries."""
     crash_needles: tuple[str, ...]
     """Lowercase literals, one of which every ``crash`` line carries."""
+    recognise: tuple[str, ...]
+    """Words only vLLM prints, as printed (its name first): any of them, in any case, makes a log a vLLM log."""
     crash_trigger: re.Pattern[str]
     """Lines after which the classifier looks back for a ``crash`` line."""
     faulthandler: re.Pattern[str]
@@ -286,6 +288,7 @@ def load_rules() -> Rules:
         engine_failed=_rx(pat["request_error"]["engine_failed"], "patterns.toml [request_error]"),
         crash=_alternation(crash["patterns"], "patterns.toml [crash]"),
         crash_needles=tuple(n.lower() for n in crash["needles"]),
+        recognise=tuple(dict.fromkeys(pat["recognise"]["words"])),
         warning_needles=tuple(pat["warning_root"]["needles"]),
         crash_trigger=_alternation(crash["after"], "patterns.toml [crash]"),
         faulthandler=_rx(crash["faulthandler"], "patterns.toml [crash]"),

@@ -105,7 +105,7 @@ def classifier_needles() -> Needles:
         gate=r.gate,
         gated=gated + done,
         lookback=(TB_HEAD, *r.normal_stop, clf.SHARDS),  # the loader's bar: looked back for at the end
-        once=("vllm",),
+        once=r.recognise,  # is it a vLLM log at all: the first of each word
         before=int(getattr(clf, "CRASH_CHARS", 0)),
     )
 
