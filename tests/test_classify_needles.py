@@ -35,9 +35,19 @@ def test_needles_are_lowercase_literals_with_windows() -> None:
         n.head_lines >= 30
         and n.before >= 50
         and n.after >= 50
-        and n.first_only[0] == "vllm"
-        and set(n.first_only) == {w.lower() for w in load_rules().recognise}
+        and n.once[0] == "vllm"
+        and n.once == load_rules().recognise
     )
+
+
+def test_the_parts_a_host_scan_uses_are_the_literals() -> None:
+    """The remote prefilter reads the parts (words, markers, look-back literals), the local tests the
+    literals: one derivation, so every part is among the literals and the crash needles only add to them."""
+    n = needles()
+    parts = [*n.words, *n.lookback, n.gate, *(m for _, m in n.plain), *(m for _, m in n.gated)]
+    assert {p.lower() for p in parts} - {n.gate} <= set(n.literals)
+    assert set(n.literals) - {p.lower() for p in parts} <= set(load_rules().crash_needles)
+    assert n.before_chars > 0 and all(0 <= i < len(load_rules().stages) + 1 for i, _ in (*n.plain, *n.gated))
 
 
 @pytest.mark.parametrize("path", LOGS, ids=[f"{p.parent.name}/{p.name}" for p in LOGS])

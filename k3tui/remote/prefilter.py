@@ -18,7 +18,7 @@ Why the answer equals classifying the whole file (``tests/test_prefilter_equiv.p
   and a window ends only once the last look-back literal (a traceback head, a normal stop)
   is further back than the classifier's look-back (``LOOKBACK`` characters): a look-back
   never reaches across a gap, in the file or here; and every window starts
-  ``Needles.before`` bytes ahead of its first needle (the native-crash look-back);
+  ``Needles.before_chars`` bytes ahead of its first needle (the native-crash look-back);
 - a needle that reached its cap on the host (a stage marker repeated all day) is scanned
   for again from where it was dropped if it can still matter at that line.
 
@@ -39,11 +39,10 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from ..classify import Classifier, ClassifyResult
+from ..classify import Classifier, ClassifyResult, Needles, needles
 from ..classify.classifier import HEAD_LINES
 from ..classify.history import LOOKBACK
-from ..classify.rules import STAGES, load_rules
-from ..classify.traces import TB_HEAD
+from ..classify.rules import STAGES
 from ..errors import HostError
 from .base import Host, RunResult
 
@@ -64,50 +63,9 @@ class PrefilterError(HostError):
     """The log could not be scanned or read on the host."""
 
 
-@dataclass(frozen=True)
-class Needles:
-    """What can make a line matter to the classifier, and in which case.
-
-    ``words`` are matched case-insensitively by the classifier (searched here as written,
-    lower and UPPER case: ``rror`` in ``Error``, ``error``, ``ERROR``); ``once`` too, but
-    only their first occurrence matters (``vllm``: is this a vLLM log at all); ``plain``
-    are stage markers found on any line; ``gated`` (stage index, literal) only on lines
-    holding ``gate``; ``lookback`` are looked for, exactly, in the MiB before a would-be
-    root (a traceback head, a normal stop) or before the end (the loader's progress bar); ``before`` characters before every line the
-    classifier acts on may be read back by it (the native-crash look-back), so every
-    window starts at least that far before its first needle.
-    """
-
-    words: tuple[str, ...]
-    plain: tuple[tuple[int, str], ...]
-    gate: str
-    gated: tuple[tuple[int, str], ...]
-    lookback: tuple[str, ...]
-    once: tuple[str, ...] = ()
-    before: int = 0
-
-
-@cache
 def classifier_needles() -> Needles:
-    """The classifier's needles, derived from its rules data (``assets/classify/*.toml``).
-
-    TODO(lead): switch to k3tui.classify's needles once issue 13 exposes them.
-    """
-    from ..classify import classifier as clf
-
-    r = load_rules()
-    plain = tuple((s.index, m) for s in r.stages for m in s.plain)
-    gated = tuple((s.index, m.lower()) for s in r.stages for m in s.markers)
-    done = tuple((s.index + 1, m.lower()) for s in r.stages for m in s.done)
-    return Needles(
-        words=tuple(dict.fromkeys((*r.always, *r.warning_needles))),  # a warning root's or a platform's line
-        plain=plain,
-        gate=r.gate,
-        gated=gated + done,
-        lookback=(TB_HEAD, *r.normal_stop, clf.SHARDS),  # the loader's bar: looked back for at the end
-        once=r.recognise,  # is it a vLLM log at all: the first of each word
-        before=int(getattr(clf, "CRASH_CHARS", 0)),
-    )
+    """The classifier's needles (:func:`k3tui.classify.needles`): the one derivation from its rules."""
+    return needles()
 
 
 def _variants(word: str, upper: bool = True) -> list[str]:
@@ -633,7 +591,7 @@ async def _walk(
 
 async def _last_window(host: Host, path: str, fmt: str, sc: _Scanned, walk: _Walk, out: LogScan) -> None:
     """The end of the file: the classifier looks back from it when no root was found."""
-    before = classifier_needles().before
+    before = classifier_needles().before_chars
     if before:
         got = (await _fetch(host, path, sc.size, fmt, [_Win(walk.off, sc.size, sc.lines, 4 * before, sc.size)]))[0]
         walk.gap(got.first_line - walk.line)
@@ -653,7 +611,7 @@ def _after(pending: list[tuple[int, int]], i: int, end: int) -> int:
 def _plan(hits: list[tuple[int, int]], walk: _Walk, size: int, full: bool) -> list[_Win]:
     """The next windows, merged where their look-back reaches the previous one, BATCH at most."""
     step = WINDOW if not full else 8 << 20
-    before = 4 * classifier_needles().before
+    before = 4 * classifier_needles().before_chars
     wins: list[_Win] = []
     for off, line in hits:
         if len(wins) >= BATCH:
