@@ -22,6 +22,9 @@
 - A log is a vLLM log when it holds a word only vLLM prints (its engine arguments' names, its engine core,
   its KV cache's preemption, an offline generate()'s progress bar, its benchmark's report), not only its
   name or its logger's prefix: such short excerpts are `none`, not `unknown` (2607, 2610, 2851).
+- A paste that indented a whole traceback (a YAML status block, a list item): its first frame says by how
+  much (Python indents a frame by 2), and its lines are read without it, so its exception line is one
+  again and a wrapper's inner traceback is unwrapped (2766); a head indented alone changes nothing (1844).
 - torch's warning that CUDA could not be initialised says why vLLM found no platform: it is the root
   rather than the "No platform detected" line, in either order (3009).
 
@@ -281,3 +284,33 @@ def test_without_one_it_is_not_a_vllm_log(lines):
 def test_real_logs_short_excerpts_of_vllm_words():
     for name in ("2607.log", "2610.log", "2851.log"):
         assert classify_text(issue_text(name)).failed_stage == "none", name
+
+
+LOADER = [
+    (f"{SITE}/vllm/entrypoints/llm.py", "__init__"),
+    (f"{SITE}/vllm/model_executor/model_loader/loader.py", "load_model"),
+    (f"{SITE}/safetensors/torch.py", "load_file"),
+]
+
+
+@given(st.integers(1, 14), st.booleans())
+def test_a_traceback_a_paste_indented_whole(indent, wrapped):
+    pad = " " * indent
+    lines = [f"{pad}Traceback (most recent call last):"]
+    lines += [f'{pad}  File "{p}", line 7, in {f}\n{pad}    call()' for p, f in LOADER]
+    inner = "safetensors_rust.SafetensorError: Error while deserializing header: HeaderTooLarge"
+    if wrapped:  # Ray's RuntimeError carrying the remote traceback as its message
+        lines = [f"{pad}RuntimeError: Traceback (most recent call last):", *lines[1:]]
+    log = "deployment status:\n" + "\n".join([*lines, f"{pad}{inner}"]) + "\n"
+    r = classify_text(log)
+    assert r.first_exception is not None and r.first_exception.line.strip() == inner, r
+    assert r.failed_stage == "weights"
+
+
+def test_real_logs_an_indented_paste_and_a_head_indented_alone():
+    r = classify_text(issue_text("2766.log"))  # Ray Serve's status block: the wrapper's inner traceback
+    assert (
+        r.first_exception is not None and r.first_exception.line.strip() == "RuntimeError: No CUDA GPUs are available"
+    )
+    r = classify_text(issue_text("1844.log"))  # ' Traceback …' one space in, frames as Python prints them
+    assert r.failed_stage == "config" and r.evidence is not None and r.evidence.rule == "frames"

@@ -50,7 +50,6 @@ KNOWN_MISSES = {
     "vllm-issues/2749.log": "an application re-logs vLLM's lines after its own 'DATE - INFO - vLLM:' prefix: the engine's timeout is not read under it",
     "vllm-issues/2752.log": "'Background loop is stopped' raised to the reporter's own health check after a graceful shutdown line",
     "vllm-issues/2759.log": "an OCR'd screenshot ('engine-py:135]', a repr cut): the label's line is not found whole",
-    "vllm-issues/2766.log": "Ray's remote traceback inside a YAML status block, indented: the wrapper is not read there",
     "vllm-issues/2770.log": "a sliding-window check in a worker quoted alone: the model's config it rejects is in the thread (weights)",
     "vllm-issues/2807.log": "a data-parallel group initialised twice, quoted alone: that it came at start-up is in the thread (engine)",
     "vllm-issues/2811.log": "a bare AssertionError quoted alone: the LoRA loading it came from is in the thread",

@@ -456,6 +456,12 @@ class Classifier:
 
     def _continue(self, trace: Trace, ln: Line, n: int) -> bool:
         """Feed a line to its process's open trace; False when the line is not part of it."""
+        if trace.indent:
+            body = ln.body
+            if trace.indent < 0 and body.lstrip(" ").startswith('File "'):
+                trace.indent = max(0, len(body) - len(body.lstrip(" ")) - 2)  # Python indents a frame by 2
+            if trace.indent > 0 and body.startswith(" " * trace.indent):
+                ln = replace(ln, body=body[trace.indent :])  # the paste's indentation is not Python's
         what = trace.step(ln, n)
         if what == "exception":
             self._exception_line(trace, ln, n)
@@ -618,6 +624,8 @@ class Classifier:
         trace.add(ln.raw, n)
         trace.frames = 0 if ln.body.endswith(TB_HEAD) else 1
         trace.code_next = ln.body.startswith('File "')  # a frame that lost its indentation: its code follows
+        if ln.body[:1] == " " and ln.body.endswith(TB_HEAD):
+            trace.indent = -1  # a paste indented the traceback: by how much, its first frame says
         self._traces[ln.key] = trace
         if len(self._traces) > MAX_TRACES:
             self._close(min(self._traces.values(), key=lambda t: t.last))

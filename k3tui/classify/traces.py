@@ -84,6 +84,10 @@ class Trace:
     ``rror``, so once its exception line came, the lines it may still take are found without a busy scan."""
     code_next: bool = False
     """The last line was an UNINDENTED frame (an excerpt lost its indentation): the next is its code."""
+    indent: int = 0
+    """Spaces a paste put before each of its lines (a markdown list item, a quoted block), learnt from
+    its first frame (Python's own indentation is 2) when its ``Traceback`` head is indented (-1 until
+    then); its lines are read without them, so its exception line is unindented again."""
 
     def add(self, raw: str, n: int) -> None:
         self.last = n
