@@ -25,6 +25,8 @@
 - A paste that indented a whole traceback (a YAML status block, a list item): its first frame says by how
   much (Python indents a frame by 2), and its lines are read without it, so its exception line is one
   again and a wrapper's inner traceback is unwrapped (2766); a head indented alone changes nothing (1844).
+- asyncio's report of a task's exception nobody retrieved (``future: <Task finished … exception=X("…")>``)
+  wraps the traceback printed after it: that traceback's exception line of the same type is the root (2543).
 - torch's warning that CUDA could not be initialised says why vLLM found no platform: it is the root
   rather than the "No platform detected" line, in either order (3009).
 
@@ -314,3 +316,26 @@ def test_real_logs_an_indented_paste_and_a_head_indented_alone():
     )
     r = classify_text(issue_text("1844.log"))  # ' Traceback …' one space in, frames as Python prints them
     assert r.failed_stage == "config" and r.evidence is not None and r.evidence.rule == "frames"
+
+
+@given(
+    st.sampled_from(["future: <Future finished exception={r}>", "future: <Task finished name='Task-2' coro=<run() done, defined at /x.py:1> exception={r}>"]),
+    st.sampled_from([("AttributeError", "'_OpNamespace' '_C' object has no attribute 'ggml_dequantize'"),
+                     ("torch.OutOfMemoryError", "CUDA out of memory. Tried to allocate 2.00 GiB")]),
+    st.sampled_from(["", "llm-vllm-dev  | "]),
+)  # fmt: skip
+def test_a_tasks_exception_nobody_retrieved_wraps_the_traceback_after_it(form, exc, prefix):
+    typ, msg = exc
+    repr_ = f'{typ.rsplit(".", 1)[-1]}("{msg}")'
+    lines = ["Task exception was never retrieved", form.format(r=repr_), "Traceback (most recent call last):",
+             f'  File "{SITE}/vllm/engine/async_llm_engine.py", line 9, in run_engine_loop', "    step()",
+             f"{typ}: {msg}"]  # fmt: skip
+    r = classify_text("".join(f"{prefix}{x}\n" for x in lines))
+    assert r.first_exception is not None and r.first_exception.line == f"{prefix}{typ}: {msg}", r
+
+
+def test_real_log_a_futures_repr_then_its_traceback():
+    r = classify_text(issue_text("2543.log"))
+    assert r.first_exception is not None and r.first_exception.line.endswith(
+        "AttributeError: '_OpNamespace' '_C' object has no attribute 'ggml_dequantize'"
+    )

@@ -85,7 +85,6 @@ KNOWN_MISSES = {
     "vllm-issues/2516.log": "vllm._C's missing symbol on macOS: the start-up markers say device; the label says the image",
     "vllm-issues/2520.log": "an HSA memory fault alone: that it came after Ready is in the PR's text",
     "vllm-issues/2542.log": "Triton's 'Failed to initialize Python stub: TypeError' is not a recognised root form",
-    "vllm-issues/2543.log": "asyncio's 'Future exception was never retrieved' line is taken before the AttributeError it carries",
     "vllm-issues/2544.log": "an ExceptionGroup from a TaskGroup: its sub-exception is not read",
     "vllm-issues/2554.log": "zmq's 'Operation not supported' at start-up: the markers say device, the label the front end's socket",
     "vllm-issues/2556.log": "the label quotes V0's logged message line; the classifier the TypeError line with the same text",
