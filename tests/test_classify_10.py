@@ -27,6 +27,8 @@
   again and a wrapper's inner traceback is unwrapped (2766); a head indented alone changes nothing (1844).
 - asyncio's report of a task's exception nobody retrieved (``future: <Task finished … exception=X("…")>``)
   wraps the traceback printed after it: that traceback's exception line of the same type is the root (2543).
+- Triton's Python back-end that cannot set up vLLM (``Failed to initialize Python stub: AttributeError: …``)
+  is a root, and the image's (its vLLM back-end's code against the installed vLLM) (3505).
 - torch's warning that CUDA could not be initialised says why vLLM found no platform: it is the root
   rather than the "No platform detected" line, in either order (3009).
 
@@ -339,3 +341,19 @@ def test_real_log_a_futures_repr_then_its_traceback():
     assert r.first_exception is not None and r.first_exception.line.endswith(
         "AttributeError: '_OpNamespace' '_C' object has no attribute 'ggml_dequantize'"
     )
+
+
+@given(
+    st.sampled_from(["AttributeError: 'AsyncLLM' object has no attribute 'engine'",
+                     "TypeError: build_async_engine_client_from_engine_args() got an unexpected keyword argument 'stat_loggers'"]),
+    st.sampled_from(["", "vllm-openai-1  | E0911 08:21:51.554457 1 pb_stub.cc:389] \"", "[tritonserver] "]),
+)  # fmt: skip
+def test_tritons_python_stub_that_cannot_set_up_vllm(error, prefix):
+    r = classify_text(f"{prefix}Failed to initialize Python stub: {error}\n")
+    assert r.first_exception is not None and error in r.first_exception.line, r
+    assert r.failed_stage == "container"
+
+
+def test_real_log_tritons_stub():
+    r = classify_text(issue_text("3505.log"))
+    assert r.failed_stage == "container" and r.first_exception is not None

@@ -293,6 +293,12 @@ KNOWN_MISSES = {
     "vllm-issues/3361.log": "a docs block of Ascend start-up lines indented by an admonition: nothing recognisably vLLM's in its first lines (unknown, not none)",
     "vllm-issues/3365.log": "a prose sentence quoting 'No available memory for the cache blocks': the label counts it an OOM, the classifier the KV cache's sizing",
     "vllm-issues/3207.log": "an agent's grep output ('  Line 98: …' before each hit): the traceback's head is taken, not the free-memory ValueError",
+    "vllm-issues/3553.log": "an OOM the reporter says came while loading, quoted without frames: the OOM's words say the engine's budget, the label weights",
+    "vllm-issues/3501.log": "a cuBLAS CUDA error quoted alone from a prefill worker's start-up: the CUDA words say runtime, the label the engine's set-up",
+    "vllm-issues/3503.log": "Xinference relays vLLM's CUDA error inside its own traceback: the traceback's head is taken, the relayed line not read",
+    "vllm-issues/3504.log": "BentoML calling a vLLM class with a keyword it no longer takes: nothing names a layer; the label the image (versions)",
+    "vllm-issues/3458.log": "a pod's DEBUG lines 'Waiting for 1 local … core engine proc(s) to start' only: a hang with no failure line; the label the engine",
+    "vllm-issues/3459.log": "a HIP memory access fault while serving behind CRI 'stderr F' prefixes: the native default says the engine's set-up, the label runtime",
 }
 
 
