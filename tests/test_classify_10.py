@@ -29,6 +29,8 @@
   wraps the traceback printed after it: that traceback's exception line of the same type is the root (2543).
 - Triton's Python back-end that cannot set up vLLM (``Failed to initialize Python stub: AttributeError: …``)
   is a root, and the image's (its vLLM back-end's code against the installed vLLM) (3505).
+- A request's own sampling parameters out of range (``max_tokens must be at least 1, got -3173``) are
+  that request's refusal, never a root (3403).
 - torch's warning that CUDA could not be initialised says why vLLM found no platform: it is the root
   rather than the "No platform detected" line, in either order (3009).
 
@@ -357,3 +359,18 @@ def test_tritons_python_stub_that_cannot_set_up_vllm(error, prefix):
 def test_real_log_tritons_stub():
     r = classify_text(issue_text("3505.log"))
     assert r.failed_stage == "container" and r.first_exception is not None
+
+
+@given(
+    st.sampled_from(["ValueError: max_tokens must be at least 1, got -3173.", "ValueError: top_p must be in (0, 1], got 0.0.",
+                     "ValueError: temperature must be non-negative, got -1.0."]),
+    st.sampled_from(["", "(APIServer pid=9) ERROR 09-01 10:00:00 [serving_chat.py:222] "]),
+)  # fmt: skip
+def test_a_requests_sampling_parameters_out_of_range_are_refused(error, prefix):
+    log = f'{prefix}{error}\nINFO:     127.0.0.1:50000 - "POST /v1/chat/completions HTTP/1.1" 400 Bad Request\n'
+    r = classify_text(log)
+    assert r.first_exception is None and r.failed_stage == "none", r
+
+
+def test_real_log_a_refused_sampling_parameter():
+    assert classify_text(issue_text("3403.log")).first_exception is None
