@@ -31,6 +31,9 @@
   is a root, and the image's (its vLLM back-end's code against the installed vLLM) (3505).
 - A request's own sampling parameters out of range (``max_tokens must be at least 1, got -3173``) are
   that request's refusal, never a root (3403).
+- A C or C++ ``assert()`` that failed (glibc's and libstdc++'s ``Assertion `…' failed``, a device-side one
+  quoted without its kernel's location) is a native crash, a root (3158, 3052, 2701); Triton's
+  ``computeCapability not supported`` names the device (2701).
 - torch's warning that CUDA could not be initialised says why vLLM found no platform: it is the root
   rather than the "No platform detected" line, in either order (3009).
 
@@ -374,3 +377,20 @@ def test_a_requests_sampling_parameters_out_of_range_are_refused(error, prefix):
 
 def test_real_log_a_refused_sampling_parameter():
     assert classify_text(issue_text("3403.log")).first_exception is None
+
+
+@given(
+    st.sampled_from(["python3: /project/lib/Dialect/TritonGPU/Transforms/AccelerateMatmul.cpp:42: int f(int): Assertion `false && \"computeCapability not supported\"' failed.",
+                     "/usr/include/c++/12/bits/stl_vector.h:1123: reference std::vector<long>::operator[](size_type) [with _Tp = long; size_type = long unsigned int]: Assertion '__n < this->size()' failed.",
+                     "Assertion `ind >=0 && ind < ind_dim_size && \"vectorized gather kernel index out of bounds\"` failed."]),
+    st.sampled_from(["", "(EngineCore_DP0 pid=7) "]),
+)  # fmt: skip
+def test_a_failed_assert_is_a_native_crash(line, prefix):
+    r = classify_text(f"INFO 01-01 00:00:00 [core.py:1] warming up\n{prefix}{line}\n{prefix}Aborted (core dumped)\n")
+    assert r.first_exception is not None and line in r.first_exception.line, r
+
+
+def test_real_logs_failed_asserts():
+    for name, stage in (("3158.log", "engine"), ("2701.log", "device")):
+        r = classify_text(issue_text(name))
+        assert r.failed_stage == stage and r.first_exception is not None and "Assertion" in r.first_exception.line, name
