@@ -78,6 +78,13 @@ V0_REQUEST = [
 PREFIX = st.sampled_from(["", "(EngineCore_DP0 pid=143) ", "ERROR 04-28 15:36:55 [core.py:387] "])
 
 
+def _rooted(log: str, part: str):
+    """Classify a log; its root line must hold ``part``."""
+    r = classify_text(log)
+    assert r.first_exception is not None and part in r.first_exception.line, r
+    return r
+
+
 def _traceback(prefix: str, frames: list[tuple[str, str]], exception: str, header: str) -> str:
     lines = [f"{prefix}{header}", f"{prefix}Traceback (most recent call last):"]
     for path, func in frames:
@@ -88,8 +95,7 @@ def _traceback(prefix: str, frames: list[tuple[str, str]], exception: str, heade
 @given(PREFIX, st.sampled_from([V1_LOOP, V0_LOOP]), REFUSALS)
 def test_a_refusal_raised_through_the_engines_loop_ended_the_engine(prefix, frames, exception):
     log = _traceback(prefix, frames, exception, "EngineCore hit an exception: ")
-    r = classify_text(log)
-    assert r.first_exception is not None and exception in r.first_exception.line, r
+    r = _rooted(log, exception)
     assert r.failed_stage == "runtime"
 
 
@@ -147,15 +153,13 @@ QUOTED = st.sampled_from(
 
 @given(CJK, QUOTED, st.sampled_from(["", "vllm 0.9.1 ", "> "]))
 def test_an_exception_glued_to_a_sentence_without_spaces_is_quoted(words, exception, lead):
-    r = classify_text(f"{lead}{words}{exception}\n\nvllm serve /models/x --port 8080\n")
-    assert r.first_exception is not None and exception in r.first_exception.line, r
+    _rooted(f"{lead}{words}{exception}\n\nvllm serve /models/x --port 8080\n", exception)
 
 
 @given(CJK, QUOTED.filter(lambda e: "memory" not in e))  # (an OOM said in prose is read as a root already)
 def test_a_glued_quote_gives_way_to_the_logs_own_root(words, exception):
     log = f"vllm 部署后，{words}{exception}\nERROR 01-01 00:00:00 [core.py:1] RuntimeError: NCCL error: unhandled system error\n"
-    r = classify_text(log)
-    assert r.first_exception is not None and "NCCL error" in r.first_exception.line, r
+    _rooted(log, "NCCL error")
 
 
 LAYER_WORDS = st.sampled_from(
@@ -183,8 +187,7 @@ LAYER_WORDS = st.sampled_from(
 @given(LAYER_WORDS, st.sampled_from(["", "(EngineCore_DP0 pid=9) ", "ERROR 01-02 03:04:05 [core.py:700] "]))
 def test_words_of_a_layer_in_the_roots_message(case, prefix):
     line, stage = case
-    r = classify_text(f"{prefix}{line}\n")
-    assert r.first_exception is not None and line in r.first_exception.line, r
+    r = _rooted(f"{prefix}{line}\n", line)
     assert r.failed_stage == stage, r.evidence
 
 
@@ -226,8 +229,7 @@ THEN = st.sampled_from(["", "NotImplementedError: UnspecifiedPlatform does not s
 @given(TORCH_WARNING, st.booleans(), THEN)
 def test_torchs_cuda_warning_says_why_no_platform_was_found(warning, platform_first, then):
     head = [PLATFORM, warning] if platform_first else [warning, PLATFORM]
-    r = classify_text("\n".join(head) + "\n" + then)
-    assert r.first_exception is not None and "CUDA initialization" in r.first_exception.line, r
+    r = _rooted("\n".join(head) + "\n" + then, "CUDA initialization")
     assert r.failed_stage == "device"
 
 
@@ -253,8 +255,7 @@ def test_a_handlers_refusal_in_v0s_logger_format_is_one_requests(location, excep
     st.sampled_from(["", "0s0n9esxgd0u45[error]", "(APIServer pid=1) ERROR 01-01 00:00:00 [launcher.py:1] "]),
 )  # fmt: skip
 def test_a_signals_exit_status_is_a_kill(line, prefix):
-    r = classify_text(f"{prefix}{line}\n")
-    assert r.first_exception is not None and line in r.first_exception.line, r
+    _rooted(f"{prefix}{line}\n", line)
 
 
 @given(st.sampled_from(["worker exited with exit code 1", "exited with code 0", "exited with exit code 2"]))
@@ -354,9 +355,7 @@ def test_real_log_a_futures_repr_then_its_traceback():
     st.sampled_from(["", "vllm-openai-1  | E0911 08:21:51.554457 1 pb_stub.cc:389] \"", "[tritonserver] "]),
 )  # fmt: skip
 def test_tritons_python_stub_that_cannot_set_up_vllm(error, prefix):
-    r = classify_text(f"{prefix}Failed to initialize Python stub: {error}\n")
-    assert r.first_exception is not None and error in r.first_exception.line, r
-    assert r.failed_stage == "container"
+    assert _rooted(f"{prefix}Failed to initialize Python stub: {error}\n", error).failed_stage == "container"
 
 
 def test_real_log_tritons_stub():
@@ -386,8 +385,7 @@ def test_real_log_a_refused_sampling_parameter():
     st.sampled_from(["", "(EngineCore_DP0 pid=7) "]),
 )  # fmt: skip
 def test_a_failed_assert_is_a_native_crash(line, prefix):
-    r = classify_text(f"INFO 01-01 00:00:00 [core.py:1] warming up\n{prefix}{line}\n{prefix}Aborted (core dumped)\n")
-    assert r.first_exception is not None and line in r.first_exception.line, r
+    _rooted(f"INFO 01-01 00:00:00 [core.py:1] warming up\n{prefix}{line}\n{prefix}Aborted (core dumped)\n", line)
 
 
 def test_real_logs_failed_asserts():
