@@ -34,6 +34,8 @@
 - A C or C++ ``assert()`` that failed (glibc's and libstdc++'s ``Assertion `…' failed``, a device-side one
   quoted without its kernel's location) is a native crash, a root (3158, 3052, 2701); Triton's
   ``computeCapability not supported`` names the device (2701).
+- V1's engine core saying it ``encountered a fatal error`` right after a worker's root (not ``failed to
+  start``): the engine had been built, the worker failed while serving (3601).
 - torch's warning that CUDA could not be initialised says why vLLM found no platform: it is the root
   rather than the "No platform detected" line, in either order (3009).
 
@@ -392,3 +394,24 @@ def test_real_logs_failed_asserts():
     for name, stage in (("3158.log", "engine"), ("2701.log", "device")):
         r = classify_text(issue_text(name))
         assert r.failed_stage == stage and r.first_exception is not None and "Assertion" in r.first_exception.line, name
+
+
+@given(
+    st.sampled_from(["AttributeError: 'CutlassMLAImpl' object has no attribute '_workspace_buffer'",
+                     "IndexError: list index out of range"]),
+    st.sampled_from([("EngineCore encountered a fatal error.", "runtime"), ("EngineCore failed to start.", "engine")]),
+)  # fmt: skip
+def test_the_engine_cores_words_after_a_workers_root_say_when(error, after):
+    said, stage = after
+    w, e = (
+        "(Worker_TP1_EP1 pid=88) ERROR 12-22 10:52:18 [multiproc_executor.py:824] ",
+        "(EngineCore_DP0 pid=77) ERROR 12-22 10:52:18 [core.py:870] ",
+    )
+    lines = [f"{w}Traceback (most recent call last):", f'{w}  File "{SITE}/mylib/impl.py", line 3, in run', f"{w}    x()",
+             f"{w}{error}", f"{e}{said}", f"{e}Traceback (most recent call last):"]  # fmt: skip
+    r = _rooted("\n".join(lines) + "\n", error)
+    assert r.failed_stage == stage, r.evidence
+
+
+def test_real_log_a_fatal_error_after_a_workers_root():
+    assert classify_text(issue_text("3601.log")).failed_stage == "runtime"
