@@ -36,6 +36,8 @@
   ``computeCapability not supported`` names the device (2701).
 - V1's engine core saying it ``encountered a fatal error`` right after a worker's root (not ``failed to
   start``): the engine had been built, the worker failed while serving (3601).
+- vllm._C's sibling extensions (``vllm._core_C``, ``_moe_C``, …) failing to import are the same warning
+  root as vllm._C's, and torch refusing to instantiate a class of such an extension is what it causes (3713).
 - torch's warning that CUDA could not be initialised says why vLLM found no platform: it is the root
   rather than the "No platform detected" line, in either order (3009).
 
@@ -415,3 +417,18 @@ def test_the_engine_cores_words_after_a_workers_root_say_when(error, after):
 
 def test_real_log_a_fatal_error_after_a_workers_root():
     assert classify_text(issue_text("3601.log")).failed_stage == "runtime"
+
+
+@given(st.sampled_from(["_C", "_core_C", "_moe_C", "_rocm_C"]))
+def test_a_sibling_extensions_failed_import_is_the_root_of_what_it_causes(ext):
+    warning = f"WARNING 05-01 10:00:00 [_custom_ops.py:21] Failed to import from vllm.{ext} with ImportError('libtorch_hip.so: cannot open shared object file: No such file or directory')"
+    caused = f"RuntimeError: Tried to instantiate class '{ext}.ScalarType', but it does not exist! Ensure that it is registered via torch::class_"
+    r = _rooted(
+        f"{warning}\nINFO 05-01 10:00:01 [api_server.py:1] vLLM API server version 0.9.0\n{caused}\n", f"vllm.{ext}"
+    )
+    assert r.failed_stage == "container", r.evidence
+
+
+def test_real_log_a_core_c_extension_that_did_not_load():
+    r = _rooted(issue_text("3713.log"), "Failed to import from vllm._core_C")
+    assert r.failed_stage == "container"

@@ -297,6 +297,13 @@ KNOWN_MISSES = {
     "vllm-issues/3504.log": "BentoML calling a vLLM class with a keyword it no longer takes: nothing names a layer; the label the image (versions)",
     "vllm-issues/3458.log": "a pod's DEBUG lines 'Waiting for 1 local … core engine proc(s) to start' only: a hang with no failure line; the label the engine",
     "vllm-issues/3459.log": "a HIP memory access fault while serving behind CRI 'stderr F' prefixes: the native default says the engine's set-up, the label runtime",
+    "vllm-issues/3662.log": "Gaudi's bucketing 'ValueError: math domain error' alone: nothing names a layer; the label the engine's warm-up",
+    "vllm-issues/3703.log": "a draft bug report that reordered and elided the pod's lines: the PermissionError on '/.config' is taken, the label the InductorError on '/.triton'",
+    "vllm-issues/3709.log": "a host OOM killer's log that just stops: no failure line of vLLM's; the OOM is in the repository's write-up",
+    "vllm-issues/3711.log": "'No platform detected' at INFO is taken; the label takes the consequence 'Failed to infer device type' (the labels differ: see 379, 1970)",
+    "vllm-issues/3716.log": "Triton's MLIR pass-pipeline error at a file:line: the place-first compile rule says config, the label device (as 2919)",
+    "vllm-issues/3719.log": "flashinfer's 'array.array is not subscriptable' on Python 3.11 in warm-up: engine frames, the label the image",
+    "vllm-issues/3721.log": "a chat template path that does not exist, refused at argument validation: the chat-template words make it one request's; the label config",
 }
 
 
