@@ -13,7 +13,8 @@
   another shape than its parameter, a quantization's config file missing, a gated repository (weights);
   what the accelerator cannot do (device); more sequences than the cache has blocks (engine); an
   attention back-end that does not exist (config); a kernel for some GPU generations only, a device of
-  a type not known (device); an attention back-end that cannot run the model's attention (engine).
+  a type not known, an accelerator already in use or not selectable (device); an attention back-end that
+  cannot run the model's attention, a ZMQ socket's address in use (the engine's IPC, not the API) (engine).
 - A process gone with a signal's exit status (``worker exited with exit code 136``: 128 + the signal)
   is a kill, the root when nothing else is; a vLLM line behind a prefix not known after it means the
   log went on (not "it crashed before printing anything").
@@ -183,6 +184,9 @@ LAYER_WORDS = st.sampled_from(
      ("ValueError: Unknown attention backend: 'ASCEND'. Valid options are: FLASH_ATTN, TRITON_ATTN", "config"),
      ("AssertionError: Only SM 10.x and 11.x are supported", "device"),
      ("ValueError: Unsupported device: the device type is 7.", "device"),
+     ("jax.errors.JaxRuntimeError: ABORTED: The TPU is already in use by process with pid 4242.", "device"),
+     ("RuntimeError: npu_sys_ctrl.cpp:286 NPU function error: c10_npu::SetDevice(device), error code is 107001", "device"),
+     ("zmq.error.ZMQError: Address already in use (addr='tcp://10.0.0.7:30012')", "engine"),
      ("RuntimeError: Worker failed with error 'FlashInfer backend currently does not support attention sinks, "
       "please use trtllm on blackwell or flash attention on earlier GPUs.', please check the stack trace above", "engine")]
 )  # fmt: skip
@@ -213,6 +217,9 @@ def test_real_logs_quotes_glued_to_prose_and_words_of_a_layer():
         ("3201.log", "device", "Only SM 10.x and 11.x"),
         ("3355.log", "device", "Unsupported device"),
         ("3351.log", "engine", "does not support attention sinks"),
+        ("3827.log", "device", "already in use"),
+        ("3784.log", "device", "SetDevice"),
+        ("3781.log", "engine", "ZMQError: Address already in use"),
         ("1818.log", "engine", "does not support attention sinks"),
     ):
         r = classify_text(issue_text(name))
