@@ -32,6 +32,18 @@ def no_ssh(tmp_path):
     return p
 
 
+async def _steady(pilot) -> None:  # noqa: ANN001
+    """Wait until the screen stops changing (two renders alike in a row): a loaded machine can lag a
+    fixed pause behind a key's effect (a CI run took the snapshot before the replay had redrawn)."""
+    last = None
+    for _ in range(100):
+        await pilot.pause(0.05)
+        now = pilot.app.export_screenshot()
+        if now == last:
+            return
+        last = now
+
+
 async def _settle(pilot, screen_type) -> None:  # noqa: ANN001
     for _ in range(200):
         await pilot.pause(0.05)
@@ -56,7 +68,7 @@ def test_replay_at_the_end(snap_compare, recdir, no_ssh, size):
     async def go(pilot):  # noqa: ANN001
         await _settle(pilot, ReplayScreen)
         await pilot.press("G")
-        await pilot.pause(0.2)
+        await _steady(pilot)
 
     assert snap_compare(app, terminal_size=size, run_before=go)
 
@@ -69,7 +81,7 @@ def test_replay_mid_weights_with_progress(snap_compare, recdir, no_ssh, size):
         await _settle(pilot, ReplayScreen)
         rs = pilot.app.screen
         rs.seek(rs.engine.search("27/64", forward=False, start=rs.engine.count) + 1)
-        await pilot.pause(0.2)
+        await _steady(pilot)
 
     assert snap_compare(app, terminal_size=size, run_before=go)
 
@@ -101,7 +113,7 @@ def test_help_80x24(snap_compare, recdir, no_ssh):
     async def go(pilot):  # noqa: ANN001
         await _settle(pilot, ReplayScreen)
         await pilot.press("question_mark")
-        await pilot.pause(0.2)
+        await _steady(pilot)
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=go)
 
@@ -116,6 +128,6 @@ def test_replay_two_hosts_at_the_end(snap_compare, tmp_path, no_ssh, size):
     async def go(pilot):  # noqa: ANN001
         await _settle(pilot, ReplayScreen)
         await pilot.press("G")
-        await pilot.pause(0.2)
+        await _steady(pilot)
 
     assert snap_compare(app, terminal_size=size, run_before=go)
