@@ -131,12 +131,14 @@ def embed(rnd: random.Random, log: list[str], floods: int, flood_lines: int) -> 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_corpus_log_in_a_flood_same_as_whole_file(tmp_path: Path, case) -> None:
-    """Each corpus log cut at random places with floods between the pieces, twice. The draws come from a
+    """Each corpus log cut at random places with floods between the pieces. The draws come from a
     generator seeded by the log's name, not from hypothesis: with @given under this parametrization,
     hypothesis's settings chain hit Python's recursion limit past ~950 cases (RecursionError in
-    settings.database), failing every case after it."""
+    settings.database), failing every case after it. One embedding per log (two until session 10: the
+    corpus grew to ~1,900 logs and this test to a tenth of CI's 30 minutes); the tests below vary
+    the floods and cuts on chosen logs many times more."""
     rnd = random.Random(zlib.crc32(case.id.encode()))
-    for k in range(2):
+    for k in range(1):
         seed, floods, flood_lines = rnd.randrange(2**32), rnd.randint(1, 3), rnd.choice([200, 3000, 12000])
         text = embed(random.Random(seed), case.text().splitlines(keepends=True), floods, flood_lines)
         p = tmp_path / f"server{k}.log"
