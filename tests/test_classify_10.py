@@ -39,6 +39,9 @@
   start``): the engine had been built, the worker failed while serving (3601).
 - vllm._C's sibling extensions (``vllm._core_C``, ``_moe_C``, …) failing to import are the same warning
   root as vllm._C's, and torch refusing to instantiate a class of such an extension is what it causes (3713).
+- An exception logged by its repr first (V0's engine: ``ERROR … [engine.py:160] ValueError('…')``), then its
+  traceback: the traceback's ``Type: message`` line of that type is the root; alone, the repr line is
+  (3256, 3811, 2759).
 - torch's warning that CUDA could not be initialised says why vLLM found no platform: it is the root
   rather than the "No platform detected" line, in either order (3009).
 
@@ -439,3 +442,33 @@ def test_a_sibling_extensions_failed_import_is_the_root_of_what_it_causes(ext):
 def test_real_log_a_core_c_extension_that_did_not_load():
     r = _rooted(issue_text("3713.log"), "Failed to import from vllm._core_C")
     assert r.failed_stage == "container"
+
+
+REPRS = st.sampled_from([("ValueError", "Sampling parameters are missing for a CompletionRequest."),
+                         ("RuntimeError", "shape '[14, -1]' is invalid for input of size 768")])  # fmt: skip
+V0 = "ERROR 04-23 02:30:31 [engine.py:160] "
+
+
+@given(REPRS, st.sampled_from(["'", '"']))
+def test_an_exception_logged_by_its_repr_then_its_traceback(exc, quote):
+    typ, msg = exc
+    lines = [f"{V0}{typ}({quote}{msg}{quote})", f"{V0}Traceback (most recent call last):",
+             f'{V0}  File "{SITE}/vllm/engine/multiprocessing/engine.py", line 158, in start', f"{V0}    self.run()",
+             f"{V0}{typ}: {msg}"]  # fmt: skip
+    r = _rooted("\n".join(lines) + "\n", f"{typ}: {msg}")
+    assert r.first_exception.line.endswith(f"{typ}: {msg}")
+
+
+@given(REPRS)
+def test_a_repr_alone_is_the_root(exc):
+    typ, msg = exc
+    later = "".join(f"INFO 04-23 02:30:{i:02d} [metrics.py:1] Avg prompt throughput: 0.0 tokens/s\n" for i in range(60))
+    _rooted(f"{V0}{typ}('{msg}')\n{later}", f"{typ}('{msg}')")
+
+
+def test_real_logs_a_repr_then_its_traceback():
+    for name, line in (
+        ("3811.log", "ValueError: Sampling parameters are missing"),
+        ("3256.log", "ValueError: Attempted to assign"),
+    ):
+        _rooted(issue_text(name), line)

@@ -121,7 +121,7 @@ def _frames(rules: Rules, ev: Evidence) -> Verdict | None:
         stage = rules.frame_stage(path, func)
         if stage is not None:
             n = ev.numbers[i] if i < len(ev.numbers) else ev.line
-            mapped.append((stage, n, f"{func} ({path.rsplit('/', 1)[-1]})"))
+            mapped.append((stage, n, f"{func} ({path.rsplit('/', 1)[-1]})" if path else f"a call to {func}"))
     # the method a wrapper line names called everything in the stack: outside it
     called = [(s, ev.line, f"method {m}") for m in rules.methods.findall(ev.text) if (s := rules.frame_stage("", m))]
     mapped[:0] = called
