@@ -42,6 +42,9 @@
 - An exception logged by its repr first (V0's engine: ``ERROR … [engine.py:160] ValueError('…')``), then its
   traceback: the traceback's ``Type: message`` line of that type is the root; alone, the repr line is
   (3256, 3811, 2759).
+- An exception quoted in a sentence between double quotes (straight or curly; the closing one may be lost
+  to the line's wrap) is quoted inline as one in backticks is: the root when the log names no other
+  (3909, 3910, 3917, 3908).
 - torch's warning that CUDA could not be initialised says why vLLM found no platform: it is the root
   rather than the "No platform detected" line, in either order (3009).
 
@@ -472,3 +475,25 @@ def test_real_logs_a_repr_then_its_traceback():
         ("3256.log", "ValueError: Attempted to assign"),
     ):
         _rooted(issue_text(name), line)
+
+
+@given(
+    st.sampled_from(['This PR fixes the "{e}" error introduced after the rebase.', "multi HPUs will encounter “{e}” at start-up",
+                     'it crashed with "{e}'.rstrip()]),
+    st.sampled_from(["RuntimeError: HPU does not have device capability.", "ValueError: zero-dimensional arrays cannot be concatenated"]),
+)  # fmt: skip
+def test_an_exception_quoted_between_double_quotes(sentence, exception):
+    line = sentence.format(e=exception)
+    _rooted(f"{line}\nThe fix keeps the device string as it is.\n", exception.rstrip("."))
+
+
+def test_a_quoted_word_that_is_no_exception_is_no_root():
+    assert classify_text('We renamed the "ValueErrorHandler" and the "Error" tab.\n').first_exception is None
+
+
+def test_real_logs_exceptions_between_double_quotes():
+    for name, part in (
+        ("3909.log", "HPU does not have device capability"),
+        ("3910.log", "is already used by a Transformers config"),
+    ):
+        _rooted(issue_text(name), part)

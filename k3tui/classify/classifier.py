@@ -96,7 +96,11 @@ _TORCH_TAIL = re.compile(
 """The advice torch prints under a CUDA or HIP error, line by line: logged line by line (V0's
 ``engine.py:381``), the error's own line above it is the header of the traceback that follows."""
 _IGNORED = "Exception ignored in"
-_INLINE_EXC = re.compile(rf"(?<![\w.`])`+ ?(?P<type>{EXC_TYPE})" r"(?:: ?(?P<msg>[^`]*\S)|\((?P<rmsg>[^`]*\S)\))`")
+_INLINE_EXC = re.compile(
+    rf"(?<![\w.`])`+ ?(?P<type>{EXC_TYPE})"
+    r"(?:: ?(?P<msg>[^`]*\S)|\((?P<rmsg>[^`]*\S)\))`"
+    rf"|(?<![\w.])[\"“](?P<qtype>{EXC_TYPE}): ?(?P<qmsg>[^\"”]*[^\s\"”])(?:[\"”]|$)"
+)
 """An exception with its message (``Type: msg`` or its repr, ``Type("msg")``) quoted inline in a
 reporter's sentence, in markdown's backticks (``You're seeing: `OSError: [Errno 98] Address already in use` ``, "times out with the following error
 ```torch.distributed.DistStoreError: Timed out …```")."""
@@ -564,10 +568,10 @@ class Classifier:
                 and ln.level is None
                 and self._named is None
                 and (q := _INLINE_EXC.search(ln.body) or _cjk_quote(ln.body)) is not None
-                and not rules.request_refused.search(q["msg"] or q["rmsg"])
+                and not rules.request_refused.search(_quoted_msg(q))
             ):
                 # the reporter's sentence quotes the exception: the root only if the log itself names none
-                self._named = self._new_root(ln, n, q["type"], q["msg"] or q["rmsg"])
+                self._named = self._new_root(ln, n, _quoted_type(q), _quoted_msg(q))
             elif (
                 n <= HEAD_LINES
                 and ln.level is None
@@ -1119,6 +1123,14 @@ SHARDS = "checkpoint shards:"
 _SHARDS_BAR = re.compile(r"checkpoint shards: +\d+% Completed \| (?P<done>\d+)/(?P<total>\d+)")
 """tqdm's bar of vLLM's weight loaders (``Loading safetensors checkpoint shards: 3% Completed | 1/37 […]``)."""
 _WEIGHTS = STAGES.index("weights")
+
+
+def _quoted_type(q: re.Match[str]) -> str:
+    return q["type"] or q.groupdict().get("qtype") or ""
+
+
+def _quoted_msg(q: re.Match[str]) -> str:
+    return q["msg"] or q["rmsg"] or q.groupdict().get("qmsg") or ""
 
 
 def _cjk_quote(body: str) -> re.Match[str] | None:
