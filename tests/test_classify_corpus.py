@@ -338,6 +338,19 @@ KNOWN_MISSES = {
     "vllm-issues/3915.log": "a kernel's argument type error quoted in backticks: nothing names a layer (default runtime); the label the engine",
     "vllm-issues/3916.log": "a commit message's 'Fixes: RuntimeError: …' line: not read as a quote (a trailer, no quotes): unknown",
     "vllm-issues/3919.log": "prose quoting an AttributeError a request raised (the label: one request failed, the server went on): taken as the root",
+    "vllm-issues/3851.log": "an HPU config key missing in an old Synapse build, raised in warm-up: engine frames, the label the image (versions)",
+    "vllm-issues/3854.log": "pytest's 'E ' column before the engine core's prefix and a wrap inside 'No such file or directory: 'ninja'': the image's words are not read",
+    "vllm-issues/3855.log": "a commit message's wrap cut 'AttributeError: module' from its message: nothing names a layer; the label the image",
+    "vllm-issues/3857.log": "'Exception ignored in' at exit with its frame lines wrapped: not read as the exit's noise; the label none",
+    "vllm-issues/3859.log": "a short quote from a commit message: nothing in it names a layer (default runtime); the fix it came with says engine",
+    "vllm-issues/3860.log": "pydantic's validation error reporting a missing package (accelerate): the validation words say config, the label the image",
+    "vllm-issues/3862.log": "a short quote from a commit message: nothing in it names a layer (default runtime); the fix it came with says engine",
+    "vllm-issues/3863.log": "a short quote from a commit message: nothing in it names a layer (default runtime); the fix it came with says engine",
+    "vllm-issues/3867.log": "a short quote from a commit message: nothing in it names a layer (default runtime); the fix it came with says engine",
+    "vllm-issues/3868.log": "a short quote from a commit message: nothing in it names a layer (default runtime); the fix it came with says engine",
+    "vllm-issues/3872.log": "a test harness's AssertionError wrapping the run's output is taken; the label takes torch.compile's AttributeError",
+    "vllm-issues/3879.log": "sleep mode's wake-up running out of memory while serving: the OOM's words say the engine's budget, the label runtime",
+    "vllm-issues/3880.log": "a FlashMLA CUDA assertion quoted inside prose: the native default says the engine's set-up, the label runtime",
 }
 
 
