@@ -497,3 +497,10 @@ def test_real_logs_exceptions_between_double_quotes():
         ("3910.log", "is already used by a Transformers config"),
     ):
         _rooted(issue_text(name), part)
+
+
+def test_the_why_names_a_frame_known_only_from_a_source_line_as_a_call():
+    """2838's stack is logged with ``engine_core.run_busy_loop()`` as the source line under a frame: the
+    one-line why says "a call to run_busy_loop", not "run_busy_loop ()" (an empty file name)."""
+    why = classify_text(issue_text("2838.log")).evidence.why
+    assert "a call to run_busy_loop" in why and "()" not in why, why
