@@ -45,6 +45,8 @@
 - An exception quoted in a sentence between double quotes (straight or curly; the closing one may be lost
   to the line's wrap) is quoted inline as one in backticks is: the root when the log names no other
   (3909, 3910, 3917, 3908).
+- An exception CPython raises while the interpreter exits (``sys.meta_path is None, Python is likely shutting
+  down``, ``cannot schedule new futures after interpreter shutdown``) is noise at exit, never a root (3857).
 - torch's warning that CUDA could not be initialised says why vLLM found no platform: it is the root
   rather than the "No platform detected" line, in either order (3009).
 
@@ -504,3 +506,21 @@ def test_the_why_names_a_frame_known_only_from_a_source_line_as_a_call():
     one-line why says "a call to run_busy_loop", not "run_busy_loop ()" (an empty file name)."""
     why = classify_text(issue_text("2838.log")).evidence.why
     assert "a call to run_busy_loop" in why and "()" not in why, why
+
+
+@given(
+    st.sampled_from(["ImportError: sys.meta_path is None, Python is likely shutting down",
+                     "RuntimeError: cannot schedule new futures after interpreter shutdown",
+                     "RuntimeError: can't create new thread at interpreter shutdown"]),
+    st.booleans(),
+)  # fmt: skip
+def test_an_exception_raised_while_the_interpreter_exits_is_noise(exception, traced):
+    head = "INFO 01-01 00:00:00 [llm.py:1] Processed prompts: 100% 2/2\n"
+    body = (f'Traceback (most recent call last):\n  File "{SITE}/vllm/worker/hpu_model_runner.py", line 3505, in __del__\n'
+            f"    self.shutdown_inc()\n{exception}\n") if traced else f"{exception}\n"  # fmt: skip
+    r = classify_text(head + body)
+    assert r.first_exception is None and r.failed_stage == "none", r
+
+
+def test_real_log_an_import_at_exit():
+    assert classify_text(issue_text("3857.log")).first_exception is None

@@ -341,7 +341,6 @@ KNOWN_MISSES = {
     "vllm-issues/3851.log": "an HPU config key missing in an old Synapse build, raised in warm-up: engine frames, the label the image (versions)",
     "vllm-issues/3854.log": "pytest's 'E ' column before the engine core's prefix and a wrap inside 'No such file or directory: 'ninja'': the image's words are not read",
     "vllm-issues/3855.log": "a commit message's wrap cut 'AttributeError: module' from its message: nothing names a layer; the label the image",
-    "vllm-issues/3857.log": "'Exception ignored in' at exit with its frame lines wrapped: not read as the exit's noise; the label none",
     "vllm-issues/3859.log": "a short quote from a commit message: nothing in it names a layer (default runtime); the fix it came with says engine",
     "vllm-issues/3860.log": "pydantic's validation error reporting a missing package (accelerate): the validation words say config, the label the image",
     "vllm-issues/3862.log": "a short quote from a commit message: nothing in it names a layer (default runtime); the fix it came with says engine",

@@ -96,6 +96,10 @@ _TORCH_TAIL = re.compile(
 """The advice torch prints under a CUDA or HIP error, line by line: logged line by line (V0's
 ``engine.py:381``), the error's own line above it is the header of the traceback that follows."""
 _IGNORED = "Exception ignored in"
+_AT_EXIT = re.compile(r"Python is likely shutting down|(?:after|at|during) interpreter shutdown")
+"""CPython's words for an exception raised while the interpreter exits (``sys.meta_path is None, Python
+is likely shutting down``, ``cannot schedule new futures after interpreter shutdown``): noise at exit,
+as what ``Exception ignored in`` reports, never the run's failure."""
 _INLINE_EXC = re.compile(
     rf"(?<![\w.`])`+ ?(?P<type>{EXC_TYPE})"
     r"(?:: ?(?P<msg>[^`]*\S)|\((?P<rmsg>[^`]*\S)\))`"
@@ -655,6 +659,9 @@ class Classifier:
         if self._refused(ln, msg, trace) or self._chained_to_quiet(trace) or self._one_request(trace, body):
             trace.quiet = True  # one request refused and answered: logged, survived
             return
+        if _AT_EXIT.search(msg):
+            trace.quiet = True  # raised while the interpreter was exiting: the run's noise
+            return
         if self._root is None and typ.rsplit(".", 1)[-1] == "CancelledError":
             if self._cancelled is None or n > self._cancel_until:
                 self._cancelled = self._new_root(ln, n, typ, msg, trace)  # a consequence, unless a timeout follows
@@ -767,7 +774,7 @@ class Classifier:
         return rules.handler_at.search(ln.raw) is not None and rules.handler_refused.search(ln.body) is not None
 
     def _candidate(self, ln: Line, n: int, typ: str, msg: str, trace: Trace | None = None) -> None:
-        if self._stopped or (typ and self._refused(ln, msg, trace)):
+        if self._stopped or (typ and (self._refused(ln, msg, trace) or _AT_EXIT.search(msg))):
             return
         if self._named is not None and self._root is None and ln.level is None and ln.process is None:
             self._root = self._named  # a quoted message, then another bare one: the first said it
