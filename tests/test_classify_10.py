@@ -8,8 +8,8 @@
   lowercase word or a number, no logger's line): its next lines are its stage evidence (3007, 3151, 1826).
 - An exception glued to a sentence in a language written without spaces (``…报错ValueError: …``) is
   quoted as one in backticks is: the root when the log names no other (3057, 1977).
-- Words of a layer: the container runtime refusing to start the image, a build tool the image lacks
-  (container); a GGUF architecture the loader cannot map, the model repository's own code, a tensor of
+- Words of a layer: the container runtime refusing to start the image, a build tool the image lacks,
+  a model config name the installed transformers already has (container); a GGUF architecture the loader cannot map, the model repository's own code, a tensor of
   another shape than its parameter, a quantization's config file missing, a gated repository (weights);
   what the accelerator cannot do (device); more sequences than the cache has blocks (engine); an
   attention back-end that does not exist (config); a kernel for some GPU generations only, a device of
@@ -195,6 +195,7 @@ LAYER_WORDS = st.sampled_from(
      ("jax.errors.JaxRuntimeError: ABORTED: The TPU is already in use by process with pid 4242.", "device"),
      ("RuntimeError: npu_sys_ctrl.cpp:286 NPU function error: c10_npu::SetDevice(device), error code is 107001", "device"),
      ("zmq.error.ZMQError: Address already in use (addr='tcp://10.0.0.7:30012')", "engine"),
+     ("ValueError: 'aimv2' is already used by a Transformers config, pick another name.", "container"),
      ("RuntimeError: Worker failed with error 'FlashInfer backend currently does not support attention sinks, "
       "please use trtllm on blackwell or flash attention on earlier GPUs.', please check the stack trace above", "engine")]
 )  # fmt: skip
@@ -228,6 +229,7 @@ def test_real_logs_quotes_glued_to_prose_and_words_of_a_layer():
         ("3827.log", "device", "already in use"),
         ("3784.log", "device", "SetDevice"),
         ("3781.log", "engine", "ZMQError: Address already in use"),
+        ("2250.log", "container", "is already used by a Transformers config"),
         ("1818.log", "engine", "does not support attention sinks"),
     ):
         r = classify_text(issue_text(name))
