@@ -47,6 +47,8 @@
   (3909, 3910, 3917, 3908).
 - An exception CPython raises while the interpreter exits (``sys.meta_path is None, Python is likely shutting
   down``, ``cannot schedule new futures after interpreter shutdown``) is noise at exit, never a root (3857).
+- An exception quoted between backticks whose closing backtick a wrap moved to the next line is quoted as
+  one whose closing mark is there (3991, 3995).
 - torch's warning that CUDA could not be initialised says why vLLM found no platform: it is the root
   rather than the "No platform detected" line, in either order (3009).
 
@@ -526,3 +528,17 @@ def test_an_exception_raised_while_the_interpreter_exits_is_noise(exception, tra
 
 def test_real_log_an_import_at_exit():
     assert classify_text(issue_text("3857.log")).first_exception is None
+
+
+@given(
+    st.sampled_from(["AttributeError: 'Parameter' object has no attribute", "AttributeError: '_OpNamespace' '_C_ascend' object has no"]),
+    st.sampled_from(["This PR fixes an `{e}", "the error `{e}  "]),
+)  # fmt: skip
+def test_a_backtick_quote_a_wrap_cut_before_its_closing_mark(exception, sentence):
+    log = sentence.format(e=exception) + "\n'data'` that occurs when MLAPO is enabled.\n"
+    _rooted(log, exception)
+
+
+def test_real_logs_backtick_quotes_cut_by_a_wrap():
+    for name, part in (("3991.log", "'Parameter' object has no attribute"), ("3995.log", "'_C_ascend' object has no")):
+        _rooted(issue_text(name), part)

@@ -102,11 +102,11 @@ is likely shutting down``, ``cannot schedule new futures after interpreter shutd
 as what ``Exception ignored in`` reports, never the run's failure."""
 _INLINE_EXC = re.compile(
     rf"(?<![\w.`])`+ ?(?P<type>{EXC_TYPE})"
-    r"(?:: ?(?P<msg>[^`]*\S)|\((?P<rmsg>[^`]*\S)\))`"
+    r"(?:: ?(?P<msg>[^`]*[^\s`])(?:`|\s*$)|\((?P<rmsg>[^`]*\S)\)`)"
     rf"|(?<![\w.])[\"“](?P<qtype>{EXC_TYPE}): ?(?P<qmsg>[^\"”]*[^\s\"”])(?:[\"”]|$)"
 )
 """An exception with its message (``Type: msg`` or its repr, ``Type("msg")``) quoted inline in a
-reporter's sentence, in markdown's backticks (``You're seeing: `OSError: [Errno 98] Address already in use` ``, "times out with the following error
+reporter's sentence (the closing mark may be lost to the line's wrap), in markdown's backticks (``You're seeing: `OSError: [Errno 98] Address already in use` ``, "times out with the following error
 ```torch.distributed.DistStoreError: Timed out …```")."""
 _CJK_EXC = re.compile(
     rf"(?<=[\u3000-\u30ff\u3400-\u9fff\uac00-\ud7af\uff00-\uffef])(?P<type>{EXC_TYPE})"
