@@ -69,7 +69,6 @@ CRASH_LOOKBACK = 100
 """Lines looked back from a crash's consequence for the native crash or kill line."""
 CRASH_CHARS = 1 << 16
 """Characters of that look-back."""
-"""A log holding this word anywhere (any case) is a vLLM log, root or not."""
 _BARE = Wrapper(re.compile(r"$^"), "chained")
 """A root exception without a message: if Python chains another one to it ("The above
 exception was the direct cause …"), that one, with the message, is reported (the bare one
@@ -80,13 +79,13 @@ _FAILURE_WORDS = re.compile(
 )
 _CHAINED = re.compile(r"(?:The above exception was the direct cause|During handling of the above exception)")
 _FIELD = re.compile(r"^[A-Za-z_][\w.\[\]]*$")
+"""The field a pydantic error names on its own line, between its header and its ``Input should …``."""
 _MID_SENTENCE = re.compile(r"(?:,|\b[a-z]+)$")
 """A message line that stops mid-sentence: a comma or a lowercase word last (no full stop, no bracket)."""
 _GOES_ON = re.compile(r"[a-z0-9(]")
 """A line that continues a sentence: a lowercase word, a number, a bracket first (not a new message)."""
 MESSAGE_GOES_ON = 3
 """At most so many lines of a one-line root's wrapped message are read as its own."""
-"""The field a pydantic error names on its own line, between its header and its ``Input should …``."""
 _PY_WARNING = re.compile(r"\b[A-Z]\w*Warning: ")
 """Python's ``warnings`` output (torchvision's 'Failed to load image Python extension' decoy)."""
 _TORCH_TAIL = re.compile(
@@ -767,11 +766,11 @@ class Classifier:
         Not when its traceback runs through the engine's own loop: nothing caught it for that
         request, it ended the engine."""
         rules = self._rules
-        if trace is not None and any(rules.engine_loop.search(f) for f in _frame_names(trace)):
-            return False
-        if rules.request_refused.search(msg):
-            return True
-        return rules.handler_at.search(ln.raw) is not None and rules.handler_refused.search(ln.body) is not None
+        refused = rules.request_refused.search(msg) is not None or (
+            rules.handler_at.search(ln.raw) is not None and rules.handler_refused.search(ln.body) is not None
+        )
+        # (the frames are read only for a refusal: most exception lines are none)
+        return refused and not (trace is not None and any(rules.engine_loop.search(f) for f in _frame_names(trace)))
 
     def _candidate(self, ln: Line, n: int, typ: str, msg: str, trace: Trace | None = None) -> None:
         if self._stopped or (typ and (self._refused(ln, msg, trace) or _AT_EXIT.search(msg))):
@@ -1127,7 +1126,7 @@ class Classifier:
 
 SHARDS = "checkpoint shards:"
 """The look-back literal of the loader's progress bar (the remote prefilter reads a MiB past each one)."""
-_SHARDS_BAR = re.compile(r"checkpoint shards: +\d+% Completed \| (?P<done>\d+)/(?P<total>\d+)")
+_SHARDS_BAR = re.compile(re.escape(SHARDS) + r" +\d+% Completed \| (?P<done>\d+)/(?P<total>\d+)")
 """tqdm's bar of vLLM's weight loaders (``Loading safetensors checkpoint shards: 3% Completed | 1/37 […]``)."""
 _WEIGHTS = STAGES.index("weights")
 

@@ -118,8 +118,9 @@ class Rules:
     request_frames: re.Pattern[str]
     """Frames (``PATH FUNC``) of the web server's dispatch of one request and vLLM's request handlers."""
     engine_frames: re.Pattern[str]
-    engine_loop: re.Pattern[str]
     """Frames of the engine (or the front end's start-up): a traceback through them is not one request's."""
+    engine_loop: re.Pattern[str]
+    """Frames of the engine's own loop: a request's error raised through them ended the engine."""
     engine_failed: re.Pattern[str]
     """Exception words that say the engine failed, whatever frames carried them to a request."""
     request_refused: re.Pattern[str]

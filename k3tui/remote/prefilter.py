@@ -39,7 +39,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from ..classify import Classifier, ClassifyResult, Needles, needles
+from ..classify import Classifier, ClassifyResult, needles
 from ..classify.classifier import HEAD_LINES
 from ..classify.history import LOOKBACK
 from ..classify.rules import STAGES
@@ -61,11 +61,6 @@ TAIL_BYTES = 4 * 1024 * 1024
 
 class PrefilterError(HostError):
     """The log could not be scanned or read on the host."""
-
-
-def classifier_needles() -> Needles:
-    """The classifier's needles (:func:`k3tui.classify.needles`): the one derivation from its rules."""
-    return needles()
 
 
 def _variants(word: str, upper: bool = True) -> list[str]:
@@ -104,7 +99,7 @@ class _Spec:
 def build_spec(fmt: str, only: set[int] | None = None, once: bool = False) -> _Spec:
     """Needles for the host, by id; ``only`` keeps those ids (a rescan); ``once`` adds the
     is-this-vLLM-at-all word (only needed when nothing else was found: :func:`find_root`)."""
-    nd, spec, nid = classifier_needles(), _Spec(), 0
+    nd, spec, nid = needles(), _Spec(), 0
 
     def add(kind: str, lit: str, cap: int, stage: int = -1, gated: bool = False) -> None:
         nonlocal nid
@@ -199,7 +194,7 @@ async def _scan(
     host: Host, path: str, fmt: str, spec: _Spec, start: int, start_line: int, hash_it: bool, end: int = 0
 ) -> _Scanned:
     """Start the host's scan; returns once it has said the file's size (hits follow in :meth:`_Scanned.more`)."""
-    nd = classifier_needles()
+    nd = needles()
     arg = {
         "path": path,
         "start": start,
@@ -461,7 +456,7 @@ class _Walk:
         self.off = 0
         self.since_lookback: int | None = None
         self.root_window: tuple[int, str] | None = None
-        self._lookback = tuple(x.lower() for x in classifier_needles().lookback)
+        self._lookback = tuple(x.lower() for x in needles().lookback)
 
     def gap(self, lines: int) -> None:
         if lines > 0:
@@ -591,7 +586,7 @@ async def _walk(
 
 async def _last_window(host: Host, path: str, fmt: str, sc: _Scanned, walk: _Walk, out: LogScan) -> None:
     """The end of the file: the classifier looks back from it when no root was found."""
-    before = classifier_needles().before_chars
+    before = needles().before_chars
     if before:
         got = (await _fetch(host, path, sc.size, fmt, [_Win(walk.off, sc.size, sc.lines, 4 * before, sc.size)]))[0]
         walk.gap(got.first_line - walk.line)
@@ -611,7 +606,7 @@ def _after(pending: list[tuple[int, int]], i: int, end: int) -> int:
 def _plan(hits: list[tuple[int, int]], walk: _Walk, size: int, full: bool) -> list[_Win]:
     """The next windows, merged where their look-back reaches the previous one, BATCH at most."""
     step = WINDOW if not full else 8 << 20
-    before = 4 * classifier_needles().before_chars
+    before = 4 * needles().before_chars
     wins: list[_Win] = []
     for off, line in hits:
         if len(wins) >= BATCH:
