@@ -62,6 +62,7 @@ from hypothesis import strategies as st
 
 from k3tui.classify import classify_text
 from tests.support.corpus import issue_text
+from tests.test_classify_requests_9 import _tb
 
 SITE = "/usr/local/lib/python3.12/dist-packages"
 REFUSALS = st.sampled_from(
@@ -101,10 +102,8 @@ def _rooted(log: str, part: str):
 
 
 def _traceback(prefix: str, frames: list[tuple[str, str]], exception: str, header: str) -> str:
-    lines = [f"{prefix}{header}", f"{prefix}Traceback (most recent call last):"]
-    for path, func in frames:
-        lines += [f'{prefix}  File "{path}", line 42, in {func}', f"{prefix}    call()"]
-    return "\n".join([*lines, f"{prefix}{exception}"]) + "\n"
+    """The header line a logger prints, then the traceback (``_tb`` of the session-9 request tests)."""
+    return f"{prefix}{header}\n" + _tb(frames, exception, prefix)
 
 
 @given(PREFIX, st.sampled_from([V1_LOOP, V0_LOOP]), REFUSALS)
