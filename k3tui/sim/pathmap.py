@@ -40,17 +40,36 @@ class PathMap:
         return data
 
 
-def alive(pid: int) -> bool:
+def started(pid: int) -> int | None:
+    """When process ``pid`` started (``/proc/PID/stat`` field 22, clock ticks since boot); None when unknown.
+
+    A pid alone does not name a process: pids are reused (``pid_max`` is 32768 on many hosts, and
+    a test run or a demo starts thousands of processes), so a record that outlives its process
+    would come back to life in whichever process gets its number next. The pair (pid, start time)
+    does not repeat.
+    """
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return int(f.read().rsplit(b")", 1)[-1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def alive(pid: int, since: int | None = None) -> bool:
     """Is process ``pid`` there (one owned by another user counts; a zombie, dead but not yet
-    reaped by its parent, does not: it holds no port and serves nothing)?"""
+    reaped by its parent, does not: it holds no port and serves nothing)? With ``since`` (its
+    :func:`started` when it was recorded), a process that got the same pid later does not count."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True
+        pass
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
-            return f.read().rsplit(b")", 1)[-1].split()[0] != b"Z"
-    except (OSError, IndexError):
+            fields = f.read().rsplit(b")", 1)[-1].split()
+    except OSError:
         return True
+    if fields[:1] == [b"Z"]:
+        return False
+    return since is None or len(fields) < 20 or fields[19] == str(since).encode()

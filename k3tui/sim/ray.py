@@ -20,8 +20,9 @@ How simulated nodes know each other: every :class:`~k3tui.sim.SimHost` of a test
 runs its commands in processes of one owner (``K3SIM_OWNER``), so the cluster membership
 is a directory shared by that owner's nodes — ``$TMPDIR/k3sim-ray-<owner>/<port>/``, one
 file per live node (a dead process's file is ignored, so a killed node leaves the
-cluster). The address's host part is not checked (simulated nodes are all on loopback);
-the port names the cluster. The fake ``vllm serve … --distributed-executor-backend ray``
+cluster; a record names its process by pid and start time, so a pid reused by another
+process later does not bring a dead node back). The address's host part is not checked
+(simulated nodes are all on loopback); the port names the cluster. The fake ``vllm serve … --distributed-executor-backend ray``
 asks :func:`serve_template` whether the cluster has the GPUs it needs, and replays the
 placement-group failure when it does not.
 
@@ -42,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from .pathmap import alive as _alive
+from .pathmap import started as _started
 from .signals import stop_on_signals
 
 VERSION = "2.49.1"
@@ -69,7 +71,7 @@ def _live(port: int, kind: str) -> list[dict[str, Any]]:
             rec = json.loads(f.read_text())
         except (OSError, ValueError):
             continue
-        if _alive(int(rec["pid"])):
+        if _alive(int(rec["pid"]), rec.get("since")):
             out.append(rec)
         else:
             f.unlink(missing_ok=True)
@@ -143,6 +145,7 @@ def _record(state: dict[str, Any], opts: dict[str, str | bool], port: int, head:
     rec = {
         "node_id": hashlib.sha256(seed.encode()).hexdigest()[:56],
         "pid": os.getpid(),
+        "since": _started(os.getpid()),
         "root": state["root"],
         "hostname": host["hostname"],
         "ip": _ip(state, opts),
@@ -301,7 +304,9 @@ def _tidy(port: int) -> None:
 _DAEMON = r"""
 import json, os, signal, sys, time
 f, root = sys.argv[1], sys.argv[2]
-rec = json.loads(open(f).read()); rec["pid"] = os.getpid(); open(f, "w").write(json.dumps(rec))
+rec = json.loads(open(f).read()); rec["pid"] = os.getpid()
+rec["since"] = int(open("/proc/self/stat", "rb").read().rsplit(b")", 1)[-1].split()[19])
+open(f, "w").write(json.dumps(rec))
 owner = int(os.environ.get("K3SIM_OWNER") or 0)
 signal.signal(signal.SIGTERM, lambda *_: (os.path.exists(f) and os.unlink(f), sys.exit(0)))
 while os.path.isdir(os.path.join(root, "state")):
@@ -370,7 +375,7 @@ def stop_cmd(state: dict[str, Any], args: list[str]) -> int:
         _say("INFO", "scripts.py:1255", "Did not find any active Ray processes.")
         return 0
     deadline = time.time() + 10
-    while time.time() < deadline and any(_alive(int(r["pid"])) for r in mine):
+    while time.time() < deadline and any(_alive(int(r["pid"]), r.get("since")) for r in mine):
         time.sleep(0.1)
     for d in list(base.glob("*")):
         if d.name.isdigit():
@@ -412,6 +417,6 @@ def serve_template(state: dict[str, Any], argv: list[str], template: str, tp: in
         d = registry() / str(port)
         d.mkdir(parents=True, exist_ok=True)
         (d / f"demand-{os.getpid()}.json").write_text(
-            json.dumps({"pid": os.getpid(), "gpus": tp, "used": 0 if short else tp})
+            json.dumps({"pid": os.getpid(), "since": _started(os.getpid()), "gpus": tp, "used": 0 if short else tp})
         )
     return state["vllm"].get("ray_short_log", SHORT_LOG) if short else template

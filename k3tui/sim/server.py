@@ -36,6 +36,7 @@ from typing import Any
 import asyncssh
 
 from . import dockerapi, fastpath, rootfs
+from .pathmap import alive
 from .scenario import info_of, load_raw
 
 HOST_ALIAS = "gb300-sim"
@@ -280,8 +281,10 @@ class SimHost:
         pids = set(self._children)
         for f in (self.root / "state" / "procs").glob("*.json") if self.root.is_dir() else []:
             try:
-                pids.add(int(json.loads(f.read_text())["pid"]))
-            except (OSError, ValueError, KeyError):
+                rec = json.loads(f.read_text())
+                if alive(int(rec["pid"]), rec.get("since")):  # not a later process that got a dead one's pid
+                    pids.add(int(rec["pid"]))
+            except (OSError, ValueError, KeyError, TypeError):
                 pass
         for f in (self.root / "home").glob(".k3tui/runs/*/pgid") if self.root.is_dir() else []:
             try:
