@@ -51,7 +51,9 @@ def test_demo_session_exports_with_its_stage_and_exception(name: str, tmp_path: 
     assert not why and name in listed, f"scenario {name} is not listed by `k3tui demo --list` ({why or 'missing'})"
     spec = tomllib.loads(asset("scenarios", f"{name}.toml").read_text(encoding="utf-8"))
     record = tmp_path / f"{name}.k3rec"
-    r = _cli("demo", "--headless", "--scenario", name, "--record", str(record))
+    # the simulated logs replay 8x faster than their stamps (the same lines, in the same order): the
+    # whole ladder of a scenario takes ~8 s instead of ~25 s, which keeps these 26 runs within CI's time
+    r = _cli("demo", "--headless", "--scenario", name, "--record", str(record), "--speed", "8")
     if not record.exists():
         pytest.fail(
             f"demo --headless --scenario {name} wrote no recording (exit {r.returncode}): {r.stderr.strip()[-300:]}"
