@@ -326,7 +326,9 @@ def test_a_v0_engine_step_timeout_is_runtime() -> None:
     for name in ("1010.log", "1012.log"):
         res = classify_text(issue_text(name))
         assert res.first_exception is not None and "Engine iteration timed out" in res.first_exception.line
-        assert (res.failed_stage, res.evidence.rule) == ("runtime", "wording"), name
+        # its wording says so; since session 11 the logger (async_llm_engine.py, which logs only from
+        # the background loop) says it first, as a frame of the serving loop
+        assert (res.failed_stage, res.evidence.rule) in {("runtime", "wording"), ("runtime", "frames")}, name
 
 
 @given(

@@ -304,7 +304,8 @@ def test_a_consequence_that_reports_a_kill_is_the_root_when_nothing_came_before(
 def test_a_one_line_root_takes_the_stage_of_the_traceback_printed_right_after_it(frames, stage):
     """V0's ``Engine iteration timed out`` names no stage; the same process's traceback printed
     right after it (unprefixed, on stderr) tells where the step hung: its frames decide."""
-    root = "ERROR 11-30 06:12:00 [async_llm_engine.py:68] Engine iteration timed out. This should never happen!"
+    # (logged by a file that names no layer: async_llm_engine.py itself would say the serving loop ran)
+    root = "ERROR 11-30 06:12:00 [engine.py:68] Engine iteration timed out. This should never happen!"
     tb = ["Traceback (most recent call last):"]
     for path, func in frames:
         tb += [f'  File "/x/vllm/{path}", line 10, in {func}', "    wait()"]
