@@ -12,6 +12,21 @@
   is wrong``) is the image's wherever in the stack the code asked for it, unless the server had been
   serving (849).
 
+- A start-up progress bar stuck short of its total after the root: the CUDA-graph capture's
+  (``Capturing CUDA graphs (…): 53%|…| 27/51``) as the loader's already was: the root stopped that
+  work, the engine's set-up (4050).
+- NCCL's errors in each spelling (cupy's ``NcclError: NCCL_ERROR_SYSTEM_ERROR``) are the engine's
+  communicators, as torch's ``NCCL error`` (4055).
+- A stack that ends in the ``assert`` statement its innermost frame ran, the bare ``AssertionError``
+  under it left out of the paste: that statement is the root, in a traceback (2844) or an excerpt
+  that starts mid-stack, behind a prefix the parser does not know (1672, 3806).
+- Creating an attention back-end (``create_chunked_local_attention_backend``) is selecting one (3806).
+- The expert-parallel all-to-all libraries and symmetric memory (DeepEP, pplx, NVSHMEM, multicast) are
+  the engine's communicators, as NCCL is, unless the server had served (2228, 4101, 4102).
+- An OpenAI client's report that the server answered a request with a 4xx (``BadRequestError: Error
+  code: 400 - {…}``) is that request's refusal, never a root; another HTTP client's 4xx is not (vLLM
+  fetching from the hub: ``401 Client Error`` fails the weights) (4133, 1367).
+
 Each on generated logs and on the real logs of the tuned part; each fails without its change.
 """
 
@@ -49,7 +64,7 @@ def test_a_stack_that_builds_the_model_is_weights(
         (f"{site}/model_executor/layers/{layer}.py", "__init__"),
     ]
     r = classify_text(_tb(frames, error, prefix))
-    assert r.failed_stage == "weights", (r.failed_stage, r.why)
+    assert r.failed_stage == "weights", (r.failed_stage, r.evidence)
     assert r.first_exception is not None and error in r.first_exception.line
 
 
@@ -84,7 +99,7 @@ ROOT = st.sampled_from(
 @given(logged=LOGGED, root=ROOT)
 def test_a_root_v0s_async_engine_logged_failed_while_serving(logged: str, root: str) -> None:
     r = classify_text(f"{logged}{root}\n")
-    assert r.failed_stage == "runtime", (r.failed_stage, r.why)
+    assert r.failed_stage == "runtime", (r.failed_stage, r.evidence)
     assert r.first_exception is not None and root in r.first_exception.line
 
 
@@ -105,7 +120,7 @@ def test_an_import_that_names_what_to_install_is_the_image_wherever_it_was_raise
         (f"{site}/model_executor/layers/{layer}.py", "__init__"),
     ]
     r = classify_text(_tb(frames, error))
-    assert r.failed_stage == "container", (r.failed_stage, r.why)
+    assert r.failed_stage == "container", (r.failed_stage, r.evidence)
     served = "INFO:     Application startup complete.\n" + _tb([(f"{site}/v1/engine/core.py", "run_busy_loop")], error)
     assert classify_text(served).failed_stage == "runtime"
 
@@ -116,6 +131,14 @@ def test_real_logs() -> None:
         ("2016.log", "runtime", "torch.OutOfMemoryError: CUDA out of memory."),
         ("2195.log", "runtime", "torch.OutOfMemoryError: CUDA out of memory."),
         ("849.log", "container", "ImportError: bitsandbytes version is wrong."),
+        ("4050.log", "engine", "Failed: Cuda error /workspace/csrc/custom_all_reduce.cuh:455"),
+        ("4055.log", "engine", "NcclError: NCCL_ERROR_SYSTEM_ERROR"),
+        ("2844.log", "engine", "assert actual_len >= last_group_len"),
+        ("1672.log", "weights", "assert self.weight_block_size is not None"),
+        ("3806.log", "engine", "assert issubclass(underlying_builder, AttentionMetadataBuilder)"),
+        ("2228.log", "engine", "deep_ep.cpp:226 'invalid resource handle'"),
+        ("4101.log", "engine", "deep_ep.cpp:226 'invalid resource handle'"),
+        ("1367.log", "weights", "401 Client Error: Unauthorized for url"),
     ]:
         r = classify_text(issue_text(name))
         assert (r.failed_stage, r.first_exception is not None and root in r.first_exception.line) == (stage, True), (
@@ -123,3 +146,106 @@ def test_real_logs() -> None:
             r.failed_stage,
             r.first_exception,
         )
+
+
+CUDA_FAIL = st.sampled_from(
+    ["Failed: Cuda error /workspace/csrc/custom_all_reduce.cuh:455 'an illegal memory access was encountered'",
+     "RuntimeError: CUDA error: an illegal memory access was encountered"]
+)  # fmt: skip
+CAPTURE = st.sampled_from(
+    [
+        "Capturing CUDA graphs (mixed prefill-decode, PIECEWISE)",
+        "Capturing CUDA graph shapes",
+        "Capturing CUDA graphs (decode, FULL)",
+    ]
+)
+
+
+@given(fail=CUDA_FAIL, bar=CAPTURE, done=st.integers(0, 50), total=st.integers(51, 67), after=st.integers(0, 3))
+def test_a_capture_bar_stuck_after_the_root_says_the_engine_was_capturing(
+    fail: str, bar: str, done: int, total: int, after: int
+) -> None:
+    pct = 100 * done // total
+    line = f"{bar}: {pct:3d}%|█████▎     | {done}/{total} [00:06<00:05,  4.14it/s]"
+    tail = ["(EngineCore pid=5) ERROR 07-31 09:09:51 [multiproc_executor.py:284] Worker proc VllmWorker-2 died"]
+    r = classify_text("\n".join([fail, *[fail] * after, line, *tail]) + "\n")
+    assert r.failed_stage == "engine", (r.failed_stage, r.evidence)
+    finished = f"{bar}: 100%|███████████| {total}/{total} [00:12<00:00,  4.14it/s]"
+    assert classify_text("\n".join([fail, finished, *tail]) + "\n").failed_stage != "engine"
+
+
+@given(
+    st.sampled_from(
+        ["cupy_backends.cuda.libs.nccl.NcclError: NCCL_ERROR_SYSTEM_ERROR: unhandled system error",
+         "NcclError: NCCL_ERROR_UNHANDLED_CUDA_ERROR: unhandled cuda error",
+         "RuntimeError: NCCL_ERROR_INTERNAL_ERROR: internal error"]
+    ),
+    PREFIX,
+)  # fmt: skip
+def test_nccls_errors_in_every_spelling_are_the_engines(line: str, prefix: str) -> None:
+    r = classify_text(f"{prefix}{line}\n")
+    assert r.failed_stage == "engine", (r.failed_stage, r.evidence)
+
+
+ASSERTS = st.sampled_from(["assert self.weight_block_size is not None", "assert actual_len >= last_group_len",
+                           "assert isinstance(layer, DecoderLayer), type(layer)"])  # fmt: skip
+ODD = st.sampled_from(["", " ERROR 11-19 09:59:12 [multiproc_executor.py:743] ", "ESC[1;36m(EngineCore_DP0 pid=5)ESC[0;0m ",
+                       "[rank0]: ", "worker-3 | "])  # fmt: skip
+END = st.sampled_from(["", "```\n", "\n\n", "```\n\n"])
+
+
+@given(site=SITE, model=MODEL, code=ASSERTS, prefix=ODD, end=END, head=st.booleans())
+def test_a_stack_that_ends_in_its_assert_has_that_assert_as_its_root(
+    site: str, model: str, code: str, prefix: str, end: str, head: bool
+) -> None:
+    frames = [
+        (f"{site}/v1/worker/gpu_model_runner.py", "load_model"),
+        (f"{site}/model_executor/models/{model}.py", "__init__"),
+        (f"{site}/model_executor/layers/quantization/fp8.py", "create_weights"),
+    ]
+    lines = [f"{prefix}Traceback (most recent call last):"] if head else []
+    for path, func in frames:
+        lines += [f'{prefix}  File "{path}", line 42, in {func}', f"{prefix}    x = y()"]
+    lines[-1] = f"{prefix}    {code}"
+    r = classify_text("\n".join(lines) + "\n" + end)
+    assert r.first_exception is not None and code in r.first_exception.line, (r.first_exception, r.evidence)
+    assert r.failed_stage == "weights", (r.failed_stage, r.evidence)
+    # the same statement with no frame above it, or prose that says "assert": no root of it
+    assert classify_text(f"{prefix}    {code}\n" + end).first_exception is None
+    assert classify_text(f"Please assert {code[7:]} before you start\n").first_exception is None
+
+
+EP = st.sampled_from(
+    ["RuntimeError: Failed: CUDA error /tmp/ep_kernels_workspace/DeepEP/csrc/deep_ep.cpp:226 'invalid resource handle'",
+     "RuntimeError: DeepEP error: CPU recv timeout", "RuntimeError: pplx all_to_all init failed",
+     "RuntimeError: NVSHMEM initialization failed", "RuntimeError: [SymmDeviceMemory] Device does not support multicasting"]
+)  # fmt: skip
+
+
+@given(line=EP, prefix=PREFIX)
+def test_expert_parallel_communication_libraries_are_the_engines_unless_it_served(line: str, prefix: str) -> None:
+    r = classify_text(f"{prefix}{line}\n")
+    assert r.failed_stage == "engine", (r.failed_stage, r.evidence)
+    served = "INFO:     Application startup complete.\n" + f"{prefix}{line}\n"
+    assert classify_text(served).failed_stage == "runtime"
+
+
+CLIENT_4XX = st.sampled_from(
+    ["openai.BadRequestError: Error code: 400 - {'object': 'error', 'message': 'bad', 'code': 400}",
+     "openai.NotFoundError: Error code: 404 - {'object': 'error', 'message': 'The model `x` does not exist.'}",
+     "openai.UnprocessableEntityError: Error code: 422 - {'detail': [{'type': 'missing'}]}"]
+)  # fmt: skip
+
+
+@given(line=CLIENT_4XX, tb=st.booleans())
+def test_an_openai_clients_4xx_is_one_requests_refusal(line: str, tb: bool) -> None:
+    started = "INFO 06-01 10:00:00 [api_server.py:1] vLLM API server version 0.11.0\n"
+    body = (
+        _tb([("/app/client.py", "main"), ("/usr/lib/python3/site-packages/openai/_base_client.py", "request")], line)
+        if tb
+        else line + "\n"
+    )
+    r = classify_text(started + body)
+    assert r.first_exception is None and r.failed_stage == "none", (r.first_exception, r.evidence)
+    hub = "requests.exceptions.HTTPError: 401 Client Error: Unauthorized for url: https://huggingface.co/m/resolve/main/config.json"
+    assert classify_text(started + hub + "\n").first_exception is not None

@@ -20,7 +20,10 @@ SHARED = cases(SHARED_CORPUS)
 TUNED = tuned_cases()
 
 KNOWN_MISSES = {
-    "vllm-issues/2844.log": "a bare 'assert actual_len >= last_group_len' source line is the label's; the classifier takes the traceback's head",
+    "vllm-issues/4053.log": "device-side index asserts with no request sent (the reporter's prose says so): nothing in the log names the profiling run",
+    "vllm-issues/4075.log": "a cut traceback whose frame lines a terminal wrapped mid-word ('l' / 'ine 64, in …'): its frames are not read, its assert line is not the last of a stack",
+    "vllm-issues/4104.log": "Ray's autoscaler 'Error: No available node types can fulfill resource request' is no exception line and no root form",
+    "vllm-issues/4133.log": "a three-line client paste (openai's 400) with nothing that says vLLM: not a vLLM log by the classifier, none by the label",
     "vllm-issues/2848.log": "cupy missing at the first request after Ready: runtime by the issue's reading, the label says the image",
     "vllm-issues/2849.log": "an op with no CPU kernel at the first request after Ready: runtime by the frames, the label says the image",
     "vllm-issues/2852.log": "pytest's 'E   ' column in front of the exception: not read (a test's own assertion looks the same)",
@@ -192,7 +195,6 @@ KNOWN_MISSES = {
     "vllm-issues/1615.log": "two shell errors in an apptainer session: 'python3: command not found' comes first and is taken; the label takes vllm's 'bad interpreter' line",
     "vllm-issues/1620.log": "a missing vLLM op ('_OpNamespace' '_C' has no attribute rms_norm) on the first request: after the API was ready, so runtime; the label says container (unsure: runtime)",
     "vllm-issues/1667.log": "fastsafetensors' own '[PG0] <time> - …' lines carry the error ('Producer batch 0 failed: data_offsets'): not a form read as a root",
-    "vllm-issues/1672.log": "the root is the assert statement itself (no AssertionError line in the paste): a code line is never taken as a root",
     "vllm-issues/1675.log": "Ray's dead-actor paragraph (SYSTEM_ERROR) alone; the OOM while loading is the thread's diagnosis",
     "vllm-issues/1570.log": "Xinference's UnpickleableError wraps the pydantic error (qwen3_vl unknown to transformers) and is taken as the root; the stage is right",
     "vllm-issues/1586.log": "a bare '__init__() got an unexpected keyword argument' without the EngineArgs class named: nothing says which __init__",
@@ -256,7 +258,6 @@ KNOWN_MISSES = {
     "vllm-issues/2199.log": "a broadcast_shapes ValueError from the engine core: that it came with a long request is in the thread",
     "vllm-issues/2207.log": "Ascend CANN's device assertion and DumpHead lines with no vLLM word: taken for not a vLLM log",
     "vllm-issues/2221.log": "'module torch has no attribute nvfp4' quoted alone: an API mismatch reads as the image's, the label (after ready) rests on the issue's title",
-    "vllm-issues/2228.log": "root right (DeepEP's CUDA error raised as a RuntimeError); a CUDA error's words read as runtime, the label says the engine's set-up",
     "vllm-issues/2251.log": "root right (the tuple-formatted 'Worker failed with error %s'); nothing in the line names a layer (the label says engine)",
     "vllm-issues/2258.log": "a reporter's Chinese sentence naming 'NCCL error:' comes before the log and is taken; the label takes the NCCL error line after it",
     "vllm-issues/2261.log": "a bare AssertionError whose frames are the model loader's: the label says the launch's settings (config)",
@@ -308,7 +309,6 @@ KNOWN_MISSES = {
     "vllm-issues/3780.log": "a short quote from a commit message: nothing in it names a layer (default runtime); the fix it came with says engine",
     "vllm-issues/3783.log": "a kv-cache spec class that does not pickle: nothing names a layer; the fix was in the engine's set-up",
     "vllm-issues/3805.log": "an engine core's ValueError in a DP run quoted alone: the engine-core default says the set-up; the fix was in serving",
-    "vllm-issues/3806.log": "the quote stops at the failing assert statement: no exception line, so no root",
     "vllm-issues/3812.log": "a short quote from a commit message: nothing in it names a layer (default runtime); the fix it came with says config",
     "vllm-issues/3813.log": "a short quote from a commit message: nothing in it names a layer (default runtime); the fix it came with says engine",
     "vllm-issues/3817.log": "an author's abridged TPU traceback whose exception is a bare AssertionError after '...' frames: a frame line is taken",

@@ -49,7 +49,7 @@ from .result import ClassifyResult, FirstException, StageMark
 from .rules import STAGES, Rules, Wrapper, load_rules
 from .signature import make_signature
 from .timeline import Timeline
-from .traces import EXC_TYPE, STALE_AFTER, TB_HEAD, Trace, frames, opens_trace, rebuild
+from .traces import EXC_TYPE, MAX_TRACE_LINES, STALE_AFTER, TB_HEAD, Trace, frames, opens_trace, rebuild
 
 MAX_LINE = 65536
 """Characters kept of one line; the rest of a longer line is ignored (binary garbage)."""
@@ -306,6 +306,10 @@ class Classifier:
                 self._root = self._unexplained
         if self._root is None and self._native is not None and not self._stopped:
             self._root = self._native  # a library said what failed; a cut traceback after it says less
+        if self._root is None and not self._stopped and (self._fallback is None or self._fallback.cut):
+            at = self._assert_at_end()  # (after a cut traceback's head whose lines were not read as its own)
+            if at is not None and (self._fallback is None or at.n > self._fallback.n):
+                self._fallback = at
         if self._root is None and self._fallback is not None and not self._stopped:
             self._root = self._fallback
         if self._root is None and self._dead is not None and not self._stopped:
@@ -700,6 +704,8 @@ class Classifier:
         one the END of the log cut (a paste that stops mid-traceback, a process killed while it
         printed), without a header, its own first line: a log that ends in a traceback did not end
         well, and its frames still name the layer."""
+        if (root := self._cut_at_assert(trace)) is not None:
+            return root
         if trace.header is None:
             if not at_end or not trace.lines:
                 return None
@@ -712,6 +718,52 @@ class Classifier:
         root.stack, root.numbers, root.trace, root.cut = trace.lines, trace.numbers, trace, True
         root.marks = [(m.stage, m.line) for m in self._timeline.marks]
         return root
+
+    def _cut_at_assert(self, trace: Trace) -> _Root | None:
+        """A traceback whose last line is the ``assert …`` its innermost frame ran (a paste that left
+        out the bare ``AssertionError`` under it): that statement is the root, an AssertionError."""
+        lines = list(trace.lines)
+        while lines and _PASTE_END.match(parse(lines[-1]).body):
+            lines.pop()  # the paste's closing fence, a blank line
+        if trace.dropped or len(lines) < 2:
+            return None
+        return self._assert_root(lines, trace.numbers[: len(lines)], trace)
+
+    def _assert_root(self, lines: list[str], numbers: list[int], trace: Trace | None) -> _Root | None:
+        """The root of a stack (``lines``, innermost last) that ends in a frame and its ``assert``."""
+        if len(lines) < 2:
+            return None
+        last = parse(lines[-1])
+        m = _ASSERT.search(last.body)
+        if m is None or not _FRAME_LINE.search(parse(lines[-2]).body):
+            return None  # (searched, not matched: behind a prefix not known, the frame and its code still read)
+        root = _Root(last.raw, numbers[-1], m.group(0).strip(), "AssertionError", m["expr"], last.process,
+                     last.key, self._timeline.now)  # fmt: skip
+        root.stack, root.numbers, root.trace, root.cut = lines, numbers, trace, True
+        root.marks = [(m.stage, m.line) for m in self._timeline.marks]
+        return root
+
+    def _assert_at_end(self) -> _Root | None:
+        """The log ends in a frame and the ``assert`` it ran, with no traceback head before them (an
+        excerpt that starts mid-stack and left the bare ``AssertionError`` out): that statement is the
+        root, and the frames above it its stack."""
+        text = self._history.before(_ASSERT_TAIL)
+        rows = text.split("\n")[:-1] if text.endswith("\n") else text.split("\n")
+        n = self._n
+        while rows and _PASTE_END.match(rows[-1]):
+            rows.pop()
+            n -= 1
+        if len(rows) < 2 or "assert " not in rows[-1] or (m := _ASSERT.search(body := parse(rows[-1]).body)) is None:
+            return None  # (no line is parsed unless the last one holds an assert)
+        shape = _DIGITS.sub("0", body[: m.start()])  # a prefix parse() does not know: the same on each line
+        k = len(rows) - 1  # the stack: the frames, code and caret lines right above the assert
+        while k > 0 and len(rows) - k < MAX_TRACE_LINES:
+            above = parse(rows[k - 1]).body
+            if _DIGITS.sub("0", above[: len(shape)]) != shape or not _STACK_LINE.match(above, len(shape)):
+                break
+            k -= 1
+        stack = rows[k:]
+        return self._assert_root(stack, list(range(n - len(stack) + 1, n + 1)), None)
 
     def _expire(self, n: int) -> None:
         for trace in [t for t in self._traces.values() if n - t.last > STALE_AFTER]:
@@ -1103,21 +1155,27 @@ class Classifier:
         return Verdict("runtime", "wording", (n,), "medium", why)
 
     def _unfinished(self, root: _Root, verdict: Verdict) -> Verdict:
-        """A root with only weak evidence, and the loader's progress bar stuck short of its total
-        after it (``Loading safetensors checkpoint shards: 3% Completed | 1/37``, printed when the
-        OOM that stopped the load flushed it): the root stopped the weights' loading. Asked at the
-        end of the log only (a bar still moving is not stuck), and only of the last bar."""
-        if verdict.confidence != "low" or not self._ended or root.stage_idx > _WEIGHTS:
+        """A root with only weak evidence, and a start-up progress bar stuck short of its total after
+        it: the loader's (``Loading safetensors checkpoint shards: 3% Completed | 1/37``, printed when
+        the OOM that stopped the load flushed it) or the CUDA-graph capture's (``Capturing CUDA graphs
+        (…): 53%|… | 27/51``, another worker's bar printed as the first one's kernel failed): the root
+        stopped that work. Asked at the end of the log only (a bar still moving is not stuck), only of
+        the last bar of each kind, and only while the start-up had not got past that bar's stage."""
+        if verdict.confidence != "low" or not self._ended:
             return verdict
-        tail = self._history.since(SHARDS)
-        if tail is None or not (m := _SHARDS_BAR.search(tail.split("\n", 1)[0].rsplit("\r", 1)[-1])):
-            return verdict
-        done, total = int(m["done"]), int(m["total"])
-        n = self._n - tail.count("\n") + (1 if tail.endswith("\n") else 0)  # the bar's own line
-        if done >= total or n <= root.n:
-            return verdict
-        why = f"the loader's progress stopped at {done}/{total} checkpoint shards (line {n}): it failed loading the weights"
-        return Verdict("weights", "markers", (n,), "medium", why)
+        for literal, bar, stage, work in _BARS:
+            if root.stage_idx > STAGES.index(stage):
+                continue
+            tail = self._history.since(literal)
+            if tail is None or not (m := bar.search(tail.split("\n", 1)[0].rsplit("\r", 1)[-1])):
+                continue
+            done, total = int(m["done"]), int(m["total"])
+            n = self._n - tail.count("\n") + (1 if tail.endswith("\n") else 0)  # the bar's own line
+            if done >= total or n <= root.n:
+                continue
+            why = f"{work} stopped at {done}/{total} (line {n}): it failed there"
+            return Verdict(stage, "markers", (n,), "medium", why)
+        return verdict
 
     def _recognised(self) -> bool:
         """Anything that says this is a vLLM log: the word vllm, a stage past the first line."""
@@ -1128,7 +1186,26 @@ SHARDS = "checkpoint shards:"
 """The look-back literal of the loader's progress bar (the remote prefilter reads a MiB past each one)."""
 _SHARDS_BAR = re.compile(re.escape(SHARDS) + r" +\d+% Completed \| (?P<done>\d+)/(?P<total>\d+)")
 """tqdm's bar of vLLM's weight loaders (``Loading safetensors checkpoint shards: 3% Completed | 1/37 […]``)."""
-_WEIGHTS = STAGES.index("weights")
+_FRAME_LINE = re.compile(r'(?:^|\s)File "[^"]*", line \d+,? in \S+\s*$')
+"""A frame line of a traceback (``  File "P", line N, in F``), whatever prefix is before it."""
+_ASSERT = re.compile(r"(?:^|\s\s)\s*assert (?P<expr>\S.*?)\s*$")
+"""The ``assert`` statement Python prints under its frame (indented), whatever prefix is before it."""
+_STACK_LINE = re.compile(r'(?:^|\s)File "[^"]*", line \d+|\s{2,}\S')
+"""A line of a stack printed without its head: a frame, or the indented code or carets under one."""
+_PASTE_END = re.compile(r"\s*(?:```\w*|~~~)?\s*$")
+"""What a paste puts after a log: its closing fence, blank lines."""
+_DIGITS = re.compile(r"\d")
+_ASSERT_TAIL = 1 << 14
+"""Characters before the end of the log read for a stack that ends in its ``assert``."""
+CAPTURE = "Capturing CUDA graph"
+"""The look-back literal of the CUDA-graph capture's progress bar (V1: ``Capturing CUDA graphs (mixed
+prefill-decode, PIECEWISE):``, ``Capturing CUDA graph shapes:``)."""
+_CAPTURE_BAR = re.compile(re.escape(CAPTURE) + r"[^:\n]{0,80}: +\d+%\|[^|\n]*\| *(?P<done>\d+)/(?P<total>\d+)")
+_BARS = (
+    (SHARDS, _SHARDS_BAR, "weights", "the loader's progress through the checkpoint shards"),
+    (CAPTURE, _CAPTURE_BAR, "engine", "the CUDA-graph capture"),
+)
+"""Start-up progress bars: (look-back literal, bar, the stage of its work, the work in words)."""
 
 
 def _quoted_type(q: re.Match[str]) -> str:

@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
-from .classifier import CRASH_CHARS, CRASH_LOOKBACK, EMIT_AFTER, HEAD_LINES, HEADER_WINDOW, SHARDS, WRAP_WINDOW
+from .classifier import CAPTURE, CRASH_CHARS, CRASH_LOOKBACK, EMIT_AFTER, HEAD_LINES, HEADER_WINDOW, SHARDS, WRAP_WINDOW
 from .rules import load_rules
 from .traces import TB_HEAD
 
@@ -70,7 +70,7 @@ def needles() -> Needles:
     plain = tuple((s.index, m) for s in rules.stages for m in s.plain)
     gated = tuple((s.index, m.lower()) for s in rules.stages for m in s.markers)
     gated += tuple((s.index + 1, m.lower()) for s in rules.stages for m in s.done)
-    lookback = (TB_HEAD, *rules.normal_stop, SHARDS)
+    lookback = (TB_HEAD, *rules.normal_stop, SHARDS, CAPTURE)
     every = [*words, *lookback, *(m for _, m in plain), *(m for _, m in gated), *rules.crash_needles]
     return Needles(
         literals=tuple(dict.fromkeys(w.lower() for w in every if w)),
