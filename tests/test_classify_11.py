@@ -23,6 +23,10 @@
 - Creating an attention back-end (``create_chunked_local_attention_backend``) is selecting one (3806).
 - The expert-parallel all-to-all libraries and symmetric memory (DeepEP, pplx, NVSHMEM, multicast) are
   the engine's communicators, as NCCL is, unless the server had served (2228, 4101, 4102).
+- A compiler's diagnostic (``file.py:36:0: error: …``, ``file.c:31:10: error: …``) is not argparse's
+  ``PROG: error: …``; Triton failing to lower a kernel to this GPU (``Failures have been detected while
+  processing an MLIR pass pipeline``, ``PassManager::run failed``) is the device, as ptxas failing for
+  its arch is (2919, 3716).
 - An OpenAI client's report that the server answered a request with a 4xx (``BadRequestError: Error
   code: 400 - {…}``) is that request's refusal, never a root; another HTTP client's 4xx is not (vLLM
   fetching from the hub: ``401 Client Error`` fails the weights) (4133, 1367).
@@ -139,6 +143,8 @@ def test_real_logs() -> None:
         ("2228.log", "engine", "deep_ep.cpp:226 'invalid resource handle'"),
         ("4101.log", "engine", "deep_ep.cpp:226 'invalid resource handle'"),
         ("1367.log", "weights", "401 Client Error: Unauthorized for url"),
+        ("2919.log", "device", "Failures have been detected while processing an MLIR pass pipeline"),
+        ("3716.log", "device", "error: Failures have been detected while processing an MLIR pass pipeline"),
     ]:
         r = classify_text(issue_text(name))
         assert (r.failed_stage, r.first_exception is not None and root in r.first_exception.line) == (stage, True), (
@@ -249,3 +255,21 @@ def test_an_openai_clients_4xx_is_one_requests_refusal(line: str, tb: bool) -> N
     assert r.first_exception is None and r.failed_stage == "none", (r.first_exception, r.evidence)
     hub = "requests.exceptions.HTTPError: 401 Client Error: Unauthorized for url: https://huggingface.co/m/resolve/main/config.json"
     assert classify_text(started + hub + "\n").first_exception is not None
+
+
+PROG = st.sampled_from(["vllm serve", "vllm", "api_server.py", "python -m vllm.entrypoints.openai.api_server"])
+COMPILED = st.sampled_from(
+    ["/opt/venv/lib/python3.12/site-packages/vllm/attention/ops/prefix_prefill.py", "/tmp/tmpx/main.c", "kernel.cu"]
+)
+
+
+@given(prog=PROG, path=COMPILED, line=st.integers(1, 9999), col=st.integers(0, 99))
+def test_a_compilers_diagnostic_is_not_argparses_and_a_failed_lowering_is_the_device(
+    prog: str, path: str, line: int, col: int
+) -> None:
+    r = classify_text(f"{prog}: error: argument --dtype: invalid choice: 'fp7'\n")
+    assert r.failed_stage == "config", (r.failed_stage, r.evidence)
+    mlir = f"{path}:{line}:{col}: error: Failures have been detected while processing an MLIR pass pipeline\n"
+    assert classify_text(mlir).failed_stage == "device"
+    other = f"{path}:{line}:{col}: error: use of undeclared identifier 'x'\n"
+    assert classify_text(other).failed_stage != "config"
