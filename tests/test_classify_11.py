@@ -30,6 +30,12 @@
 - An OpenAI client's report that the server answered a request with a 4xx (``BadRequestError: Error
   code: 400 - {…}``) is that request's refusal, never a root; another HTTP client's 4xx is not (vLLM
   fetching from the hub: ``401 Client Error`` fails the weights) (4133, 1367).
+- A paste that indented a whole block (a markdown code block after a blank line or a fence, a list
+  item, a whole log; spaces or a tab): the block's indentation is learnt from its first line when a
+  log's line starts it (a prefix, a level, a timestamp, an exception's line, argparse's, the loader's,
+  a native crash's first words) and taken off every line of the block; the line as printed is what
+  is quoted. A terminal's copy that padded the lines with spaces, Windows' CRLF (a progress bar's
+  line too): nothing changes (2802, 3817, 4035, 4046; every complete real log in five such forms).
 
 Each on generated logs and on the real logs of the tuned part; each fails without its change.
 """
@@ -273,3 +279,53 @@ def test_a_compilers_diagnostic_is_not_argparses_and_a_failed_lowering_is_the_de
     assert classify_text(mlir).failed_stage == "device"
     other = f"{path}:{line}:{col}: error: use of undeclared identifier 'x'\n"
     assert classify_text(other).failed_stage != "config"
+
+
+def _complete_real_logs() -> list:
+    from tests.support.corpus import SHARED_CORPUS, cases, tuned_cases
+
+    logs = [c for c in cases(SHARED_CORPUS) + tuned_cases() if c.folder in ("vllm-cpu", "vllm-cpu-faults")]
+    assert len(logs) >= 100
+    return logs
+
+
+def _verdict(text: str, shift: int = 0) -> tuple:
+    r = classify_text(text)
+    return r.failed_stage, None if r.first_exception is None else r.first_exception.line_number - shift
+
+
+def test_every_complete_real_log_keeps_its_verdict_pasted_indented_padded_or_with_crlf() -> None:
+    """A paste indents a whole log (a markdown code block, a list item; spaces or a tab), a terminal's
+    copy pads its lines with spaces, Windows ends them with CRLF: the stage, whether there is a root and
+    which line it is stay as they were. Behind a fence and a line of prose too, unless the root is the
+    log's first line (a crash before anything was printed: with prose before it, it no longer is)."""
+    wrong = []
+    for case in _complete_real_logs():
+        lines = case.text().splitlines()
+        ref = _verdict("\n".join(lines) + "\n")
+        forms = {f"indent {p!r}": "\n".join(p + x if x else x for x in lines) + "\n" for p in ("  ", "    ", "\t")}
+        forms["padded"] = "\n".join(x + "   " for x in lines) + "\n"
+        forms["crlf"] = "\r\n".join(lines) + "\r\n"
+        for how, text in forms.items():
+            if _verdict(text) != ref:
+                wrong.append((case.id, how, ref, _verdict(text)))
+        if ref[1] != 1:
+            fenced = "Here is the log:\n\n```\n" + forms["indent '    '"] + "```\n"
+            if _verdict(fenced, 3) != ref:
+                wrong.append((case.id, "fenced", ref, _verdict(fenced, 3)))
+    assert not wrong, wrong[:10]
+
+
+def test_real_excerpts_pasted_indented_or_padded() -> None:
+    """Excerpts of the tuned part whose paste indented them or padded their lines (2802: ``> AssertionError ``
+    with a space after it; 3817, 4035, 4046: a list item's indentation before the exception line)."""
+    for name, stage, root in [
+        ("2802.log", "weights", "AssertionError"),
+        ("3817.log", "engine", "AssertionError"),
+        ("4035.log", "engine", "AttributeError: 'Tensor' object has no attribute '_elem'"),
+        ("4046.log", "engine", "AssertionError: Expect a Tensor or a View"),
+    ]:
+        r = classify_text(issue_text(name))
+        assert r.first_exception is not None and root in r.first_exception.line, (name, r.first_exception)
+        if name == "2802.log":  # (the other three are tuned misses of their stage: nothing names the layer)
+            assert r.failed_stage == stage, (name, r.failed_stage)

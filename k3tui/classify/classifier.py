@@ -44,7 +44,7 @@ from dataclasses import dataclass, field, replace
 from ..events import Event, ExceptionFound, RunClassified, StageReached
 from .history import History
 from .layers import Evidence, Verdict, advice_text, decide
-from .lines import FLAT_MIN, QUIET_LEVELS, Line, parse, unflatten, unglue, unjson
+from .lines import FLAT_MIN, QUIET_LEVELS, Line, opens_log_line, parse, unflatten, unglue, unjson
 from .result import ClassifyResult, FirstException, StageMark
 from .rules import STAGES, Rules, Wrapper, load_rules
 from .signature import make_signature
@@ -240,6 +240,12 @@ class Classifier:
         """The part of the current line being read, when a flattened paste was split."""
         self._followed = False
         """A logger's line came after line 1 within the first lines (every one of them is read)."""
+        self._block = 0
+        """Spaces a paste put before every line of the block being read (a markdown code block by
+        indentation, a list item, a whole log indented): learnt from the first line of the log or after
+        a blank line, lowered by a less indented line, ended by a line at the left edge."""
+        self._blank = True
+        """The last line read was blank (or none was read yet): an indented line now starts a block."""
         self._cancelled: _Root | None = None
         """A traceback's CancelledError, kept aside: the root only if Python chains a timeout to it."""
         self._cancel_until = 0
@@ -377,6 +383,22 @@ class Classifier:
 
     # --- one line ----------------------------------------------------------------------
 
+    def _unindent(self, raw: str) -> str:
+        """The line without the indentation a paste put before its whole block (see ``_block``)."""
+        body = raw.lstrip(" \t")
+        if not body or body == "\r" or body.startswith(("```", "~~~")):
+            self._blank = True  # (a markdown fence opens a block as a blank line does)
+            return raw
+        w = len(raw) - len(body)
+        if not w:
+            self._block = 0
+        elif self._blank:  # a block starts: indented by the paste only if a log's line starts it
+            self._block = w if body.startswith(TB_HEAD) or opens_log_line(body) else 0
+        elif self._block > w:
+            self._block = w
+        self._blank = False
+        return raw[self._block :] if self._block else raw
+
     def _line(self, buf: str, start: int, nl: int) -> None:
         self._n += 1
         n = self._n
@@ -390,7 +412,12 @@ class Classifier:
             self._one(raw, n)
 
     def _one(self, raw: str, n: int) -> None:
-        ln = parse(raw)
+        text = self._unindent(raw)
+        ln = parse(text)
+        if text is not raw:
+            ln.raw = raw.rstrip("\r")  # (the line as printed, indentation and all: what labels quote)
+        if ln.body[-1:] in (" ", "\t") and ln.body.strip():
+            ln.body = ln.body.rstrip(" \t")  # a terminal's copy pads lines with spaces: they say nothing
         if n <= HEAD_LINES and not self._vllm and (ln.level is not None or _VLLM_LINE.search(raw)):
             self._vllm = True  # a logger's line (vLLM, uvicorn, NCCL, glog), or vLLM's quoted in prose
         if n == 1:
@@ -1167,7 +1194,7 @@ class Classifier:
             if root.stage_idx > STAGES.index(stage):
                 continue
             tail = self._history.since(literal)
-            if tail is None or not (m := bar.search(tail.split("\n", 1)[0].rsplit("\r", 1)[-1])):
+            if tail is None or not (m := bar.search(tail.split("\n", 1)[0].rstrip("\r").rsplit("\r", 1)[-1])):
                 continue
             done, total = int(m["done"]), int(m["total"])
             n = self._n - tail.count("\n") + (1 if tail.endswith("\n") else 0)  # the bar's own line

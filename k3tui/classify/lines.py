@@ -57,6 +57,21 @@ _PROC_BARE = re.compile(r"^\((?P<proc>[A-Za-z][\w.\-]*(?: [\w.\-]+=[\w.\-]+)*)\)
 """A process prefix whose pid a page stripped (``(EngineCore_DP0) ERROR …``): only before a level."""
 _RANK = re.compile(r"^\[rank(?P<rank>\d+)\]: ?")
 """torch.distributed's per-rank prefix (``[rank0]: Traceback …``)."""
+_INDENTED_PREFIX = re.compile(
+    r"\((?:[\w.\-]+ )*\S*pid=\d|\[rank\d+\]:|(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) +(?:\d{4}-)?\d\d-\d\d \d\d:\d\d:\d\d"
+    r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL): +\S|\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d|\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d"
+    r"|(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault|Timeout)(?:: |\(|\s*$)"
+    r"|usage: |[\w.\-/]+(?: [\w.\-]+)?: error: |Fatal Python error: |terminate called |\*\*\* |!{3,} |Failed to import from "
+    r"|The above exception was the direct cause|During handling of the above exception"
+    r"|[\w./\-]+: (?:symbol lookup error|error while loading shared libraries): "
+    r"|\[?[IWEF]\d{4} \d\d:\d\d:\d\d|\[[IWEF](?:\d{3,4} [\d:.]+)? ?[\w.\-]+\.(?:cpp|cc|h|cu):\d+\]|[\w.\-]+:\d+:\d+ \[\d+\] NCCL "
+)
+"""What starts a log line whatever indentation a paste put before it (a markdown code block, a list
+item): a process prefix, torch's rank, vLLM's and uvicorn's levels, a timestamp, glog's and c10's
+prefixes, NCCL's, an exception's line and Python's chaining of two, argparse's usage and error, the
+dynamic loader's errors, a native crash's first words (an indented traceback's head is
+Trace.indent's). Never what starts a traceback's own indented frame or code line (``File "…"``,
+``raise …``), so a real log reads the same."""
 _BAR = r"\s{0,8}[|│](?= |$) ?"
 """One ``| `` of Python's exception-group layout."""
 _MARKUP = re.compile(rf"^(?:\s*>(?= |$) ?|\s*`+|{_BAR})+")
@@ -122,6 +137,12 @@ class Line:
     key: tuple[str, str]
     """Demultiplexing key: (compose service, process)."""
     time: str | None
+
+
+def opens_log_line(text: str) -> bool:
+    """Does ``text`` start the way a log's line starts (a process prefix, a level, a timestamp, an
+    exception's line, argparse's words, a native crash's), not the way a traceback's frame or code does?"""
+    return _INDENTED_PREFIX.match(text) is not None
 
 
 def unescape(text: str) -> str:
@@ -365,8 +386,8 @@ def parse(raw: str) -> Line:
     if service and text[:1] in " |│" and (m := _BARS.match(text)):
         text = text[m.end() :]  # an exception group's bars inside a compose wrapper
     process = None
-    if text[:1] in " \t" and (s := text.lstrip(" \t"))[:1] == "(" and _PROC.match(s):
-        text = s  # a paste indented the whole log (a markdown list item): the process prefix starts it
+    if text[:1] in " \t" and _INDENTED_PREFIX.match(s := text.lstrip(" \t")):
+        text = s  # a paste indented the whole log (a markdown code block or list item): a prefix starts it
     if m := _PROC.match(text):
         process, text = f"{m['proc']} pid={m['pid']}", text[m.end() :]
         if text[:1] == "(" and (m := _PROC.match(text)):  # the API server relaying its engine's line
