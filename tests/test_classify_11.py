@@ -36,6 +36,7 @@
   a native crash's first words) and taken off every line of the block; the line as printed is what
   is quoted. A terminal's copy that padded the lines with spaces, Windows' CRLF (a progress bar's
   line too): nothing changes (2802, 3817, 4035, 4046; every complete real log in five such forms).
+  A traceback indented with a tab is read as one indented with spaces.
 
 Each on generated logs and on the real logs of the tuned part; each fails without its change.
 """
@@ -329,3 +330,15 @@ def test_real_excerpts_pasted_indented_or_padded() -> None:
         assert r.first_exception is not None and root in r.first_exception.line, (name, r.first_exception)
         if name == "2802.log":  # (the other three are tuned misses of their stage: nothing names the layer)
             assert r.failed_stage == stage, (name, r.failed_stage)
+
+
+@given(site=SITE, model=MODEL, error=ERROR, tabs=st.sampled_from(["\t", "\t\t"]))
+def test_a_traceback_a_paste_indented_with_a_tab_is_read_as_one(site: str, model: str, error: str, tabs: str) -> None:
+    frames = [
+        (f"{site}/model_executor/model_loader/loader.py", "load_weights"),
+        (f"{site}/model_executor/models/{model}.py", "load_weights"),
+    ]
+    tb = _tb(frames, error).splitlines()
+    r = classify_text("I get this error when I start the server:\n" + "\n".join(tabs + x for x in tb) + "\n")
+    assert r.first_exception is not None and error in r.first_exception.line, r.first_exception
+    assert r.failed_stage == "weights", (r.failed_stage, r.evidence)

@@ -496,9 +496,9 @@ class Classifier:
         """Feed a line to its process's open trace; False when the line is not part of it."""
         if trace.indent:
             body = ln.body
-            if trace.indent < 0 and body.lstrip(" ").startswith('File "'):
-                trace.indent = max(0, len(body) - len(body.lstrip(" ")) - 2)  # Python indents a frame by 2
-            if trace.indent > 0 and body.startswith(" " * trace.indent):
+            if trace.indent < 0 and body.lstrip(" \t").startswith('File "'):
+                trace.indent = max(0, len(body) - len(body.lstrip(" \t")) - 2)  # Python indents a frame by 2
+            if trace.indent > 0 and body[: trace.indent].isspace():  # (spaces or a tab)
                 ln = replace(ln, body=body[trace.indent :])  # the paste's indentation is not Python's
         what = trace.step(ln, n)
         if what == "exception":
@@ -662,7 +662,7 @@ class Classifier:
         trace.add(ln.raw, n)
         trace.frames = 0 if ln.body.endswith(TB_HEAD) else 1
         trace.code_next = ln.body.startswith('File "')  # a frame that lost its indentation: its code follows
-        if ln.body[:1] == " " and ln.body.endswith(TB_HEAD):
+        if ln.body[:1] in (" ", "\t") and ln.body.endswith(TB_HEAD):
             trace.indent = -1  # a paste indented the traceback: by how much, its first frame says
         self._traces[ln.key] = trace
         if len(self._traces) > MAX_TRACES:
