@@ -767,7 +767,7 @@ class Classifier:
         root = _Root(last.raw, numbers[-1], m.group(0).strip(), "AssertionError", m["expr"], last.process,
                      last.key, self._timeline.now)  # fmt: skip
         root.stack, root.numbers, root.trace, root.cut = lines, numbers, trace, True
-        root.marks = [(m.stage, m.line) for m in self._timeline.marks]
+        root.marks = [(mark.stage, mark.line) for mark in self._timeline.marks]
         return root
 
     def _assert_at_end(self) -> _Root | None:
