@@ -30,6 +30,9 @@
 - An OpenAI client's report that the server answered a request with a 4xx (``BadRequestError: Error
   code: 400 - {…}``) is that request's refusal, never a root; another HTTP client's 4xx is not (vLLM
   fetching from the hub: ``401 Client Error`` fails the weights) (4133, 1367).
+- A client's traceback pasted with the server's log (through the openai library, LlamaIndex, LangChain,
+  LiteLLM, and nothing of the engine) is one request's failure seen from the client: never a root,
+  unless its exception says the server failed (a timeout, a dead engine) (2658).
 - A paste that indented a whole block (a markdown code block after a blank line or a fence, a list
   item, a whole log; spaces or a tab): the block's indentation is learnt from its first line when a
   log's line starts it (a prefix, a level, a timestamp, an exception's line, argparse's, the loader's,
@@ -342,3 +345,39 @@ def test_a_traceback_a_paste_indented_with_a_tab_is_read_as_one(site: str, model
     r = classify_text("I get this error when I start the server:\n" + "\n".join(tabs + x for x in tb) + "\n")
     assert r.first_exception is not None and error in r.first_exception.line, r.first_exception
     assert r.failed_stage == "weights", (r.failed_stage, r.evidence)
+
+
+CLIENT = st.sampled_from(
+    [
+        "openai/_base_client.py",
+        "llama_index/llms/openai/base.py",
+        "langchain_openai/chat_models/base.py",
+        "litellm/main.py",
+    ]
+)
+CLIENT_ERROR = st.sampled_from(
+    ["ValueError: Expected at least one tool call, but got 0 tool calls.", "KeyError: 'choices'", "json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)"]
+)  # fmt: skip
+
+
+@given(lib=CLIENT, error=CLIENT_ERROR, site=st.sampled_from(["site-packages", "dist-packages"]))
+def test_a_clients_traceback_pasted_with_the_servers_log_is_no_root(lib: str, error: str, site: str) -> None:
+    server = (
+        "INFO 04-07 11:40:00 [api_server.py:1] vLLM API server version 0.8.3\nINFO:     Application startup complete.\n"
+    )
+    frames = [
+        ("/home/me/test.py", "<module>"),
+        ("/home/me/test.py", "main"),
+        (f"/usr/lib/python3.12/{site}/{lib}", "create"),
+    ]
+    r = classify_text(server + _tb(frames, error))
+    assert r.first_exception is None and r.failed_stage == "none", (r.first_exception, r.evidence)
+    timeout = "openai.APITimeoutError: Request timed out."
+    assert classify_text(server + _tb(frames, timeout)).first_exception is not None  # the server may have hung
+    own = [*frames[:2], ("/usr/lib/python3.12/site-packages/vllm/v1/engine/core.py", "run_busy_loop")]
+    assert classify_text(server + _tb(own, error)).first_exception is not None
+
+
+def test_the_real_client_traceback_pasted_under_the_servers_tool_parser_error() -> None:
+    r = classify_text(issue_text("2658.log"))  # llama_index's ValueError under the server's own refused parse
+    assert r.first_exception is None and r.failed_stage == "none", r.first_exception

@@ -60,7 +60,6 @@ KNOWN_MISSES = {
     "vllm-issues/2648.log": "flash-attention's varlen_fwd signature after a broken vllm._C: frames say the engine, the label the image",
     "vllm-issues/2649.log": "V0's 'Error in model execution' wrapper is taken before the multimodal placeholder error it carries",
     "vllm-issues/2652.log": "a log viewer's '| DATE |' columns in front of Ray's lines: the inner error is not read under them",
-    "vllm-issues/2658.log": "a tool parser's error in a user's script (its whole stack): read as a failure at the process start; the label none",
     "vllm-issues/2678.log": "the P2P check subprocess's CalledProcessError is taken before the CUDART error it printed",
     "vllm-issues/2682.log": "V1's engine core logs a KeyError's repr of a config object; the label quotes the message the thread gives",
     "vllm-issues/2683.log": "IPEX missing at the first request: the image's module, the frames say the serving loop (runtime)",
