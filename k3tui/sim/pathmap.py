@@ -40,6 +40,19 @@ class PathMap:
         return data
 
 
+_STARTTIME = 19
+"""Index of the start time (``/proc/PID/stat`` field 22) among the fields after the command's ``)``."""
+
+
+def _stat(pid: int) -> list[bytes] | None:
+    """The fields of ``/proc/PID/stat`` after the command's closing ``)`` (the state first); None when unreadable."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[-1].split()
+    except OSError:
+        return None
+
+
 def started(pid: int) -> int | None:
     """When process ``pid`` started (``/proc/PID/stat`` field 22, clock ticks since boot); None when unknown.
 
@@ -48,10 +61,10 @@ def started(pid: int) -> int | None:
     would come back to life in whichever process gets its number next. The pair (pid, start time)
     does not repeat.
     """
+    fields = _stat(pid)
     try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return int(f.read().rsplit(b")", 1)[-1].split()[19])
-    except (OSError, IndexError, ValueError):
+        return int(fields[_STARTTIME]) if fields is not None else None
+    except (IndexError, ValueError):
         return None
 
 
@@ -65,11 +78,20 @@ def alive(pid: int, since: int | None = None) -> bool:
         return False
     except PermissionError:
         pass
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            fields = f.read().rsplit(b")", 1)[-1].split()
-    except OSError:
+    fields = _stat(pid)
+    if fields is None:
         return True
     if fields[:1] == [b"Z"]:
         return False
-    return since is None or len(fields) < 20 or fields[19] == str(since).encode()
+    return since is None or len(fields) <= _STARTTIME or fields[_STARTTIME] == str(since).encode()
+
+
+def this_process() -> dict[str, int | None]:
+    """What a record written by this process says of it: its pid and start time (see :func:`started`)."""
+    pid = os.getpid()
+    return {"pid": pid, "since": started(pid)}
+
+
+def recorded_alive(rec: dict) -> bool:
+    """Is the process a record names (``pid``, and ``since`` when the record has it) still that process?"""
+    return alive(int(rec["pid"]), rec.get("since"))

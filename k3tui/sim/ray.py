@@ -22,9 +22,9 @@ is a directory shared by that owner's nodes — ``$TMPDIR/k3sim-ray-<owner>/<por
 file per live node (a dead process's file is ignored, so a killed node leaves the
 cluster; a record names its process by pid and start time, so a pid reused by another
 process later does not bring a dead node back). The address's host part is not checked
-(simulated nodes are all on loopback); the port names the cluster. The fake ``vllm serve … --distributed-executor-backend ray``
-asks :func:`serve_template` whether the cluster has the GPUs it needs, and replays the
-placement-group failure when it does not.
+(simulated nodes are all on loopback); the port names the cluster. The fake ``vllm serve …
+--distributed-executor-backend ray`` asks :func:`serve_template` whether the cluster has the
+GPUs it needs, and replays the placement-group failure when it does not.
 
 Stdlib only: it runs as a fake tool under ``python -S``.
 """
@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from .pathmap import alive as _alive
-from .pathmap import started as _started
+from .pathmap import recorded_alive, this_process
 from .signals import stop_on_signals
 
 VERSION = "2.49.1"
@@ -71,7 +71,7 @@ def _live(port: int, kind: str) -> list[dict[str, Any]]:
             rec = json.loads(f.read_text())
         except (OSError, ValueError):
             continue
-        if _alive(int(rec["pid"]), rec.get("since")):
+        if recorded_alive(rec):
             out.append(rec)
         else:
             f.unlink(missing_ok=True)
@@ -144,8 +144,7 @@ def _record(state: dict[str, Any], opts: dict[str, str | bool], port: int, head:
     seed = f"{host['hostname']}/{os.getpid()}/{time.time()}"
     rec = {
         "node_id": hashlib.sha256(seed.encode()).hexdigest()[:56],
-        "pid": os.getpid(),
-        "since": _started(os.getpid()),
+        **this_process(),
         "root": state["root"],
         "hostname": host["hostname"],
         "ip": _ip(state, opts),
@@ -375,7 +374,7 @@ def stop_cmd(state: dict[str, Any], args: list[str]) -> int:
         _say("INFO", "scripts.py:1255", "Did not find any active Ray processes.")
         return 0
     deadline = time.time() + 10
-    while time.time() < deadline and any(_alive(int(r["pid"]), r.get("since")) for r in mine):
+    while time.time() < deadline and any(recorded_alive(r) for r in mine):
         time.sleep(0.1)
     for d in list(base.glob("*")):
         if d.name.isdigit():
@@ -417,6 +416,6 @@ def serve_template(state: dict[str, Any], argv: list[str], template: str, tp: in
         d = registry() / str(port)
         d.mkdir(parents=True, exist_ok=True)
         (d / f"demand-{os.getpid()}.json").write_text(
-            json.dumps({"pid": os.getpid(), "since": _started(os.getpid()), "gpus": tp, "used": 0 if short else tp})
+            json.dumps({**this_process(), "gpus": tp, "used": 0 if short else tp})
         )
     return state["vllm"].get("ray_short_log", SHORT_LOG) if short else template

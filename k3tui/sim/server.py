@@ -36,7 +36,7 @@ from typing import Any
 import asyncssh
 
 from . import dockerapi, fastpath, rootfs
-from .pathmap import alive
+from .pathmap import recorded_alive
 from .scenario import info_of, load_raw
 
 HOST_ALIAS = "gb300-sim"
@@ -282,7 +282,7 @@ class SimHost:
         for f in (self.root / "state" / "procs").glob("*.json") if self.root.is_dir() else []:
             try:
                 rec = json.loads(f.read_text())
-                if alive(int(rec["pid"]), rec.get("since")):  # not a later process that got a dead one's pid
+                if recorded_alive(rec):  # not a later process that got a dead one's pid
                     pids.add(int(rec["pid"]))
             except (OSError, ValueError, KeyError, TypeError):
                 pass

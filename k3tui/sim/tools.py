@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from . import containers, smi
-from .pathmap import PathMap
+from .pathmap import PathMap, recorded_alive
 from .pathmap import alive as _alive
 
 # --- state --------------------------------------------------------------------------
@@ -45,7 +45,7 @@ def gpu_procs(root: str) -> list[dict[str, Any]]:
             p = json.loads(f.read_text())
         except (OSError, ValueError):
             continue
-        if _alive(int(p["pid"]), p.get("since")) and p.get("gpus") and int(p.get("used_mib", 0)) > 0:
+        if recorded_alive(p) and p.get("gpus") and int(p.get("used_mib", 0)) > 0:
             for i in p["gpus"]:
                 out.append(
                     {

@@ -40,7 +40,7 @@ from typing import Any
 
 from ..assets import asset
 from .logplay import LogVars, Op, ops
-from .pathmap import alive, started
+from .pathmap import recorded_alive, this_process
 from .signals import stop_on_signals
 
 BLOCK = 64
@@ -201,8 +201,7 @@ class Server:
         tp = self.ns.tensor_parallel_size
         names = {str(i): (f"VLLM::Worker_TP{i}" if tp > 1 else "VLLM::Worker") for i in range(tp)}
         rec = {
-            "pid": self.pid,
-            "since": started(self.pid),
+            **this_process(),
             "name": "VLLM::Worker",
             "gpus": list(range(tp)),
             "gpu_names": names,
@@ -288,9 +287,7 @@ class Server:
         if pf.exists():
             try:
                 other = json.loads(pf.read_text())
-                if not alive(
-                    int(other["pid"]), other.get("since")
-                ):  # its owner died (or is a zombie) before unlinking it
+                if not recorded_alive(other):  # its owner died (or is a zombie) before unlinking it
                     raise ProcessLookupError
                 self.say(
                     f"ERROR:    [Errno 98] error while attempting to bind on address ('{self.ns.host}', {self.ns.port}): address already in use"
@@ -300,7 +297,7 @@ class Server:
                 pass
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self.httpd.daemon_threads = True
-        pf.write_text(json.dumps({"pid": self.pid, "since": started(self.pid), "port": self.httpd.server_address[1]}))
+        pf.write_text(json.dumps({**this_process(), "port": self.httpd.server_address[1]}))
         threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
         return True
 
