@@ -67,7 +67,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     _safe_streams()
     _exit_on_hangup()
     _quiet_closed_loop_noise()
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)  # imports every command: Ctrl-C can land here
+    except KeyboardInterrupt:
+        print("k3tui: interrupted", file=sys.stderr)
+        return 130
     try:
         if args.command is None:
             from .commands import tui

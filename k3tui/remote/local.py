@@ -21,6 +21,25 @@ from ._host import BaseHost
 from .base import Emit
 
 
+def end_subprocess(proc: asyncio.subprocess.Process) -> None:
+    """End ``proc``'s process group and close its pipes now, while the event loop runs.
+
+    For a task cancelled with its child still running (``asyncio.run`` cancels every task at
+    Ctrl-C): asyncio's child watcher keeps the transport until the child exits, which can be
+    after the loop closed; the transport is then closed by the garbage collector, which calls
+    into the closed loop and prints ``Exception ignored … Event loop is closed`` on the
+    operator's terminal. Closed here, it has nothing left to do then.
+    """
+    if proc.returncode is None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    transport = getattr(proc, "_transport", None)  # asyncio.subprocess.Process keeps it here (3.8-3.13)
+    if transport is not None:
+        transport.close()
+
+
 class _LocalProc:
     """An asyncio subprocess seen through the :class:`~k3tui.remote._host.Proc` interface."""
 
@@ -51,7 +70,10 @@ class _LocalProc:
     async def close(self) -> None:
         if self._p.returncode is None:
             self.kill()
-        await self._p.wait()
+        try:
+            await self._p.wait()
+        finally:
+            end_subprocess(self._p)
 
 
 class LocalHost(BaseHost):

@@ -35,6 +35,7 @@ from typing import Any
 
 import asyncssh
 
+from ..remote.local import end_subprocess
 from . import dockerapi, fastpath, rootfs
 from .pathmap import recorded_alive
 from .scenario import info_of, load_raw
@@ -444,7 +445,13 @@ class _Session:
             asyncio.ensure_future(self._copy_out(proc.stdout, self.process.stdout, out)),
             asyncio.ensure_future(self._copy_out(proc.stderr, self.process.stderr, err)),
         ]
-        status, ended = await self._wait(proc, pumps)
+        try:
+            status, ended = await self._wait(proc, pumps)
+        except BaseException:  # cancelled (an interrupted k3tui): end the command now, not after the loop
+            for p in pumps:
+                p.cancel()
+            end_subprocess(proc)
+            raise
         for p in pumps[:1]:
             p.cancel()
         await asyncio.gather(*pumps, return_exceptions=True)
