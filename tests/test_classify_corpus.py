@@ -292,7 +292,6 @@ KNOWN_MISSES = {
     "vllm-issues/3709.log": "a host OOM killer's log that just stops: no failure line of vLLM's; the OOM is in the repository's write-up",
     "vllm-issues/3711.log": "'No platform detected' at INFO is taken; the label takes the consequence 'Failed to infer device type' (the labels differ: see 379, 1970)",
     "vllm-issues/3719.log": "flashinfer's 'array.array is not subscriptable' on Python 3.11 in warm-up: engine frames, the label the image",
-    "vllm-issues/3721.log": "a chat template path that does not exist, refused at argument validation: the chat-template words make it one request's; the label config",
     "vllm-issues/3754.log": "Mooncake's FILE_OPEN_FAIL glog lines while serving: the native default says the engine's set-up; the label runtime",
     "vllm-issues/3761.log": "a worker's shape error quoted without frames: the worker default says the engine's set-up; the fix was in serving",
     "vllm-issues/3770.log": "a short quote from a commit message: nothing in it names a layer (default runtime); the fix it came with says engine",

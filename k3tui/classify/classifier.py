@@ -49,7 +49,17 @@ from .result import ClassifyResult, FirstException, StageMark
 from .rules import STAGES, Rules, Wrapper, load_rules
 from .signature import make_signature
 from .timeline import Timeline
-from .traces import EXC_TYPE, MAX_TRACE_LINES, STALE_AFTER, TB_HEAD, Trace, frames, opens_trace, rebuild
+from .traces import (
+    EXC_TYPE,
+    MAX_TRACE_LINES,
+    STALE_AFTER,
+    TB_HEAD,
+    Trace,
+    frames,
+    from_program_start,
+    opens_trace,
+    rebuild,
+)
 
 MAX_LINE = 65536
 """Characters kept of one line; the rest of a longer line is ignored (binary garbage)."""
@@ -835,9 +845,10 @@ class Classifier:
         if exception and rules.engine_failed.search(exception):
             return False
         seen = _frame_names(trace)
-        return any(rules.request_frames.search(f) for f in seen) and not any(
-            rules.engine_frames.search(f) for f in seen
-        )
+        if not any(rules.request_frames.search(f) for f in seen) or any(rules.engine_frames.search(f) for f in seen):
+            return False
+        # the main program's whole stack is the program failing, unless it is a client's
+        return not from_program_start(trace.lines) or any(rules.client_frames.search(f) for f in seen)
 
     def _refused(self, ln: Line, msg: str, trace: Trace | None = None) -> bool:
         """ONE request refused and answered (the server goes on): too long for the model, or a front-end

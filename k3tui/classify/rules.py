@@ -116,6 +116,7 @@ class Rules:
     handler_refused: re.Pattern[str]
     """Exceptions such a handler logs while preparing ONE request's input: never a root."""
     request_frames: re.Pattern[str]
+    client_frames: re.Pattern[str]
     """Frames (``PATH FUNC``) of the web server's dispatch of one request and vLLM's request handlers."""
     engine_frames: re.Pattern[str]
     """Frames of the engine (or the front end's start-up): a traceback through them is not one request's."""
@@ -284,6 +285,7 @@ def load_rules() -> Rules:
         handler_refused=_alternation(pat["request_error"]["handler_refused"], "patterns.toml [request_error]"),
         request_refused=_alternation(pat["request_error"]["refused"], "patterns.toml [request_error]"),
         request_frames=_rx(pat["request_error"]["request_frames"], "patterns.toml [request_error]"),
+        client_frames=_rx(pat["request_error"]["client_frames"], "patterns.toml [request_error]"),
         engine_frames=_rx(pat["request_error"]["engine_frames"], "patterns.toml [request_error]"),
         engine_loop=_rx(pat["request_error"]["engine_loop"], "patterns.toml [request_error]"),
         engine_failed=_rx(pat["request_error"]["engine_failed"], "patterns.toml [request_error]"),

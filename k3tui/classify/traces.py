@@ -169,7 +169,11 @@ def from_program_start(stack: list[str]) -> bool:
     """Does the stack's outermost frame run module-level code (a script's or ``python -m``'s first
     frame)? Then it is the main program's own stack, printed whole from where the process began."""
     first = next(_every_frame(stack), None)
-    return first is not None and first[2] == "<module>"
+    return first is not None and (first[2] == "<module>" or _RUNPY.search(first[1]) is not None)
+
+
+_RUNPY = re.compile(r"(?:^|/)runpy\.py$|^<frozen runpy>$")
+"""``python -m``'s entry (``runpy.py``, ``<frozen runpy>``): its first frame is runpy's, not ``<module>``."""
 
 
 _CALL = re.compile(r"([A-Za-z_]\w*)\(")
