@@ -87,3 +87,54 @@ def test_real_logs() -> None:
     r = classify_text(issue_text("3721.log"))  # python -m vllm.entrypoints.openai.api_server, a bad --chat-template
     assert r.failed_stage == "config" and r.first_exception is not None
     assert r.first_exception.line.startswith("ValueError: The supplied chat template string (tool_use)")
+
+
+# --- from the fresh batch of this session (4144-4266), after it was scored as it came -------------------
+
+PARSER = st.sampled_from(
+    ["hermes_tool_parser.py", "mistral_tool_parser.py", "llama_tool_parser.py", "qwen3coder_tool_parser.py",
+     "deepseek_r1_reasoning_parser.py", "abstract_tool_parser.py"]
+)  # fmt: skip
+PARSER_ERROR = st.sampled_from(
+    ["json.decoder.JSONDecodeError: Extra data: line 3 column 1 (char 56)", "KeyError: 'arguments'",
+     "IndexError: list index out of range", "partial_json_parser.core.exceptions.MalformedJSON: Malformed node or string"]
+)  # fmt: skip
+PREFIX = st.sampled_from(["", "(APIServer pid=1) ", "qwen-server  | (APIServer pid=1) ", "vllm-1  | "])
+
+
+@given(parser=PARSER, error=PARSER_ERROR, prefix=PREFIX)
+def test_what_a_tool_or_reasoning_parser_logs_is_one_requests_output_never_a_root(
+    parser: str, error: str, prefix: str
+) -> None:
+    """The parser catches its own exception, logs it and answers with the text as content (4146):
+    even the bare exception line of a traceback the paste cut above it is no root."""
+    log = (
+        f"{prefix}ERROR 08-28 20:53:08 [{parser}:148] {error}\n"
+        f'{prefix}INFO:     10.0.18.41:33622 - "POST /v1/chat/completions HTTP/1.1" 200 OK\n'
+        f"{prefix}INFO 08-28 20:53:10 [loggers.py:123] Engine 000: Avg prompt throughput: 37.9 tokens/s\n"
+    )
+    r = classify_text(log)
+    assert r.first_exception is None and r.failed_stage == "none", (r.first_exception, r.evidence)
+    # the same line logged by the engine core is a root
+    core = log.replace(f"[{parser}:148]", "[core.py:148]")
+    assert classify_text(core).first_exception is not None
+
+
+ARCH = st.sampled_from(
+    ["RuntimeError: Assertion error (/workspace/.deps/deepgemm-src/csrc/apis/attention.hpp:219): Unsupported architecture",
+     "RuntimeError: Unsupported GPU architecture", "RuntimeError: unsupported CUDA architecture sm_120"]
+)  # fmt: skip
+
+
+@given(
+    line=ARCH, prefix=st.sampled_from(["", "(Worker_TP0 pid=613) ERROR 06-29 03:35:32 [multiproc_executor.py:1000] "])
+)
+def test_a_kernel_library_refusing_the_gpus_architecture_is_the_device(line: str, prefix: str) -> None:
+    """DeepGEMM's ``Unsupported architecture`` (4144), as ``no kernel image`` or ptxas for the arch."""
+    r = classify_text(prefix + line + "\n")
+    assert r.failed_stage == "device", (r.failed_stage, r.evidence)
+
+
+def test_real_logs_of_the_fresh_batch() -> None:
+    assert classify_text(issue_text("4146.log")).first_exception is None  # hermes parser, then 200 OK
+    assert classify_text(issue_text("4144.log")).failed_stage == "device"  # DeepGEMM on an SM120 card

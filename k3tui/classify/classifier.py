@@ -856,8 +856,10 @@ class Classifier:
         Not when its traceback runs through the engine's own loop: nothing caught it for that
         request, it ended the engine."""
         rules = self._rules
-        refused = rules.request_refused.search(msg) is not None or (
-            rules.handler_at.search(ln.raw) is not None and rules.handler_refused.search(ln.body) is not None
+        refused = (
+            rules.request_refused.search(msg) is not None
+            or (rules.handler_at.search(ln.raw) is not None and rules.handler_refused.search(ln.body) is not None)
+            or rules.parser_at.search(ln.raw) is not None
         )
         # (the frames are read only for a refusal: most exception lines are none)
         return refused and not (trace is not None and any(rules.engine_loop.search(f) for f in _frame_names(trace)))

@@ -112,6 +112,7 @@ class Rules:
     request_error: re.Pattern[str]
     """ERROR headers of ONE request that failed and was answered (the server survived)."""
     handler_at: re.Pattern[str]
+    parser_at: re.Pattern[str]
     """The logger's location of the front end's request handlers on a line."""
     handler_refused: re.Pattern[str]
     """Exceptions such a handler logs while preparing ONE request's input: never a root."""
@@ -282,6 +283,7 @@ def load_rules() -> Rules:
         teardown=_alternation(pat["teardown"]["patterns"], "patterns.toml [teardown]"),
         request_error=_alternation(pat["request_error"]["patterns"], "patterns.toml [request_error]"),
         handler_at=_rx(pat["request_error"]["handler_at"], "patterns.toml [request_error]"),
+        parser_at=_rx(pat["request_error"]["parser_at"], "patterns.toml [request_error]"),
         handler_refused=_alternation(pat["request_error"]["handler_refused"], "patterns.toml [request_error]"),
         request_refused=_alternation(pat["request_error"]["refused"], "patterns.toml [request_error]"),
         request_frames=_rx(pat["request_error"]["request_frames"], "patterns.toml [request_error]"),
