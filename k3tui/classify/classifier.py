@@ -37,6 +37,7 @@ Why it is shaped this way:
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -73,6 +74,10 @@ MAX_TRACES = 32
 """Tracebacks assembled at once (TP=8 x DP plus the API server fit); the oldest is dropped."""
 HEAD_LINES = 30
 """The first lines are always parsed in full: excerpts and cut logs start mid-traceback."""
+WRAP_PROBE = 400
+"""A hard wrap at a terminal's width is looked for in the log's first lines (pastes are short)."""
+WRAP_MIN = 60
+"""Narrower than any terminal a log is copied from."""
 WRAP_WINDOW = 200
 """Lines a wrapper root waits for the inner root it wraps."""
 CRASH_LOOKBACK = 100
@@ -198,6 +203,25 @@ MAX_CHAIN = 4
 """Chained tracebacks followed after a root's own (Python chains rarely go deeper)."""
 
 
+def _continues(cut: str, line: str) -> bool:
+    """Could ``line`` be the rest of ``cut``, a line a hard wrap cut at its width? Not when ``cut``
+    ends in spaces or a box's border after one (a padded line, a rich panel's), nor when ``line`` is blank,
+    indented (a traceback's code), starts the way a log's line, a traceback or a frame starts, or
+    starts as ``cut`` does (the same line repeated, a longer number in it)."""
+    body = line.lstrip(" \t").rstrip("\r")
+    end = cut.rstrip("\r")[-1:]
+    padded = cut.rstrip("\r").endswith("  ") or (end in "│┃|║" and cut.rstrip("\r")[-2:-1] == " ")
+    if not body or not end or padded or line.startswith(("  ", "\t")):
+        return False
+    if (end.isalnum() or end in "._") and _PIECE_OF_NAME.match(line):
+        return True  # the cut fell inside a dotted name or a word: "torch.Out" + "OfMemoryError: …"
+    return not (body.startswith((TB_HEAD, 'File "', "```")) or opens_log_line(body) or line[:8] == cut[:8])
+
+
+_PIECE_OF_NAME = re.compile(r"[\w.]*(?:Error|Exception|Exit|Interrupt|Failure|Fault|Timeout)(?::|$)", re.ASCII)
+"""The rest of an exception's name a cut left (``OfMemoryError: …``, ``_safetensors_rust.SafetensorError: …``)."""
+
+
 class Classifier:
     """Streaming classifier of one run's server log.
 
@@ -266,6 +290,15 @@ class Classifier:
         """The last NCCL WARN line before any root: what torch's ``NCCL error: … NCCL_DEBUG=WARN`` refers to."""
         self._vllm = False
         """Seen the word vllm anywhere (lines without a root or marker may still be a vLLM log)."""
+        self._wrap = 0
+        """The width a paste hard-wrapped its lines at (a terminal's copy, a pager's, a web form's),
+        0 if none: a line cut at exactly that width is joined with the line it continues."""
+        self._wrap_probe: list[tuple[int, bool]] = []
+        """(length, the next line may be its rest) of the first lines, while the width is looked for."""
+        self._wrap_last = ""
+        self._joins: list[tuple[int, int]] = []
+        """(line, pieces after it so far) of each line joined from a hard wrap's pieces: lines are
+        counted as the log printed them, and reported by the file's numbering (:meth:`_physical`)."""
         self._always = tuple(a.lower() for a in self._rules.always)
         self._recognise = tuple(w.lower() for w in self._rules.recognise)
         self._sentinels: tuple[str, ...] = ()
@@ -363,7 +396,16 @@ class Classifier:
         if not self._vllm and any(w in low for w in self._recognise):
             self._vllm = True
         nexts: dict[str, int] = {}
+        if self._wrap_probe is not None and self._n < WRAP_PROBE:
+            self._probe_wrap(buf, pos, end)
         while pos < end:
+            if self._wrap:
+                nl, lines = self._wrapped_end(buf, pos, end)
+                self._line(buf, pos, nl, buf[pos:nl].replace("\r\n", "").replace("\n", "") if lines else None)
+                if lines:  # one line of the log; the file's numbering goes on after its pieces
+                    self._joins.append((self._n, (self._joins[-1][1] if self._joins else 0) + lines))
+                pos = nl + 1
+                continue
             if not aligned or self._busy() or self._n < HEAD_LINES:
                 nl = buf.index("\n", pos, end)
                 self._line(buf, pos, nl)
@@ -379,6 +421,47 @@ class Classifier:
             self._line(buf, start, nl)
             pos = nl + 1
         self._history.end(end)
+
+    def _probe_wrap(self, buf: str, pos: int, end: int) -> None:
+        """Learn whether the log's first lines were hard-wrapped at one width (see ``_wrap``).
+
+        The signature of a cut at a width: the longest line is that width, at least three lines
+        are exactly that long, and most of them are followed by a line that does not start the way a
+        log's line does (the rest of the line they were cut from). A log whose lines merely repeat
+        (a warning from eight workers) has its next lines start with a prefix, and is left alone; so
+        is prose wrapped at words (more lines end a little short of the width than at it)."""
+        probe = self._wrap_probe
+        assert probe is not None
+        at = pos
+        while at < end and len(probe) < WRAP_PROBE:
+            nl = buf.index("\n", at, end)
+            line = buf[at:nl].rstrip("\r")
+            if probe:
+                probe[-1] = (probe[-1][0], _continues(self._wrap_last, line))
+            probe.append((len(line), False))
+            self._wrap_last = line
+            at = nl + 1
+        widest = max(length for length, _ in probe)
+        cut = [cont for length, cont in probe[:-1] if length == widest]
+        near = sum(1 for length, _ in probe if widest - 8 <= length < widest)  # a word wrap's ragged edge
+        if widest >= WRAP_MIN and len(cut) >= 3 and 3 * sum(cut) >= 2 * len(cut) and near <= 2 * len(cut):
+            self._wrap = widest
+            self._wrap_probe = None
+        elif len(probe) >= WRAP_PROBE:
+            self._wrap_probe = None  # not wrapped; never looked for again
+
+    def _wrapped_end(self, buf: str, pos: int, end: int) -> tuple[int, int]:
+        """(end of the line at ``pos`` with the lines that continue it, how many lines were joined)."""
+        nl = buf.index("\n", pos, end)
+        seg, lines = pos, 0
+        while len(buf[seg:nl].rstrip("\r")) == self._wrap and nl + 1 < end:
+            nxt = buf.index("\n", nl + 1, end)
+            if not _continues(buf[seg:nl], buf[nl + 1 : nxt]):
+                break
+            seg, nl, lines = nl + 1, nxt, lines + 1
+        if len(buf[seg:nl].rstrip("\r")) > self._wrap:
+            self._wrap = 0  # a longer line: the log was not cut at this width after all
+        return nl, lines
 
     def _next_hit(self, buf: str, pos: int, end: int, nexts: dict[str, int]) -> int:
         """Index of the first sentinel at or after pos, or -1; finds are cached per sentinel."""
@@ -409,10 +492,10 @@ class Classifier:
         self._blank = False
         return raw[self._block :] if self._block else raw
 
-    def _line(self, buf: str, start: int, nl: int) -> None:
+    def _line(self, buf: str, start: int, nl: int, joined: str | None = None) -> None:
         self._n += 1
         n = self._n
-        raw = buf[start : min(nl, start + MAX_LINE)]
+        raw = buf[start : min(nl, start + MAX_LINE)] if joined is None else joined[:MAX_LINE]
         self._history.at(start)
         if (parts := _flattened(raw)) is not None:
             for self._part, part in enumerate(parts):  # a paste that lost its line breaks: each part is a line
@@ -1087,7 +1170,7 @@ class Classifier:
                 run=self.run,
                 stage=root.stage,
                 line=root.raw,
-                line_number=root.n,
+                line_number=self._physical(root.n),
                 stack=_stack(root),
                 process=root.process,
                 signature=make_signature(root.stage, root.type, root.message),
@@ -1125,7 +1208,11 @@ class Classifier:
 
     def _announce_stages(self, marks: list[StageMark], ln: Line) -> None:
         for m in marks:
-            self._send(StageReached(run=self.run, stage=m.stage, line=m.line, log_time=m.time, text=ln.raw[:300]))
+            self._send(
+                StageReached(
+                    run=self.run, stage=m.stage, line=self._physical(m.line), log_time=m.time, text=ln.raw[:300]
+                )
+            )
         if self._timeline.needles is not self._needles:
             self._refresh_sentinels()
 
@@ -1139,7 +1226,28 @@ class Classifier:
         if self._emit is not None:
             self._emit(event)
 
+    def _physical(self, n: int) -> int:
+        """The file's number of the log's line ``n`` (they differ after a hard wrap's joined pieces)."""
+        joins = self._joins
+        if not joins or n <= joins[0][0]:
+            return n
+        i = bisect.bisect_left(joins, (n,)) - 1  # the last joined line before n
+        return n + joins[i][1]
+
     def _result(self) -> ClassifyResult:
+        res = self._logical_result()
+        if not self._joins:
+            return res
+        at = self._physical
+        res.stages = [m._replace(line=at(m.line)) for m in res.stages]
+        res.lines += self._joins[-1][1]
+        if (fe := res.first_exception) is not None:
+            res.first_exception = fe._replace(line_number=at(fe.line_number))
+        if res.evidence is not None:
+            res.evidence = replace(res.evidence, lines=tuple(at(k) for k in res.evidence.lines))
+        return res
+
+    def _logical_result(self) -> ClassifyResult:
         root = self._root
         res = ClassifyResult(stages=list(self._timeline.marks), lines=self._n)
         if root is None:
