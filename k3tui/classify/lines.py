@@ -186,6 +186,11 @@ _VLLM_NEXT = r"(?=\(\w[\w.\-]*(?: [\w.\-]+=?[\w.\-]*)* pid=\d+|" + _VLEVEL + r" 
 _CONSOLE = re.compile(r"^\[(?!rank\d)([A-Za-z][\w.\-]{0,63})\]: " + _VLLM_NEXT)
 """A console's name for the container in front of each line (a deployment UI's ``[vllm]: ``),
 recognised only where a process prefix or a vLLM level follows."""
+_KUBECTL = re.compile(r"^\[(pod/[\w.\-]+/[\w.\-]+)\] ")
+"""``kubectl logs --prefix`` (with ``-l``, ``--all-containers``, a deployment's pods): ``[pod/NAME/CONTAINER] ``
+in front of each line; the pod and container are the source, like a compose service."""
+_NUMBERED = re.compile(r"^ {0,6}\d{1,7}\t")
+"""``cat -n`` or ``nl`` over a log file: each line's number, right-aligned, and a tab."""
 _APP = re.compile(
     r"^(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?) \[[A-Za-z]+\] (?:\([\w.\-]+\) )?"
     r"(?=\([A-Za-z][\w.\-]*(?: [\w.\-]+=?[\w.\-]*)* pid=\d+)"
@@ -201,7 +206,9 @@ _GREP = re.compile(r"^([\w.\-/~+]*\.(?:out|err|log|txt|stdout|stderr)):(?:\d+[:\
 """``grep`` over log files (``grep ERROR job_42_node0.out``, ``grep -rn``): the file's name, and with
 ``-n`` the line number, in front of each line; recognised only where a process prefix or a vLLM level
 follows. The file is the source, like a compose service: lines of two nodes' files are not one process's."""
-_WRAPPERS = (_BK, _CRI, _DOCKER_TS, _CI_TS, _STAMP, _CLOCK, _COMPOSE, _JOURNALD, _CONSOLE, _APP, _RICH, _GREP)
+_WRAPPERS = (
+    _NUMBERED, _BK, _KUBECTL, _CRI, _DOCKER_TS, _CI_TS, _STAMP, _CLOCK, _COMPOSE, _JOURNALD, _CONSOLE, _APP, _RICH, _GREP
+)  # fmt: skip
 """The wrappers a line can carry, tried in this order: each at most once, stacked in any order (a
 CI runner's stamp around ``docker compose logs -t`` around a reporter's stamp); what looks like a
 second one of a kind is the message's."""
@@ -212,7 +219,7 @@ _STARTS = {
     _CRI: _DIGITS, _DOCKER_TS: _DIGITS, _CLOCK: _DIGITS, _CI_TS: "[", _STAMP: _DIGITS, _JOURNALD: _UPPER, _CONSOLE: "[",
     _APP: _DIGITS, _RICH: "[ ", _COMPOSE: _DIGITS + _UPPER + _UPPER.lower(),
     _GREP: _DIGITS + _UPPER + _UPPER.lower() + "_./~+-",
-    _BK: "b_\x1b",
+    _BK: "b_\x1b", _KUBECTL: "[", _NUMBERED: " " + _DIGITS,
 }  # fmt: skip
 _BY_FIRST = {chr(c): tuple(p for p in _WRAPPERS if chr(c) in _STARTS[p]) for c in range(128)}
 """The wrappers a line can start with, by its first character: a vLLM line starting ``(`` tries none."""
@@ -224,8 +231,10 @@ def _wrappers(text: str) -> tuple[str, str, str | None]:
     used: list[re.Pattern[str]] = []
     while m := next((m for p in _BY_FIRST.get(text[:1], ()) if p not in used and (m := p.match(text))), None):
         used.append(m.re)
-        if m.re is _COMPOSE or m.re is _CONSOLE or m.re is _GREP:
+        if m.re is _COMPOSE or m.re is _CONSOLE or m.re is _GREP or m.re is _KUBECTL:
             service = m.group(1)
+        elif m.re is _NUMBERED:
+            pass
         else:
             time = m.group(1) or time
         text = text[m.end() :]
