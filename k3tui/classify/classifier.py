@@ -45,7 +45,7 @@ from dataclasses import dataclass, field, replace
 from ..events import Event, ExceptionFound, RunClassified, StageReached
 from .history import History
 from .layers import Evidence, Verdict, advice_text, decide
-from .lines import FLAT_MIN, QUIET_LEVELS, Line, opens_log_line, parse, unflatten, unglue, unjson
+from .lines import FLAT_MIN, QUIET_LEVELS, SOURCE_PREFIX, Line, opens_log_line, parse, unflatten, unglue, unjson
 from .result import ClassifyResult, FirstException, StageMark
 from .rules import STAGES, Rules, Wrapper, load_rules
 from .signature import make_signature
@@ -74,6 +74,8 @@ MAX_TRACES = 32
 """Tracebacks assembled at once (TP=8 x DP plus the API server fit); the oldest is dropped."""
 HEAD_LINES = 30
 """The first lines are always parsed in full: excerpts and cut logs start mid-traceback."""
+MAX_SOURCES = 16
+"""Shapes of sources' names learnt at most (a job's tasks, a pdsh run's hosts, pods: one shape each)."""
 WRAP_PROBE = 400
 """A hard wrap at a terminal's width is looked for in the log's first lines (pastes are short)."""
 WRAP_MIN = 60
@@ -296,6 +298,8 @@ class Classifier:
         self._wrap_probe: list[tuple[int, bool]] = []
         """(length, the next line may be its rest) of the first lines, while the width is looked for."""
         self._wrap_last = ""
+        self._prefixes: list[re.Pattern[str]] = []
+        """Sources' names a multiplexing tool put before each line (``srun --label``, ``pdsh``, ``stern``)."""
         self._joins: list[tuple[int, int]] = []
         """(line, pieces after it so far) of each line joined from a hard wrap's pieces: lines are
         counted as the log printed them, and reported by the file's numbering (:meth:`_physical`)."""
@@ -504,8 +508,36 @@ class Classifier:
         else:
             self._one(raw, n)
 
+    def _reparse(self, raw: str) -> Line:
+        """``parse`` of a line read before, without a source's name learnt for it (see ``_unprefix``)."""
+        for shape in self._prefixes:
+            if m := shape.match(raw):
+                return parse(raw[m.end() :])
+        return parse(raw)
+
+    def _unprefix(self, text: str) -> str:
+        """The line without a source's name a multiplexing tool put before it (see
+        ``lines.SOURCE_PREFIX``): learnt from a line where a vLLM line or a traceback's head follows
+        it, then taken off every line that starts with it. (The sources' lines are told apart by the
+        process prefix vLLM puts on each, not by this name: an editor's ``Line 98: `` is no source.)"""
+        for shape in self._prefixes:
+            if m := shape.match(text):
+                return text[m.end() :]
+        if (
+            len(self._prefixes) < MAX_SOURCES
+            and text[:1] not in "([\t"
+            and (m := SOURCE_PREFIX.match(text)) is not None
+            and not opens_log_line(text)
+        ):  # the name's shape: its numbers may change from line to line (task 0, 1; node-01, 02; Line 98, 99)
+            shape = re.compile(re.sub(r"\d+", r"\\d+", re.escape(m.group(1))))
+            if all(shape.pattern != known.pattern for known in self._prefixes):
+                self._prefixes.append(shape)
+            return text[m.end(1) :]
+        return text
+
     def _one(self, raw: str, n: int) -> None:
         text = self._unindent(raw)
+        text = self._unprefix(text)
         ln = parse(text)
         if text is not raw:
             ln.raw = raw.rstrip("\r")  # (the line as printed, indentation and all: what labels quote)
@@ -829,7 +861,7 @@ class Classifier:
         if trace.header is None:
             if not at_end or not trace.lines:
                 return None
-            head, hn = parse(trace.lines[0]), trace.numbers[0]
+            head, hn = self._reparse(trace.lines[0]), trace.numbers[0]
         elif self._rules.consequence.search(trace.header[0].body):
             return None
         else:
@@ -843,7 +875,7 @@ class Classifier:
         """A traceback whose last line is the ``assert …`` its innermost frame ran (a paste that left
         out the bare ``AssertionError`` under it): that statement is the root, an AssertionError."""
         lines = list(trace.lines)
-        while lines and _PASTE_END.match(parse(lines[-1]).body):
+        while lines and _PASTE_END.match(self._reparse(lines[-1]).body):
             lines.pop()  # the paste's closing fence, a blank line
         if trace.dropped or len(lines) < 2:
             return None
@@ -853,9 +885,9 @@ class Classifier:
         """The root of a stack (``lines``, innermost last) that ends in a frame and its ``assert``."""
         if len(lines) < 2:
             return None
-        last = parse(lines[-1])
+        last = self._reparse(lines[-1])
         m = _ASSERT.search(last.body)
-        if m is None or not _FRAME_LINE.search(parse(lines[-2]).body):
+        if m is None or not _FRAME_LINE.search(self._reparse(lines[-2]).body):
             return None  # (searched, not matched: behind a prefix not known, the frame and its code still read)
         root = _Root(last.raw, numbers[-1], m.group(0).strip(), "AssertionError", m["expr"], last.process,
                      last.key, self._timeline.now)  # fmt: skip
@@ -873,12 +905,16 @@ class Classifier:
         while rows and _PASTE_END.match(rows[-1]):
             rows.pop()
             n -= 1
-        if len(rows) < 2 or "assert " not in rows[-1] or (m := _ASSERT.search(body := parse(rows[-1]).body)) is None:
+        if (
+            len(rows) < 2
+            or "assert " not in rows[-1]
+            or (m := _ASSERT.search(body := self._reparse(rows[-1]).body)) is None
+        ):
             return None  # (no line is parsed unless the last one holds an assert)
         shape = _DIGITS.sub("0", body[: m.start()])  # a prefix parse() does not know: the same on each line
         k = len(rows) - 1  # the stack: the frames, code and caret lines right above the assert
         while k > 0 and len(rows) - k < MAX_TRACE_LINES:
-            above = parse(rows[k - 1]).body
+            above = self._reparse(rows[k - 1]).body
             if _DIGITS.sub("0", above[: len(shape)]) != shape or not _STACK_LINE.match(above, len(shape)):
                 break
             k -= 1
@@ -1077,7 +1113,7 @@ class Classifier:
         for i, j, raw in _parts(lines):
             if not any(s in raw.lower() for s in self._rules.crash_needles):
                 continue
-            ln = parse(raw[:MAX_LINE])
+            ln = self._reparse(raw[:MAX_LINE])
             if ln.level in QUIET_LEVELS and ln.level != "WARNING":
                 continue
             rules = self._rules
@@ -1184,8 +1220,8 @@ class Classifier:
         return False if self._oom_seen else None
 
     def _verdict(self, root: _Root) -> Verdict:
-        text = root.body if root.context is None else f"{root.body} {parse(root.context).body}"
-        more = [parse(x).body.strip() for x, k in zip(root.stack, root.numbers, strict=False) if k > root.n]
+        text = root.body if root.context is None else f"{root.body} {self._reparse(root.context).body}"
+        more = [self._reparse(x).body.strip() for x, k in zip(root.stack, root.numbers, strict=False) if k > root.n]
         if more := [x for x in more if not self._rules.consequence.search(x)]:  # not a workload manager's line
             text = f"{text} {' '.join(more)}"  # the message's own next lines (a tool's stderr it quotes)
         outer = [t for t in reversed(root.outer) if t is not root.trace]  # outermost first
