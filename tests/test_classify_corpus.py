@@ -24,6 +24,8 @@ KNOWN_MISSES = {
     "vllm-issues/4075.log": "a cut traceback whose frame lines a terminal wrapped mid-word ('l' / 'ine 64, in …'): its frames are not read, its assert line is not the last of a stack",
     "vllm-issues/4104.log": "Ray's autoscaler 'Error: No available node types can fulfill resource request' is no exception line and no root form",
     "vllm-issues/4321.log": "Triton's MLIRCompilationError with an empty message, its cause on the lines after it (bishengir has no target for the 310P3): the type line is taken and the frames say engine",
+    "vllm-issues/4569.log": "TorchScript's 'The following operation failed in the TorchScript interpreter.' is taken; what failed is the last exception line of its message, 39 lines on (taken as a wrapper's inner, the stage then loses the Python frames above it)",
+    "vllm-issues/4626.log": "Error 803 quoted on the line after 'Unexpected error from cudaGetDeviceCount()': the message's first line is taken (the stage is right)",
     "vllm-issues/4133.log": "a three-line client paste (openai's 400) with nothing that says vLLM: not a vLLM log by the classifier, none by the label",
     "vllm-issues/2848.log": "cupy missing at the first request after Ready: runtime by the issue's reading, the label says the image",
     "vllm-issues/2849.log": "an op with no CPU kernel at the first request after Ready: runtime by the frames, the label says the image",
