@@ -248,9 +248,10 @@ def test_lines_of_one_length_that_are_not_a_hard_wrap_are_left_alone() -> None:
 
 def test_every_complete_real_log_keeps_its_verdict_through_kubectl_prefix_and_cat_n() -> None:
     """``kubectl logs --prefix`` (a deployment's pods, ``-l app=vllm``, ``--all-containers``) puts
-    ``[pod/NAME/CONTAINER] `` before every line, ``cat -n`` / ``nl`` the line's number and a tab:
-    the stage, whether there is a root and which line it is stay as they were. (Before: 514 and 779 of
-    the 1,358 tuned logs the classifier got right changed verdict in these forms.)"""
+    ``[pod/NAME/CONTAINER] `` before every line, ``cat -n`` / ``nl`` the line's number and a tab,
+    ``grep -n`` the number and a colon, a log viewer's export (Grafana / Loki) the time and a tab: the
+    stage, whether there is a root and which line it is stay as they were. (Before: 514, 779, 522 and
+    528 of the tuned logs the classifier got right changed verdict in these forms.)"""
     from tests.test_classify_11 import _complete_real_logs
     from tests.test_classify_11 import _verdict as line_verdict
 
@@ -264,6 +265,8 @@ def test_every_complete_real_log_keeps_its_verdict_through_kubectl_prefix_and_ca
             "kubectl --prefix": "".join(f"[pod/vllm-kimi-k3-7d9f8c6b5-x2k4q/vllm] {x}\n" for x in lines),
             "kubectl --prefix, a second pod": "".join(f"[pod/vllm-1/server] {x}\n" for x in lines),
             "cat -n": "".join(f"{i:>6}\t{x}\n" for i, x in enumerate(lines, 1)),
+            "grep -n": "".join(f"{i}:{x}\n" for i, x in enumerate(lines, 1)),
+            "a viewer's export": "".join(f"2026-12-05 19:00:{i % 60:02d}.123\t{x}\n" for i, x in enumerate(lines)),
         }
         for how, text in forms.items():
             if (got := line_verdict(text)) != ref:
@@ -338,3 +341,19 @@ def test_two_sources_interleaved_keep_the_failing_ones_traceback(sources: list, 
     r = classify_text("\n".join(lines) + "\n")
     assert r.first_exception is not None and r.first_exception.line == b + fail[-1], r.first_exception
     assert r.failed_stage == "device", (r.failed_stage, r.evidence)
+
+
+@given(stem=STEM, prefix=WORKER, root=LONG_ROOT, day=st.integers(min_value=1, max_value=28))
+def test_a_log_piped_through_moreutils_ts_reads_as_printed(stem: str, prefix: str, root: str, day: int) -> None:
+    """``vllm serve … 2>&1 | ts`` puts a syslog-style time (``Dec 05 19:00:01 ``) and nothing else
+    before every line: the same stage and root as without it."""
+    frames = [
+        (f"{stem}/v1/engine/core.py", "_initialize_kv_caches"),
+        (f"{stem}/v1/worker/gpu_worker.py", "determine_available_memory"),
+    ]
+    log = "INFO 06-29 03:35:01 [core.py:105] Initializing a V1 LLM engine (v0.19.1) with config: model='m'\n"
+    log += "".join(prefix + x + "\n" for x in _tb(frames, root).splitlines())
+    stamped = "".join(f"Dec {day:2d} 19:00:01 {x}\n" for x in log.splitlines())
+    r, want = classify_text(stamped), classify_text(log)
+    assert r.failed_stage == want.failed_stage and r.first_exception is not None
+    assert r.first_exception.line.endswith(want.first_exception.line)

@@ -46,7 +46,7 @@ _STAMP = re.compile(
 """Someone's own stamp in front of a vLLM line (a reporter's ``2025-06-27 17:14:23: ``, a shipper's
 ``2025-06-27 17:14:23 ``), recognised only where a process prefix or a vLLM level follows."""
 _COMPOSE = re.compile(r"^([A-Za-z0-9][\w.\-]*) +\| ?")
-_JOURNALD = re.compile(r"^([A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d) \S+ [^\s:\[]+(?:\[\d+\])?: ")
+_JOURNALD = re.compile(r"^([A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d) [\w.\-]+ [^\s:\[]+(?:\[\d+\])?: ")
 _PROC = re.compile(
     r"^(?:[\w.\-]+ )?\((?P<proc>[\w.\-]+(?:\([\w.\-]*(?:\([\w.\-]*\))?\))?(?: [\w.\-]+(?:=[\w.\-]+)?)*) pid=(?P<pid>\d+)"
     r"(?:, ip=[0-9a-fA-F.:]+)?\) ?"
@@ -200,6 +200,12 @@ recognised only where a process prefix or a vLLM level follows."""
 _KUBECTL = re.compile(r"^\[(pod/[\w.\-]+/[\w.\-]+)\] ")
 """``kubectl logs --prefix`` (with ``-l``, ``--all-containers``, a deployment's pods): ``[pod/NAME/CONTAINER] ``
 in front of each line; the pod and container are the source, like a compose service."""
+_GREP_N = re.compile(r"^\d{1,7}:(?!\d)")
+"""``grep -n`` over one file: the line's number and a colon (not a time of day's ``12:34``)."""
+_TS = re.compile(r"^([A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)?) ")
+"""moreutils' ``ts`` (``Dec 05 19:00:01 ``) piped after a server: a syslog-style time and nothing else."""
+_TAB_STAMP = re.compile(r"^(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)\t")
+"""A log viewer's export (Grafana / Loki, a spreadsheet): the time, a tab, the line."""
 _NUMBERED = re.compile(r"^ {0,6}\d{1,7}\t")
 """``cat -n`` or ``nl`` over a log file: each line's number, right-aligned, and a tab."""
 _APP = re.compile(
@@ -218,7 +224,8 @@ _GREP = re.compile(r"^([\w.\-/~+]*\.(?:out|err|log|txt|stdout|stderr)):(?:\d+[:\
 ``-n`` the line number, in front of each line; recognised only where a process prefix or a vLLM level
 follows. The file is the source, like a compose service: lines of two nodes' files are not one process's."""
 _WRAPPERS = (
-    _NUMBERED, _BK, _KUBECTL, _CRI, _DOCKER_TS, _CI_TS, _STAMP, _CLOCK, _COMPOSE, _JOURNALD, _CONSOLE, _APP, _RICH, _GREP
+    _NUMBERED, _GREP_N, _BK, _KUBECTL, _CRI, _TAB_STAMP, _DOCKER_TS, _CI_TS, _STAMP, _CLOCK, _COMPOSE, _JOURNALD, _TS,
+    _CONSOLE, _APP, _RICH, _GREP,
 )  # fmt: skip
 """The wrappers a line can carry, tried in this order: each at most once, stacked in any order (a
 CI runner's stamp around ``docker compose logs -t`` around a reporter's stamp); what looks like a
@@ -230,7 +237,7 @@ _STARTS = {
     _CRI: _DIGITS, _DOCKER_TS: _DIGITS, _CLOCK: _DIGITS, _CI_TS: "[", _STAMP: _DIGITS, _JOURNALD: _UPPER, _CONSOLE: "[",
     _APP: _DIGITS, _RICH: "[ ", _COMPOSE: _DIGITS + _UPPER + _UPPER.lower(),
     _GREP: _DIGITS + _UPPER + _UPPER.lower() + "_./~+-",
-    _BK: "b_\x1b", _KUBECTL: "[", _NUMBERED: " " + _DIGITS,
+    _BK: "b_\x1b", _KUBECTL: "[", _NUMBERED: " " + _DIGITS, _GREP_N: _DIGITS, _TS: _UPPER, _TAB_STAMP: _DIGITS,
 }  # fmt: skip
 _BY_FIRST = {chr(c): tuple(p for p in _WRAPPERS if chr(c) in _STARTS[p]) for c in range(128)}
 """The wrappers a line can start with, by its first character: a vLLM line starting ``(`` tries none."""
@@ -244,7 +251,7 @@ def _wrappers(text: str) -> tuple[str, str, str | None]:
         used.append(m.re)
         if m.re is _COMPOSE or m.re is _CONSOLE or m.re is _GREP or m.re is _KUBECTL:
             service = m.group(1)
-        elif m.re is _NUMBERED:
+        elif m.re is _NUMBERED or m.re is _GREP_N:
             pass
         else:
             time = m.group(1) or time
