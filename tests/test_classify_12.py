@@ -357,3 +357,49 @@ def test_a_log_piped_through_moreutils_ts_reads_as_printed(stem: str, prefix: st
     r, want = classify_text(stamped), classify_text(log)
     assert r.failed_stage == want.failed_stage and r.first_exception is not None
     assert r.first_exception.line.endswith(want.first_exception.line)
+
+
+KERNEL_ASSERT = st.sampled_from(
+    [
+        "/pytorch/aten/src/ATen/native/cuda/IndexKernel.cu:402: masked_scatter_size_check: block: [0,0,0], thread: [0,0,0] Assertion `totalElements <= srcSize` failed.",
+        '../aten/src/ATen/native/cuda/IndexKernel.cu:93: operator(): block: [8529,0,0], thread: [0,0,0] Assertion `-sizes[i] <= index && index < sizes[i] && "index out of bounds"` failed.',
+        '/opt/pytorch/aten/src/ATen/native/cuda/ScatterGatherKernel.cu:144: operator(): block: [12,0,0], thread: [31,0,0] Assertion `idx_dim >= 0 && idx_dim < index_size && "index out of bounds"` failed.',
+    ]
+)
+DEVICE_ASSERT_ERROR = st.sampled_from(
+    [
+        "torch.AcceleratorError: CUDA error: device-side assert triggered",
+        "RuntimeError: CUDA error: device-side assert triggered",
+    ]
+)
+
+
+@given(kernel=KERNEL_ASSERT, error=DEVICE_ASSERT_ERROR, dump=st.integers(min_value=0, max_value=60), stem=STEM)
+def test_a_device_side_assert_is_the_kernels_assertion_printed_before_it(
+    kernel: str, error: str, dump: int, stem: str
+) -> None:
+    """``CUDA error: device-side assert triggered`` says only that some kernel asserted; the kernel
+    printed which assertion failed before it, with vLLM's dump of the batch between them (4681): that
+    line is the root, and the traceback after it says where the engine was (serving)."""
+    p = "(EngineCore_DP0 pid=999197) ERROR 11-01 12:31:40 [core.py:781] "
+    head = "(APIServer pid=9) INFO:     Application startup complete.\n"
+    head += (
+        '(APIServer pid=9) INFO:     1.2.3.4:5 - "POST /v1/chat/completions HTTP/1.1" 200 OK\n' * 40
+    )  # past the lines always read
+    dumped = "".join(
+        f"(EngineCore_DP0 pid=999197) ERROR 11-01 12:31:40 [dump_input.py:79]   [1.9, 1.9, {i}],\n" for i in range(dump)
+    )
+    frames = [(f"{stem}/v1/engine/core.py", "step"), (f"{stem}/v1/worker/gpu_model_runner.py", "execute_model")]
+    tb = "".join(p + x + "\n" for x in _tb(frames, error).splitlines())
+    r = classify_text(head + kernel + "\n" + dumped + tb)
+    assert r.first_exception is not None and r.first_exception.line == kernel, r.first_exception
+    assert r.failed_stage == "runtime", (r.failed_stage, r.evidence)
+    # without the kernel's line, the CUDA error is the root
+    r = classify_text(head + dumped + tb)
+    assert r.first_exception is not None and r.first_exception.line.endswith(error)
+
+
+def test_the_real_device_side_assert() -> None:
+    r = classify_text(issue_text("4681.log"))  # masked_scatter_size_check, then vLLM's dump, then the CUDA error
+    assert r.failed_stage == "runtime" and r.first_exception is not None
+    assert "masked_scatter_size_check" in r.first_exception.line

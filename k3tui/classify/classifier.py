@@ -1017,6 +1017,10 @@ class Classifier:
         if self._stop_before():
             self._stopped = True
             return
+        if "device-side assert" in msg:  # the kernel's own assertion, printed before it, says which failed
+            self._crash_lookback(n, force=True)
+            if self._root is not None:
+                return
         if (typ in _CRASH_TYPES or typ == "NativeCrash") and (quoted := self._quoted()) is not None:
             self._root = quoted  # "Worker failed with error 'X'" came first; the worker's death is its end
             return
