@@ -517,8 +517,8 @@ class Classifier:
 
     def _unprefix(self, text: str) -> str:
         """The line without a source's name a multiplexing tool put before it (see
-        ``lines.SOURCE_PREFIX``): learnt from a line where a vLLM line or a traceback's head follows
-        it, then taken off every line that starts with it. (The sources' lines are told apart by the
+        ``lines.SOURCE_PREFIX``): learnt from a line where a log's line or a traceback's head follows
+        it, then taken off every line that starts with its shape. (The sources' lines are told apart by the
         process prefix vLLM puts on each, not by this name: an editor's ``Line 98: `` is no source.)"""
         for shape in self._prefixes:
             if m := shape.match(text):
@@ -528,6 +528,7 @@ class Classifier:
             and text[:1] not in "([\t"
             and (m := SOURCE_PREFIX.match(text)) is not None
             and not opens_log_line(text)
+            and (opens_log_line(rest := text[m.end(1) :]) or rest.startswith((TB_HEAD, 'File "')))
         ):  # the name's shape: its numbers may change from line to line (task 0, 1; node-01, 02; Line 98, 99)
             shape = re.compile(re.sub(r"\d+", r"\\d+", re.escape(m.group(1))))
             if all(shape.pattern != known.pattern for known in self._prefixes):

@@ -184,16 +184,12 @@ def clean(raw: str) -> str:
 _VLLM_NEXT = r"(?=\(\w[\w.\-]*(?: [\w.\-]+=?[\w.\-]*)* pid=\d+|" + _VLEVEL + r" )"
 """What a wrapper recognised only before a vLLM line looks ahead for: a process prefix or a vLLM level."""
 SOURCE_PREFIX = re.compile(
-    r"^( {0,4}(?:[\w.\-/]+ ){0,2}[\w.\-/]+:? +)"
-    r"(?=\(\w[\w.\-]*(?: [\w.\-]+=?[\w.\-]*)* pid=\d+|"
-    + _VLEVEL
-    + r" |Traceback \(most recent call last\):|Fatal Python error: )"
+    r"^( {0,4}\d{1,5}: +| {0,4}(?:[\w.\-/]+ )?[\w.\-/]+: +|[\w.\-]+ [\w.\-]+ +)(?=\S)(?![\w.]+\()"
 )
-"""A source's name a multiplexing tool puts in front of every line, learnt where a vLLM line or a
-traceback's head follows it:
-``srun --label``'s task (``0: ``, `` 3: ``), ``pdsh`` / ``clush``'s host (``gpu-node-01: ``), ``stern``'s
-pod and container (``vllm-0-5d9f8 vllm ``). The classifier takes the same literal off the lines
-that follow (a traceback's frames too) and keeps each source's lines apart."""
+"""The shape of a source's name a multiplexing tool puts in front of every line: ``srun --label``'s
+task (``0: ``, `` 3: ``), ``pdsh`` / ``clush``'s host (``gpu-node-01: ``), ``stern``'s pod and
+container (``vllm-0-5d9f8 vllm ``); never indented code (``    raise ValueError(``). The classifier learns one where a log's line or a traceback's head
+follows it (:func:`opens_log_line`), and takes the same shape off the lines that follow."""
 _CONSOLE = re.compile(r"^\[(?!rank\d)([A-Za-z][\w.\-]{0,63})\]: " + _VLLM_NEXT)
 """A console's name for the container in front of each line (a deployment UI's ``[vllm]: ``),
 recognised only where a process prefix or a vLLM level follows."""
