@@ -145,3 +145,42 @@ def test_human_output_says_why_this_stage(capsys) -> None:
     assert main(["classify", str(LOG)]) == 0
     why = [x for x in capsys.readouterr().out.splitlines() if x.startswith("why: ")]
     assert len(why) == 1 and "confidence" in why[0] and "line" in why[0]
+
+
+ENCODINGS = {
+    "UTF-16 with its BOM (Windows PowerShell's > and Out-File)": lambda t: t.encode("utf-16"),
+    "UTF-16 LE without a BOM": lambda t: t.encode("utf-16-le"),
+    "UTF-16 BE without a BOM": lambda t: t.encode("utf-16-be"),
+    "UTF-8 with a BOM (Notepad)": lambda t: t.encode("utf-8-sig"),
+    "UTF-32 with its BOM": lambda t: t.encode("utf-32"),
+}
+
+
+def test_a_log_saved_in_another_unicode_encoding_reads_as_the_same_log(tmp_path: Path, capsys) -> None:
+    """A log a Windows shell saved as UTF-16 (its NUL bytes used to make it "binary, not a vLLM log",
+    exit 3) or with a BOM classifies as its UTF-8 text does; a real binary is still refused."""
+    from tests.support.corpus import SHARED_CORPUS, cases
+
+    logs = [c for c in cases(SHARED_CORPUS) if c.text().strip()][:6]
+    for case in logs:
+        text = case.text()
+        src = tmp_path / "utf8.log"
+        src.write_text(text, encoding="utf-8")
+        assert main(["classify", str(src), "--json", "--run", "r"]) == 0
+        want = json.loads(capsys.readouterr().out)
+        for how, encode in ENCODINGS.items():
+            path = tmp_path / "other.log"
+            path.write_bytes(encode(text))
+            code = main(["classify", str(path), "--json", "--run", "r"])
+            got = json.loads(capsys.readouterr().out)
+            assert code == 0 and got == want, (case.id, how)
+    _not_a_log(sys.executable, capsys)
+
+
+@given(st.binary(min_size=64, max_size=4096))
+def test_the_encoding_sniff_never_fails_and_names_a_codec(head: bytes) -> None:
+    import codecs
+
+    from k3tui.commands.classify import text_encoding
+
+    codecs.lookup(text_encoding(head))  # an encoding Python has, for any first bytes

@@ -165,7 +165,10 @@ def _chunks(path: str) -> Iterator[str]:
         first = True
         while block := stream.read(CHUNK):
             if first:
-                _refuse_binary(block[:SNIFF], path)
+                encoding = text_encoding(block[:SNIFF])
+                decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
+                if encoding == "utf-8":
+                    _refuse_binary(block[:SNIFF], path)
                 first = False
             yield decoder.decode(block)
         if first:
@@ -174,6 +177,26 @@ def _chunks(path: str) -> Iterator[str]:
     finally:
         if stream is not sys.stdin.buffer:
             stream.close()
+
+
+def text_encoding(head: bytes) -> str:
+    """The encoding a log was saved in, from its first bytes: a byte-order mark (UTF-8's, UTF-16's and
+    UTF-32's, as Windows PowerShell's ``>`` and ``Out-File`` write UTF-16 LE with one), else UTF-16
+    without one when every other byte of the text is NUL (ASCII saved as UTF-16), else UTF-8."""
+    for bom, name in (
+        (codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, "utf-8-sig"),
+        (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"),
+    ):  # fmt: skip
+        if head.startswith(bom):
+            return name
+    pairs = len(head) // 2
+    if pairs >= 8:
+        odd, even = head[1 : 2 * pairs : 2], head[0 : 2 * pairs : 2]
+        if odd.count(0) > 0.9 * pairs and even.count(0) < 0.1 * pairs:
+            return "utf-16-le"
+        if even.count(0) > 0.9 * pairs and odd.count(0) < 0.1 * pairs:
+            return "utf-16-be"
+    return "utf-8"
 
 
 def _refuse_binary(head: bytes, path: str) -> None:
