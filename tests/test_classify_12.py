@@ -403,3 +403,45 @@ def test_the_real_device_side_assert() -> None:
     r = classify_text(issue_text("4681.log"))  # masked_scatter_size_check, then vLLM's dump, then the CUDA error
     assert r.failed_stage == "runtime" and r.first_exception is not None
     assert "masked_scatter_size_check" in r.first_exception.line
+
+
+@given(
+    pid=st.integers(min_value=100, max_value=4_000_000),
+    prefix=st.sampled_from(["", "ERROR 04-18 15:05:59 engine.py:389] ", "ERROR 04-18 15:05:59 [engine.py:389] "]),
+    stem=STEM,
+)
+def test_v0s_sigterm_stop_is_a_normal_stop(pid: int, prefix: str, stem: str) -> None:
+    """V0's engine answers SIGTERM by raising ``KeyboardInterrupt("MQLLMEngine terminated")`` in its
+    signal handler (logged at ERROR with its traceback); its workers then die with -15. A normal stop,
+    no root (4867); the same worker death without it is one."""
+    serving = (
+        "INFO 04-18 15:01:00 api_server.py:1024] Starting vLLM API server on http://0.0.0.0:8000\n"
+        "INFO:     Application startup complete.\n"
+        'INFO:     127.0.0.1:40000 - "POST /v1/chat/completions HTTP/1.1" 200 OK\n'
+    )
+    frames = [
+        (f"{stem}/engine/multiprocessing/engine.py", "run_engine_loop"),
+        (f"{stem}/engine/multiprocessing/engine.py", "signal_handler"),
+    ]
+    stop = "".join(prefix + x + "\n" for x in _tb(frames, "KeyboardInterrupt: MQLLMEngine terminated").splitlines())
+    death = (
+        f"ERROR 04-18 15:06:00 multiproc_worker_utils.py:124] Worker VllmWorkerProcess pid {pid} died, exit code: -15\n"
+    )
+    r = classify_text(serving + stop + "Process SpawnProcess-1:\n" + death + "INFO:     Shutting down\n")
+    assert r.first_exception is None and r.failed_stage == "none", (r.first_exception, r.evidence)
+    assert classify_text(serving + death).first_exception is not None
+
+
+@given(stem=STEM, prefix=WORKER, at=st.sampled_from(["profile_run", "capture_model", "execute_model"]))
+def test_triton_finding_no_c_compiler_is_the_image(stem: str, prefix: str, at: str) -> None:
+    """Triton builds its launcher with the system's C compiler the first time a kernel runs: an image
+    without one fails there, wherever that first kernel ran (4807), like a missing nvcc or ninja."""
+    frames = [
+        (f"{stem}/v1/worker/gpu_model_runner.py", at),
+        ("/opt/venv/lib/python3.12/site-packages/triton/backends/nvidia/driver.py", "compile_module_from_src"),
+        ("/opt/venv/lib/python3.12/site-packages/triton/runtime/build.py", "_build"),
+    ]
+    error = "RuntimeError: Failed to find C compiler. Please specify via CC environment variable."
+    log = "".join(prefix + x + "\n" for x in _tb(frames, error).splitlines())
+    r = classify_text(log)
+    assert r.failed_stage == "container", (r.failed_stage, r.evidence)

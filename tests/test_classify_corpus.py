@@ -31,6 +31,7 @@ KNOWN_MISSES = {
     "vllm-issues/4742.log": "Ray's 'Error: Cannot provide a placement group …' printed alone (the worker node never joined): no root form",
     "vllm-issues/4748.log": "triton's ImportError inside the model registry's inspection: the frames (weights) outrank the image's missing module (label container)",
     "vllm-issues/4750.log": "No module named 'triton.language.target_info' in the MXFP4 weights' processing: the frames (weights) outrank the image's missing module (label container)",
+    "vllm-issues/4802.log": "PyTorch's 'NVML_SUCCESS == r INTERNAL ASSERT FAILED' while building an out-of-memory report in create_weights: the NVML words say device, the label says weights with an OOM root",
     "vllm-issues/4133.log": "a three-line client paste (openai's 400) with nothing that says vLLM: not a vLLM log by the classifier, none by the label",
     "vllm-issues/2848.log": "cupy missing at the first request after Ready: runtime by the issue's reading, the label says the image",
     "vllm-issues/2849.log": "an op with no CPU kernel at the first request after Ready: runtime by the frames, the label says the image",
