@@ -220,6 +220,10 @@ def _continues(cut: str, line: str) -> bool:
     return not (body.startswith((TB_HEAD, 'File "', "```")) or opens_log_line(body) or line[:8] == cut[:8])
 
 
+_INDENTED_KEY = re.compile(r" +[^\d\s]")
+"""An indented line that does not start with a number (a padded task number is ``srun --label``'s)."""
+_EXCEPTION_START = re.compile(EXC_TYPE + r"(?::|\(|\s*$)")
+"""An exception's line: after a would-be source name, a value's text as likely as a source's line."""
 _PIECE_OF_NAME = re.compile(r"[\w.]*(?:Error|Exception|Exit|Interrupt|Failure|Fault|Timeout)(?::|$)", re.ASCII)
 """The rest of an exception's name a cut left (``OfMemoryError: …``, ``_safetensors_rust.SafetensorError: …``)."""
 
@@ -528,8 +532,14 @@ class Classifier:
             and text[:1] not in "([\t"
             and (m := SOURCE_PREFIX.match(text)) is not None
             and not opens_log_line(text)
-            and (opens_log_line(rest := text[m.end(1) :]) or rest.startswith((TB_HEAD, 'File "')))
-        ):  # the name's shape: its numbers may change from line to line (task 0, 1; node-01, 02; Line 98, 99)
+            and (
+                (
+                    opens_log_line(rest := text[m.end(1) :])
+                    and not (_INDENTED_KEY.match(text) and _EXCEPTION_START.match(rest))
+                )
+                or rest.startswith((TB_HEAD, 'File "'))
+            )
+        ):  # (an indented "    on_error: ValueError: …" is a value in a dump, not a source's name)  # the name's shape: its numbers may change from line to line (task 0, 1; node-01, 02; Line 98, 99)
             shape = re.compile(re.sub(r"\d+", r"\\d+", re.escape(m.group(1))))
             if all(shape.pattern != known.pattern for known in self._prefixes):
                 self._prefixes.append(shape)
