@@ -514,19 +514,22 @@ class Classifier:
 
     def _reparse(self, raw: str) -> Line:
         """``parse`` of a line read before, without a source's name learnt for it (see ``_unprefix``)."""
+        return parse(self._known_source_off(raw))
+
+    def _known_source_off(self, text: str) -> str:
+        """``text`` without the first learnt source name's shape it starts with (unchanged if none)."""
         for shape in self._prefixes:
-            if m := shape.match(raw):
-                return parse(raw[m.end() :])
-        return parse(raw)
+            if m := shape.match(text):
+                return text[m.end() :]
+        return text
 
     def _unprefix(self, text: str) -> str:
         """The line without a source's name a multiplexing tool put before it (see
         ``lines.SOURCE_PREFIX``): learnt from a line where a log's line or a traceback's head follows
         it, then taken off every line that starts with its shape. (The sources' lines are told apart by the
         process prefix vLLM puts on each, not by this name: an editor's ``Line 98: `` is no source.)"""
-        for shape in self._prefixes:
-            if m := shape.match(text):
-                return text[m.end() :]
+        if (bare := self._known_source_off(text)) is not text:
+            return bare
         if (
             len(self._prefixes) < MAX_SOURCES
             and text[:1] not in "([\t"
@@ -539,7 +542,8 @@ class Classifier:
                 )
                 or rest.startswith((TB_HEAD, 'File "'))
             )
-        ):  # (an indented "    on_error: ValueError: …" is a value in a dump, not a source's name)  # the name's shape: its numbers may change from line to line (task 0, 1; node-01, 02; Line 98, 99)
+        ):  # (an indented "    on_error: ValueError: …" is a value in a dump, not a source's name)
+            # the name's shape: its numbers may change from line to line (task 0, 1; node-01, 02; Line 98, 99)
             shape = re.compile(re.sub(r"\d+", r"\\d+", re.escape(m.group(1))))
             if all(shape.pattern != known.pattern for known in self._prefixes):
                 self._prefixes.append(shape)

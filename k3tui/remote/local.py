@@ -30,14 +30,19 @@ def end_subprocess(proc: asyncio.subprocess.Process) -> None:
     into the closed loop and prints ``Exception ignored … Event loop is closed`` on the
     operator's terminal. Closed here, it has nothing left to do then.
     """
+    _kill_group(proc)
+    transport = getattr(proc, "_transport", None)  # asyncio.subprocess.Process keeps it here (3.8-3.13)
+    if transport is not None:
+        transport.close()
+
+
+def _kill_group(proc: asyncio.subprocess.Process) -> None:
+    """SIGKILL ``proc``'s process group (its session: started with ``start_new_session``) if it runs."""
     if proc.returncode is None:
         try:
             os.killpg(proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
-    transport = getattr(proc, "_transport", None)  # asyncio.subprocess.Process keeps it here (3.8-3.13)
-    if transport is not None:
-        transport.close()
 
 
 class _LocalProc:
@@ -58,11 +63,7 @@ class _LocalProc:
         return await self._p.wait()
 
     def kill(self) -> None:
-        if self._p.returncode is None:
-            try:
-                os.killpg(self._p.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+        _kill_group(self._p)
 
     async def unforward(self, local: int | str) -> None:
         """Nothing was forwarded."""
