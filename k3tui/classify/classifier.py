@@ -1032,7 +1032,7 @@ class Classifier:
         if self._stop_before():
             self._stopped = True
             return
-        if "device-side assert" in msg:  # the kernel's own assertion, printed before it, says which failed
+        if self._rules.assert_before.search(msg):  # the kernel's own assertion, printed before it, says which failed
             self._crash_lookback(n, force=True)
             if self._root is not None:
                 return

@@ -143,6 +143,8 @@ class Rules:
     """The lines of a faulthandler dump after ``Fatal Python error``."""
     crash_ran: re.Pattern[str]
     """Crash lines only GPU work prints: the process was past its start."""
+    assert_before: re.Pattern[str]
+    """An error saying a kernel's assertion failed: the assertion's line before it is the root."""
     native_error: re.Pattern[str]
     """A native library's own error line (an error word and a C/C++ source location, or ptxas):
     the root when nothing else is, and before the crash it leads to."""
@@ -298,6 +300,7 @@ def load_rules() -> Rules:
         crash_trigger=_alternation(crash["after"], "patterns.toml [crash]"),
         faulthandler=_rx(crash["faulthandler"], "patterns.toml [crash]"),
         crash_ran=_rx(crash["ran"], "patterns.toml [crash]"),
+        assert_before=_rx(crash["assert_before"], "patterns.toml [crash]"),
         native_error=_alternation(pat["native_error"]["patterns"], "patterns.toml [native_error]"),
         _frame_cache={},
     )
