@@ -45,7 +45,18 @@ from dataclasses import dataclass, field, replace
 from ..events import Event, ExceptionFound, RunClassified, StageReached
 from .history import History
 from .layers import Evidence, Verdict, advice_text, decide
-from .lines import FLAT_MIN, QUIET_LEVELS, SOURCE_PREFIX, Line, opens_log_line, parse, unflatten, unglue, unjson
+from .lines import (
+    FLAT_MIN,
+    QUIET_LEVELS,
+    SOURCE_PREFIX,
+    Line,
+    envelope,
+    opens_log_line,
+    parse,
+    unflatten,
+    unglue,
+    unjson,
+)
 from .result import ClassifyResult, FirstException, StageMark
 from .rules import STAGES, Rules, Wrapper, load_rules
 from .signature import make_signature
@@ -304,6 +315,10 @@ class Classifier:
         self._wrap_last = ""
         self._prefixes: list[re.Pattern[str]] = []
         """Sources' names a multiplexing tool put before each line (``srun --label``, ``pdsh``, ``stern``)."""
+        self._envelopes: dict[str, int] | None = {}
+        """Envelopes seen around a vLLM line in the log's first lines (shape: lines), while looked for:
+        one seen on two lines is learnt as a source's name is (see ``lines.envelope``)."""
+        self._envelope_lines = 0
         self._joins: list[tuple[int, int]] = []
         """(line, pieces after it so far) of each line joined from a hard wrap's pieces: lines are
         counted as the log printed them, and reported by the file's numbering (:meth:`_physical`)."""
@@ -406,6 +421,8 @@ class Classifier:
         nexts: dict[str, int] = {}
         if self._wrap_probe is not None and self._n < WRAP_PROBE:
             self._probe_wrap(buf, pos, end)
+        if self._envelopes is not None:
+            self._probe_envelope(buf, pos, end)
         while pos < end:
             if self._wrap:
                 nl, lines = self._wrapped_end(buf, pos, end)
@@ -457,6 +474,25 @@ class Classifier:
             self._wrap_probe = None
         elif len(probe) >= WRAP_PROBE:
             self._wrap_probe = None  # not wrapped; never looked for again
+
+    def _probe_envelope(self, buf: str, pos: int, end: int) -> None:
+        """Learn, from the log's first lines, what another program put in front of the vLLM lines it
+        carries (a harness re-logging a server's output, a syslog relay, a spreadsheet's columns): an
+        envelope seen on two lines is taken off every line that starts with its shape, before the line is
+        read, as a multiplexing tool's source name is."""
+        seen = self._envelopes
+        assert seen is not None
+        at = pos
+        while at < end and self._envelope_lines < WRAP_PROBE:
+            nl = buf.index("\n", at, end)
+            self._envelope_lines += 1
+            if (shape := envelope(buf[at:nl].rstrip("\r"))) is not None:
+                seen[shape] = seen.get(shape, 0) + 1
+                if seen[shape] == 2 and len(self._prefixes) < MAX_SOURCES:
+                    self._prefixes.append(re.compile(shape))
+            at = nl + 1
+        if self._envelope_lines >= WRAP_PROBE:
+            self._envelopes = None  # looked for in the first lines only
 
     def _wrapped_end(self, buf: str, pos: int, end: int) -> tuple[int, int]:
         """(end of the line at ``pos`` with the lines that continue it, how many lines were joined)."""

@@ -190,6 +190,58 @@ SOURCE_PREFIX = re.compile(
 task (``0: ``, `` 3: ``), ``pdsh`` / ``clush``'s host (``gpu-node-01: ``), ``stern``'s pod and
 container (``vllm-0-5d9f8 vllm ``); never indented code (``    raise ValueError(``). The classifier learns one where a log's line or a traceback's head
 follows it (:func:`opens_log_line`), and takes the same shape off the lines that follow."""
+_INNER = re.compile(
+    r"(?<=[\s|,;:\]>\"'])(?:\(\w[\w.\-]*(?: [\w.\-]+=?[\w.\-]*)* pid=\d+(?:, ip=[0-9a-fA-F.:]+)?\) |"
+    + _VLEVEL
+    + r" +\d\d-\d\d \d\d:\d\d:\d\d|Traceback \(most recent call last\):|\[rank\d+\]: | {2,8}File \"[^\"]+\", line \d+"
+    r"|(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt): |usage: [\w.\-/]+|[\w.\-/]+(?: [\w.\-]+)?: error: )"
+)
+"""A vLLM line inside another program's record: its process prefix, its level and time, a traceback's
+head or frame, an exception's line, argparse's words or torch's rank, right after a separator (what an envelope ends with, see :func:`envelope`)."""
+_ENVELOPE_WORDS = re.compile(
+    r"\d+|\b(?:DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL|TRACE)\b|\b(?:debug|info|notice|warning|warn|error|critical|fatal|trace)\b|\bstd(?:out|err)\b| +"
+)
+_LOGGER_AT = re.compile(r"\.py:\d+\]")
+"""A Python logger's location (``[file.py:42]``, V0's ``file.py:42]``): vLLM's own prefix, no envelope."""
+_ANY_LEVEL = r"(?i:DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL|TRACE)"
+ENVELOPE_MAX = 160
+"""The longest envelope looked for before a vLLM line (a syslog header with a host and an app's name)."""
+
+
+def envelope(raw: str) -> str | None:
+    """The shape (a regex) of what another program put before a vLLM line it carries, or None.
+
+    A harness that re-logs a server's output (``2026-12-05 06:00:00,123 - INFO - (APIServer pid=1) …``),
+    a syslog relay's RFC 5424 header (``<14>1 2026-12-05T06:00:00Z host vllm 42 - - …``), a process
+    manager's ``name stderr | ``, a spreadsheet's ``1764900000000,"…``: whatever it is, a vLLM line
+    (:data:`_INNER`) starts after it, and the parser does not read through it on its own (its body is
+    not the vLLM line's). Numbers, level words, ``stdout``/``stderr`` and runs of spaces may change from
+    line to line; the rest of the envelope is kept as printed."""
+    m = _INNER.search(raw, 1, ENVELOPE_MAX)
+    if m is None or not raw[: m.start()].strip():
+        return None
+    head = raw[: m.start()]
+    whole, inner = parse(raw), parse(raw[m.start() :])
+    if whole.body.strip() == inner.body.strip() and (whole.level == inner.level or _LOGGER_AT.search(head)):
+        return None  # a wrapper the parser knows (compose, journald, docker -t; vLLM's own logger's prefix)
+    out, at = [], 0
+    for w in _ENVELOPE_WORDS.finditer(head):
+        out.append(re.escape(head[at : w.start()]))
+        t = w.group(0)
+        out.append(
+            r"\d+"
+            if t[0].isdigit()
+            else " +"
+            if t[0] == " "
+            else r"(?i:std(?:out|err))"
+            if t.lower().startswith("std")
+            else _ANY_LEVEL
+        )
+        at = w.end()
+    out.append(re.escape(head[at:]))
+    return "^" + "".join(out)
+
+
 _CONSOLE = re.compile(r"^\[(?!rank\d)([A-Za-z][\w.\-]{0,63})\]: " + _VLLM_NEXT)
 """A console's name for the container in front of each line (a deployment UI's ``[vllm]: ``),
 recognised only where a process prefix or a vLLM level follows."""
@@ -315,7 +367,8 @@ def unjson(raw: str) -> list[str] | None:
     export write each record as one JSON object: its text (and a traceback in its own field, with
     the newlines escaped) is the log. A line of that text with no level of its own gets the record's
     level, written as vLLM writes it (``ERROR [json:0] …``), so an INFO record's decoy error words
-    stay quiet and a traceback's lines share one level."""
+    stay quiet and a traceback's lines share one level; but not journald's level for what a service
+    printed (its ``stdout`` transport, stderr too): that one is the same for every line."""
     text = raw.strip()
     if not (text[:2] in ('{"', "{ ") and text[-1:] == "}"):
         return None
@@ -333,7 +386,7 @@ def unjson(raw: str) -> list[str] | None:
         if isinstance(more := obj.get(k), str) and more.strip():
             lines += more.rstrip("\n").split("\n")
     level = next((_LEVEL_NAMES.get(str(v).lower()) for k in _JSON_LEVEL if (v := obj.get(k)) is not None), None)
-    if level is not None:
+    if level is not None and obj.get("_TRANSPORT") != "stdout":  # (journald gives a service's output one level)
         lines = [x if parse(x).level is not None else f"{level} [json:0] {x}" for x in lines]
     return [x.rstrip("\r") for x in lines] or None
 
@@ -436,6 +489,12 @@ def parse(raw: str) -> Line:
     if text[:1] == "[" and (m := _TAG.match(text)):
         text = text[m.end() :]  # a launcher's tag for the part of the pipeline (vllm-omni's [Stage-0])
     body, level, ltime, pid = _level(text)
+    if level is not None and body[:1] in "(DIWEC" and (_PROC.match(body) or _LEVEL.match(body) or _UVICORN.match(body)):
+        # another program's logger re-logged a vLLM line (``… - INFO - ERROR 07-11 … [core.py:390] …``):
+        # the line's own level and process are vLLM's, not the outer record's
+        inner = parse(body)
+        process = inner.process or process
+        return Line(display, inner.body, inner.level, process, (service, process or ""), inner.time or ltime or time)
     if process is None and pid:
         process = f"pid={pid}"
     return Line(display, body, level, process, (service, process or ""), ltime or time)
