@@ -51,6 +51,7 @@ from .lines import (
     SOURCE_PREFIX,
     Line,
     envelope,
+    ipython_type,
     opens_log_line,
     parse,
     unflatten,
@@ -148,8 +149,9 @@ _VLLM_LINE = re.compile(
 """vLLM's own logger prefix anywhere in a line (an excerpt quoting one line inline in prose)."""
 _NCCL_DETAILS = re.compile(r"NCCL_DEBUG=WARN for details")
 """torch's NCCL error (``NCCL error: invalid usage (run with NCCL_DEBUG=WARN for details)``): what failed is in NCCL's WARN line."""
-_NCCL_FAILURE = re.compile(r"(?i)\b(?:fail(?:ure|ed)?|error)\b")
-"""An NCCL WARN line that reports a failure (not a notice such as a tuning hint)."""
+_NCCL_FAILURE = re.compile(r"(?i)\b(?:fail(?:ure|ed)?|error|duplicate GPU|invalid usage|abort(?:ed|ing)?)\b")
+"""An NCCL WARN line that reports a failure (not a notice such as a tuning hint): an error, and the
+misuses NCCL refuses to go on with (two ranks on one GPU: ``Duplicate GPU detected``)."""
 _CRASH_TYPES = frozenset({"FatalError", "WorkerDied"})
 _CPP_STACK = "Exception raised from "
 """torch's C++ stack under a message (``Exception raised from recvBytes at …Utils.hpp:682``): the
@@ -917,7 +919,9 @@ class Classifier:
             return None
         else:
             head, hn = trace.header
-        root = _Root(head.raw, hn, head.body, "", head.body, trace.process, trace.key, self._timeline.now)
+        typ = ipython_type(head.raw) or "" if head.body == TB_HEAD else ""  # (IPython's head names the type)
+        body = typ or head.body
+        root = _Root(head.raw, hn, body, typ, body, trace.process, trace.key, self._timeline.now)
         root.stack, root.numbers, root.trace, root.cut = trace.lines, trace.numbers, trace, True
         root.marks = [(m.stage, m.line) for m in self._timeline.marks]
         return root

@@ -333,6 +333,44 @@ def _level(text: str) -> tuple[str, str | None, str | None, str | None]:
     return text, None, time, None
 
 
+_IPY_HEAD = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*) {2,}Traceback \(most recent call last\)\s*$")
+_IPY_TYPE = re.compile(
+    r"(?<![\w.])(?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*) {2,}Traceback \(most recent call last\)\s*$"
+)
+_IPY_FRAME = re.compile(r"^File (?P<path>[^\s\"][^,\n]*?):(?P<line>\d+), in (?:[\w<>]+\.)*(?P<func>[\w<>]+)")
+_IPY_CELL = re.compile(r"^Cell In ?\[(?P<cell>[^\]\n]*)\], line (?P<line>\d+)")
+_IPY_OLD = re.compile(
+    r"^(?P<path><ipython-input-[^>\s]*>|\[?[/~]\S*?\.py)(?:\]\([^)\s]*\))? in (?P<func>[\w<>]+)(?:\(|\s*$)"
+)
+_IPY_ARROW = re.compile(r"^-{1,4}> ?(?=\d+ )")
+
+
+def ipython_type(raw: str) -> str | None:
+    """The exception's type an IPython traceback's head names (``OutOfMemoryError     Traceback (…)``)."""
+    m = _IPY_TYPE.search(raw.rstrip("\r"), max(0, len(raw) - 300))
+    return None if m is None else m["type"]
+
+
+def ipython(body: str) -> str:
+    """A line of IPython's traceback (a notebook's: ``OSError      Traceback (most recent call last)``,
+    ``File P:N, in F(args)``, ``Cell In[3], line 1``, ``---> 1 llm = LLM(…)``, before IPython 8
+    ``P in F(args)``) in Python's own layout, so it is read as Python's is; any other line unchanged.
+    The exception line that ends it is Python's already."""
+    if body[:1] not in "FC<[/~-" and not body.endswith("call last)"):
+        return body
+    if _IPY_HEAD.match(body):
+        return "Traceback (most recent call last):"
+    if m := _IPY_FRAME.match(body):
+        return f'  File "{m["path"]}", line {m["line"]}, in {m["func"]}'
+    if m := _IPY_CELL.match(body):
+        return f'  File "<Cell In[{m["cell"]}]>", line {m["line"]}, in <module>'
+    if m := _IPY_OLD.match(body):
+        return f'  File "{m["path"].lstrip("[")}", line 0, in {m["func"]}'
+    if m := _IPY_ARROW.match(body):
+        return "    " + body[m.end() :]
+    return body
+
+
 def _lvl(level: str) -> str:
     return {"WARN": "WARNING", "FATAL": "CRITICAL"}.get(level, level)
 
@@ -391,9 +429,10 @@ def unjson(raw: str) -> list[str] | None:
     return [x.rstrip("\r") for x in lines] or None
 
 
-_BAR_GLUE = re.compile(r"\d%\|[^|\n]{0,120}\| *\d+/\d+(?![\d/])(?: \[[^\]\n]{0,80}\])? ?(?=[^\s\[])")
+_BAR_GLUE = re.compile(r"\d%\|[^|\n]{0,120}\| *\d+/\d+(?![\d/])(?: \[[^\]\n]{0,80}\])? {0,200}(?=[^\s\[])")
 """The end of a tqdm bar (``97%|█████████▋| 143/147 [00:12<00:00, 11.5it/s]``) with text right after it:
-a bar ends in a carriage return, not a newline, so the next line printed is glued to it."""
+a bar ends in a carriage return, not a newline, so the next line printed is glued to it (after the
+spaces a bar that shrank pads itself with)."""
 
 
 def unglue(raw: str) -> list[str] | None:
@@ -497,4 +536,6 @@ def parse(raw: str) -> Line:
         return Line(display, inner.body, inner.level, process, (service, process or ""), inner.time or ltime or time)
     if process is None and pid:
         process = f"pid={pid}"
+    if body[:1] in "FC<[/~-" or body.endswith("call last)"):
+        body = ipython(body)
     return Line(display, body, level, process, (service, process or ""), ltime or time)

@@ -32,6 +32,9 @@ class StageDef:
     at_first_line: bool
     plain: tuple[str, ...] = ()
     """Found on any line (uvicorn, tqdm progress bars)."""
+    read: tuple[str, ...] = ()
+    """Found only in the log's first lines (always read), never searched for: the prefilter pays
+    nothing for them, and reads the same with or without it."""
 
 
 @dataclass(frozen=True)
@@ -199,6 +202,7 @@ def _stages(data: dict) -> tuple[StageDef, ...]:
                 tuple(s.get("done", ())),
                 bool(s.get("at_first_line")),
                 tuple(s.get("plain_markers", ())),
+                tuple(s.get("read_markers", ())),
             )
         )
     if len(out) != len(STAGES):

@@ -4,7 +4,8 @@ Markers are literals from ``assets/classify/stages.toml``. Only the markers of s
 not reached yet are looked for, so once the server is up the prefilter searches for no
 marker at all; while stages are pending it searches for one gate (``.py:``, carried by
 every vLLM logger line) rather than for each marker, plus the few markers printed
-without a logger prefix.
+without a logger prefix; markers only worth seeing in the log's first lines, which are always read
+(an offline engine's progress bars in an excerpt), are never searched for.
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ class Timeline:
         self._max = -1
         self._done = -1
         self._pending: list[tuple[str, int, bool, bool]] = []
+        self._unsearched: set[str] = set()
+        """Markers never searched for: seen only in the log's first lines, which are always read (so
+        the prefilter changes nothing)."""
         self.needles: tuple[str, ...] = ()
         """Lowercase literals the prefilter must find for the pending markers."""
         self._refresh()
@@ -52,7 +56,7 @@ class Timeline:
         before = self._done
         logger_line = n <= self._head or self._gate in low
         for marker, idx, done, gated in self._pending:
-            if (logger_line or not gated) and marker in low:
+            if (logger_line or not gated) and marker in low and (n <= self._head or marker not in self._unsearched):
                 self._reach(idx, n, ln, new)
                 if done:
                     self._done = max(self._done, idx + 1)
@@ -70,14 +74,18 @@ class Timeline:
 
     def _refresh(self) -> None:
         pending = []
+        unsearched: set[str] = set()
         for st in self._rules.stages:
             if st.index > self._max:
                 pending += [(m.lower(), st.index, False, True) for m in st.markers]
                 pending += [(m.lower(), st.index, False, False) for m in st.plain]
+                pending += [(m.lower(), st.index, False, False) for m in st.read]
+                unsearched.update(m.lower() for m in st.read)
             if st.index + 1 > self._done:
                 pending += [(m.lower(), st.index, True, True) for m in st.done]
         self._pending = pending
-        needles = [m for m, _, _, gated in pending if not gated]
+        self._unsearched = unsearched
+        needles = [m for m, _, _, gated in pending if not gated and m not in unsearched]
         if any(gated for *_, gated in pending):
             needles.append(self._gate)
         self.needles = tuple(dict.fromkeys(needles))

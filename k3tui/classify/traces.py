@@ -28,8 +28,13 @@ STALE_AFTER = 200
 TB_HEAD = "Traceback (most recent call last):"
 _FRAME = re.compile(
     r'File "(?P<path>[^"]*)", line \d+,? in (?P<func>[^\s(]+)|(?P<cut>\S*\.py)", line \d+, in (?P<cfunc>\S+)'
+    r"|File (?P<ipath>[^\s\"][^,\n]*?):\d+, in (?:[\w<>]+\.)*(?P<ifunc>[\w<>]+)"
+    r"|(?P<cell>Cell In ?\[[^\]\n]*\]), line \d+"
+    r"|(?P<opath><ipython-input-[^>\s]*>|[/~]\S*?\.py)(?:\]\([^)\s]*\))? in (?P<ofunc>[\w<>]+)"
 )
-"""A frame: Python's ``File "P", line N, in F``, faulthandler's ``… line N in F``, or one cut before its path."""
+"""A frame: Python's ``File "P", line N, in F``, faulthandler's ``… line N in F``, one cut before its
+path; IPython's (a notebook's traceback): ``File P:N, in Class.F(args)``, a cell's ``Cell In[3], line 1``
+(its top-level code, as Python names a script's), and before IPython 8 ``P in F(args)``."""
 _CUT_FRAME = re.compile(r'^\s*\S*\.py", line \d+, in \S+$')
 """A frame line whose start was cut off (an excerpt that begins mid-stack)."""
 _ENDS_IN_FUNC = re.compile(r", in \S+\s*$")
@@ -149,11 +154,19 @@ class Trace:
         return "frame"
 
 
+def _frame(m: re.Match[str]) -> tuple[str, str]:
+    """(file path, function) of a ``_FRAME`` match, whichever layout printed it."""
+    if m["cell"] is not None:
+        return f"<{m['cell']}>", "<module>"
+    path = next(p for p in (m["path"], m["cut"], m["ipath"], m["opath"]) if p is not None)
+    return path.replace("\\", "/"), m["func"] or m["cfunc"] or m["ifunc"] or m["ofunc"]
+
+
 def _every_frame(stack: list[str]) -> Iterator[tuple[int, str, str]]:
     """``(index in stack, path, function)`` of each frame line, module-level ones included."""
     for i, line in enumerate(stack):
-        if "line " in line and (m := _FRAME.search(unescape(line))):
-            yield i, m["path"] or m["cut"] or "", m["func"] or m["cfunc"]
+        if ("line " in line or " in " in line) and (m := _FRAME.search(unescape(line))):
+            yield i, *_frame(m)
 
 
 def import_frame(stack: list[str]) -> int | None:
@@ -190,9 +203,8 @@ def frames(stack: list[str]) -> list[tuple[int, tuple[str, str]]]:
     out: list[tuple[int, tuple[str, str]]] = []
     after_frame = False
     for i, line in enumerate(stack):
-        if "line " in line and (m := _FRAME.search(unescape(line))):
-            path = (m["path"] if m["path"] is not None else m["cut"]).replace("\\", "/")
-            func = m["func"] or m["cfunc"]
+        if ("line " in line or " in " in line) and (m := _FRAME.search(unescape(line))):
+            path, func = _frame(m)
             if func != "<module>":
                 out.append((i, (path, func)))
             after_frame = func != "<module>"
