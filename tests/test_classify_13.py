@@ -32,6 +32,11 @@
   offline engine's progress bars (``Adding requests:``, ``Processed prompts:``) in a log's first lines say
   it was running requests (4905, 2739); they are never searched for, so the prefilter costs nothing more.
 
+- A whole log pasted indented (a markdown code block by indentation, a quoted mail: every line of its
+  first lines 4 spaces in or more, blank lines between) reads as the log (105, 110: a faulthandler dump
+  after a blank line, a first line that is no log line); a paste double-spaced (a blank line after every
+  line) does not end its tracebacks and pydantic's errors at each blank line.
+
 Each on generated logs and on the real logs of the tuned part; each fails without its change.
 """
 
@@ -425,3 +430,40 @@ def test_real_logs_with_an_offline_engines_progress() -> None:
     r = classify_text(issue_text("4905.log"))
     assert r.failed_stage == "runtime" and r.first_exception is not None
     assert "Segfault encountered" in r.first_exception.line
+
+
+# --- a whole log indented, or double-spaced --------------------------------------------------------
+
+LAYOUT_LOGS = [*ENVELOPED, "vllm-cpu-faults/args-gpu-util-above-one.log", "vllm-issues/105.log", "vllm-issues/110.log"]
+
+
+@given(name=st.sampled_from(LAYOUT_LOGS), width=st.integers(4, 10), blank_pad=st.booleans(), double=st.booleans())
+def test_a_log_pasted_indented_or_double_spaced_reads_as_the_log(
+    name: str, width: int, blank_pad: bool, double: bool
+) -> None:
+    from tests.support.corpus import REPO_CORPUS
+
+    text = (REPO_CORPUS / name).read_text(encoding="utf-8", errors="replace")
+    bare = classify_text(text)
+    assert bare.first_exception is not None
+    rows = text.split("\n")
+    if double:
+        out = "".join(f"{row}\n\n" for row in rows)
+    else:
+        out = "".join(" " * width + row + "\n" if row.strip() or blank_pad else "\n" for row in rows)
+    r = classify_text(out)
+    assert r.failed_stage == bare.failed_stage, (name, r.failed_stage, bare.failed_stage, r.evidence)
+    assert r.first_exception is not None and bare.first_exception.line.strip()[-50:] in r.first_exception.line
+
+
+def test_a_log_whose_lines_are_not_all_indented_keeps_its_indentation() -> None:
+    # code lines under a frame stay code: only a paste that indented EVERY line loses its indentation
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "/x/vllm/worker/worker.py", line 1, in load_model\n'
+        "    raise ValueError('boom')\n"
+        "ValueError: boom\n"
+    )
+    r = classify_text(log)
+    assert r.first_exception is not None and r.first_exception.line == "ValueError: boom"
+    assert r.failed_stage == "weights"

@@ -299,6 +299,10 @@ class Classifier:
         a blank line, lowered by a less indented line, ended by a line at the left edge."""
         self._blank = True
         """The last line read was blank (or none was read yet): an indented line now starts a block."""
+        self._dedent = 0
+        """Spaces (4 or more) before every line of the log's first lines: a whole log pasted indented."""
+        self._double = False
+        """The log was pasted double-spaced (a blank line after each line): its blank lines are not read."""
         self._cancelled: _Root | None = None
         """A traceback's CancelledError, kept aside: the root only if Python chains a timeout to it."""
         self._cancel_until = 0
@@ -425,6 +429,9 @@ class Classifier:
             self._probe_wrap(buf, pos, end)
         if self._envelopes is not None:
             self._probe_envelope(buf, pos, end)
+        if self._n == 0:
+            self._probe_indent(buf, pos, end)
+            self._probe_double(buf, pos, end)
         while pos < end:
             if self._wrap:
                 nl, lines = self._wrapped_end(buf, pos, end)
@@ -476,6 +483,40 @@ class Classifier:
             self._wrap_probe = None
         elif len(probe) >= WRAP_PROBE:
             self._wrap_probe = None  # not wrapped; never looked for again
+
+    def _probe_indent(self, buf: str, pos: int, end: int) -> None:
+        """Learn whether every line of the log's first lines is indented by the same 4 spaces or more
+        (a whole log pasted as a markdown code block, a quoted mail): that indentation is the paste's,
+        taken off each line (see ``_unindent``), until a line is less indented."""
+        least, lines, at = 0, 0, pos
+        while at < end and lines < WRAP_PROBE:
+            nl = buf.index("\n", at, end)
+            line = buf[at:nl].rstrip("\r")
+            at = nl + 1
+            body = line.lstrip(" ")
+            if not body.strip() or body.startswith(("```", "~~~")):
+                continue
+            w = len(line) - len(body)
+            least = w if not lines else min(least, w)
+            lines += 1
+            if least < 4:
+                return
+        if lines >= 2:
+            self._dedent = least
+
+    def _probe_double(self, buf: str, pos: int, end: int) -> None:
+        """Learn whether the log's first lines were pasted double-spaced (a blank line after every line:
+        a web form's or a chat's copy): then its blank lines say nothing (a traceback does not end at
+        one) and are not read. Told by lines that are almost never followed by a line that is not blank."""
+        text, lines, after, followed = buf[pos:end], 0, 0, 0
+        rows = text.split("\n", WRAP_PROBE)[:WRAP_PROBE]
+        for i, row in enumerate(rows[:-1]):
+            if row.strip():
+                lines += 1
+                after += 1
+                followed += bool(rows[i + 1].strip())
+        if lines >= 6 and followed * 20 <= after and sum(1 for r in rows if not r.strip()) >= lines:
+            self._double = True
 
     def _probe_envelope(self, buf: str, pos: int, end: int) -> None:
         """Learn, from the log's first lines, what another program put in front of the vLLM lines it
@@ -529,10 +570,18 @@ class Classifier:
             self._blank = True  # (a markdown fence opens a block as a blank line does)
             return raw
         w = len(raw) - len(body)
+        if w < self._dedent:
+            self._dedent = 0  # a line less indented: the log was not pasted indented as a whole
         if not w:
             self._block = 0
-        elif self._blank:  # a block starts: indented by the paste only if a log's line starts it
-            self._block = w if body.startswith(TB_HEAD) or opens_log_line(body) else 0
+        elif self._blank:  # a block starts: indented by the paste if a log's line starts it, or if the
+            # paste's indentation before the blank line goes on (a whole log indented, blank lines in it)
+            if body.startswith(TB_HEAD) or opens_log_line(body):
+                self._block = w
+            elif self._dedent:
+                self._block = self._dedent
+            elif not (self._block and w >= self._block):
+                self._block = 0
         elif self._block > w:
             self._block = w
         self._blank = False
@@ -543,6 +592,8 @@ class Classifier:
         n = self._n
         raw = buf[start : min(nl, start + MAX_LINE)] if joined is None else joined[:MAX_LINE]
         self._history.at(start)
+        if self._double and not raw.strip():
+            return  # a double-spaced paste's blank line: counted, never read
         if (parts := _flattened(raw)) is not None:
             for self._part, part in enumerate(parts):  # a paste that lost its line breaks: each part is a line
                 self._one(part, n)
