@@ -37,6 +37,10 @@
   after a blank line, a first line that is no log line); a paste double-spaced (a blank line after every
   line) does not end its tracebacks and pydantic's errors at each blank line.
 
+- A bare ``Error:`` line (a wrapper's ``print(f"Error:\\n{e}")``, Unsloth's retry of a failed engine) says
+  the next line is the error's message: that line is a root like an exception's (5000, 5014), read even
+  when it carries no error word; never a line holding a logger's prefix of its own.
+
 Each on generated logs and on the real logs of the tuned part; each fails without its change.
 """
 
@@ -467,3 +471,46 @@ def test_a_log_whose_lines_are_not_all_indented_keeps_its_indentation() -> None:
     r = classify_text(log)
     assert r.first_exception is not None and r.first_exception.line == "ValueError: boom"
     assert r.failed_stage == "weights"
+
+
+# --- a bare "Error:" line --------------------------------------------------------------------------
+
+MESSAGES = st.sampled_from(
+    [
+        (
+            "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.",
+            "engine",
+        ),
+        (
+            "Cannot access gated repo for url https://huggingface.co/meta-llama/Llama-3.1-8B/resolve/main/config.json.",
+            "weights",
+        ),
+        ("Bfloat16 is only supported on GPUs with compute capability of at least 8.0.", "device"),
+    ]
+)
+
+
+@given(msg=MESSAGES, label=st.sampled_from(["Error:", "ERROR:", "Error message:"]), before=st.integers(0, 60))
+def test_the_line_after_a_bare_error_label_is_the_root(msg: tuple, label: str, before: int) -> None:
+    text, stage = msg
+    head = "".join(f"INFO 02-20 18:45:{i % 60:02d} metrics.py:1] nothing to see {i}\n" for i in range(before))
+    log = (
+        head
+        + "Unsloth: Retrying vLLM to process 96 sequences.\n"
+        + label
+        + "\n"
+        + text
+        + "\nINFO 02-20 18:57:11 config.py:542] again\n"
+    )
+    r = classify_text(log)
+    assert r.first_exception is not None and r.first_exception.line == text, r.first_exception
+    assert r.failed_stage == stage, (r.failed_stage, r.evidence)
+    # a line with a logger's prefix after it is a log's line, not the label's message
+    cut = "APIServer pid=35100) ERROR 01-21 02:44:26 [serving_completion.py:137]            ^^^^^^^^^\n"
+    assert classify_text(head + label + "\n" + cut).first_exception is None
+
+
+def test_real_logs_with_a_bare_error_label() -> None:
+    r = classify_text(issue_text("5000.log"))
+    assert r.failed_stage == "engine" and r.first_exception is not None
+    assert r.first_exception.line.startswith("No available memory for the cache blocks")

@@ -20,6 +20,12 @@ SHARED = cases(SHARED_CORPUS)
 TUNED = tuned_cases()
 
 KNOWN_MISSES = {
+    "vllm-issues/5011.log": "torch's c10d store retrying at WARNING level ('[c10d] recvValue failed …') with no exception after it: not read as a root (label engine)",
+    "vllm-issues/5014.log": "Unsloth's own 'vLLM's KV Cache can use up to …' line in the log's first lines is taken for the engine's marker; the OOM came while loading (label weights)",
+    "vllm-issues/5015.log": "bitsandbytes missing, raised from the bitsandbytes loader's frames: the frames say weights (label container: the image lacks the package)",
+    "vllm-issues/5016.log": "flashinfer-cubin's version mismatch raised under the platform's frames: the frames say device (label container)",
+    "vllm-issues/5018.log": "an MPS allocator assert (Apple Silicon) under the bitsandbytes loader's frames: the frames say weights (label device)",
+    "vllm-issues/5022.log": "nvcc missing for a JIT build under start-up profiling frames: the frames say engine (label container)",
     "vllm-issues/5064.log": "one line, the transformers chat-template ValueError, with no vLLM word or logger prefix: taken for not a vLLM log (the label: the frontend's template, api)",
     "vllm-issues/4953.log": "uv's '× No solution found when resolving dependencies:' (a package resolver's failure before vllm runs) is no root form",
     "vllm-issues/4954.log": "a verl job whose vLLM rollout is healthy dies of wandb's CommError (RayTaskError): read as the root; the label says no vLLM layer failed (none)",

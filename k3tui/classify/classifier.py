@@ -102,6 +102,11 @@ _BARE = Wrapper(re.compile(r"$^"), "chained")
 """A root exception without a message: if Python chains another one to it ("The above
 exception was the direct cause …"), that one, with the message, is reported (the bare one
 stays as its context); otherwise the bare one stays the root."""
+_ERROR_LABEL = re.compile(r"^\s*(?:Error|ERROR|Error message|Error details):\s*$")
+"""A line that only says an error follows (a wrapper's ``print(f"Error:\\n{e}")``, Unsloth's retry): the
+next line is its message."""
+_LOG_INSIDE = re.compile(r"pid=\d+\)|\b(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) +\d\d-\d\d \d\d:\d\d")
+"""A logger's prefix inside a line (one whose start was cut): a log's line, not a message."""
 _FAILURE_WORDS = re.compile(
     r"(?i)\b(?:error|fail\w*|cannot|can.t|unable|invalid|exceeds?|must|does not|no such|only supported|requires?|incompatible"
     r"|not (?:supported|allowed|found|available|defined|enough|compatible))\b"
@@ -301,6 +306,9 @@ class Classifier:
         """The last line read was blank (or none was read yet): an indented line now starts a block."""
         self._dedent = 0
         """Spaces (4 or more) before every line of the log's first lines: a whole log pasted indented."""
+        self._labelled = False
+        """The last line read was a bare ``Error:``: this one is the error's message (read even without a
+        sentinel)."""
         self._double = False
         """The log was pasted double-spaced (a blank line after each line): its blank lines are not read."""
         self._cancelled: _Root | None = None
@@ -414,6 +422,7 @@ class Classifier:
             any(t.mode != "exc" or not t.tagged for t in self._traces.values())
             or (root is not None and (not root.emitted or root.following))
             or self._cancelled is not None  # until it is known whether a timeout was chained to it
+            or self._labelled  # the message a bare "Error:" line announced
             or not self._prefilter
         )
 
@@ -668,10 +677,22 @@ class Classifier:
                 self._unwrap_continuation(None, ln, n)  # indented, or pydantic's field line that lost its indentation
         else:
             trace = self._traces.get(ln.key)
+        labelled, self._labelled = self._labelled, False
         if trace is None or not self._continue(trace, ln, n):
             low = raw.lower()
-            if n <= HEAD_LINES or any(s in low for s in self._sentinels):
+            if (
+                labelled
+                and ln.level is None
+                and ln.body[:1].isalpha()
+                and not _LOG_INSIDE.search(ln.body)
+                and not self._stopped
+                and self._root is None
+            ):
+                self._candidate(ln, n, "Error", ln.body.strip())  # what a bare "Error:" line announced
+            elif n <= HEAD_LINES or any(s in low for s in self._sentinels):
                 self._other(ln, n, low)
+            if ln.level is None and _ERROR_LABEL.match(ln.body):
+                self._labelled = True  # the message is the next line
         if self._cancelled is not None and self._root is None:
             self._cancel_caused(self._cancelled, ln, n)
         self._maybe_announce(ln, n)
