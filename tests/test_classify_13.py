@@ -41,6 +41,12 @@
   the next line is the error's message: that line is a root like an exception's (5000, 5014), read even
   when it carries no error word; never a line holding a logger's prefix of its own.
 
+- "No platform detected" at INFO is a root only while no later error says itself that the device is
+  missing (``Failed to infer device type``, torch's ``Device string must not be empty`` for the empty
+  device type of vLLM's unspecified platform: the device): that error is the root (2836, 3711, 1823). A
+  weight parameter's own loader (``model_executor/parameter.py``: ``load_qkv_weight``) is the weights'
+  (5108, 2881).
+
 Each on generated logs and on the real logs of the tuned part; each fails without its change.
 """
 
@@ -514,3 +520,35 @@ def test_real_logs_with_a_bare_error_label() -> None:
     r = classify_text(issue_text("5000.log"))
     assert r.failed_stage == "engine" and r.first_exception is not None
     assert r.first_exception.line.startswith("No available memory for the cache blocks")
+
+
+# --- the platform's INFO line and the error it led to; a parameter's loader -------------------------
+
+NO_PLATFORM = "INFO 08-07 13:49:11 [__init__.py:239] No platform detected, vLLM is running on UnspecifiedPlatform"
+
+
+@given(
+    err=st.sampled_from(["RuntimeError: Failed to infer device type", "RuntimeError: Device string must not be empty"]),
+    gap=st.integers(0, 20),
+)
+def test_an_error_naming_the_missing_device_is_the_root_over_the_platform_line(err: str, gap: int) -> None:
+    filler = "".join(f"INFO 08-07 13:49:{12 + i % 40:02d} [arg_utils.py:1] setting {i}\n" for i in range(gap))
+    frames = [("/x/vllm/engine/arg_utils.py", "create_engine_config"), ("/x/vllm/config/device.py", "__post_init__")]
+    r = classify_text(NO_PLATFORM + "\n" + filler + _tb(frames, err))
+    assert r.first_exception is not None and r.first_exception.line == err, r.first_exception
+    assert r.failed_stage == "device", (r.failed_stage, r.evidence)
+    # an error that does not say so stays the platform's consequence: the INFO line is the root
+    other = "ValueError: max_num_batched_tokens (2048) is smaller than max_model_len (40960)."
+    r = classify_text(NO_PLATFORM + "\n" + filler + _tb(frames, other))
+    assert r.first_exception is not None and "No platform detected" in r.first_exception.line
+
+
+@given(
+    site=SITE,
+    func=st.sampled_from(
+        ["load_qkv_weight", "load_column_parallel_weight", "load_row_parallel_weight", "load_merged_column_weight"]
+    ),
+)
+def test_a_weight_parameters_own_loader_is_the_weights(site: str, func: str) -> None:
+    r = classify_text(_tb([(f"{site}/model_executor/parameter.py", func)], "AssertionError"))
+    assert r.failed_stage == "weights", (r.failed_stage, r.evidence)

@@ -20,6 +20,12 @@ SHARED = cases(SHARED_CORPUS)
 TUNED = tuned_cases()
 
 KNOWN_MISSES = {
+    "vllm-issues/5102.log": "a Space's runtime-error page flattened the whole log into one line: the traceback inside the last part is not split into its lines, so the INFO 'No platform detected' part is taken",
+    "vllm-issues/5111.log": "a start-up that hangs with no error line (label engine): nothing is a root",
+    "vllm-issues/5150.log": "FastChat's worker on a vLLM whose AsyncLLM lost '.engine': the AttributeError alone names no layer (label api; container arguable)",
+    "vllm-issues/5151.log": "'invalid tool call parser: kimi_k2' alone: assumed serving (label config; 1510 labels the same words api)",
+    "vllm-issues/5153.log": "the '_OpNamespace' '_C' AttributeError comes first in the excerpt, before the vllm._C import WARNING the label takes",
+    "vllm-issues/5159.log": "Modal's 'Runner failed with exception: Runner has been initializing for too long' is no root form (the platform's start-up timeout)",
     "vllm-issues/5011.log": "torch's c10d store retrying at WARNING level ('[c10d] recvValue failed …') with no exception after it: not read as a root (label engine)",
     "vllm-issues/5014.log": "Unsloth's own 'vLLM's KV Cache can use up to …' line in the log's first lines is taken for the engine's marker; the OOM came while loading (label weights)",
     "vllm-issues/5015.log": "bitsandbytes missing, raised from the bitsandbytes loader's frames: the frames say weights (label container: the image lacks the package)",
@@ -49,7 +55,6 @@ KNOWN_MISSES = {
     "vllm-issues/2849.log": "an op with no CPU kernel at the first request after Ready: runtime by the frames, the label says the image",
     "vllm-issues/2852.log": "pytest's 'E   ' column in front of the exception: not read (a test's own assertion looks the same)",
     "vllm-issues/2877.log": "V0's 'Engine background task failed' header is taken before the bold shape error the label takes",
-    "vllm-issues/2881.log": "an IndexError in a usage guide's paste: the loader is in the thread (weights)",
     "vllm-issues/2887.log": "an illegal memory access of rank 7 is taken before the engine's 'Worker failed with error' the label takes",
     "vllm-issues/2888.log": "Ray's own 'ERROR serialization.py:462 --' line (its logger's format) is not read as a root",
     "vllm-issues/2889.log": "a chat request refused, quoted in inline code: nothing recognisably vLLM's (unknown, not none)",
@@ -72,7 +77,6 @@ KNOWN_MISSES = {
     "vllm-issues/2770.log": "a sliding-window check in a worker quoted alone: the model's config it rejects is in the thread (weights)",
     "vllm-issues/2811.log": "a bare AssertionError quoted alone: the LoRA loading it came from is in the thread",
     "vllm-issues/2816.log": "a tokenizer that cannot be pickled for one request: read as a failure; the label says the server went on",
-    "vllm-issues/2836.log": "'No platform detected' at INFO before 'Failed to infer device type': the INFO line is taken (device either way)",
     "vllm-issues/2702.log": "Ray's OutOfMemoryError (host memory) while loading: frames say the engine, the label weights",
     "vllm-issues/2703.log": "a RecursionError quoted with the start-up markers up to the device: the label reads the engine from the thread",
     "vllm-issues/2732.log": "a model config without hidden_size quoted alone: the label says config, nothing in the excerpt names a layer",
@@ -222,7 +226,6 @@ KNOWN_MISSES = {
     "vllm-issues/1812.log": "a docs page set the process prefixes in bold and cut the first line's: the AssertionError line is not read as a root",
     "vllm-issues/1816.log": "FlashInfer's TVM_FFI_ICHECK source line quoted without its exception line: the cut traceback's head is taken",
     "vllm-issues/1820.log": "a bare assert source line before an EngineCore line on a docs page: that it came with a request is in the page's prose",
-    "vllm-issues/1823.log": "IBM Spyre's platform check raised in config code: the label says device (the accelerator's support), the frames say config",
     "vllm-issues/1825.log": "a community guide's reworded error: nothing in it names a layer",
     "vllm-issues/1827.log": "an OOM reworded by a guide with nothing in it saying requests were being served",
     "vllm-issues/1968.log": "an UnboundLocalError in the memory check on a Jetson (NVML missing): nothing in the line names the device",
@@ -306,7 +309,6 @@ KNOWN_MISSES = {
     "vllm-issues/3662.log": "Gaudi's bucketing 'ValueError: math domain error' alone: nothing names a layer; the label the engine's warm-up",
     "vllm-issues/3703.log": "a draft bug report that reordered and elided the pod's lines: the PermissionError on '/.config' is taken, the label the InductorError on '/.triton'",
     "vllm-issues/3709.log": "a host OOM killer's log that just stops: no failure line of vLLM's; the OOM is in the repository's write-up",
-    "vllm-issues/3711.log": "'No platform detected' at INFO is taken; the label takes the consequence 'Failed to infer device type' (the labels differ: see 379, 1970)",
     "vllm-issues/3719.log": "flashinfer's 'array.array is not subscriptable' on Python 3.11 in warm-up: engine frames, the label the image",
     "vllm-issues/3754.log": "Mooncake's FILE_OPEN_FAIL glog lines while serving: the native default says the engine's set-up; the label runtime",
     "vllm-issues/3761.log": "a worker's shape error quoted without frames: the worker default says the engine's set-up; the fix was in serving",
@@ -534,8 +536,12 @@ def test_corpus_events_agree_with_result(case: Case) -> None:
 # came; aggregate only). On all 407, after the rules made from round 11's tuned misses: stage 297
 # (73.0 %, just under 0.73), root 342 (84.0 %), nine `none` logs with an exception. The stage floor is
 # that measurement, rounded down.
+# Round 13: 21 more fresh held-out logs (threads of projects beside vLLM, committed log files, job
+# outputs and notebook cells, forum and model pages; aggregate only: stage 17/21, root 18/21 when they
+# came). One of them, a healthy notebook run, was given an exception as it came: the ceiling is the new
+# measurement (11), not a rule's regression. On all 463: stage 340 (73.4 %), root 397 (85.7 %).
 HELD_OUT_FLOOR = {"stage": 0.72, "root": 0.84}
-HELD_OUT_NONE_WITH_EXCEPTION_CEILING = 10
+HELD_OUT_NONE_WITH_EXCEPTION_CEILING = 11
 
 
 def test_held_out_part_holds_its_measured_floor() -> None:

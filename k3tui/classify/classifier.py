@@ -1162,6 +1162,13 @@ class Classifier:
             warning = None  # it reported a failure that is now logged itself: that one is the root
         elif warning is not None and warning.type == "ImportError" and not self._rules.warning_caused.search(ln.body):
             warning = None  # a failure a broken import does not cause: it is its own root
+        elif (
+            warning is not None
+            and warning.type == "PlatformError"
+            and typ
+            and any(r.stage == "device" and r.match.search(ln.body) for r in self._rules.stage_rules)
+        ):
+            warning = None  # the error says itself that the device is missing (no platform's own words): the root
         root = self._teardown or warning or self._new_root(ln, n, typ, msg, trace)
         if root is not self._warning and root is not self._teardown:
             root.wrap = next((w for w in self._rules.wrappers if w.match.search(ln.body)), None)
