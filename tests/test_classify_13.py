@@ -47,6 +47,9 @@
   weight parameter's own loader (``model_executor/parameter.py``: ``load_qkv_weight``) is the weights'
   (5108, 2881).
 
+- A log a page flattened into one line (a Space's "Exit code: 1. Reason: …"), split at vLLM's prefixes,
+  has the unprefixed traceback inside its last part split too: its exception line is the root (5102).
+
 Each on generated logs and on the real logs of the tuned part; each fails without its change.
 """
 
@@ -552,3 +555,28 @@ def test_an_error_naming_the_missing_device_is_the_root_over_the_platform_line(e
 def test_a_weight_parameters_own_loader_is_the_weights(site: str, func: str) -> None:
     r = classify_text(_tb([(f"{site}/model_executor/parameter.py", func)], "AssertionError"))
     assert r.failed_stage == "weights", (r.failed_stage, r.evidence)
+
+
+# --- a flattened log whose last part holds an unprefixed traceback ---------------------------------
+
+
+@given(
+    site=SITE,
+    err=st.sampled_from(
+        ["RuntimeError: Device string must not be empty", "ValueError: bogus value 42", "KeyError: 'model.layers.0.w'"]
+    ),
+    lead=st.sampled_from(["Exit code: 1. Reason: ", "", "Runtime error: "]),
+)
+def test_a_flattened_logs_unprefixed_traceback_is_split(site: str, err: str, lead: str) -> None:
+    lines = [
+        f"{lead}INFO 08-03 08:33:38 [__init__.py:239] Automatically detected platform cuda.",
+        "WARNING 08-03 08:33:39 [config.py:1] Casting torch.bfloat16 to torch.float16.",
+        "Traceback (most recent call last):",
+        f'File "{site}/entrypoints/openai/api_server.py", line 1, in run_server',
+        "await run_server_worker(args)",
+        f'File "{site}/engine/arg_utils.py", line 2, in create_engine_config',
+        "device_config = DeviceConfig(device=self.device)",
+        err,
+    ]
+    r = classify_text(" ".join(lines) + "\n")
+    assert r.first_exception is not None and r.first_exception.line.strip() == err, r.first_exception

@@ -20,7 +20,6 @@ SHARED = cases(SHARED_CORPUS)
 TUNED = tuned_cases()
 
 KNOWN_MISSES = {
-    "vllm-issues/5102.log": "a Space's runtime-error page flattened the whole log into one line: the traceback inside the last part is not split into its lines, so the INFO 'No platform detected' part is taken",
     "vllm-issues/5111.log": "a start-up that hangs with no error line (label engine): nothing is a root",
     "vllm-issues/5150.log": "FastChat's worker on a vLLM whose AsyncLLM lost '.engine': the AttributeError alone names no layer (label api; container arguable)",
     "vllm-issues/5151.log": "'invalid tool call parser: kimi_k2' alone: assumed serving (label config; 1510 labels the same words api)",

@@ -454,7 +454,12 @@ def unflatten(raw: str) -> list[str] | None:
     for split, prefix in _FLAT:
         parts = split.split(raw)
         if len(parts) >= 3 or (len(parts) == 2 and prefix.match(raw)):
-            return parts  # three lines, or two that both start with the prefix
+            # three lines, or two that both start with the prefix; a traceback printed without the
+            # prefix inside one of them (the log's last words after a logger's line) is split too
+            out: list[str] = []
+            for part in parts:
+                out.extend((_unflatten_traceback(part) if part.count('File "') >= 2 else None) or [part])
+            return out
     return _unflatten_traceback(raw) if raw.count('File "') >= 2 else None
 
 
