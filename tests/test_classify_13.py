@@ -178,7 +178,16 @@ def test_vllms_own_prefixes_are_never_an_envelope() -> None:
         "2026-12-05T06:00:00.123456789Z stderr F (APIServer pid=1) INFO 12-05 06:00:00 [api_server.py:1] hi",
     ):
         assert envelope(line) is None, line
+    for line in (
+        "ERROR:    Traceback (most recent call last):",  # uvicorn's own level: no envelope
+        "[2025-06-13 01:49:41,730 E 1 1] gcs_rpc_client.h:179: Traceback (most recent call last):",  # Ray's C++ prefix
+    ):
+        assert envelope(line) is None, line
     assert envelope("2026-12-05 06:00:00,123 - INFO - vllm serve: error: argument --dtype: invalid choice") is not None
+    # a harness's logger over vLLM's prefixed lines: its level would be put on the bare lines it carries
+    assert (
+        envelope("2026-12-05 06:00:00,123 - INFO - (APIServer pid=1) ERROR 12-05 06:00:00 [serving.py:1] x") is not None
+    )
     assert envelope("myjob stdout | (APIServer pid=1) ERROR 12-05 06:00:00 [serving.py:1] ValueError: x") is not None
 
 
@@ -580,3 +589,12 @@ def test_a_flattened_logs_unprefixed_traceback_is_split(site: str, err: str, lea
     ]
     r = classify_text(" ".join(lines) + "\n")
     assert r.first_exception is not None and r.first_exception.line.strip() == err, r.first_exception
+
+
+def test_a_harness_relogging_uvicorns_lines_keeps_their_level() -> None:
+    from k3tui.classify.lines import parse
+
+    ln = parse("2026-12-05 06:00:00,123 - INFO - INFO:     Application startup complete.")
+    assert ln.level == "INFO" and ln.body == "Application startup complete."
+    ln = parse("2026-12-05 06:00:00,123 - INFO - ERROR:    Exception in ASGI application")
+    assert ln.level == "ERROR" and ln.body == "Exception in ASGI application"

@@ -109,7 +109,9 @@ _BRACKETED = re.compile(
     rf"^(?:\[[^\]\n]{{1,64}}\] ?)*?\[(?P<lvl>{_LEVELS})\] ?(?:\[[^\]\n]{{0,128}}\] ?)*(?:>>>|-|:|\|)? ?"
 )
 """``[2025-01-02 10:00:00] [ERROR] [MainThread] [vllm.engine] >>> message``."""
-_DASHED = re.compile(rf"^(?:[-|] )?(?:[\w.\-]+ [-|] )?(?P<lvl>{_LEVELS}) *[-|:] (?:[\w.\-<>]+:[\w.\-<>]+:\d+ - )?")
+_DASHED = re.compile(
+    rf"^(?:[-|] )?(?:(?!(?:{_LEVELS})\b)[\w.\-]+ [-|] )?(?P<lvl>{_LEVELS}) *[-|:] (?:[\w.\-<>]+:[\w.\-<>]+:\d+ - )?"
+)
 """After a timestamp: ``- vllm.engine - ERROR - message`` or ``| ERROR    | mod:fn:12 - message``."""
 _C10 = re.compile(r"^\[(?P<g>[IWEF])(?:\d{3,4} [\d:.]+)? ?[\w.\-]+\.(?:cpp|cc|h|cu):\d+\] ?")
 """c10 / glog inside torch: ``[E ProcessGroupNCCL.cpp:475] …``, ``[E616 02:08:15.93 socket.cpp:1023] …``
@@ -194,15 +196,17 @@ _INNER = re.compile(
     r"(?<=[\s|,;:\]>\"'])(?:\(\w[\w.\-]*(?: [\w.\-]+=?[\w.\-]*)* pid=\d+(?:, ip=[0-9a-fA-F.:]+)?\) |"
     + _VLEVEL
     + r" +\d\d-\d\d \d\d:\d\d:\d\d|Traceback \(most recent call last\):|\[rank\d+\]: | {2,8}File \"[^\"]+\", line \d+"
-    r"|(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt): |usage: [\w.\-/]+|[\w.\-/]+(?: [\w.\-]+)?: error: )"
+    r"|(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt): |usage: \w[\w.\-/]*|\w[\w.\-/]*(?: [\w.\-]+)?: error: )"
 )
 """A vLLM line inside another program's record: its process prefix, its level and time, a traceback's
 head or frame, an exception's line, argparse's words or torch's rank, right after a separator (what an envelope ends with, see :func:`envelope`)."""
 _ENVELOPE_WORDS = re.compile(
     r"\d+|\b(?:DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL|TRACE)\b|\b(?:debug|info|notice|warning|warn|error|critical|fatal|trace)\b|\bstd(?:out|err)\b| +"
 )
-_LOGGER_AT = re.compile(r"\.py:\d+\]")
-"""A Python logger's location (``[file.py:42]``, V0's ``file.py:42]``): vLLM's own prefix, no envelope."""
+_LOGGER_AT = re.compile(r"\.(?:py|c|cc|cpp|h|hpp|cu):\d+[\]:]")
+"""A logger's source location (vLLM's ``[file.py:42]``, V0's ``file.py:42]``, glog's, c10's, Ray's
+``gcs_rpc_client.h:179:``): a program's own prefix, no envelope."""
+_BARE_LEVEL = re.compile(r"(?i)\b(?:DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL|TRACE)\b")
 _ANY_LEVEL = r"(?i:DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL|TRACE)"
 ENVELOPE_MAX = 160
 """The longest envelope looked for before a vLLM line (a syslog header with a host and an app's name)."""
@@ -221,9 +225,12 @@ def envelope(raw: str) -> str | None:
     if m is None or not raw[: m.start()].strip():
         return None
     head = raw[: m.start()]
+    if _LOGGER_AT.search(head) or not _BARE_LEVEL.sub("", head).strip(" :-|[]"):
+        return None  # a program's own prefix (a source location: vLLM's, glog's, c10's, Ray's) or a level alone (uvicorn's)
     whole, inner = parse(raw), parse(raw[m.start() :])
-    if whole.body.strip() == inner.body.strip() and (whole.level == inner.level or _LOGGER_AT.search(head)):
-        return None  # a wrapper the parser knows (compose, journald, docker -t; vLLM's own logger's prefix)
+    if whole.body.strip() == inner.body.strip() and whole.level == inner.level and parse(head + "x").level is None:
+        return None  # a wrapper the parser knows (compose, journald, docker -t): it keeps its source's name
+    # (else another program's logger, whose level the parser would put on the bare lines it carries)
     out, at = [], 0
     for w in _ENVELOPE_WORDS.finditer(head):
         out.append(re.escape(head[at : w.start()]))
