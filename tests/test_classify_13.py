@@ -50,6 +50,13 @@
 - A log a page flattened into one line (a Space's "Exit code: 1. Reason: …"), split at vLLM's prefixes,
   has the unprefixed traceback inside its last part split too: its exception line is the root (5102).
 
+- From the G/H batch's tuned misses: a Python warning whose message starts on the next line
+  (``…/_auth.py:94: UserWarning: `` then Colab's "The secret `HF_TOKEN` does not exist …") keeps that message
+  a decoy (5264); an envelope before vLLM's COLOURED process prefix (``vLLM STDOUT: ESC[1;36m(APIServer …``) is
+  learnt too (5251); an exception after CJK prose and a cut logger location (``…报错: x.py:242] RuntimeError: …``)
+  is quoted inline (5218); "Cannot re-initialize NPU/XPU/… in forked subprocess" is the device as CUDA's is
+  (5218, 3958); "No supported config format found" is the model's files (5210).
+
 Each on generated logs and on the real logs of the tuned part; each fails without its change.
 """
 
@@ -598,3 +605,53 @@ def test_a_harness_relogging_uvicorns_lines_keeps_their_level() -> None:
     assert ln.level == "INFO" and ln.body == "Application startup complete."
     ln = parse("2026-12-05 06:00:00,123 - INFO - ERROR:    Exception in ASGI application")
     assert ln.level == "ERROR" and ln.body == "Exception in ASGI application"
+
+
+# --- from the G/H batch ------------------------------------------------------------------------------
+
+
+@given(
+    where=st.sampled_from(["huggingface_hub/utils/_auth.py:94", "transformers/utils/hub.py:12"]), rest=st.integers(0, 3)
+)
+def test_a_python_warnings_message_on_the_next_line_is_a_decoy(where: str, rest: int) -> None:
+    log = (
+        f"/usr/local/lib/python3.12/dist-packages/{where}: UserWarning: \n"
+        "The secret `HF_TOKEN` does not exist in your Colab secrets.\n"
+        + "".join(f"Please note that authentication is recommended ({i}).\n" for i in range(rest))
+        + "INFO 09-25 00:30:56 [utils.py:1] non-default args: {'model': 'm'}\n"
+    )
+    r = classify_text(log)
+    assert r.first_exception is None and r.failed_stage == "none", r.first_exception
+    # the same words as the log's own statement (no warning above them) still name the layer
+    assert classify_text("The secret `HF_TOKEN` does not exist in your Colab secrets.\n").first_exception is not None
+
+
+@given(name=st.sampled_from(["vLLM STDOUT", "server", "job-7"]), n=st.integers(2, 6))
+def test_an_envelope_before_a_coloured_process_prefix_is_learnt(name: str, n: int) -> None:
+    lines = [
+        f"{name}: \x1b[1;36m(APIServer pid=3853)\x1b[0;0m INFO 09-25 00:30:5{i} [api_server.py:1] ok {i}"
+        for i in range(n)
+    ]
+    err = "RuntimeError: boom"
+    lines.append(f"{name}: \x1b[1;36m(EngineCore_DP0 pid=3900)\x1b[0;0m ERROR 09-25 00:31:00 [core.py:710] {err}")
+    r = classify_text("\n".join(lines) + "\n")
+    assert r.first_exception is not None and r.first_exception.process is not None
+    assert r.first_exception.process.startswith("EngineCore_DP0"), r.first_exception
+
+
+@given(
+    prose=st.sampled_from(["问题:运行vllm-ascend遇到报错: ", "运行时报错：", "エラー: "]),
+    loc=st.sampled_from(["multiproc_worker_utils.py:242] ", "[core.py:710] ", ""]),
+    accel=st.sampled_from(["CUDA", "NPU", "XPU"]),
+)
+def test_an_exception_after_cjk_prose_and_a_cut_location_is_quoted(prose: str, loc: str, accel: str) -> None:
+    err = f"RuntimeError: Cannot re-initialize {accel} in forked subprocess. To use {accel} with multiprocessing, you must use the 'spawn' start method."
+    r = classify_text(prose + loc + err + "\n")
+    assert r.first_exception is not None and r.failed_stage == "device", (r.failed_stage, r.evidence)
+
+
+def test_no_supported_config_format_is_the_models_files() -> None:
+    r = classify_text(
+        "ERROR 12-16 09:49:55 engine.py:366] ValueError: No supported config format found in org/Model-GGUF\n"
+    )
+    assert r.failed_stage == "weights", r.evidence

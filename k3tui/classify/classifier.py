@@ -122,6 +122,8 @@ MESSAGE_GOES_ON = 3
 """At most so many lines of a one-line root's wrapped message are read as its own."""
 _PY_WARNING = re.compile(r"\b[A-Z]\w*Warning: ")
 """Python's ``warnings`` output (torchvision's 'Failed to load image Python extension' decoy)."""
+_PY_WARNING_HEAD = re.compile(r"\b[A-Z]\w*Warning:\s*$")
+"""Python's ``warnings`` line whose message begins on the next line (``…/_auth.py:94: UserWarning: ``)."""
 _TORCH_TAIL = re.compile(
     r"^\s*(?:(?:CUDA|HIP) kernel errors might be asynchronously reported|For debugging consider passing "
     r"(?:CUDA_LAUNCH_BLOCKING|AMD_SERIALIZE_KERNEL)|Compile with .TORCH_USE_(?:CUDA|HIP)_DSA.)"
@@ -142,7 +144,7 @@ _INLINE_EXC = re.compile(
 reporter's sentence (the closing mark may be lost to the line's wrap), in markdown's backticks (``You're seeing: `OSError: [Errno 98] Address already in use` ``, "times out with the following error
 ```torch.distributed.DistStoreError: Timed out …```")."""
 _CJK_EXC = re.compile(
-    rf"(?<=[\u3000-\u30ff\u3400-\u9fff\uac00-\ud7af\uff00-\uffef])(?P<type>{EXC_TYPE})"
+    rf"(?<=[\u3000-\u30ff\u3400-\u9fff\uac00-\ud7af\uff00-\uffef])(?:[:：]? ?\[?[\w.\-/]+\.py:\d+\] ?)?(?P<type>{EXC_TYPE})"
     r"(?:: ?(?P<msg>.*\S)|\((?P<rmsg>.*\S)\))"
 )
 """An exception glued to a sentence in a language written without spaces (``…发送图片报错ValueError:
@@ -306,6 +308,8 @@ class Classifier:
         """The last line read was blank (or none was read yet): an indented line now starts a block."""
         self._dedent = 0
         """Spaces (4 or more) before every line of the log's first lines: a whole log pasted indented."""
+        self._py_warning_at = -10
+        """The line of a Python warning whose message is on the lines after it (a decoy's text, not a root)."""
         self._labelled = False
         """The last line read was a bare ``Error:``: this one is the error's message (read even without a
         sentinel)."""
@@ -693,6 +697,8 @@ class Classifier:
                 self._other(ln, n, low)
             if ln.level is None and _ERROR_LABEL.match(ln.body):
                 self._labelled = True  # the message is the next line
+        if ln.body.endswith(("Warning: ", "Warning:")) and _PY_WARNING_HEAD.search(ln.body):
+            self._py_warning_at = n  # Python's warning whose message starts on the next line
         if self._cancelled is not None and self._root is None:
             self._cancel_caused(self._cancelled, ln, n)
         self._maybe_announce(ln, n)
@@ -861,6 +867,7 @@ class Classifier:
                 and ln.level is None
                 and self._named is None
                 and not _PY_WARNING.search(ln.body)  # a Python warning is a decoy, unless [warning_root] says
+                and not 0 < n - self._py_warning_at <= 3  # ... and so are the lines of its message after it
                 and self._names_a_layer(ln.body)
             ):
                 if rules.consequence.search(ln.body):

@@ -193,13 +193,14 @@ task (``0: ``, `` 3: ``), ``pdsh`` / ``clush``'s host (``gpu-node-01: ``), ``ste
 container (``vllm-0-5d9f8 vllm ``); never indented code (``    raise ValueError(``). The classifier learns one where a log's line or a traceback's head
 follows it (:func:`opens_log_line`), and takes the same shape off the lines that follow."""
 _INNER = re.compile(
-    r"(?<=[\s|,;:\]>\"'])(?:\(\w[\w.\-]*(?: [\w.\-]+=?[\w.\-]*)* pid=\d+(?:, ip=[0-9a-fA-F.:]+)?\) |"
+    r"(?<=[\s|,;:\]>\"'])(?:\x1b\[[0-9;]*m)*(?:\(\w[\w.\-]*(?: [\w.\-]+=?[\w.\-]*)* pid=\d+(?:, ip=[0-9a-fA-F.:]+)?\)(?:\x1b\[[0-9;]*m)? |"
     + _VLEVEL
     + r" +\d\d-\d\d \d\d:\d\d:\d\d|Traceback \(most recent call last\):|\[rank\d+\]: | {2,8}File \"[^\"]+\", line \d+"
     r"|(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt): |usage: \w[\w.\-/]*|\w[\w.\-/]*(?: [\w.\-]+)?: error: )"
 )
 """A vLLM line inside another program's record: its process prefix, its level and time, a traceback's
-head or frame, an exception's line, argparse's words or torch's rank, right after a separator (what an envelope ends with, see :func:`envelope`)."""
+head or frame, an exception's line, argparse's words or torch's rank, right after a separator (a colour
+code may come first: vLLM colours its process prefix) (what an envelope ends with, see :func:`envelope`)."""
 _ENVELOPE_WORDS = re.compile(
     r"\d+|\b(?:DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL|TRACE)\b|\b(?:debug|info|notice|warning|warn|error|critical|fatal|trace)\b|\bstd(?:out|err)\b| +"
 )
