@@ -57,6 +57,9 @@
   is quoted inline (5218); "Cannot re-initialize NPU/XPU/… in forked subprocess" is the device as CUDA's is
   (5218, 3958); "No supported config format found" is the model's files (5210).
 
+- A web page's copy turns runs of spaces into no-break spaces (U+00A0), a traceback frame's indentation
+  too: read as spaces, so the frames still name the stage (105, 102).
+
 Each on generated logs and on the real logs of the tuned part; each fails without its change.
 """
 
@@ -655,3 +658,17 @@ def test_no_supported_config_format_is_the_models_files() -> None:
         "ERROR 12-16 09:49:55 engine.py:366] ValueError: No supported config format found in org/Model-GGUF\n"
     )
     assert r.failed_stage == "weights", r.evidence
+
+
+@given(
+    name=st.sampled_from([*LAYOUT_LOGS, "vllm-issues/102.log"]),
+    style=st.sampled_from(["\u00a0 ", " \u00a0", "\u00a0\u00a0"]),
+)
+def test_no_break_spaces_from_a_web_copy_read_as_spaces(name: str, style: str) -> None:
+    from tests.support.corpus import REPO_CORPUS
+
+    text = (REPO_CORPUS / name).read_text(encoding="utf-8", errors="replace")
+    bare = classify_text(text)
+    r = classify_text(text.replace("  ", style))
+    assert r.failed_stage == bare.failed_stage, (name, r.failed_stage, bare.failed_stage, r.evidence)
+    assert (r.first_exception is None) == (bare.first_exception is None)

@@ -155,6 +155,8 @@ def unescape(text: str) -> str:
 def clean(raw: str) -> str:
     """The text to parse: no CR, no literal ^M, no echoed ^C, no terminal escapes."""
     text = raw.replace("\r", "")
+    if "\xa0" in text:  # a web page's copy: runs of spaces come as no-break spaces (a frame's indentation too)
+        text = text.replace("\xa0", " ")
     if text.endswith("^M"):
         text = text[:-2]
     if text[:2] == "^C":  # the terminal's echo of the operator's Ctrl-C, in front of the next line printed
