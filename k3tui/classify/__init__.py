@@ -14,7 +14,7 @@ Public API (other parts of k3tui code against exactly this)::
 
     c = Classifier(run="r1", emit=None)
     c.feed(chunk); c.result(); c.finish()
-    classify_text(text) -> ClassifyResult
+    classify_text(text, run="") -> ClassifyResult   # a newest-first export read oldest first
     advice_for(stage) -> str
     reproduction(signatures) -> (k, K, drift, distinct)
     needles() -> Needles   # the literals a remote prefilter looks for, and its windows
@@ -25,6 +25,7 @@ from __future__ import annotations
 from .classifier import Classifier
 from .layers import Verdict, advice_text
 from .needles import Needles, needles
+from .order import PROBE, backwards_kind, oldest_first, renumber
 from .result import ClassifyResult, FirstException, StageMark
 from .rules import STAGES, load_rules
 from .signature import make_signature, normalise, reproduction
@@ -46,9 +47,18 @@ __all__ = [
 ]
 
 
-def classify_text(text: str) -> ClassifyResult:
-    """Classify a whole log held in memory."""
-    c = Classifier()
+def classify_text(text: str, run: str = "") -> ClassifyResult:
+    """Classify a whole log held in memory; one exported newest first (a log viewer's order) is read
+    in the order it was printed, its line numbers still the file's (:mod:`.order`)."""
+    c = Classifier(run=run)
+    if backwards_kind(text.split("\n", PROBE)[:PROBE]) is not None:
+        rows = text.split("\n")
+        if rows[-1] == "":
+            rows.pop()  # (the last line's end)
+        if (turned := oldest_first(rows)) is not None:
+            lines, numbers = turned
+            c.feed("\n".join(lines) + "\n")
+            return renumber(c.finish(), numbers)
     c.feed(text)
     return c.finish()
 

@@ -1,7 +1,9 @@
 """`k3tui classify LOG [--json]` — first failing stage and root exception of a vLLM log.
 
 The log is streamed through the same :class:`~k3tui.classify.Classifier` the live
-session uses, in 1 MiB chunks, so a multi-GB log needs no more memory than a small one.
+session uses, in 1 MiB chunks, so a multi-GB log needs no more memory than a small one; a log
+up to 16 MiB is held whole first, so that an export a log viewer wrote newest first is read in
+the order it was printed (its line numbers still the file's).
 Bad input (missing file, a directory, an empty file) is one line on stderr and exit 2,
 never a traceback. A file that is not a vLLM log at all (``/etc/passwd``, random text, a
 binary) is classified ``unknown`` with one line saying so and exit 3, never a healthy
@@ -18,13 +20,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-from ..classify import Classifier, ClassifyResult, advice_for
+from ..classify import Classifier, ClassifyResult, advice_for, classify_text
 from ..errors import K3Error, UsageError
 from ..textsafe import neutralise as safe_line
 
 HELP = "classify a vLLM server log: first failing stage and root exception"
 CHUNK = 1 << 20
 SNIFF = 8192
+HOLD = 16 << 20
+"""Characters of a log held whole (to read a newest-first export in order); a longer log is streamed."""
 EXIT_NOT_A_LOG = 3
 
 EPILOG = """\
@@ -47,6 +51,9 @@ EPILOG = """\
   host_fault       only with --host-log: null, or the kernel's fatal Xid/SXid close before
                    the first exception, which is then the root ({summary, gpu, xid, unix,
                    meaning, action, line, …}); failed_stage stays the software's layer
+
+A log up to 16 MiB that a log viewer exported newest first (its entries' times run backwards) is
+read in the order it was printed; every line number above is still the file's.
 
 exit status: 0 classified (a failure or a healthy run), 2 bad input (no such file,
 a directory, an empty file), 3 not a vLLM server log (failed_stage "unknown")."""
@@ -74,13 +81,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     name = "stdin" if args.log == "-" else args.log
-    classifier = Classifier(run=args.run or name)
     try:
-        for chunk in _chunks(args.log):
-            classifier.feed(chunk)
+        result = _classify(args.log, args.run or name)
     except NotAServerLog as exc:
         return _not_a_log(args, str(exc))
-    result = classifier.finish()
     if result.failed_stage == "unknown":
         return _not_a_log(args, f"{name}: not a vLLM server log (no vLLM line, start-up marker or exception in it)")
     fault = _host_fault(args.host_log, result) if getattr(args, "host_log", None) else None
@@ -99,6 +103,28 @@ def run(args: argparse.Namespace) -> int:
         if getattr(args, "host_log", None):
             print(_fault_text(fault, result))
     return 0
+
+
+def _classify(path: str, run: str) -> ClassifyResult:
+    """The log held whole up to ``HOLD`` (an export a log viewer wrote newest first is then read in
+    the order it was printed, :func:`~k3tui.classify.classify_text`), streamed beyond that."""
+    chunks = _chunks(path)
+    held: list[str] = []
+    size = 0
+    for chunk in chunks:
+        held.append(chunk)
+        size += len(chunk)
+        if size > HOLD:
+            break
+    else:
+        return classify_text("".join(held), run=run)
+    classifier = Classifier(run=run)
+    for chunk in held:
+        classifier.feed(chunk)
+    held.clear()
+    for chunk in chunks:
+        classifier.feed(chunk)
+    return classifier.finish()
 
 
 def _not_a_log(args: argparse.Namespace, why: str) -> int:
