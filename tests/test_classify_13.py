@@ -60,6 +60,9 @@
 - A web page's copy turns runs of spaces into no-break spaces (U+00A0), a traceback frame's indentation
   too: read as spaces, so the frames still name the stage (105, 102).
 
+- The API server's launcher logging "Gracefully stopping http server" (its SIGINT / SIGTERM handler
+  cancelled the server) is a stop asked for: what the shutdown prints after it is no failure (5306).
+
 Each on generated logs and on the real logs of the tuned part; each fails without its change.
 """
 
@@ -672,3 +675,28 @@ def test_no_break_spaces_from_a_web_copy_read_as_spaces(name: str, style: str) -
     r = classify_text(text.replace("  ", style))
     assert r.failed_stage == bare.failed_stage, (name, r.failed_stage, bare.failed_stage, r.evidence)
     assert (r.first_exception is None) == (bare.first_exception is None)
+
+
+@given(
+    err=st.sampled_from(
+        [
+            "zmq.error.ZMQError: Operation not supported",
+            "RuntimeError: Event loop is closed",
+            "asyncio.exceptions.CancelledError",
+        ]
+    )
+)
+def test_errors_after_the_launcher_stopped_gracefully_are_the_stops(err: str) -> None:
+    served = (
+        'INFO:     Application startup complete.\nINFO:     127.0.0.1:39218 - "POST /v1/completions HTTP/1.1" 200 OK\n'
+    )
+    tb = (
+        "Traceback (most recent call last):\n"
+        '  File "/x/vllm/engine/multiprocessing/client.py", line 1, in run_output_handler_loop\n'
+        "    x = y()\n" + err + "\n"
+    )
+    stop = "INFO 08-15 01:50:29 launcher.py:45] Gracefully stopping http server\nINFO:     Waiting for application shutdown.\n"
+    r = classify_text(served + stop + tb)
+    assert r.first_exception is None and r.failed_stage == "none", r.first_exception
+    if not err.endswith("CancelledError"):
+        assert classify_text(served + tb).first_exception is not None  # (without the stop: a failure)

@@ -20,6 +20,10 @@ SHARED = cases(SHARED_CORPUS)
 TUNED = tuned_cases()
 
 KNOWN_MISSES = {
+    "vllm-issues/5302.log": "a chained timeout: Python's 'TimeoutError: The read operation timed out' is taken; the label takes urllib3's ReadTimeoutError raised while handling it",
+    "vllm-issues/5304.log": "the model inspection subprocess SIGTERMed by the job's process group: its 'Error raised in subprocess' is taken (label none: a stop)",
+    "vllm-issues/5305.log": "NumPy's 'compiled using NumPy 1.x cannot be run in NumPy 2.x' traceback, survived (vLLM starts and serves): taken as the container's root (label none)",
+    "vllm-issues/5311.log": "a test client's 'API test failed with status 500: …EngineCore encountered an issue' line: the label takes it without the RuntimeError the client raised around it",
     "vllm-issues/5200.log": "a Space's app prints only its own Spanish message about the model's 'cpu' device (no vLLM error line): not read as a root",
     "vllm-issues/5214.log": "one line, the transformers chat-template ValueError, with no vLLM word: taken for not a vLLM log (label api)",
     "vllm-issues/5215.log": "'Error in applying chat template from request: …' without a logger's prefix: a refused request, not a root (label api)",
@@ -539,10 +543,10 @@ def test_corpus_events_agree_with_result(case: Case) -> None:
 # came; aggregate only). On all 407, after the rules made from round 11's tuned misses: stage 297
 # (73.0 %, just under 0.73), root 342 (84.0 %), nine `none` logs with an exception. The stage floor is
 # that measurement, rounded down.
-# Round 13: 29 more fresh held-out logs (threads of projects beside vLLM, committed log files, job
-# outputs and notebook cells, forum and model pages; aggregate only: stage 21/29, root 23/29 when they
+# Round 13: 34 more fresh held-out logs (threads of projects beside vLLM, committed log files, job
+# outputs and notebook cells, forum and model pages; aggregate only: stage 26/34, root 28/34 when they
 # came). One of them, a healthy notebook run, was given an exception as it came: the ceiling is the new
-# measurement (11), not a rule's regression. On all 471: stage 345 (73.2 %), root 402 (85.4 %).
+# measurement (11), not a rule's regression. On all 476: stage 350 (73.5 %), root 407 (85.5 %).
 HELD_OUT_FLOOR = {"stage": 0.72, "root": 0.84}
 HELD_OUT_NONE_WITH_EXCEPTION_CEILING = 11
 
