@@ -521,14 +521,13 @@ class Classifier:
         """Learn whether the log's first lines were pasted double-spaced (a blank line after every line:
         a web form's or a chat's copy): then its blank lines say nothing (a traceback does not end at
         one) and are not read. Told by lines that are almost never followed by a line that is not blank."""
-        text, lines, after, followed = buf[pos:end], 0, 0, 0
-        rows = text.split("\n", WRAP_PROBE)[:WRAP_PROBE]
+        rows = buf[pos:end].split("\n", WRAP_PROBE)[:WRAP_PROBE]
+        lines = followed = 0
         for i, row in enumerate(rows[:-1]):
             if row.strip():
                 lines += 1
-                after += 1
                 followed += bool(rows[i + 1].strip())
-        if lines >= 6 and followed * 20 <= after and sum(1 for r in rows if not r.strip()) >= lines:
+        if lines >= 6 and followed * 20 <= lines and sum(1 for r in rows if not r.strip()) >= lines:
             self._double = True
 
     def _probe_envelope(self, buf: str, pos: int, end: int) -> None:
@@ -998,7 +997,7 @@ class Classifier:
             return None
         else:
             head, hn = trace.header
-        typ = ipython_type(head.raw) or "" if head.body == TB_HEAD else ""  # (IPython's head names the type)
+        typ = (ipython_type(head.raw) or "") if head.body == TB_HEAD else ""  # (IPython's head names the type)
         body = typ or head.body
         root = _Root(head.raw, hn, body, typ, body, trace.process, trace.key, self._timeline.now)
         root.stack, root.numbers, root.trace, root.cut = trace.lines, trace.numbers, trace, True

@@ -203,14 +203,14 @@ _INNER = re.compile(
 """A vLLM line inside another program's record: its process prefix, its level and time, a traceback's
 head or frame, an exception's line, argparse's words or torch's rank, right after a separator (a colour
 code may come first: vLLM colours its process prefix) (what an envelope ends with, see :func:`envelope`)."""
-_ENVELOPE_WORDS = re.compile(
-    r"\d+|\b(?:DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL|TRACE)\b|\b(?:debug|info|notice|warning|warn|error|critical|fatal|trace)\b|\bstd(?:out|err)\b| +"
-)
+_LEVEL_WORDS = "DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL|TRACE"
+"""Level words any logger prints (in any case), as an envelope's words."""
+_ANY_LEVEL = rf"(?i:{_LEVEL_WORDS})"
+_BARE_LEVEL = re.compile(rf"\b{_ANY_LEVEL}\b")
+_ENVELOPE_WORDS = re.compile(rf"\d+|\b{_ANY_LEVEL}\b|\bstd(?:out|err)\b| +")
 _LOGGER_AT = re.compile(r"\.(?:py|c|cc|cpp|h|hpp|cu):\d+[\]:]")
 """A logger's source location (vLLM's ``[file.py:42]``, V0's ``file.py:42]``, glog's, c10's, Ray's
 ``gcs_rpc_client.h:179:``): a program's own prefix, no envelope."""
-_BARE_LEVEL = re.compile(r"(?i)\b(?:DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL|TRACE)\b")
-_ANY_LEVEL = r"(?i:DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL|TRACE)"
 ENVELOPE_MAX = 160
 """The longest envelope looked for before a vLLM line (a syslog header with a host and an app's name)."""
 
@@ -343,10 +343,10 @@ def _level(text: str) -> tuple[str, str | None, str | None, str | None]:
     return text, None, time, None
 
 
-_IPY_HEAD = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*) {2,}Traceback \(most recent call last\)\s*$")
 _IPY_TYPE = re.compile(
     r"(?<![\w.])(?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*) {2,}Traceback \(most recent call last\)\s*$"
 )
+"""IPython's traceback head, naming the exception's type (matched at a line's start, searched in a raw line)."""
 _IPY_FRAME = re.compile(r"^File (?P<path>[^\s\"][^,\n]*?):(?P<line>\d+), in (?:[\w<>]+\.)*(?P<func>[\w<>]+)")
 _IPY_CELL = re.compile(r"^Cell In ?\[(?P<cell>[^\]\n]*)\], line (?P<line>\d+)")
 _IPY_OLD = re.compile(
@@ -368,7 +368,7 @@ def ipython(body: str) -> str:
     The exception line that ends it is Python's already."""
     if body[:1] not in "FC<[/~-" and not body.endswith("call last)"):
         return body
-    if _IPY_HEAD.match(body):
+    if _IPY_TYPE.match(body):
         return "Traceback (most recent call last):"
     if m := _IPY_FRAME.match(body):
         return f'  File "{m["path"]}", line {m["line"]}, in {m["func"]}'
