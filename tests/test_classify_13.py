@@ -700,3 +700,16 @@ def test_errors_after_the_launcher_stopped_gracefully_are_the_stops(err: str) ->
     assert r.first_exception is None and r.failed_stage == "none", r.first_exception
     if not err.endswith("CancelledError"):
         assert classify_text(served + tb).first_exception is not None  # (without the stop: a failure)
+
+
+@given(typ=st.sampled_from(["KeyboardInterrupt", "SystemExit", "asyncio.exceptions.CancelledError"]), site=SITE)
+def test_an_interrupted_cells_cut_ipython_traceback_is_no_failure(typ: str, site: str) -> None:
+    log = (
+        "INFO 11-30 03:29:01 [model.py:733] Resolved architecture: LlamaForCausalLM\n"
+        + "-" * 75
+        + f"\n{typ:<42}Traceback (most recent call last)\nCell In[3], line 5\n----> 5 llm = LLM(model='m')\n\n"
+        + f"File {site}/entrypoints/llm.py:243, in LLM.__init__(self, model)\n"
+        + "--> 243 self.llm_engine = LLMEngine.from_engine_args(engine_args)\n"
+    )
+    r = classify_text(log)
+    assert r.first_exception is None and r.failed_stage == "none", r.first_exception

@@ -998,6 +998,8 @@ class Classifier:
         else:
             head, hn = trace.header
         typ = (ipython_type(head.raw) or "") if head.body == TB_HEAD else ""  # (IPython's head names the type)
+        if typ and self._rules.consequence.search(typ):
+            return None  # the user's interrupt of a cell, a stop: no failure
         body = typ or head.body
         root = _Root(head.raw, hn, body, typ, body, trace.process, trace.key, self._timeline.now)
         root.stack, root.numbers, root.trace, root.cut = trace.lines, trace.numbers, trace, True
