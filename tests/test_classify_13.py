@@ -63,6 +63,12 @@
 - The API server's launcher logging "Gracefully stopping http server" (its SIGINT / SIGTERM handler
   cancelled the server) is a stop asked for: what the shutdown prints after it is no failure (5306).
 
+- An exception whose message starts with a line end (``MLIRCompilationError: `` then a compiler's banner,
+  "[pass] encounters error:", "bishengir-compile: … Cannot find option named 'Ascend310P1'!"): the message's
+  line that states the failure is the root's line, the type line its context, whether a logger prefixed
+  every line of the record (the same prefix: the same record going on) or not (4321, 5350); an unknown
+  ``--target`` is the device.
+
 Each on generated logs and on the real logs of the tuned part; each fails without its change.
 """
 
@@ -713,3 +719,43 @@ def test_an_interrupted_cells_cut_ipython_traceback_is_no_failure(typ: str, site
     )
     r = classify_text(log)
     assert r.first_exception is None and r.failed_stage == "none", r.first_exception
+
+
+# --- an exception whose message starts on the next line ----------------------------------------------
+
+
+@given(
+    prefix=st.sampled_from(
+        ["", "(EngineCore_DP0 pid=276) ERROR 03-18 08:08:14 [core.py:1100] ", "(EngineCore_DP0 pid=301) "]
+    ),
+    headed=st.booleans(),
+    chip=st.sampled_from(["Ascend310P1", "Ascend310P3", "gfx1201"]),
+)
+def test_an_exceptions_message_below_its_type_line_is_the_root(prefix: str, headed: bool, chip: str) -> None:
+    msg = f"bishengir-compile: for the --target option: Cannot find option named '{chip}'!"
+    lines = []
+    if headed:
+        lines += [
+            "Traceback (most recent call last):",
+            '  File "/x/triton/compiler/compiler.py", line 1, in compile',
+            "    raise MLIRCompilationError(stage_name, error_detail)",
+        ]
+    else:
+        lines += ["    raise MLIRCompilationError(stage_name, error_detail)"]
+    lines += [
+        "triton.compiler.errors.MLIRCompilationError: ",
+        "///------------------[ERROR][Triton][BEG]------------------",
+        "[ConvertLinalgRToBinary] encounters error:",
+        msg,
+        "///------------------[ERROR][Triton][END]------------------",
+    ]
+    r = classify_text("".join(prefix + line + "\n" for line in lines))
+    assert r.first_exception is not None and r.first_exception.line.endswith(msg), r.first_exception
+    assert r.first_exception.context is not None and "MLIRCompilationError" in r.first_exception.context
+    assert r.failed_stage == "device", (r.failed_stage, r.evidence)
+
+
+def test_an_exception_with_a_message_keeps_its_line() -> None:
+    # "Error raised in subprocess:" has a message: the subprocess's own line under it stays what unwraps it
+    r = classify_text(issue_text("5017.log"))
+    assert r.first_exception is not None and "Error while finding module specification" in r.first_exception.line

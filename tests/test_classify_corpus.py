@@ -20,6 +20,8 @@ SHARED = cases(SHARED_CORPUS)
 TUNED = tuned_cases()
 
 KNOWN_MISSES = {
+    "vllm-issues/5351.log": "CANN's 'call aclnnPromptFlashAttentionV3 failed' detail line under the generic 'OPS call acl api failed' ERROR: the generic line is taken; nothing names the 310P's missing kernel as the device",
+    "vllm-issues/5352.log": "a two-node serve's EngineCore TimeoutError while serving: its frames read the engine's set-up (label runtime)",
     "vllm-issues/5302.log": "a chained timeout: Python's 'TimeoutError: The read operation timed out' is taken; the label takes urllib3's ReadTimeoutError raised while handling it",
     "vllm-issues/5304.log": "the model inspection subprocess SIGTERMed by the job's process group: its 'Error raised in subprocess' is taken (label none: a stop)",
     "vllm-issues/5305.log": "NumPy's 'compiled using NumPy 1.x cannot be run in NumPy 2.x' traceback, survived (vLLM starts and serves): taken as the container's root (label none)",
@@ -49,7 +51,6 @@ KNOWN_MISSES = {
     "vllm-issues/4053.log": "device-side index asserts with no request sent (the reporter's prose says so): nothing in the log names the profiling run",
     "vllm-issues/4075.log": "a cut traceback whose frame lines a terminal wrapped mid-word ('l' / 'ine 64, in …'): its frames are not read, its assert line is not the last of a stack",
     "vllm-issues/4104.log": "Ray's autoscaler 'Error: No available node types can fulfill resource request' is no exception line and no root form",
-    "vllm-issues/4321.log": "Triton's MLIRCompilationError with an empty message, its cause on the lines after it (bishengir has no target for the 310P3): the type line is taken and the frames say engine",
     "vllm-issues/4569.log": "TorchScript's 'The following operation failed in the TorchScript interpreter.' is taken; what failed is the last exception line of its message, 39 lines on (taken as a wrapper's inner, the stage then loses the Python frames above it)",
     "vllm-issues/4626.log": "Error 803 quoted on the line after 'Unexpected error from cudaGetDeviceCount()': the message's first line is taken (the stage is right)",
     "vllm-issues/4684.log": "Ray's WARNING that TP=4 needs more GPUs than the placement group has, then the operator's SIGTERM: the SIGTERM line is taken",

@@ -102,6 +102,19 @@ _BARE = Wrapper(re.compile(r"$^"), "chained")
 """A root exception without a message: if Python chains another one to it ("The above
 exception was the direct cause …"), that one, with the message, is reported (the bare one
 stays as its context); otherwise the bare one stays the root."""
+MESSAGE_BELOW = 10
+"""Lines under an exception line with an empty first line of message where its message is looked for."""
+
+
+def _states(body: str) -> bool:
+    """A line that states a failure in words: an error word, mostly letters (no banner of dashes), not a
+    label ending in a colon."""
+    if not body or body.endswith(":") or not _FAILURE_WORDS.search(body):
+        return False
+    solid = body.replace(" ", "")
+    return 2 * sum(c.isalpha() for c in solid) >= len(solid)
+
+
 _ERROR_LABEL = re.compile(r"^\s*(?:Error|ERROR|Error message|Error details):\s*$")
 """A line that only says an error follows (a wrapper's ``print(f"Error:\\n{e}")``, Unsloth's retry): the
 next line is its message."""
@@ -676,8 +689,12 @@ class Classifier:
             if root.dump and self._dump_line(ln, n):
                 return
             trace = self._traces.get(ln.key)
-            if trace is None and root.wrap is not None and (ln.body[:1].isspace() or _field_error(ln.body)):
-                self._unwrap_continuation(None, ln, n)  # indented, or pydantic's field line that lost its indentation
+            if (
+                trace is None
+                and root.wrap is not None
+                and (ln.body[:1].isspace() or _field_error(ln.body) or (root.wrap is _BARE and ln.key == root.key))
+            ):  # indented, pydantic's field line that lost its indentation, an empty-headed message's lines
+                self._unwrap_continuation(None, ln, n)
         else:
             trace = self._traces.get(ln.key)
         labelled, self._labelled = self._labelled, False
@@ -1180,8 +1197,8 @@ class Classifier:
         root = self._teardown or warning or self._new_root(ln, n, typ, msg, trace)
         if root is not self._warning and root is not self._teardown:
             root.wrap = next((w for w in self._rules.wrappers if w.match.search(ln.body)), None)
-            if root.wrap is None and trace is not None and not msg.strip():
-                root.wrap = _BARE  # a bare `TimeoutError`: the exception it causes next carries the message
+            if root.wrap is None and not msg.strip() and (trace is not None or ln.body.rstrip().endswith(":")):
+                root.wrap = _BARE  # a bare `TimeoutError`, or `X: ` whose message is on the next lines
             root.dump = ln.body.startswith("Fatal Python error")
         self._root = root
         if typ in _CRASH_TYPES or typ == "NativeCrash":
@@ -1234,6 +1251,13 @@ class Classifier:
         if wrap is not None and wrap.inner == "value-error" and _field_error(body):
             root.context, root.raw, root.n, root.message = root.raw, ln.raw, n, body
             root.body = f"{body} ({root.body})"
+            root.wrap = None
+            return
+        if wrap is _BARE and root.raw.rstrip().endswith(":") and n - root.n <= MESSAGE_BELOW and _states(body):
+            # Python printed the type, then a message that starts with a line end: the message's line that
+            # states the failure (after a compiler's banner, a "… encounters error:") is the root's line
+            root.context, root.raw, root.n, root.message = root.raw, ln.raw, n, body
+            root.body = f"{root.type}: {body}"
             root.wrap = None
             return
         m = self._rules.exception.match(body)

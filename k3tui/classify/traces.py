@@ -80,6 +80,10 @@ class Trace:
     """``tb`` collecting frames, ``exc`` after the exception line, ``closed``."""
     last: int = 0
     continuation: int = 0
+    record: str = ""
+    """For an exception line whose message starts with a line end, the logger's prefix of that line
+    (process, level, time, location): a line with the same prefix is the same record going on, its
+    message (vLLM prefixes each line of a message of several lines)."""
     dropped: int = 0
     frames: int = 0
     foreign: int = 0
@@ -138,6 +142,7 @@ class Trace:
                 return "other"  # the exception comes as Type[: msg]
             self.add(ln.raw, n)
             self.mode = "exc"
+            self.record = _record(ln) if _EMPTY_MESSAGE.match(body) else ""
             return "exception"
         return self._after_exception(ln, n)
 
@@ -147,8 +152,8 @@ class Trace:
             return "end"
         if body.startswith(TB_HEAD) or self.continuation >= MAX_CONTINUATION:
             return "other"
-        if ln.level is not None and not body[0].isspace():
-            return "other"
+        if ln.level is not None and not body[0].isspace() and (not self.record or _record(ln) != self.record):
+            return "other"  # (a logger's next record; its same record goes on: a message of several lines)
         self.continuation += 1
         self.add(ln.raw, n)
         return "frame"
@@ -160,6 +165,17 @@ def _frame(m: re.Match[str]) -> tuple[str, str]:
         return f"<{m['cell']}>", "<module>"
     path = next(p for p in (m["path"], m["cut"], m["ipath"], m["opath"]) if p is not None)
     return path.replace("\\", "/"), m["func"] or m["cfunc"] or m["ifunc"] or m["ofunc"]
+
+
+_EMPTY_MESSAGE = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*:\s*$")
+"""An exception line whose message starts with a line end (``MLIRCompilationError: ``): its message follows."""
+
+
+def _record(ln: Line) -> str:
+    """The prefix a logger put before a line (empty when it has none or the body is not the line's end)."""
+    raw = ln.raw.rstrip()
+    body = ln.body.rstrip()
+    return raw[: len(raw) - len(body)] if body and raw.endswith(body) and ln.level is not None else ""
 
 
 def _every_frame(stack: list[str]) -> Iterator[tuple[int, str, str]]:
