@@ -10,6 +10,7 @@ same for a file (up to 16 MiB held whole). Each fails without ``k3tui/classify/o
 from __future__ import annotations
 
 import json
+import re
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -112,3 +113,21 @@ def test_the_cli_reads_a_newest_first_export_in_order(tmp_path, capsys) -> None:
     fe = got["first_exception"]
     assert fe["line"].strip().endswith(bare.first_exception.line.strip()[-60:])
     assert out[fe["line_number"] - 1].endswith(fe["line"].strip()[-60:])
+    keys = {
+        "failed_stage",
+        "stages",
+        "first_exception",
+        "oom_root_cause",
+        "signature",
+        "advice",
+        "evidence",
+        "confidence",
+    }
+    assert set(got) == keys
+    assert main(["classify", str(export)]) == 0
+    human = capsys.readouterr().out
+    assert "newest first" in human
+    # the reason's own line numbers are the file's too
+    why = next(line for line in human.splitlines() if line.startswith("why: "))
+    named = [int(n) for n in re.findall(r"\(line (\d+)\)", why)]
+    assert all(n in got["evidence"]["lines"] or n in [s["line"] for s in got["stages"]] for n in named), why

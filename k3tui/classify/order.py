@@ -102,11 +102,17 @@ def renumber(result: ClassifyResult, numbers: list[int]) -> ClassifyResult:
 
     fe = result.first_exception
     ev = result.evidence
+    why = None if ev is None else _LINE_IN_WHY.sub(lambda m: f"(line {at(int(m.group(1)))})", ev.why)
     return replace(
         result,
         stages=[StageMark(s.stage, at(s.line), s.time) for s in result.stages],
         first_exception=None
         if fe is None
         else FirstException(fe.line, at(fe.line_number), fe.stack, fe.process, fe.context),
-        evidence=None if ev is None else replace(ev, lines=tuple(at(n) for n in ev.lines)),
+        evidence=None if ev is None else replace(ev, lines=tuple(at(n) for n in ev.lines), why=why),
+        newest_first=True,
     )
+
+
+_LINE_IN_WHY = re.compile(r"\(line (\d+)\)")
+"""A line number a verdict's reason names (``the start-up had reached api (line 78)``)."""

@@ -51,6 +51,9 @@ class ClassifyResult:
     """What decided ``failed_stage``: the rule, the log lines it rests on, why in one line."""
     confidence: str = ""
     """``high`` (the root's message or stack), ``medium`` (timeline, wording, markers), ``low``."""
+    newest_first: bool = False
+    """The log was exported newest first and read in the order it was printed (its line numbers
+    are still the file's); for the human report, not a JSON key."""
 
     def to_json(self) -> dict[str, Any]:
         """The ``--json`` object: exactly the documented keys."""

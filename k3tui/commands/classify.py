@@ -238,6 +238,10 @@ def _refuse_binary(head: bytes, path: str) -> None:
 def render(result: ClassifyResult, name: str = "") -> str:
     """The human report: timeline, failed stage, root exception with its stack, advice."""
     out = [f"log: {name}  ({result.lines} lines)" if name else f"{result.lines} lines"]
+    if result.newest_first:
+        out.append(
+            "order: the file runs newest first (a log viewer's export); read oldest first, line numbers are the file's"
+        )
     out.append("stage timeline:")
     for mark in result.stages:
         when = f"  {mark.time}" if mark.time else ""
