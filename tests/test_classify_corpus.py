@@ -20,6 +20,9 @@ SHARED = cases(SHARED_CORPUS)
 TUNED = tuned_cases()
 
 KNOWN_MISSES = {
+    "vllm-issues/5450.log": "uvloop's 'this event loop is already running' when the API server starts, nothing naming the front end: assumed serving (label api)",
+    "vllm-issues/5452.log": "Xinference's 500 quoting 'AsyncEngineArgs.__init__() got an unexpected keyword argument' in Chinese prose, no exception type: no root (label config)",
+    "vllm-issues/5501.log": "a native 'terminate called' right after Neuron's 'Done Sharding weights' (no marker the classifier knows): read by the crash's type (label weights)",
     "vllm-issues/5351.log": "CANN's 'call aclnnPromptFlashAttentionV3 failed' detail line under the generic 'OPS call acl api failed' ERROR: the generic line is taken; nothing names the 310P's missing kernel as the device",
     "vllm-issues/5352.log": "a two-node serve's EngineCore TimeoutError while serving: its frames read the engine's set-up (label runtime)",
     "vllm-issues/5302.log": "a chained timeout: Python's 'TimeoutError: The read operation timed out' is taken; the label takes urllib3's ReadTimeoutError raised while handling it",
@@ -544,10 +547,10 @@ def test_corpus_events_agree_with_result(case: Case) -> None:
 # came; aggregate only). On all 407, after the rules made from round 11's tuned misses: stage 297
 # (73.0 %, just under 0.73), root 342 (84.0 %), nine `none` logs with an exception. The stage floor is
 # that measurement, rounded down.
-# Round 13: 34 more fresh held-out logs (threads of projects beside vLLM, committed log files, job
-# outputs and notebook cells, forum and model pages; aggregate only: stage 26/34, root 28/34 when they
+# Round 13: 37 more fresh held-out logs (threads of projects beside vLLM, committed log files, job
+# outputs and notebook cells, forum and model pages; aggregate only: stage 29/37, root 31/37 when they
 # came). One of them, a healthy notebook run, was given an exception as it came: the ceiling is the new
-# measurement (11), not a rule's regression. On all 476: stage 350 (73.5 %), root 407 (85.5 %).
+# measurement (11), not a rule's regression. On all 479: stage 353 (73.7 %), root 410 (85.6 %).
 HELD_OUT_FLOOR = {"stage": 0.72, "root": 0.84}
 HELD_OUT_NONE_WITH_EXCEPTION_CEILING = 11
 
