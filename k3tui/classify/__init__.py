@@ -51,11 +51,11 @@ def classify_text(text: str, run: str = "") -> ClassifyResult:
     """Classify a whole log held in memory; one exported newest first (a log viewer's order) is read
     in the order it was printed, its line numbers still the file's (:mod:`.order`)."""
     c = Classifier(run=run)
-    if backwards_kind(text.split("\n", PROBE)[:PROBE]) is not None:
+    if (kind := backwards_kind(text.split("\n", PROBE)[:PROBE])) is not None:
         rows = text.split("\n")
         if rows[-1] == "":
             rows.pop()  # (the last line's end)
-        if (turned := oldest_first(rows)) is not None:
+        if (turned := oldest_first(rows, kind)) is not None:
             lines, numbers = turned
             c.feed("\n".join(lines) + "\n")
             return renumber(c.finish(), numbers)

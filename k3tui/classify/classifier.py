@@ -455,9 +455,10 @@ class Classifier:
             self._probe_wrap(buf, pos, end)
         if self._envelopes is not None:
             self._probe_envelope(buf, pos, end)
-        if self._n == 0:
-            self._probe_indent(buf, pos, end)
-            self._probe_double(buf, pos, end)
+        if self._n == 0:  # the log's first lines, once: is the whole paste indented, or double-spaced?
+            first = buf[pos:end].split("\n", WRAP_PROBE)[:WRAP_PROBE]
+            self._probe_indent(first)
+            self._probe_double(first)
         while pos < end:
             if self._wrap:
                 nl, lines = self._wrapped_end(buf, pos, end)
@@ -510,15 +511,13 @@ class Classifier:
         elif len(probe) >= WRAP_PROBE:
             self._wrap_probe = None  # not wrapped; never looked for again
 
-    def _probe_indent(self, buf: str, pos: int, end: int) -> None:
-        """Learn whether every line of the log's first lines is indented by the same 4 spaces or more
-        (a whole log pasted as a markdown code block, a quoted mail): that indentation is the paste's,
-        taken off each line (see ``_unindent``), until a line is less indented."""
-        least, lines, at = 0, 0, pos
-        while at < end and lines < WRAP_PROBE:
-            nl = buf.index("\n", at, end)
-            line = buf[at:nl].rstrip("\r")
-            at = nl + 1
+    def _probe_indent(self, rows: list[str]) -> None:
+        """Learn whether every line of the log's first lines (``rows``) is indented by the same 4 spaces
+        or more (a whole log pasted as a markdown code block, a quoted mail): that indentation is the
+        paste's, taken off each line (see ``_unindent``), until a line is less indented."""
+        least, lines = 0, 0
+        for row in rows:
+            line = row.rstrip("\r")
             body = line.lstrip(" ")
             if not body.strip() or body.startswith(("```", "~~~")):
                 continue
@@ -530,11 +529,10 @@ class Classifier:
         if lines >= 2:
             self._dedent = least
 
-    def _probe_double(self, buf: str, pos: int, end: int) -> None:
-        """Learn whether the log's first lines were pasted double-spaced (a blank line after every line:
-        a web form's or a chat's copy): then its blank lines say nothing (a traceback does not end at
-        one) and are not read. Told by lines that are almost never followed by a line that is not blank."""
-        rows = buf[pos:end].split("\n", WRAP_PROBE)[:WRAP_PROBE]
+    def _probe_double(self, rows: list[str]) -> None:
+        """Learn whether the log's first lines (``rows``) were pasted double-spaced (a blank line after
+        every line: a web form's or a chat's copy): then its blank lines say nothing (a traceback does not
+        end at one) and are not read. Told by lines almost never followed by a line that is not blank."""
         lines = followed = 0
         for i, row in enumerate(rows[:-1]):
             if row.strip():

@@ -551,6 +551,4 @@ def parse(raw: str) -> Line:
         return Line(display, inner.body, inner.level, process, (service, process or ""), inner.time or ltime or time)
     if process is None and pid:
         process = f"pid={pid}"
-    if body[:1] in "FC<[/~-" or body.endswith("call last)"):
-        body = ipython(body)
-    return Line(display, body, level, process, (service, process or ""), ltime or time)
+    return Line(display, ipython(body), level, process, (service, process or ""), ltime or time)

@@ -73,10 +73,11 @@ def backwards_kind(lines: list[str]) -> str | None:
     return kind if back >= MIN_BACKWARDS and back >= 4 * forwards else None
 
 
-def oldest_first(lines: list[str]) -> tuple[list[str], list[int]] | None:
+def oldest_first(lines: list[str], kind: str | None = None) -> tuple[list[str], list[int]] | None:
     """``lines`` (a log held whole, without line ends) in the order they were printed, and for each
-    line of that order its number in the file (1-based); None when the log already runs forwards."""
-    kind = backwards_kind(lines)
+    line of that order its number in the file (1-based); None when the log already runs forwards.
+    ``kind``: the kind of time that runs backwards, when the caller has told it already."""
+    kind = kind or backwards_kind(lines)
     if kind is None:
         return None
     entries: list[list[int]] = []
