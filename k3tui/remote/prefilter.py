@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from ..classify import Classifier, ClassifyResult, needles
-from ..classify.classifier import HEAD_LINES
+from ..classify.classifier import HEAD_LINES, WRAP_PROBE
 from ..classify.history import LOOKBACK
 from ..classify.rules import STAGES
 from ..errors import HostError
@@ -624,6 +624,8 @@ async def _read_window(
 ) -> int:
     """Feed from the window on until the classifier may leave; returns the end offset."""
     step = WINDOW if not full else 8 << 20
+    if got.start == 0 and got.end < size:
+        got = await _whole_head(host, path, size, fmt, got)
     while True:
         if got.end <= got.start:
             return size
@@ -634,6 +636,28 @@ async def _read_window(
         step = min(step * 2, 8 << 20)
         nxt = _Win(got.end, got.end, walk.line, 0, min(size, got.end + step))
         got = (await _fetch(host, path, size, fmt, [nxt]))[0]
+
+
+HEAD_CAP = 16 << 20
+"""The most bytes of a log's first lines held to be fed in one piece (lines that long are no layout to learn)."""
+
+
+async def _whole_head(host: Host, path: str, size: int, fmt: str, got: _Got) -> _Got:
+    """The first window grown to the log's first ``WRAP_PROBE`` lines, fed to the classifier in one
+    piece: it learns the log's layout from those lines (a hard wrap's width, another program's
+    envelope, an indentation, double spacing, the words of an excerpt) before it reads any of them,
+    as it does when handed the whole file. Fed in pieces, the lines before the piece that taught it
+    would have been read without it (an envelope learnt from a traceback's second line, its head
+    already passed over)."""
+    step = WINDOW
+    while got.text.count("\n") < WRAP_PROBE and got.end < size and got.end - got.start < HEAD_CAP:
+        step = min(step * 2, 8 << 20)
+        line = got.first_line + got.text.count("\n")
+        nxt = (await _fetch(host, path, size, fmt, [_Win(got.end, got.end, line, 0, min(size, got.end + step))]))[0]
+        if nxt.end <= nxt.start:
+            break
+        got = _Got(got.start, nxt.end, got.first_line, got.text + nxt.text)
+    return got
 
 
 async def _rescan(host: Host, path: str, fmt: str, spec: _Spec, sc: _Scanned, walk: _Walk) -> list[tuple[int, int]]:
