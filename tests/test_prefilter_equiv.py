@@ -36,7 +36,7 @@ from k3tui.classify import ClassifyResult, classify_text
 from k3tui.remote import prefilter_remote
 from k3tui.remote.base import RunResult
 from k3tui.remote.local import LocalHost
-from k3tui.remote.prefilter import decode, find_root
+from k3tui.remote.prefilter import WINDOW, decode, find_root
 from tests.support.corpus import SHARED_CORPUS, cases, tuned_cases
 
 NCCL = Path("/work/shared/fixtures/hosts/h200-r580-health/nccl_trace_1rank.txt")
@@ -475,3 +475,42 @@ def test_a_word_only_vllm_prints_far_in_a_log_makes_it_a_vllm_log(tmp_path: Path
     p.write_text(block + (line or "") + block, encoding="utf-8")
     check(p)
     assert scan(p).result.failed_stage == ("unknown" if line is None else "none")
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    into=st.integers(1, 40),
+    at=st.integers(1, 5),
+    stamp=st.sampled_from(["2025-03-24 22:04:27", "2026-01-05 09:00:01"]),
+)
+def test_a_layout_learnt_from_lines_past_the_first_fetch_is_read_the_same(
+    tmp_path: Path, into: int, at: int, stamp: str
+) -> None:
+    """The classifier learns a log's layout (here another program's envelope around each line) from its
+    first 400 lines before reading them; the scan's first fetch is 32 KiB (``WINDOW``): here the fetch
+    ends ``into`` bytes into the traceback's line ``at``, after the line that teaches the envelope. The
+    first window is grown to the log's first 400 lines and fed in one piece (else the lines before the
+    fetch's end were read without the envelope: the traceback's head lost)."""
+    env = f"{stamp} | ERROR | stderr | "
+    tb = [
+        env + "Traceback (most recent call last):",
+        env + '  File "/srv/app/worker.py", line 291, in <module>',
+        env + "    worker = Worker(",
+        env + '  File "/srv/app/worker.py", line 57, in __init__',
+        env + "    self.tokenizer = llm_engine.engine.tokenizer",
+        env + "AttributeError: 'AsyncLLM' object has no attribute 'engine'",
+    ]
+    head = sum(len(ln) + 1 for ln in tb[:at]) + into  # bytes from the traceback's start to the fetch's end
+    nccl, size = [], 0
+    for ln in (x.rstrip("\n") + " " * 80 + "\n" for x in FLOODS["nccl"]):  # ~150 bytes: 200-odd lines
+        if size + len(ln) > WINDOW - head - 200:
+            break
+        nccl.append(ln)
+        size += len(ln)
+    nccl.append("x" * (WINDOW - head - size - 1) + "\n")  # the flood ends exactly ``head`` bytes before WINDOW
+    text = "".join(nccl) + "".join(ln + "\n" for ln in tb)
+    assert text.encode().find(tb[0].encode()) + head == WINDOW and text.count("\n") < 400
+    p = tmp_path / "server.log"
+    p.write_text(text, encoding="utf-8")
+    check(p)
+    assert len(scan(p).result.first_exception.stack) == len(tb)  # the head was read through the envelope
