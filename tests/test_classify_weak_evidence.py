@@ -46,9 +46,10 @@ def test_a_root_printed_by_the_engine_or_a_worker_is_past_the_config(proc: str, 
 @given(OTHER_PROCS, PLAIN_ERRORS)
 def test_a_root_of_another_process_is_not_placed_past_the_config_by_its_process(proc: str, error: str) -> None:
     """Only the engine's processes say "past the config"; another one's root falls to the last default
-    (session 9: an excerpt from a server's life, assumed serving: tests/test_classify_default_9.py)."""
+    (session 14: with no word of serving in the log, the engine's set-up: tests/test_classify_14.py)."""
     res = classify_text(_one_line(proc, error))
-    assert (res.failed_stage, res.evidence.rule, res.confidence) == ("runtime", "default", "low")
+    assert (res.failed_stage, res.evidence.rule, res.confidence) == ("engine", "default", "low")
+    assert "nor talks of serving" in res.evidence.why
     assert proc.split()[0] not in res.evidence.why
 
 

@@ -11,7 +11,12 @@ RULES = load_rules()
 
 def test_evidence_with_nothing_in_it_is_the_default_not_a_marker() -> None:
     v = decide(RULES, Evidence("something went wrong", 3))
+    assert (v.stage, v.rule, v.confidence, v.lines) == ("engine", "default", "low", (3,))
+    v = decide(RULES, Evidence("something went wrong", 3, talk=("serving", "requests")))
     assert (v.stage, v.rule, v.confidence, v.lines) == ("runtime", "default", "low", (3,))
+    v = decide(RULES, Evidence("something went wrong", 3, talk=("startup", "warm-up")))
+    assert (v.stage, v.rule, v.confidence, v.lines) == ("engine", "default", "low", (3,))
+    assert "'warm-up'" in v.why
 
 
 def test_a_firm_rule_is_high_confidence() -> None:
@@ -105,4 +110,4 @@ def test_the_process_is_named_without_its_pid() -> None:
 def test_evidence_is_not_a_native_crash_unless_told() -> None:
     """Seed 1555327121, 56:19: a Python root on line 1 is not 'crashed before printing anything'."""
     v = decide(RULES, Evidence("KeyError: 'x'", 1))
-    assert (v.stage, v.rule) == ("runtime", "default")
+    assert (v.stage, v.rule) == ("engine", "default") and "native" not in v.why

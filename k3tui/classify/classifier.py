@@ -350,6 +350,10 @@ class Classifier:
         """Envelopes seen around a vLLM line in the log's first lines (shape: lines), while looked for:
         one seen on two lines is learnt as a source's name is (see ``lines.envelope``)."""
         self._envelope_lines = 0
+        self._talk_lines = 0
+        self._talk: dict[str, str] = {}
+        """The first server's word and start-up's word in the log's first lines ("serving", "startup":
+        what a root that nothing else places is decided by, see ``layers.Evidence.talk``)."""
         self._joins: list[tuple[int, int]] = []
         """(line, pieces after it so far) of each line joined from a hard wrap's pieces: lines are
         counted as the log printed them, and reported by the file's numbering (:meth:`_physical`)."""
@@ -455,6 +459,8 @@ class Classifier:
             self._probe_wrap(buf, pos, end)
         if self._envelopes is not None:
             self._probe_envelope(buf, pos, end)
+        if self._talk_lines < HEAD_LINES:
+            self._probe_talk(buf, pos, end)
         if self._n == 0:  # the log's first lines, once: is the whole paste indented, or double-spaced?
             first = buf[pos:end].split("\n", WRAP_PROBE)[:WRAP_PROBE]
             self._probe_indent(first)
@@ -559,6 +565,17 @@ class Classifier:
             at = nl + 1
         if self._envelope_lines >= WRAP_PROBE:
             self._envelopes = None  # looked for in the first lines only
+
+    def _probe_talk(self, buf: str, pos: int, end: int) -> None:
+        """Note the first server's and start-up's words of the log's first lines (see ``_talk``): its
+        first ``HEAD_LINES``, the lines a remote scan always reads (``k3tui.remote.prefilter``)."""
+        stop = pos
+        while stop < end and self._talk_lines < HEAD_LINES:
+            stop = buf.index("\n", stop, end) + 1
+            self._talk_lines += 1
+        for kind, words in (("serving", self._rules.serving_talk), ("startup", self._rules.startup_talk)):
+            if kind not in self._talk and (m := words.search(buf, pos, stop)):
+                self._talk[kind] = m.group(0)
 
     def _wrapped_end(self, buf: str, pos: int, end: int) -> tuple[int, int]:
         """(end of the line at ``pos`` with the lines that continue it, how many lines were joined)."""
@@ -1402,6 +1419,10 @@ class Classifier:
         )
         ev.process, ev.cut, ev.part = root.process, root.cut, root.part
         ev.followed = self._followed
+        if "serving" in self._talk and "startup" not in self._talk:
+            ev.talk = ("serving", self._talk["serving"])
+        elif "startup" in self._talk:
+            ev.talk = ("startup", self._talk["startup"])
         return decide(self._rules, ev)
 
     def _stop_before(self) -> bool:

@@ -58,7 +58,7 @@ _PROC_BARE = re.compile(r"^\((?P<proc>[A-Za-z][\w.\-]*(?: [\w.\-]+=[\w.\-]+)*)\)
 _RANK = re.compile(r"^\[rank(?P<rank>\d+)\]: ?")
 """torch.distributed's per-rank prefix (``[rank0]: Traceback …``)."""
 _INDENTED_PREFIX = re.compile(
-    r"\((?:[\w.\-]+ )*\S*pid=\d|\[rank\d+\]:|(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) +(?:\d{4}-)?\d\d-\d\d \d\d:\d\d:\d\d"
+    r"\((?:[\w.\-]+(?:=[\w.\-]+)? )*\S*pid=\d|\[rank\d+\]:|(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) +(?:\d{4}-)?\d\d-\d\d \d\d:\d\d:\d\d"
     r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL): +\S|\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d|\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d"
     r"|(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault|Timeout)(?:: |\(|\s*$)"
     r"|usage: |[\w.\-/]+(?: [\w.\-]+)?: error: |Fatal Python error: |terminate called |\*\*\* |!{3,} |Failed to import from "

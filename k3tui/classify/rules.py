@@ -95,6 +95,9 @@ class Rules:
     runtime_wording: re.Pattern[str]
     engine_process: re.Pattern[str]
     """The process names of vLLM's engine core and workers (a root past the config)."""
+    serving_talk: re.Pattern[str]
+    startup_talk: re.Pattern[str]
+    """A server's words and a start-up's, read in a log's first lines when nothing names a layer."""
     runtime_after: re.Pattern[str]
     """Consequences that, printed after a root, say the engine had been serving."""
     wrappers: tuple[Wrapper, ...]
@@ -277,6 +280,8 @@ def load_rules() -> Rules:
         startup_wording=_alternation(pat["wording"]["startup"], "patterns.toml [wording]"),
         runtime_wording=_alternation(pat["wording"]["runtime"], "patterns.toml [wording]"),
         engine_process=_rx(pat["wording"]["engine_process"], "patterns.toml [wording]"),
+        serving_talk=_alternation(pat["wording"]["serving_talk"], "patterns.toml [wording]"),
+        startup_talk=_alternation(pat["wording"]["startup_talk"], "patterns.toml [wording]"),
         runtime_after=_alternation(pat["wording"]["runtime_after"], "patterns.toml [wording]"),
         wrappers=_wrappers(pat),
         warning_root=_alternation(pat["warning_root"]["patterns"], "patterns.toml [warning_root]"),
