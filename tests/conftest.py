@@ -1,4 +1,5 @@
-"""Loads every fixture module in tests/support/ as a pytest plugin, and locates ../shared."""
+"""Loads every fixture module in tests/support/ as a pytest plugin, locates ../shared, and groups the
+tests for two workers (``pytest -n 2 --dist loadgroup``, the README's test command)."""
 
 from __future__ import annotations
 
@@ -22,3 +23,28 @@ def shared() -> Path:
     if not SHARED.is_dir():
         pytest.fail(f"../shared not found at {SHARED}: the tests need the real corpus and fixtures")
     return SHARED
+
+
+REAL_PARTS = frozenset(
+    {"sshd", "sshd_factory", "dockerd", "containerd", "slurm", "tiny_model", "vllm_path_env", "slow_link"}
+)
+"""The fixtures that start a real part (an sshd, a dockerd, containerd, Slurm's daemons, the vLLM CPU
+build's model) or measure time on a throttled link."""
+REAL_MARKS = ("sshd", "docker", "vllm")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """With pytest-xdist's ``--dist loadgroup``: every test that uses a real part runs on ONE worker, one
+    after another, as without xdist (each daemon started once, no two vLLM servers or Slurm clusters
+    at once, no race on the tiny model's cache or the test user); a module's tests that share a
+    module-scoped fixture stay together (it is built once); every other test goes to whichever
+    worker is free. Without xdist the groups are only marks."""
+    for item in items:
+        names = set(getattr(item, "fixturenames", ()))
+        if names & REAL_PARTS or any(item.get_closest_marker(m) for m in REAL_MARKS):
+            item.add_marker(pytest.mark.xdist_group("real-parts"))
+            continue
+        info = getattr(item, "_fixtureinfo", None)
+        defs = info.name2fixturedefs.values() if info is not None else ()
+        if any(d and d[-1].scope in ("module", "package", "class") for d in defs):
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__ if item.module else item.nodeid))
