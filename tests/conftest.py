@@ -33,6 +33,7 @@ build's model) or measure time on a throttled link."""
 REAL_MARKS = ("sshd", "docker", "vllm")
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups into the test ids
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """With pytest-xdist's ``--dist loadgroup``: every test that uses a real part runs on ONE worker, one
     after another, as without xdist (each daemon started once, no two vLLM servers or Slurm clusters
