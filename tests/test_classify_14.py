@@ -15,6 +15,11 @@ confidence low), after every other rule, and the reason names the word it rests 
 Also: a request's images or audio that do not fit its prompt's placeholders (``Attempted to assign
 2029 multimodal tokens to 2024 placeholders``) is a request being served (1918, 2854, 3058).
 
+torch's report of a C++ exception it caught and went on from, logged at a warning's level (its
+message, ``Exception raised from F at FILE:N (most recent call first):``, ``frame #0: c10::Error::Error(…)``,
+as the TCPStore client's ``[W… TCPStore.cpp:125] [c10d] recvValue failed on SocketImpl(…): Connection reset
+by peer``): the message is a native error's root, taken when nothing else fails (1416, 5011).
+
 Each on generated excerpts and on real logs of the tuned part; each fails without its change.
 """
 
@@ -145,3 +150,62 @@ def test_real_multimodal_placeholder_mismatches_are_runtime() -> None:
         r = classify_text(issue_text(name))
         assert r.failed_stage == "runtime", name
         assert "multimodal tokens" in r.first_exception.line, name
+
+
+# --- torch's report of a C++ exception it caught ------------------------------------------------
+
+CPP_MESSAGES = st.sampled_from(
+    [
+        "[c10d] recvValue failed on SocketImpl(fd=22, addr=[::ffff:10.0.0.5]:58160, remote=[::ffff:10.0.0.1]:58159): Connection reset by peer",
+        "[c10d] TCP client failed to connect/validate to host 10.1.2.3:29500 - timed out (try=1, timeout=600000ms)",
+        "[c10d] recvValue failed on SocketImpl(fd=83, addr=[::1]:50858, remote=[::1]:50855): failed to recv, got 0 bytes",
+    ]
+)
+GLOG = st.sampled_from(
+    ["[W519 18:43:28.514281000 TCPStore.cpp:125] ", "[rank3]:[W111 00:54:10.905768298 TCPStore.cpp:141] "]
+)
+RAISED = st.sampled_from(
+    [
+        "Exception raised from recvBytes at /pytorch/torch/csrc/distributed/c10d/Utils.hpp:682 (most recent call first):",
+        "Exception raised from tryConnect at ../torch/csrc/distributed/c10d/socket.cpp:928 (most recent call first):",
+    ]
+)
+FRAMES = (
+    "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x98 (0x7f1c in /usr/lib/python3/torch/lib/libc10.so)\n"
+    "frame #1: c10d::TCPStore::ping() + 200 (0x116b4e68c in libtorch_cpu.so)\n"
+)
+INFO = "INFO 05-19 18:43:27 [parallel_state.py:892] world_size=2 rank=0 distributed_init_method=tcp://10.0.0.1:58159\n"
+
+
+@given(msg=CPP_MESSAGES, glog=GLOG, raised=RAISED, before=st.integers(0, 40))
+def test_a_cpp_exception_torch_reported_at_a_warnings_level_is_the_root(
+    msg: str, glog: str, raised: str, before: int
+) -> None:
+    """Nothing else failed (an excerpt, a hang): the message above torch's C++ stack is the root, on its line."""
+    log = INFO * before + f"{glog}{msg}\n{raised}\n{FRAMES}"
+    r = classify_text(log)
+    assert r.first_exception is not None and msg in r.first_exception.line
+    assert r.first_exception.line_number == before + 1
+    assert r.failed_stage == "engine"  # (the distributed rendezvous's store)
+
+
+@given(msg=CPP_MESSAGES, glog=GLOG, raised=RAISED)
+def test_a_python_root_after_it_still_wins_and_a_message_with_no_failure_is_none(
+    msg: str, glog: str, raised: str
+) -> None:
+    after = "RuntimeError: CUDA error: an illegal memory access was encountered\n"
+    r = classify_text(f"{glog}{msg}\n{raised}\n{FRAMES}{after}")
+    assert r.first_exception is not None and "illegal memory access" in r.first_exception.line
+    r = classify_text(f"{glog}[c10d] the store is being shut down\n{raised}\n{FRAMES}")
+    assert r.first_exception is None
+    r = classify_text(
+        f"{glog}[c10d] TCP client failed to connect to host 10.0.0.1:29500 - retrying (try=0)\n{raised}\n{FRAMES}"
+    )
+    assert r.first_exception is None  # it tries again: a rendezvous waiting for its peers
+
+
+def test_real_cpp_exceptions_reported_as_warnings() -> None:
+    for name, line in (("1416.log", 5), ("5011.log", 9)):
+        r = classify_text(issue_text(name))
+        assert r.first_exception is not None and "recvValue failed" in r.first_exception.line, name
+        assert r.first_exception.line_number == line and r.failed_stage == "engine", name

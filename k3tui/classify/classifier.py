@@ -176,6 +176,12 @@ _CRASH_TYPES = frozenset({"FatalError", "WorkerDied"})
 _CPP_STACK = "Exception raised from "
 """torch's C++ stack under a message (``Exception raised from recvBytes at …Utils.hpp:682``): the
 message above it (often a warning) is what it belongs to, never a native error of its own."""
+_CPP_FRAME0 = "frame #0: c10::Error::Error("
+"""The first frame of that stack: a ``c10::Error`` was thrown (its message two lines up)."""
+_CPP_REPORT = re.compile(r"(?i)\b(?:fail(?:ed|ure|s)?|errors?|timed out|refused|reset|closed)\b")
+"""Words of a C++ exception's message that report a failure (``recvValue failed on SocketImpl(…)``)."""
+_CPP_RETRY = re.compile(r"(?i)\b(?:will retry|retrying)\b")
+"""A message that says torch tries again (a rendezvous waiting for its peers): a notice, not a failure."""
 
 
 @dataclass(slots=True)
@@ -858,6 +864,8 @@ class Classifier:
                 if self._nccl_warn is None and _NCCL_FAILURE.search(ln.body):
                     self._nccl_warn = warn
             return
+        if ln.body.startswith(_CPP_FRAME0) and self._root is None and self._native is None:
+            self._cpp_report(n)
         m = rules.exception.match(ln.body)
         if m and ln.level is None and ln.key not in self._traces:
             text = self._history.since(TB_HEAD)
@@ -1317,6 +1325,24 @@ class Classifier:
                 self._adopt_crash(ln, k)
                 self._root.part = j  # the look-back's line, not the one being read
                 return
+
+    def _cpp_report(self, n: int) -> None:
+        """torch's report of a C++ exception it caught (a ``c10::Error``): its message, then ``Exception
+        raised from F at FILE:N (most recent call first):``, then ``frame #0: c10::Error::Error(…)``. Logged
+        at a warning's level when torch goes on (the TCPStore client's ``[W… TCPStore.cpp:125] [c10d]
+        recvValue failed on SocketImpl(…): Connection reset by peer``); a native error's root like a
+        library's error line when nothing else fails (1416, 5011). Not one that says torch tries again
+        (``The server socket has timed out, will retry.``: a rendezvous waiting for its peers)."""
+        rows = self._history.before(8192).split("\n")
+        if len(rows) < 3 or not rows[-2].lstrip().startswith(_CPP_STACK):
+            return
+        ln = self._reparse(rows[-3].rstrip("\r"))
+        if (
+            _CPP_REPORT.search(ln.body)
+            and not _CPP_RETRY.search(ln.body)
+            and not ln.body.lstrip().startswith(_CPP_STACK)
+        ):
+            self._native = self._new_root(ln, n - 2, "NativeError", ln.body)
 
     def _native_before(self, k: int) -> bool:
         """A native library's error line shortly before the crash at line k is the root (it says why)."""
