@@ -209,3 +209,28 @@ def test_real_cpp_exceptions_reported_as_warnings() -> None:
         r = classify_text(issue_text(name))
         assert r.first_exception is not None and "recvValue failed" in r.first_exception.line, name
         assert r.first_exception.line_number == line and r.failed_stage == "engine", name
+
+
+# --- a bare "Error:" label over a traceback cut at its start ---------------------------------------
+
+
+@given(
+    label=st.sampled_from(["Error:", "Error message: ", "ERROR:", "Error details:"]),
+    path=st.sampled_from(
+        ["miniconda3/envs/x/lib/python3.10/site-packages/aphrodite/common/config.py", "vllm/config.py"]
+    ),
+    func=st.sampled_from(["_verify_load_format", "__init__", "<module>"]),
+    quote=st.booleans(),
+)
+def test_a_cut_frame_after_an_error_label_is_no_message(label: str, path: str, func: str, quote: bool) -> None:
+    """The label's next line is a traceback's frame whose start was cut (``…config.py", line 136, in f``):
+    not the message; the traceback's exception line is the root (5665)."""
+    frame = f'{path}", line 136, in {func}' if not quote else f'  File "/opt/{path}", line 136, in {func}'
+    exc = "TypeError: argument of type 'NoneType' is not iterable"
+    r = classify_text(f"{label}\n{frame}\n    if 'x' in architectures:\n{exc}\n")
+    assert r.first_exception is not None and r.first_exception.line == exc
+
+
+def test_real_cut_frame_after_an_error_label() -> None:
+    r = classify_text(issue_text("5665.log"))
+    assert r.first_exception is not None and r.first_exception.line.startswith("TypeError: argument of type")

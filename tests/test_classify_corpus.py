@@ -381,6 +381,13 @@ KNOWN_MISSES = {
     "vllm-issues/4010.log": "nothing in the log names a layer, nor talks of serving: assumed the engine's set-up (engine; label runtime)",
     "vllm-issues/4038.log": "nothing in the log names a layer, nor talks of serving: assumed the engine's set-up (engine; label runtime)",
     "vllm-issues/3459.log": "nothing in the log names a layer; a native crash inside GPU code: assumed the engine's set-up (engine; label runtime)",
+    "vllm-issues/5600.log": "the root's message says 'NCCL error' (engine; label runtime)",
+    "vllm-issues/5601.log": "no root failure in the log (none; label container)",
+    "vllm-issues/5602.log": "nothing in the log names a layer, nor talks of serving: assumed the engine's set-up (engine; label device)",
+    "vllm-issues/5603.log": "no root failure in the log (none; label runtime)",
+    "vllm-issues/5653.log": "nothing in the log names a layer, nor talks of serving: assumed the engine's set-up (engine; label weights)",
+    "vllm-issues/5662.log": "nothing in the log names a layer, nor talks of serving: assumed the engine's set-up (engine; label runtime)",
+    "vllm-issues/5665.log": "nothing in the log names a layer, nor talks of serving: assumed the engine's set-up (engine; label weights)",
 }
 
 

@@ -118,6 +118,8 @@ def _states(body: str) -> bool:
 _ERROR_LABEL = re.compile(r"^\s*(?:Error|ERROR|Error message|Error details):\s*$")
 """A line that only says an error follows (a wrapper's ``print(f"Error:\\n{e}")``, Unsloth's retry): the
 next line is its message."""
+_FRAME_TAIL = re.compile(r'\.py"?, line \d+,? in [\w<>.]+\s*$')
+"""A traceback frame's line, its start cut (``…/config.py", line 136, in _verify_load_format``): never a message."""
 _LOG_INSIDE = re.compile(r"pid=\d+\)|\b(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) +\d\d-\d\d \d\d:\d\d")
 """A logger's prefix inside a line (one whose start was cut): a log's line, not a message."""
 _FAILURE_WORDS = re.compile(
@@ -726,6 +728,7 @@ class Classifier:
                 and ln.level is None
                 and ln.body[:1].isalpha()
                 and not _LOG_INSIDE.search(ln.body)
+                and not _FRAME_TAIL.search(ln.body)
                 and not self._stopped
                 and self._root is None
             ):
