@@ -29,6 +29,7 @@ import contextlib
 import sys
 from typing import Any
 
+from .. import aio
 from .. import events as ev
 from ..errors import K3Error, UsageError
 from ..textsafe import neutralise
@@ -211,7 +212,7 @@ def run(args: argparse.Namespace) -> int:
     where = args.record or args.resume
     resume = _resume_command(where) if where else ""
     with recorder_for(args, profile=profile.name) as rec:
-        out = asyncio.run(_run(args, profile, good, bad, p, rec, prior, resume=resume))
+        out = aio.run(_run(args, profile, good, bad, p, rec, prior, resume=resume))  # (Ctrl-C ends in bounded time)
     if out.kind == "aborted":
         print(neutralise(f"bisect interrupted: {out.line}"))
         how = (
