@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .. import aio
 from .. import events as ev
 from ..driver import LiveDriver, new_recording_path
 from ..errors import RecordingError, UsageError
@@ -69,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"unknown scenario {args.scenario!r}; known: {', '.join(known)}")
     path = Path(args.record) if args.record else new_recording_path(f"demo-{args.scenario}")
     if args.headless:
-        return asyncio.run(_headless(args, path))
+        return aio.run(_headless(args, path))  # (Ctrl-C ends in bounded time)
     return _interactive(args, path)
 
 

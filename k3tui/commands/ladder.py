@@ -11,10 +11,10 @@ The last line is for scripts: ``result: rung=<last> verdict=<V> reproduced=<k/K>
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from typing import Any
 
+from .. import aio
 from .. import events as ev
 from ..errors import UsageError
 from ..textsafe import neutralise
@@ -210,7 +210,7 @@ def run(args: argparse.Namespace) -> int:
     profile = load_profile(args.profile)
     changes = parse_sets(args.set)
     with recorder_for(args, profile=profile.name) as rec:
-        return asyncio.run(_run(args, profile, changes, rec))
+        return aio.run(_run(args, profile, changes, rec))  # (Ctrl-C ends in bounded time)
 
 
 async def _run(args: argparse.Namespace, profile: Any, changes: dict[str, Any], rec: Any) -> int:
