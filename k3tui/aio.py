@@ -29,6 +29,7 @@ GRACE_S = 5.0
 def run(main: Coroutine[Any, Any, T], *, grace: float = GRACE_S) -> T:
     """Run ``main`` on a new event loop until it ends; see the module docstring."""
     loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)  # (the current loop while it runs, as asyncio.run makes it)
     task = loop.create_task(main)
     interrupted = 0
 
@@ -57,6 +58,7 @@ def run(main: Coroutine[Any, Any, T], *, grace: float = GRACE_S) -> T:
         try:
             _end_the_rest(loop, grace)
         finally:
+            asyncio.set_event_loop(None)
             loop.close()
 
 
@@ -68,9 +70,9 @@ def _end_the_rest(loop: asyncio.AbstractEventLoop, grace: float) -> None:
     if pending:
         _, stuck = loop.run_until_complete(asyncio.wait(pending, timeout=grace))
     for t in pending:
-        if t.done() and not t.cancelled() and t.exception() is not None:
+        if t.done() and not t.cancelled() and (exc := t.exception()) is not None:
             loop.call_exception_handler(
-                {"message": "unhandled exception while ending the command", "exception": t.exception(), "task": t}
+                {"message": "unhandled exception while ending the command", "exception": exc, "task": t}
             )
     try:
         loop.run_until_complete(asyncio.wait_for(loop.shutdown_asyncgens(), grace))

@@ -1336,7 +1336,7 @@ class Classifier:
         recvValue failed on SocketImpl(…): Connection reset by peer``); a native error's root like a
         library's error line when nothing else fails (1416, 5011). Not one that says torch tries again
         (``The server socket has timed out, will retry.``: a rendezvous waiting for its peers)."""
-        rows = self._history.before(8192).split("\n")
+        rows = self._history.before(8192).rsplit("\n", 3)  # (the message, the stack's head, the end)
         if len(rows) < 3 or not rows[-2].lstrip().startswith(_CPP_STACK):
             return
         ln = self._reparse(rows[-3].rstrip("\r"))
