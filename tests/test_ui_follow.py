@@ -138,7 +138,12 @@ async def test_live_mode_shows_a_tamper_mid_stream_at_once_in_red(tmp_path):
             await _until(pilot, lambda: "TAMPERED" in _bar(screen), seconds=5)
             assert time.monotonic() - written < 1.0  # at once
             assert "TAMPERED at line 26" in _bar(screen) and "on red" in _bar_style(screen)
-            assert any(n.title == "TAMPERED" and "line 26" in n.message for n in app._notifications)
+            # the toast is a posted message, handled a moment after the bar's synchronous update
+            await _until(
+                pilot,
+                lambda: any(n.title == "TAMPERED" and "line 26" in n.message for n in app._notifications),
+                seconds=2,
+            )
             assert eng.count == 29  # shown, but said to be unproven from line 26 on
             fh.write(b"".join(ln + b"\n" for ln in lines[30:]))  # the rest, the seal included
             fh.close()  # the recorder is gone
