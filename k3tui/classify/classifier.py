@@ -345,6 +345,9 @@ class Classifier:
         self._nccl_said: _Root | None = None
         """The last NCCL WARN line before any root: what torch's ``NCCL error: … NCCL_DEBUG=WARN`` refers to."""
         self._vllm = False
+        self._python = False
+        """A Python traceback or exception line was read, even one that is no failure (a request refused,
+        an exception ignored at exit): the text is a program's log, read as the vLLM log it was given as."""
         """Seen the word vllm anywhere (lines without a root or marker may still be a vLLM log)."""
         self._wrap = 0
         """The width a paste hard-wrapped its lines at (a terminal's copy, a pager's, a web form's),
@@ -949,6 +952,7 @@ class Classifier:
             self._error_line(ln, n)  # V0 workers: "Exception in worker …: <error>, Traceback (…):"
         header = self._headers.pop(ln.key, None)
         trace = Trace(ln.key, ln.process, n, quiet=quiet, level=ln.level)
+        self._python = True
         if ln.level == "ERROR" and ln.raw.endswith(ln.body):
             trace.tagged = "rror" in ln.raw[: len(ln.raw) - len(ln.body)].lower()
         if own_header:
@@ -1163,6 +1167,7 @@ class Classifier:
 
     def _candidate(self, ln: Line, n: int, typ: str, msg: str, trace: Trace | None = None) -> None:
         if self._stopped or (typ and (self._refused(ln, msg, trace) or _AT_EXIT.search(msg))):
+            self._python = self._python or bool(typ)
             return
         if self._named is not None and self._root is None and ln.level is None and ln.process is None:
             self._root = self._named  # a quoted message, then another bare one: the first said it
@@ -1580,8 +1585,9 @@ class Classifier:
         return verdict
 
     def _recognised(self) -> bool:
-        """Anything that says this is a vLLM log: the word vllm, a stage past the first line."""
-        return self._vllm or self._timeline.now > 0 or self._n == 0
+        """Anything that says this is a vLLM log: the word vllm, a stage past the first line, or a Python
+        exception's report that is no failure (every other one is a root: a log's, so it is read as one)."""
+        return self._vllm or self._timeline.now > 0 or self._n == 0 or self._python
 
 
 SHARDS = "checkpoint shards:"
