@@ -71,3 +71,80 @@ def test_real_excerpts_that_report_an_exception_and_fail_nowhere_are_none() -> N
     for name in ("2776.log", "2889.log", "4133.log"):
         res = classify_text(issue_text(name))
         assert (res.failed_stage, res.first_exception) == ("none", None), (name, res.evidence)
+
+
+# pytest's report of a failed test: the source of the frame, ``>`` at the failing line, the exception
+# behind ``E`` and the source's indentation, then where it was raised; the short summary at the end
+EXC = st.sampled_from(
+    [
+        ("IndexError", "list index out of range"),
+        ("RuntimeError", "torch.cat(): expected a non-empty list of Tensors"),
+        ("AssertionError", "Scalars are not close!"),
+        ("AttributeError", "'PoolerConfig' object has no attribute 'pooling_norm'"),
+        ("torch.OutOfMemoryError", "CUDA out of memory. Tried to allocate 20.00 MiB"),
+    ]
+)
+LIBRARY = st.sampled_from(
+    ["../vllm/model_executor/models/utils.py", "/usr/lib/python3/dist-packages/vllm/v1/core/sched/scheduler.py"]
+)
+TEST_FILE = st.sampled_from(
+    ["tests/samplers/test_logprobs.py", "tests/model_executor/test_model_load_with_params.py", "conftest.py"]
+)
+
+
+def _pytest_report(exc: tuple[str, str], where: str, indent: int, more: list[str], summary: bool) -> str:
+    pad = " " * indent
+    lines = [
+        "    def run(self, inputs):",
+        f">{pad[1:]}    return self.model(inputs)",
+        f"E{pad}{exc[0]}: {exc[1]}",
+        *[f"E{pad}{m}" if m else f"E{pad}" for m in more],
+        "",
+        f"{where}:{indent * 7 + 12}: {exc[0].rsplit('.', 1)[-1]}",
+    ]
+    if summary:
+        lines += ["=== short test summary info ===", f"FAILED tests/test_x.py::test_y[1] - {exc[0]}: {exc[1]}"]
+    return "\n".join(lines) + "\n"
+
+
+MORE = st.lists(st.sampled_from(["", "Expected -1.39 but got -1.43.", "Absolute difference: 0.03"]), max_size=3)
+
+
+@given(exc=EXC, where=LIBRARY, indent=st.integers(3, 20), more=MORE, summary=st.booleans())
+def test_pytests_exception_raised_in_the_code_under_test_is_the_root(exc, where, indent, more, summary) -> None:  # noqa: ANN001
+    res = classify_text(_pytest_report(exc, where, indent, more, summary))
+    fe = res.first_exception
+    assert fe is not None and f"{exc[0]}: {exc[1]}" in fe.line and fe.line.startswith("E"), res.evidence
+    assert fe.line_number == 3
+
+
+@given(exc=EXC, where=TEST_FILE, indent=st.integers(3, 20), more=MORE, summary=st.booleans())
+def test_an_exception_raised_in_the_tests_own_file_is_its_verdict_not_a_failure(
+    exc, where, indent, more, summary
+) -> None:  # noqa: ANN001
+    res = classify_text(_pytest_report(exc, where, indent, more, summary))
+    assert (res.failed_stage, res.first_exception) == ("none", None), res.evidence
+
+
+@given(exc=EXC, n=st.integers(1, 4))
+def test_pytests_short_summary_alone_names_the_exception(exc, n) -> None:  # noqa: ANN001
+    lines = [f"FAILED tests/models/test_models.py::test_models[{i}-half] - {exc[0]}: {exc[1]}" for i in range(n)]
+    res = classify_text("```\n" + "\n".join(lines) + "\n```\n")
+    fe = res.first_exception
+    assert fe is not None and f"{exc[0]}: {exc[1]}" in fe.line and fe.line_number == 2
+
+
+def test_real_pytest_reports() -> None:
+    roots = {
+        "1721.log": "E       AssertionError: scheduled_new_reqs: 0",  # raised in vllm's scheduler
+        "2852.log": "E       RuntimeError: torch.cat(): expected a non-empty list of Tensors",
+        "2935.log": "E       IndexError: list index out of range",  # the E line and its source only
+        "3994.log": "E   AttributeError: 'dict' object has no attribute 'model_type'",
+        "2902.log": "AssertionError: tensor model parallel group is already initialized",  # the summary only
+    }
+    for name, root in roots.items():
+        fe = classify_text(issue_text(name)).first_exception
+        assert fe is not None and root in fe.line, (name, fe)
+    for name in ("2708.log", "2885.log"):  # assert_close in the test; an attribute the test itself reads
+        res = classify_text(issue_text(name))
+        assert (res.failed_stage, res.first_exception) == ("none", None), (name, res.evidence)

@@ -145,6 +145,18 @@ _TORCH_TAIL = re.compile(
 )
 """The advice torch prints under a CUDA or HIP error, line by line: logged line by line (V0's
 ``engine.py:381``), the error's own line above it is the header of the traceback that follows."""
+_PYTEST_E = re.compile(r"E(?: {2,}(?=\S)| *$)")
+"""pytest's report of a failed test puts ``E`` and the source's indentation before each line of the
+exception it caught (``E       IndexError: list index out of range``)."""
+_PYTEST_AT = re.compile(r"(?P<path>[^\s:]+\.py):\d+: (?P<type>[A-Za-z_][\w.]*)\s*$")
+"""…then where it was raised, after a blank line: ``../vllm/v1/core/sched/scheduler.py:558: AssertionError``."""
+_TEST_FILE = re.compile(r"(?:^|/)(?:tests?/|test_[^/]*\.py$|[^/]*_test\.py$|conftest\.py$)")
+"""A test suite's own file: an exception raised there is the test's verdict (an ``assert`` that a value
+is close), not a failure of the code under test."""
+PYTEST_AT_WITHIN = 3
+"""Lines after a pytest ``E`` line within which its location line is looked for."""
+_PYTEST_FAILED = re.compile(r"FAILED \S+ - (?=[A-Za-z_][\w.]*: )")
+"""pytest's short summary of a failed test, ``FAILED tests/x.py::test_y[p] - AssertionError: msg``."""
 _IGNORED = "Exception ignored in"
 _AT_EXIT = re.compile(r"Python is likely shutting down|(?:after|at|during) interpreter shutdown")
 """CPython's words for an exception raised while the interpreter exits (``sys.meta_path is None, Python
@@ -233,6 +245,8 @@ class _Root:
     goes_on: int = 0
     """Lines a paste wrapped a one-line root's message onto (its stage evidence, not its line)."""
     following: bool = True
+    pytest: bool = False
+    """Read from a pytest ``E`` line: held until pytest says where it was raised (see ``_PYTEST_AT``)."""
     """Still watching for a chained traceback after this root's (every line is read meanwhile:
     the chain sentence carries no prefilter word). The root is announced without waiting for
     it; only the final verdict uses the callers' frames."""
@@ -346,6 +360,8 @@ class Classifier:
         """The last NCCL WARN line before any root: what torch's ``NCCL error: … NCCL_DEBUG=WARN`` refers to."""
         self._vllm = False
         self._python = False
+        self._pytest_e = 0
+        """The last line pytest marked ``E`` (0: none yet)."""
         """A Python traceback or exception line was read, even one that is no failure (a request refused,
         an exception ignored at exit): the text is a program's log, read as the vLLM log it was given as."""
         """Seen the word vllm anywhere (lines without a root or marker may still be a vLLM log)."""
@@ -693,6 +709,7 @@ class Classifier:
     def _one(self, raw: str, n: int) -> None:
         text = self._unindent(raw)
         text = self._unprefix(text)
+        text = self._pytest(text, n)
         ln = parse(text)
         if text is not raw:
             ln.raw = raw.rstrip("\r")  # (the line as printed, indentation and all: what labels quote)
@@ -747,6 +764,33 @@ class Classifier:
         self._maybe_announce(ln, n)
         if self._root is not None and self._root.following:
             self._follow_chain(self._root, ln, n)
+
+    def _pytest(self, text: str, n: int) -> str:
+        """The line without pytest's ``E`` (an exception's line is one again); a root read from one is
+        dropped when pytest then says it was raised in a test's own file; the short summary's
+        ``FAILED … - X: msg`` is read as its exception when no ``E`` line came before (it repeats one
+        if one did)."""
+        if text[:1] == "E" and (m := _PYTEST_E.match(text)) is not None:
+            self._pytest_e = n
+            return text[m.end() :]
+        if text[:7] == "FAILED " and (m := _PYTEST_FAILED.match(text)) is not None:
+            return "" if self._pytest_e else text[m.end() :]  # (after E lines it repeats one of theirs)
+        if not self._pytest_e:
+            return text
+        root = self._root
+        if (
+            root is not None
+            and root.pytest
+            and not root.emitted
+            and n - self._pytest_e <= PYTEST_AT_WITHIN
+            and (at := _PYTEST_AT.match(text)) is not None
+            and at["type"].rsplit(".", 1)[-1] == root.type.rsplit(".", 1)[-1]
+        ):
+            if _TEST_FILE.search(at["path"]):
+                self._root, self._python = None, True  # the test's own verdict: no failure of the code it ran
+            else:
+                root.pytest = False
+        return text
 
     def _cancel_caused(self, cancelled: _Root, ln: Line, n: int) -> None:
         """A cancellation Python chained as the DIRECT cause of the next exception (asyncio's timeout
@@ -1112,6 +1156,7 @@ class Classifier:
     def _new_root(self, ln: Line, n: int, typ: str, msg: str, trace: Trace | None = None) -> _Root:
         root = _Root(ln.raw, n, ln.body, typ, msg, ln.process, ln.key, self._timeline.now)
         root.part = self._part
+        root.pytest = n == self._pytest_e
         root.marks = [(m.stage, m.line) for m in self._timeline.marks]
         if trace is not None:
             root.trace, root.stack, root.numbers = trace, trace.lines, trace.numbers
@@ -1386,6 +1431,8 @@ class Classifier:
         root = self._root
         if root is None or root.emitted:
             return
+        if root.pytest and n - self._pytest_e <= PYTEST_AT_WITHIN:
+            return  # where pytest says it was raised comes next
         if root.wrap is not None:
             trace_over = (
                 root.trace.mode == "closed"
