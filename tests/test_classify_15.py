@@ -148,3 +148,45 @@ def test_real_pytest_reports() -> None:
     for name in ("2708.log", "2885.log"):  # assert_close in the test; an attribute the test itself reads
         res = classify_text(issue_text(name))
         assert (res.failed_stage, res.first_exception) == ("none", None), (name, res.evidence)
+
+
+# a message a wrap cut in two (a terminal, a commit message's 72 columns): the words that place it may
+# straddle the cut, after a quoted name (``module 'x'`` / ``has no attribute``) or inside a reporter's quote
+CONTAINER_MESSAGES = st.sampled_from(
+    [
+        "AttributeError: module 'vllm.model_executor.layers.fused_moe.layer' has no attribute 'FusedMoEFactory'",
+        "AttributeError: '_OpNamespace' '_C_ascend' object has no attribute 'weak_ref_tensor'",
+        "AttributeError: '_OpNamespace' '_C' object has no attribute 'gelu_quick'",
+    ]
+)
+
+
+def _cut(message: str, at: int) -> tuple[str, str]:
+    words = message.split(" ")
+    at = max(2, min(at, len(words) - 1))
+    return " ".join(words[:at]), " ".join(words[at:])
+
+
+@given(msg=CONTAINER_MESSAGES, at=st.integers(2, 12), indent=st.sampled_from(["", "  ", "    "]))
+def test_a_message_wrapped_after_a_quoted_name_or_a_word_is_read_whole(msg, at, indent) -> None:  # noqa: ANN001
+    head, rest = _cut(msg, at)
+    text = f"crashing all the daily tests with:\n\n{indent}{head}\n{indent}{rest}\n"
+    res = classify_text(text)
+    assert res.failed_stage == "container", (head, rest, res.evidence)
+    assert res.first_exception is not None and head.strip() in res.first_exception.line
+
+
+@given(msg=CONTAINER_MESSAGES, at=st.integers(2, 12), after=st.sampled_from(["", " is raised.", " when it starts."]))
+def test_a_quote_in_a_sentence_that_a_wrap_cut_is_read_to_its_closing_mark(msg, at, after) -> None:  # noqa: ANN001
+    head, rest = _cut(msg, at)
+    text = f"When running the code, the error `{head}\n{rest}`{after} Let's pin the version.\n"
+    res = classify_text(text)
+    assert res.failed_stage == "container", (head, rest, res.evidence)
+
+
+def test_real_messages_cut_by_a_wrap() -> None:
+    # 3966: `module '…layer'` / `has no attribute` on two indented lines of a commit message; 3855: the same
+    # after a cut vLLM prefix; 3995: a quote of the Ascend ops' namespace cut by the commit message's wrap
+    for name in ("3966.log", "3855.log", "3995.log"):
+        res = classify_text(issue_text(name))
+        assert res.failed_stage == "container", (name, res.evidence)

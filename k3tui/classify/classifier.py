@@ -129,10 +129,10 @@ _FAILURE_WORDS = re.compile(
 _CHAINED = re.compile(r"(?:The above exception was the direct cause|During handling of the above exception)")
 _FIELD = re.compile(r"^[A-Za-z_][\w.\[\]]*$")
 """The field a pydantic error names on its own line, between its header and its ``Input should …``."""
-_MID_SENTENCE = re.compile(r"(?:,|\b[a-z]+)$")
-"""A message line that stops mid-sentence: a comma or a lowercase word last (no full stop, no bracket)."""
-_GOES_ON = re.compile(r"[a-z0-9(]")
-"""A line that continues a sentence: a lowercase word, a number, a bracket first (not a new message)."""
+_MID_SENTENCE = re.compile(r"""(?:,|\b[a-z]+|\w['"])$""")
+"""A message line that stops mid-sentence: a comma, a lowercase word or a quoted name last (``module 'vllm.x'`` before ``has no attribute 'Y'``; no full stop, no bracket)."""
+_GOES_ON = re.compile(r"[a-z0-9('_]")
+"""A line that continues a sentence: a lowercase word, a number, a bracket, a quoted name first (not a new message)."""
 MESSAGE_GOES_ON = 3
 """At most so many lines of a one-line root's wrapped message are read as its own."""
 _PY_WARNING = re.compile(r"\b[A-Z]\w*Warning: ")
@@ -157,6 +157,9 @@ PYTEST_AT_WITHIN = 3
 """Lines after a pytest ``E`` line within which its location line is looked for."""
 _PYTEST_FAILED = re.compile(r"FAILED \S+ - (?=[A-Za-z_][\w.]*: )")
 """pytest's short summary of a failed test, ``FAILED tests/x.py::test_y[p] - AssertionError: msg``."""
+_QUOTE_REST = re.compile(r"""([a-z0-9(_'][^`"”]*)[`"”]""")
+"""The rest of a quoted message a wrap moved to the next line, up to the closing mark (a lowercase word,
+a number, a name first: the sentence goes on)."""
 _IGNORED = "Exception ignored in"
 _AT_EXIT = re.compile(r"Python is likely shutting down|(?:after|at|during) interpreter shutdown")
 """CPython's words for an exception raised while the interpreter exits (``sys.meta_path is None, Python
@@ -246,6 +249,8 @@ class _Root:
     """Lines a paste wrapped a one-line root's message onto (its stage evidence, not its line)."""
     following: bool = True
     pytest: bool = False
+    wrapped: bool = False
+    """A quote in a sentence that the line's wrap cut: the next line holds the rest of its message."""
     """Read from a pytest ``E`` line: held until pytest says where it was raised (see ``_PYTEST_AT``)."""
     """Still watching for a chained traceback after this root's (every line is read meanwhile:
     the chain sentence carries no prefilter word). The root is announced without waiting for
@@ -715,6 +720,11 @@ class Classifier:
             ln.raw = raw.rstrip("\r")  # (the line as printed, indentation and all: what labels quote)
         if ln.body[-1:] in (" ", "\t") and ln.body.strip():
             ln.body = ln.body.rstrip(" \t")  # a terminal's copy pads lines with spaces: they say nothing
+        if (named := self._named) is not None and named.wrapped:
+            named.wrapped = False
+            if n == named.n + 1 and ln.level is None and (rest := _QUOTE_REST.match(ln.body.strip())):
+                named.stack.append(rest.group(1))  # the quoted message's rest: its evidence, not its line
+                named.numbers.append(n)
         if n <= HEAD_LINES and not self._vllm and (ln.level is not None or _VLLM_LINE.search(raw)):
             self._vllm = True  # a logger's line (vLLM, uvicorn, NCCL, glog), or vLLM's quoted in prose
         if n == 1:
@@ -951,6 +961,8 @@ class Classifier:
             ):
                 # the reporter's sentence quotes the exception: the root only if the log itself names none
                 self._named = self._new_root(ln, n, _quoted_type(q), _quoted_msg(q))
+                self._named.wrapped = q.group(0)[-1:] not in ("`", '"', "”", ")")  # the line ends inside the quote
+                self._named.body = f"{_quoted_type(q)}: {_quoted_msg(q)}"  # what it says, not the sentence around
             elif (
                 n <= HEAD_LINES
                 and ln.level is None
