@@ -190,3 +190,45 @@ def test_real_messages_cut_by_a_wrap() -> None:
     for name in ("3966.log", "3855.log", "3995.log"):
         res = classify_text(issue_text(name))
         assert res.failed_stage == "container", (name, res.evidence)
+
+
+# an out-of-memory error is met at the engine's set-up (profiling, the KV cache, graph capture) and while
+# serving (a long batch): with nothing else, the set-up; the reporter's words of serving say otherwise,
+# as they do for a root no rule places (the wording outranks an exception's type, issue 13's order)
+OOM = st.sampled_from(
+    [
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 426.00 MiB. GPU 0 has a total capacity of 79.19 GiB",
+        "RuntimeError: CUDA driver error: out of memory",
+        "OutOfMemoryError: CUDA out of memory. Tried to allocate 1.86 GiB.",
+    ]
+)
+SERVING_WORDS = st.sampled_from(
+    [
+        "After running for {n} minutes under load the server dies with:",
+        "It crashes as soon as I send {n} concurrent requests to the server:",
+        "When the benchmark sends {n} requests, inference fails with:",
+    ]
+)
+STARTUP_WORDS = st.sampled_from(
+    ["At start-up, right after the model's weights, it fails with:", "It fails in the warm-up of {n} tokens:", ""]
+)
+
+
+@given(oom=OOM, prose=SERVING_WORDS, n=st.integers(2, 512))
+def test_an_oom_in_an_excerpt_that_talks_of_serving_is_runtime(oom, prose, n) -> None:  # noqa: ANN001
+    res = classify_text(f"{prose.format(n=n)}\n```\n{oom}\n```\n")
+    assert res.failed_stage == "runtime", res.evidence
+    assert res.evidence is not None and "while serving" in res.evidence.why
+
+
+@given(oom=OOM, prose=STARTUP_WORDS, serving=st.booleans(), n=st.integers(2, 512))
+def test_an_oom_with_a_start_ups_words_or_none_is_the_engines_set_up(oom, prose, serving, n) -> None:  # noqa: ANN001
+    talk = prose.format(n=n) + (" The server then never answers requests." if serving and prose else "")
+    res = classify_text(f"{talk}\n```\n{oom}\n```\n")
+    assert res.failed_stage == "engine", res.evidence
+
+
+def test_real_ooms_reported_while_serving() -> None:
+    for name in ("2194.log", "2784.log"):
+        res = classify_text(issue_text(name))
+        assert res.failed_stage == "runtime", (name, res.evidence)
