@@ -73,6 +73,7 @@ KNOWN_MISSES = {
     "vllm-issues/2935.log": "pytest's 'E' line read, root right; nothing in the five lines places it (engine by default; label runtime)",
     "vllm-issues/2944.log": "Triton disabled for 0 active drivers is at INFO; the later triton.language error is taken",
     "vllm-issues/2945.log": "a viewer's reversed traceback: its exception line first; the label says the server went on",
+    "vllm-issues/2784.log": "an OOM under speculative decoding quoted with a notebook's traceback: that it was serving is in the thread",
     "vllm-issues/2793.log": "the label quotes V0's logged message line; the classifier the AttributeError line with the same text",
     "vllm-issues/2796.log": "argparse's _StoreAction refusing a keyword while the front end builds its parser: frames say config, the label api",
     "vllm-issues/2798.log": "a Mistral tokenizer without an attribute: the weights' words beat the engine frames the label reads",
@@ -266,6 +267,7 @@ KNOWN_MISSES = {
     "vllm-issues/2176.log": "V0's engine logging 'No module named …' without the exception's type under markers of the device: an import's words are the weakest evidence",
     "vllm-issues/2177.log": "the LoRA loader's 'support for this model may be added in the future' quoted alone: weights by the label, the words read as the config",
     "vllm-issues/2183.log": "a plugin's ModuleNotFoundError (vllm.transformers_utils.tokenizer) labelled none (the thread: the server went on); its import frames say container",
+    "vllm-issues/2194.log": "an OOM re-logged by Xinference with nothing in the excerpt saying requests were being served",
     "vllm-issues/2199.log": "a broadcast_shapes ValueError from the engine core: that it came with a long request is in the thread",
     "vllm-issues/2207.log": "Ascend CANN's device assertion and DumpHead lines with no vLLM word: taken for not a vLLM log",
     "vllm-issues/2221.log": "'module torch has no attribute nvfp4' quoted alone: an API mismatch reads as the image's, the label (after ready) rests on the issue's title",
@@ -376,7 +378,6 @@ KNOWN_MISSES = {
     "vllm-issues/5653.log": "nothing in the log names a layer, nor talks of serving: assumed the engine's set-up (engine; label weights)",
     "vllm-issues/5662.log": "nothing in the log names a layer, nor talks of serving: assumed the engine's set-up (engine; label runtime)",
     "vllm-issues/5665.log": "nothing in the log names a layer, nor talks of serving: assumed the engine's set-up (engine; label weights)",
-    "vllm-issues/335.log": "the root's message says 'OutOfMemoryError', and the log's words are a server's ('sample'), none a start-up's: while serving (runtime; label engine)",
 }
 
 

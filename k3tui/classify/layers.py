@@ -114,12 +114,7 @@ def _message(rules: Rules, ev: Evidence, strength: str) -> Verdict | None:
         if m := rule.match.search(ev.text):
             conf = {"strong": "high", "startup": "high", "firm": "high", "medium": "medium"}.get(strength, "low")
             kind = "message" if strength != "weak" else "exception-type"
-            why = f"the root's message says {m.group(0)!r}"
-            if strength == "weak" and rule.stage == "engine" and ev.talk is not None and ev.talk[0] == "serving":
-                # a type met at the engine's set-up and while serving (an OOM): the log's words say which
-                why += f", and the log's words are a server's ({ev.talk[1]!r}), none a start-up's: while serving"
-                return Verdict("runtime", kind, (ev.line,), conf, why)
-            return Verdict(rule.stage, kind, (ev.line,), conf, why)
+            return Verdict(rule.stage, kind, (ev.line,), conf, f"the root's message says {m.group(0)!r}")
     return None
 
 
