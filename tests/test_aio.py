@@ -95,3 +95,25 @@ except KeyboardInterrupt:
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=20)
     assert out.strip() == "interrupted", err
+
+
+def test_every_command_runs_its_loop_through_aio() -> None:
+    """No command of the CLI starts its event loop with ``asyncio.run``: each is one an operator may
+    interrupt (connect, freeze, check, sign, replay --follow, ladder, bisect, demo)."""
+    import ast
+    from pathlib import Path
+
+    import k3tui.commands
+
+    folder = Path(k3tui.commands.__file__).parent
+    users, offenders = [], []
+    for path in sorted(folder.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "run":
+                owner = node.func.value
+                if isinstance(owner, ast.Name) and owner.id == "asyncio":
+                    offenders.append(f"{path.name}:{node.lineno}")
+                elif isinstance(owner, ast.Name) and owner.id == "aio":
+                    users.append(path.stem)
+    assert not offenders, offenders
+    assert {"connect", "freeze", "check", "sign", "replay_follow", "ladder", "bisect", "demo"} <= set(users)

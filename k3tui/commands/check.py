@@ -8,9 +8,9 @@ run), 2 when none failed but some could not run.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 
+from .. import aio
 from ..profile import load_profile
 from ..scene.checks import check_baseline, exit_status
 from ._common import add_record_option, add_target_options
@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
         if args.scene:
             scenes, unreachable = [_load_scene(p) for p in args.scene], {}
         else:
-            outcome = asyncio.run(freeze_target(args, emit, reason="baseline-check"))
+            outcome = aio.run(freeze_target(args, emit, reason="baseline-check"))
             scenes, unreachable = outcome.scenes, outcome.unreachable
         verdicts = check_baseline(scenes, profile) if scenes else []
         for v in verdicts:

@@ -17,6 +17,7 @@ import asyncio
 import sys
 from typing import Any
 
+from .. import aio
 from ..textsafe import neutralise
 from ._common import add_record_option, add_target_options
 
@@ -43,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
         targets = parse_group(args.target)
     recorder = _recorder(args, [t.alias for t in targets])
     try:
-        code = asyncio.run(_session(args, targets, recorder.emit if recorder else None))
+        code = aio.run(_session(args, targets, recorder.emit if recorder else None))
     finally:
         if recorder is not None:
             recorder.close()

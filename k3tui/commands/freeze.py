@@ -7,11 +7,11 @@ and, with ``--json``, as one JSON object (a list of objects for a group of hosts
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 
 import msgspec
 
+from .. import aio
 from ..scene.diff import odd_lines, odd_nodes
 from ..scene.logscan import REQUEST, ROOT_NAMED
 from ..scene.session import add_scene_target_options, freeze_target, recorder_for, reject_inventory
@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     told = ROOT_NAMED.set(_say_root)
     try:
         with recorder_for(args) as rec:
-            outcome = asyncio.run(freeze_target(args, rec.emit if rec else None))
+            outcome = aio.run(freeze_target(args, rec.emit if rec else None))
     finally:
         ROOT_NAMED.reset(told)
         REQUEST.reset(token)

@@ -10,10 +10,10 @@ recording: its end (sealed, or the recorder killed) and the same ``result:`` lin
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from typing import Any, TextIO
 
+from .. import aio
 from ..errors import UsageError
 
 READ_ONLY = "LIVE — following (read-only: sends nothing to any host)"
@@ -41,7 +41,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run_headless(args: argparse.Namespace) -> int:
     """Follow to the end of the recording, printing; returns the exit status."""
-    return asyncio.run(_main(args, sys.stdout))
+    return aio.run(_main(args, sys.stdout))
 
 
 def run_screen(args: argparse.Namespace) -> int:

@@ -9,7 +9,8 @@ The work is in :mod:`k3tui.signature`.
 from __future__ import annotations
 
 import argparse
-import asyncio
+
+from .. import aio
 
 HELP = "sign a closed session with your SSH key (agent or key file), in OpenSSH's SSHSIG format"
 
@@ -28,6 +29,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..signature import sign_session
 
-    out = asyncio.run(sign_session(args.session, args.key, force=args.force))
+    out = aio.run(sign_session(args.session, args.key, force=args.force))
     print(f"signed: {out} (check: k3tui verify {args.session} --signer ALLOWED_SIGNERS)")
     return 0
