@@ -190,3 +190,45 @@ def test_real_messages_cut_by_a_wrap() -> None:
     for name in ("3966.log", "3855.log", "3995.log"):
         res = classify_text(issue_text(name))
         assert res.failed_stage == "container", (name, res.evidence)
+
+
+# vLLM's platform plugins and forks keep its package's layout (vllm_ascend/worker/…,
+# aphrodite/modeling/…): their frames are placed as vLLM's own are
+FRAMES = st.sampled_from(
+    [
+        ("model_executor/model_loader/default_loader.py", "load_weights", "weights"),
+        ("distributed/parallel_state.py", "init_distributed_environment", "engine"),
+        ("v1/core/sched/scheduler.py", "schedule", "runtime"),
+        ("platforms/cuda.py", "get_device_capability", "device"),
+        ("compilation/backends.py", "compile", "engine"),
+        ("config/model.py", "_verify_quantization", "config"),
+    ]
+)
+PACKAGE = st.sampled_from(["vllm_ascend", "vllm_gaudi", "vllm_hpu_extension", "aphrodite"])
+EXCEPTIONS = st.sampled_from(["RuntimeError: something failed", "ValueError: bad value 7", "AssertionError"])
+
+
+def _traceback(package: str, frame: tuple[str, str, str], exc: str) -> str:
+    path, func, _stage = frame
+    return (
+        "Traceback (most recent call last):\n"
+        '  File "/usr/lib/python3.11/threading.py", line 1045, in _bootstrap_inner\n'
+        "    self.run()\n"
+        f'  File "/usr/local/lib/python3.11/site-packages/{package}/{path}", line 120, in {func}\n'
+        "    do_it()\n"
+        f"{exc}\n"
+    )
+
+
+@given(package=PACKAGE, frame=FRAMES, exc=EXCEPTIONS)
+def test_a_plugins_or_forks_frame_is_placed_as_vllms_own(package, frame, exc) -> None:  # noqa: ANN001
+    own = classify_text(_traceback("vllm", frame, exc))
+    theirs = classify_text(_traceback(package, frame, exc))
+    assert own.failed_stage == frame[2], own.evidence
+    assert (theirs.failed_stage, theirs.evidence.rule) == (own.failed_stage, "frames"), theirs.evidence
+
+
+def test_real_plugin_frames() -> None:
+    # 3751: vllm_ascend's model runner synchronising the NPU after a step (the sampler's work): serving
+    res = classify_text(issue_text("3751.log"))
+    assert (res.failed_stage, res.evidence.rule) == ("runtime", "frames"), res.evidence

@@ -356,7 +356,6 @@ KNOWN_MISSES = {
     "vllm-issues/2735.log": "nothing in the log names a layer, nor talks of serving: assumed the engine's set-up (engine; label runtime)",
     "vllm-issues/2879.log": "nothing in the log names a layer, nor talks of serving: assumed the engine's set-up (engine; label runtime)",
     "vllm-issues/3000.log": "nothing in the log names a layer; its words are a server's ('request'), none a start-up's: assumed it failed while serving (runtime; label engine)",
-    "vllm-issues/3751.log": "nothing in the log names a layer; its words are a start-up's ('capture'): assumed the engine's set-up (engine; label runtime)",
     "vllm-issues/3775.log": "nothing in the log names a layer, nor talks of serving: assumed the engine's set-up (engine; label runtime)",
     "vllm-issues/3800.log": "nothing in the log names a layer, nor talks of serving: assumed the engine's set-up (engine; label runtime)",
     "vllm-issues/3904.log": "nothing in the log names a layer, nor talks of serving: assumed the engine's set-up (engine; label runtime)",

@@ -151,7 +151,8 @@ def _import_chain(ev: Evidence) -> Verdict | None:
     return Verdict("container", "frames", (n,), "high", "the root's stack ends in an import (module-level frames)")
 
 
-_VLLM_FILE = re.compile(r"(?:^|/)vllm/")
+_VLLM_FILE = re.compile(r"(?:^|/)(?:vllm|vllm_\w+|aphrodite)/")
+"""A file of vLLM, of a platform plugin of its (vllm_ascend, vllm_gaudi …) or of a fork (aphrodite)."""
 
 
 def _entry_only(rules: Rules, ev: Evidence) -> Verdict | None:
