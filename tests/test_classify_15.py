@@ -232,3 +232,56 @@ def test_real_plugin_frames() -> None:
     # 3751: vllm_ascend's model runner synchronising the NPU after a step (the sampler's work): serving
     res = classify_text(issue_text("3751.log"))
     assert (res.failed_stage, res.evidence.rule) == ("runtime", "frames"), res.evidence
+
+
+# V0's engine logs an exception's message, then its traceback (``logger.exception``): the message's line is
+# the same failure's first line, reported beside the root as its context
+MESSAGES = st.sampled_from(
+    [
+        (
+            "TypeError",
+            "Received a CachedWhisperTokenizerFast for argument tokenizer, but a WhisperTokenizer was expected.",
+        ),
+        ("AttributeError", "'MiniCPMOProcessor' object has no attribute 'get_audio_placeholder'"),
+        ("ValueError", "The model's max seq len (32768) is larger than the maximum number of tokens"),
+    ]
+)
+PREFIXES = st.sampled_from(["ERROR 07-09 02:09:12 [engine.py:458] ", "ERROR 02-06 18:02:00 engine.py:387] "])
+
+
+@given(message=MESSAGES, prefix=PREFIXES, frames=st.integers(1, 4))
+def test_the_message_a_logger_printed_before_its_traceback_is_the_roots_context(message, prefix, frames) -> None:  # noqa: ANN001
+    typ, msg = message
+    lines = [f"{prefix}{msg}", f"{prefix}Traceback (most recent call last):"]
+    for i in range(frames):
+        lines += [
+            f'{prefix}  File "/usr/lib/python3/dist-packages/vllm/engine/m{i}.py", line {10 + i}, in run_{i}',
+            f"{prefix}    step()",
+        ]
+    lines.append(f"{prefix}{typ}: {msg}")
+    res = classify_text("\n".join(lines) + "\n")
+    fe = res.first_exception
+    assert fe is not None and fe.line == lines[-1] and fe.context == lines[0]
+
+
+@given(message=MESSAGES, prefix=PREFIXES)
+def test_a_header_that_says_something_else_is_no_context(message, prefix) -> None:  # noqa: ANN001
+    typ, msg = message
+    lines = [
+        f"{prefix}Error executing method 'start_worker_execution_loop'. This might cause deadlock in distributed execution.",
+        f"{prefix}Traceback (most recent call last):",
+        f'{prefix}  File "/usr/lib/python3/dist-packages/vllm/worker/worker_base.py", line 10, in execute_method',
+        f"{prefix}    step()",
+        f"{prefix}{typ}: {msg}",
+    ]
+    fe = classify_text("\n".join(lines) + "\n").first_exception
+    assert fe is not None and fe.line == lines[-1] and fe.context is None
+
+
+def test_real_headers_logged_before_their_tracebacks() -> None:
+    for name, said in (
+        ("2556.log", "[engine.py:458] Received a CachedWhisperTokenizerFast"),
+        ("2793.log", "engine.py:387] 'MiniCPMOProcessor' object has no attribute"),
+    ):
+        fe = classify_text(issue_text(name)).first_exception
+        assert fe is not None and fe.context is not None and said in fe.context, (name, fe)

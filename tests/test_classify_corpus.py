@@ -74,7 +74,6 @@ KNOWN_MISSES = {
     "vllm-issues/2944.log": "Triton disabled for 0 active drivers is at INFO; the later triton.language error is taken",
     "vllm-issues/2945.log": "a viewer's reversed traceback: its exception line first; the label says the server went on",
     "vllm-issues/2784.log": "an OOM under speculative decoding quoted with a notebook's traceback: that it was serving is in the thread",
-    "vllm-issues/2793.log": "the label quotes V0's logged message line; the classifier the AttributeError line with the same text",
     "vllm-issues/2796.log": "argparse's _StoreAction refusing a keyword while the front end builds its parser: frames say config, the label api",
     "vllm-issues/2798.log": "a Mistral tokenizer without an attribute: the weights' words beat the engine frames the label reads",
     "vllm-issues/2739.log": "ROCm's queue abort is printed before the device-side assertion the label takes",

@@ -1593,7 +1593,7 @@ class Classifier:
         verdict = self._serving(root, self._unfinished(root, verdict))
         stage = verdict.stage
         res.failed_stage = stage
-        res.first_exception = FirstException(root.raw, root.n, _stack(root), root.process, root.context)
+        res.first_exception = FirstException(root.raw, root.n, _stack(root), root.process, _context(root))
         res.oom_root_cause = self._oom_flag()
         res.exception_type = root.type
         res.signature = make_signature(stage, root.type, root.message)
@@ -1718,6 +1718,18 @@ def _parts(lines: list[str]):
 def _field_error(body: str) -> bool:
     """Pydantic's line for one field (``Value error, … [type=value_error, …]``), wherever it starts."""
     return body.startswith("Value error, ") or "[type=" in body
+
+
+def _context(root: _Root) -> str | None:
+    """The line reported beside the root: the wrapper it was unwrapped from, or else the line a logger
+    printed its message on right before its traceback (V0's ``ERROR … [engine.py:458] <message>``, then
+    ``Traceback …``, then ``TypeError: <message>``): the same failure's first line."""
+    if root.context is not None or root.header is None:
+        return root.context
+    said, at = root.header[0].strip(), root.header[1]
+    if len(said) < 12 or said not in root.body:
+        return None
+    return next((x for x, k in zip(root.stack, root.numbers, strict=False) if k == at), None)
 
 
 def _stack(root: _Root) -> list[str]:
