@@ -285,3 +285,58 @@ def test_real_headers_logged_before_their_tracebacks() -> None:
     ):
         fe = classify_text(issue_text(name)).first_exception
         assert fe is not None and fe.context is not None and said in fe.context, (name, fe)
+
+
+# a package a layer imports where it first needs it (a kernel library, a quantisation back-end): missing
+# or broken, it is the image's fault, whatever layer's frames imported it; not once the API was serving,
+# nor a model's own remote code (transformers_modules: the weights)
+IMPORTS = st.sampled_from(
+    [
+        "ModuleNotFoundError: No module named 'bitsandbytes'",
+        "ModuleNotFoundError: No module named 'triton.language.target_info'",
+        "ImportError: cannot import name 'get_cache_key' from 'triton.runtime.cache'",
+        "ModuleNotFoundError: No module named 'intel_extension_for_pytorch'",
+    ]
+)
+LAYER_FRAMES = st.sampled_from(
+    [
+        ("model_executor/layers/quantization/bitsandbytes.py", "__init__", "weights"),
+        ("v1/worker/gpu_model_runner.py", "profile_run", "engine"),
+        ("v1/worker/gpu_model_runner.py", "execute_model", "runtime"),
+    ]
+)
+
+
+@given(exc=IMPORTS, frame=LAYER_FRAMES)
+def test_a_package_a_layer_could_not_import_is_the_image(exc, frame) -> None:  # noqa: ANN001
+    res = classify_text(_traceback("vllm", frame, exc))
+    assert (res.failed_stage, res.evidence.rule) == ("container", "frames"), res.evidence
+    assert frame[1] in res.evidence.why
+
+
+@given(frame=LAYER_FRAMES)
+def test_a_models_remote_code_that_could_not_be_imported_stays_its_layers(frame) -> None:  # noqa: ANN001
+    exc = "ModuleNotFoundError: No module named 'transformers_modules.deepseek-ai.DeepSeek-V2'"
+    assert classify_text(_traceback("vllm", frame, exc)).failed_stage != "container"
+
+
+@given(exc=IMPORTS, func=st.sampled_from(["fastsafetensors_weights_iterator", "load_weights", "_prepare_weights"]))
+def test_a_load_formats_library_the_model_loader_could_not_import_is_the_weights(exc, func) -> None:  # noqa: ANN001
+    res = classify_text(_traceback("vllm", ("model_executor/model_loader/weight_utils.py", func, "weights"), exc))
+    assert res.failed_stage == "weights", res.evidence
+
+
+@given(exc=IMPORTS, frame=LAYER_FRAMES)
+def test_an_import_that_failed_once_the_api_served_is_not_the_image(exc, frame) -> None:  # noqa: ANN001
+    ready = 'INFO:     Application startup complete.\nINFO:     127.0.0.1:5000 - "POST /v1/chat/completions HTTP/1.1" 200 OK\n'
+    res = classify_text(ready + _traceback("vllm", frame, exc))
+    assert res.failed_stage != "container", res.evidence
+
+
+def test_real_packages_a_layer_could_not_import() -> None:
+    # 2683: IPEX imported by the model runner of an offline generate(); 4748: triton's cache key by the
+    # model registry's subprocess; 4750: triton's target_info by mxfp4's weight processing; 5015:
+    # bitsandbytes by its quantisation config
+    for name in ("2683.log", "4748.log", "4750.log", "5015.log"):
+        res = classify_text(issue_text(name))
+        assert (res.failed_stage, res.evidence.rule) == ("container", "frames"), (name, res.evidence)

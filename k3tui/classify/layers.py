@@ -91,7 +91,7 @@ def decide(rules: Rules, ev: Evidence) -> Verdict:
     return (
         _message(rules, ev, "strong")
         or (None if _ready(ev) is not None else _message(rules, ev, "startup"))
-        or _frames(rules, ev)
+        or _import_failure(rules, ev, _frames(rules, ev))
         or _import_chain(ev)
         or _entry_only(rules, ev)
         or _message(rules, ev, "firm")
@@ -116,6 +116,29 @@ def _message(rules: Rules, ev: Evidence, strength: str) -> Verdict | None:
             kind = "message" if strength != "weak" else "exception-type"
             return Verdict(rule.stage, kind, (ev.line,), conf, f"the root's message says {m.group(0)!r}")
     return None
+
+
+_IMPORT_FAILED = re.compile(r"^\s*(?:[\w.]+\.)?(?:ImportError|ModuleNotFoundError)\b")
+_LOADER = re.compile(r"/(?:vllm|vllm_\w+|aphrodite)/model_executor/model_loader/")
+"""vLLM's model loader: what it imports there is a load format's library."""
+
+
+def _import_failure(rules: Rules, ev: Evidence, placed: Verdict | None) -> Verdict | None:
+    """``placed`` (the frames' verdict), unless they place in another layer a package that could not be
+    imported there: a layer that imports one where it first needs it (a kernel library, a quantisation
+    back-end) found it missing or broken, the image's fault whatever layer it was. Not a load
+    format's library, which the model loader imports itself (a load format is the weights'). Not once the API was serving (a
+    request needed it), nor when a message names another layer (a model's own remote code,
+    ``transformers_modules``: the weights)."""
+    if placed is None or placed.stage == "container" or ev.native or not _IMPORT_FAILED.match(ev.text):
+        return placed
+    if _ready(ev) is not None or any(r.stage != "container" and r.match.search(ev.text) for r in rules.stage_rules):
+        return placed
+    own = [path for _i, (path, _f) in frames(ev.stack) if _VLLM_FILE.search(path)]
+    if own and _LOADER.search(own[-1]):
+        return placed  # the model loader imports a load format's library (fastsafetensors, runai): the weights'
+    why = f"a package could not be imported ({placed.why}): the image, whatever layer imported it"
+    return Verdict("container", "frames", placed.lines, "high", why)
 
 
 def _frames(rules: Rules, ev: Evidence) -> Verdict | None:
