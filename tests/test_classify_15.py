@@ -340,3 +340,28 @@ def test_real_packages_a_layer_could_not_import() -> None:
     for name in ("2683.log", "4748.log", "4750.log", "5015.log"):
         res = classify_text(issue_text(name))
         assert (res.failed_stage, res.evidence.rule) == ("container", "frames"), (name, res.evidence)
+
+
+# a request handler's refusal logged as a header, then its traceback cut by the end of the paste:
+# the cut traceback is that request's, not a root
+REFUSALS = st.sampled_from(
+    [
+        "ERROR 11-11 21:14:55 serving_chat.py:158] jinja2.exceptions.TemplateSyntaxError: expected token 'end of print statement', got 'name'",
+        "(APIServer pid=7) ERROR 05-02 10:00:01 [serving_chat.py:222] Error in preprocessing prompt inputs: chat template is not set",
+    ]
+)
+
+
+@given(header=REFUSALS, frames=st.integers(1, 3), literal_newline=st.booleans())
+def test_a_refusals_traceback_cut_by_the_pastes_end_is_no_root(header, frames, literal_newline) -> None:  # noqa: ANN001
+    prefix = header[: header.index("] ") + 2]
+    lines = [header + ("\\n" if literal_newline else "")]
+    lines += [f'{prefix}File "<unknown>", line {27 + i}, in template' for i in range(frames)]
+    res = classify_text("```\n" + "\n".join(lines) + "\n")
+    assert (res.failed_stage, res.first_exception) == ("none", None), res.evidence
+
+
+def test_real_refusal_with_its_traceback_cut() -> None:
+    # 1515: RunPod's log viewer; the chat template fails to render on each request, the server goes on
+    res = classify_text(issue_text("1515.log"))
+    assert (res.failed_stage, res.first_exception) == ("none", None), res.evidence

@@ -204,7 +204,6 @@ KNOWN_MISSES = {
     "vllm-issues/1427.log": "the CPU image refusing V1 ('VLLM_USE_V1=1 is not supported with device type=cpu'): the markers say the platform was being set up (device), the label says config",
     "vllm-issues/1431.log": "'Required aspect fp64 is not supported on the devic': the stored copy cut the word that names the layer",
     "vllm-issues/1510.log": "KeyError('invalid tool call parser: openai') with one frame: the frontend's tool-parser set-up (api) is in the thread, nothing in the line names a layer",
-    "vllm-issues/1515.log": "RunPod's viewer splits each line and keeps a literal \\n: the chat template's per-request 400 is not recognised as a request-level error, so a 'none' log is given the template error",
     "vllm-issues/1716.log": "torch's segfault handler with no frames kept (the KV-offload swap is in the thread): a native crash nothing places reads as the engine",
     "vllm-issues/1718.log": "torch's segfault handler over swap_blocks (KV offload): a native crash; that it happened while serving is in the thread",
     "vllm-issues/1615.log": "two shell errors in an apptainer session: 'python3: command not found' comes first and is taken; the label takes vllm's 'bad interpreter' line",
@@ -372,6 +371,12 @@ KNOWN_MISSES = {
     "vllm-issues/5653.log": "nothing in the log names a layer, nor talks of serving: assumed the engine's set-up (engine; label weights)",
     "vllm-issues/5662.log": "nothing in the log names a layer, nor talks of serving: assumed the engine's set-up (engine; label runtime)",
     "vllm-issues/5665.log": "nothing in the log names a layer, nor talks of serving: assumed the engine's set-up (engine; label weights)",
+    "vllm-issues/5704.log": "the root's message says 'OutOfMemoryError' (engine; label runtime)",
+    "vllm-issues/5705.log": "the root's message says 'No platform detected' (device; label container)",
+    "vllm-issues/5706.log": "another line taken as the root ('(APIServer pid=1) Traceback (most recent call last):'); stage right",
+    "vllm-issues/5707.log": "no root failure in the log (none; label api)",
+    "vllm-issues/5726.log": "the root's stack runs through a call to determine_num_available_blocks (engine; label weights)",
+    "vllm-issues/5736.log": "no root failure in the log (none; label runtime)",
 }
 
 

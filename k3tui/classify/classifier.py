@@ -1096,8 +1096,10 @@ class Classifier:
             if not at_end or not trace.lines:
                 return None
             head, hn = self._reparse(trace.lines[0]), trace.numbers[0]
-        elif self._rules.consequence.search(trace.header[0].body):
-            return None
+        elif self._rules.consequence.search(trace.header[0].body) or self._refused(
+            trace.header[0], trace.header[0].body
+        ):
+            return None  # (a header that is one request refused: its cut traceback is that request's)
         else:
             head, hn = trace.header
         typ = (ipython_type(head.raw) or "") if head.body == TB_HEAD else ""  # (IPython's head names the type)
