@@ -365,3 +365,14 @@ def test_real_refusal_with_its_traceback_cut() -> None:
     # 1515: RunPod's log viewer; the chat template fails to render on each request, the server goes on
     res = classify_text(issue_text("1515.log"))
     assert (res.failed_stage, res.first_exception) == ("none", None), res.evidence
+
+
+@given(
+    model=st.sampled_from(["Qwen/Qwen2.5-VL-7B-Instruct", "moonshotai/Kimi-K3", "deepseek-ai/DeepSeek-V3"]),
+    rev=st.sampled_from(["main", "v1.0", "refs/pr/12"]),
+    frame=LAYER_FRAMES,
+)
+def test_a_hub_with_no_such_revision_is_the_weights_wherever_it_was_asked(model, rev, frame) -> None:  # noqa: ANN001
+    exc = f"ValueError: The model: {model} has no revision: {rev} !"
+    res = classify_text(_traceback("vllm", frame, exc))
+    assert res.failed_stage == "weights", res.evidence

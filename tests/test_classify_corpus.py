@@ -375,7 +375,6 @@ KNOWN_MISSES = {
     "vllm-issues/5705.log": "the root's message says 'No platform detected' (device; label container)",
     "vllm-issues/5706.log": "another line taken as the root ('(APIServer pid=1) Traceback (most recent call last):'); stage right",
     "vllm-issues/5707.log": "no root failure in the log (none; label api)",
-    "vllm-issues/5726.log": "the root's stack runs through a call to determine_num_available_blocks (engine; label weights)",
     "vllm-issues/5736.log": "no root failure in the log (none; label runtime)",
 }
 
