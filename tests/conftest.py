@@ -7,6 +7,12 @@ import pkgutil
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# No per-example deadline (hypothesis' default is 200 ms): speed is measured in bench/, and a deadline is a
+# timed test that fails on a loaded machine (a two-worker CI run beside other work: 334 ms for one example)
+settings.register_profile("k3tui", deadline=None)
+settings.load_profile("k3tui")
 
 _SUPPORT = Path(__file__).parent / "support"
 pytest_plugins = [
