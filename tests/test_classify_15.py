@@ -376,3 +376,32 @@ def test_a_hub_with_no_such_revision_is_the_weights_wherever_it_was_asked(model,
     exc = f"ValueError: The model: {model} has no revision: {rev} !"
     res = classify_text(_traceback("vllm", frame, exc))
     assert res.failed_stage == "weights", res.evidence
+
+
+# an OSError's text after a program's own words is a root; a disk or quota full before serving is the
+# weights' (the model's files are what a server writes then), not NCCL's shared memory
+ERRNO = st.sampled_from(["[Errno 122] Disk quota exceeded", "[Errno 28] No space left on device"])
+WORDS = st.sampled_from(["LLM init error: ", "Model download error: ", "ERROR: failed to start. Error: "])
+
+
+@given(words=WORDS, errno=ERRNO, before=st.integers(0, 5))
+def test_an_oserrors_text_after_a_programs_words_is_the_root(words, errno, before) -> None:  # noqa: ANN001
+    lines = ["INFO 01-02 10:00:00 [api_server.py:1] vLLM API server version 0.11.0"] * before + [words + errno]
+    res = classify_text("\n".join(lines) + "\n")
+    assert res.first_exception is not None and errno in res.first_exception.line
+    assert res.failed_stage == "weights", res.evidence
+
+
+@given(errno=ERRNO)
+def test_an_error_a_program_says_it_ignores_is_no_root(errno) -> None:  # noqa: ANN001
+    line = f"(APIServer pid=2) Could not cache non-existence of file. Will ignore error and continue. Error: {errno}: '/hub/x'"
+    res = classify_text(
+        line + "\nINFO 01-02 10:00:09 [api_server.py:9] Starting vLLM API server on http://0.0.0.0:8000\n"
+    )
+    assert (res.failed_stage, res.first_exception) == ("none", None), res.evidence
+
+
+@given(errno=ERRNO, path=st.sampled_from(["/dev/shm/psm_1a2b", "/dev/shm/nccl-ab12"]))
+def test_shared_memory_full_is_not_the_weights(errno, path) -> None:  # noqa: ANN001
+    res = classify_text(f"OSError: {errno}: '{path}'\n")
+    assert res.first_exception is not None and res.failed_stage != "weights", res.evidence

@@ -55,7 +55,6 @@ KNOWN_MISSES = {
     "vllm-issues/4569.log": "TorchScript's 'The following operation failed in the TorchScript interpreter.' is taken; what failed is the last exception line of its message, 39 lines on (taken as a wrapper's inner, the stage then loses the Python frames above it)",
     "vllm-issues/4626.log": "Error 803 quoted on the line after 'Unexpected error from cudaGetDeviceCount()': the message's first line is taken (the stage is right)",
     "vllm-issues/4684.log": "Ray's WARNING that TP=4 needs more GPUs than the placement group has, then the operator's SIGTERM: the SIGTERM line is taken",
-    "vllm-issues/4741.log": "an application's own 'LLM init error: [Errno 122] Disk quota exceeded' line (no exception line, no traceback): no root form",
     "vllm-issues/4742.log": "Ray's 'Error: Cannot provide a placement group …' printed alone (the worker node never joined): no root form",
     "vllm-issues/4802.log": "PyTorch's 'NVML_SUCCESS == r INTERNAL ASSERT FAILED' while building an out-of-memory report in create_weights: the NVML words say device, the label says weights with an OOM root",
     "vllm-issues/2848.log": "cupy missing at the first request after Ready: runtime by the issue's reading, the label says the image",
