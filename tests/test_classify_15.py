@@ -407,3 +407,46 @@ def test_an_error_a_program_says_it_ignores_is_no_root(errno) -> None:  # noqa: 
 def test_shared_memory_full_is_not_the_weights(errno, path) -> None:  # noqa: ANN001
     res = classify_text(f"OSError: {errno}: '{path}'\n")
     assert res.first_exception is not None and res.failed_stage != "weights", res.evidence
+
+
+# an ERROR line naming a layer's failure in words, then the start-up's failure report (``EngineCore failed
+# to start.`` and its traceback, or a consequence): that line is the reason, and the root
+REASONS = st.sampled_from(
+    [
+        ("[nixl_connector.py:343] NIXL is not available", "container"),
+        ("[utils.py:88] DeepGEMM backend is not available or outdated. Please install or update it", "container"),
+        ("[cuda.py:120] Error 804: forward compatibility was attempted on non supported HW", "device"),
+    ]
+)
+STAMP = st.sampled_from(["", "2025-08-03T11:35:28.409790786Z stdout F "])
+PROCESS = st.sampled_from(["", "(EngineCore_DP0 pid=42) "])
+
+
+@given(reason=REASONS, stamp=STAMP, process=PROCESS, cut=st.booleans())
+def test_an_error_line_naming_a_layer_before_a_start_up_failures_report_is_the_root(
+    reason, stamp, process, cut
+) -> None:  # noqa: ANN001
+    said, stage = reason
+    pre = f"{stamp}{process}ERROR 08-03 11:35:28 "
+    lines = [
+        f"{pre}{said}",
+        f"{pre}[core.py:519] EngineCore failed to start.",
+        f"{pre}[core.py:519] Traceback (most recent call last):",
+    ]
+    lines += [
+        f'{pre}[core.py:519]   File "/usr/lib/python3/dist-packages/vllm/v1/engine/core.py", line 510, in run_engine_core'
+    ]
+    if not cut:
+        lines += [f"{pre}[core.py:519] RuntimeError: Engine core initialization failed. See root cause above."]
+    res = classify_text("\n".join(lines) + "\n")
+    assert res.first_exception is not None and said in res.first_exception.line, res.first_exception
+    assert res.failed_stage == stage, res.evidence
+
+
+@given(stamp=STAMP, process=PROCESS)
+def test_an_error_line_that_names_no_layer_is_not_the_reason(stamp, process) -> None:  # noqa: ANN001
+    pre = f"{stamp}{process}ERROR 08-03 11:35:28 "
+    lines = [f"{pre}[core.py:100] Something happened in the engine", f"{pre}[core.py:519] EngineCore failed to start."]
+    lines += [f"{pre}[core.py:519] Traceback (most recent call last):"]
+    fe = classify_text("\n".join(lines) + "\n").first_exception
+    assert fe is not None and "Something happened" not in fe.line

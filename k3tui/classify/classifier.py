@@ -366,6 +366,8 @@ class Classifier:
         self._vllm = False
         self._python = False
         self._pytest_e = 0
+        self._said: dict[tuple[str, str], tuple[Line, int] | None] = {}
+        """Per process, the ERROR line logged before the one in ``_headers`` (see ``_reason``)."""
         """The last line pytest marked ``E`` (0: none yet)."""
         """A Python traceback or exception line was read, even one that is no failure (a request refused,
         an exception ignored at exit): the text is a program's log, read as the vLLM log it was given as."""
@@ -979,9 +981,11 @@ class Classifier:
                     # only if the log itself names none (issue threads open with "I get an error with …")
                     self._named = self._new_root(ln, n, "", ln.body)
         if ln.level in ("ERROR", "CRITICAL") and not _TORCH_TAIL.search(ln.body):
+            self._said[ln.key] = self._headers.get(ln.key)
             self._headers[ln.key] = (ln, n)  # (torch's advice under a CUDA error is that error's text)
             if len(self._headers) > 256:
                 self._headers.clear()
+                self._said.clear()
 
     def _names_a_layer(self, body: str) -> bool:
         """A failure statement that names one layer unambiguously (the strong stage rules)."""
@@ -1014,7 +1018,7 @@ class Classifier:
         if own_header:
             trace.header = (ln, n)
         elif header is not None and n - header[1] <= HEADER_WINDOW:
-            trace.header = header
+            trace.header, trace.said = header, self._said.get(ln.key)
             trace.add(header[0].raw, header[1])
             if self._rules.request_error.search(header[0].body):
                 trace.quiet = True  # one request failed and was answered with an error: logged, survived
@@ -1100,6 +1104,8 @@ class Classifier:
             trace.header[0], trace.header[0].body
         ):
             return None  # (a header that is one request refused: its cut traceback is that request's)
+        elif (said := self._reason(trace.said, trace.header[1])) is not None:
+            return said
         else:
             head, hn = trace.header
         typ = (ipython_type(head.raw) or "") if head.body == TB_HEAD else ""  # (IPython's head names the type)
@@ -1242,6 +1248,9 @@ class Classifier:
             self._crash_lookback(n)
             if self._root is None and (self._teardown or self._warning) is not None:
                 self._root = self._teardown or self._warning
+            if self._root is None and (said := self._reason_before(ln, n, trace)) is not None:
+                self._root = said  # the same process's ERROR line right before it named the failing layer
+                return
             if self._root is None and self._rules.crash.search(ln.body) and not self._stop_before():
                 self._root = self._new_root(ln, n, "Killed", ln.body)  # the only word of a kill
             elif self._unexplained is None and (
@@ -1295,6 +1304,23 @@ class Classifier:
             self._crash_lookback(n, force=True)
         if self._rules.oom.search(self._root.body):
             self._oom_seen = True
+
+    def _reason_before(self, ln: Line, n: int, trace: Trace | None) -> _Root | None:
+        """``_reason`` for a consequence: the ERROR line right before it, or before its traceback's header."""
+        if (said := self._reason(self._headers.get(ln.key), n)) is not None:
+            return said
+        return None if trace is None or trace.header is None else self._reason(trace.said, trace.header[1])
+
+    def _reason(self, said: tuple[Line, int] | None, n: int) -> _Root | None:
+        """The ERROR line the same process logged just before line ``n``, a failure's report (``EngineCore
+        failed to start.``, a consequence), when it names a layer's failure in words (``[nixl_connector.py:343]
+        NIXL is not available``): no exception line of its own, but the reason that failure reports."""
+        if said is None or not 0 < n - said[1] <= 2 or said[0].level not in ("ERROR", "CRITICAL"):
+            return None
+        body = said[0].body
+        if self._rules.consequence.search(body) or not self._names_a_layer(body):
+            return None
+        return self._new_root(said[0], said[1], "", body)
 
     def _quoted(self) -> _Root | None:
         """The first start-up consequence when it quotes the failure it reports (V1's ``Worker failed

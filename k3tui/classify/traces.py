@@ -73,6 +73,8 @@ class Trace:
     """The level its lines carry; a line of the same process at another level is not ours."""
     header: tuple[Line, int] | None = None
     """The ERROR line logged just before it (``logger.exception``'s message)."""
+    said: tuple[Line, int] | None = None
+    """The same process's ERROR line logged before that header (the reason a start-up failure reports)."""
     lines: list[str] = field(default_factory=list)
     numbers: list[int] = field(default_factory=list)
     """The log line number of each kept line."""
