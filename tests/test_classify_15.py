@@ -450,3 +450,13 @@ def test_an_error_line_that_names_no_layer_is_not_the_reason(stamp, process) -> 
     lines += [f"{pre}[core.py:519] Traceback (most recent call last):"]
     fe = classify_text("\n".join(lines) + "\n").first_exception
     assert fe is not None and "Something happened" not in fe.line
+
+
+@given(
+    model=st.sampled_from(["laguna", "qwen3_5_moe", "kimi_k3"]),
+    form=st.sampled_from(["ValueError: Model type {m} not supported.", "ValueError: model type {m} is not supported"]),
+    frame=LAYER_FRAMES,
+)
+def test_a_model_type_not_supported_is_the_config_as_an_architecture_is(model, form, frame) -> None:  # noqa: ANN001
+    res = classify_text(_traceback("vllm", frame, form.format(m=model)))
+    assert res.failed_stage == "config", res.evidence

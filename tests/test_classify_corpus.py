@@ -382,7 +382,6 @@ KNOWN_MISSES = {
     "vllm-issues/5760.log": "oom flag None: no out-of-memory in the log; the label says false, where its README says null when no OOM appears (a labelling slip, kept as labelled)",
     "vllm-issues/5779.log": "the start-up had reached engine (line 6) (engine; label device)",
     "vllm-issues/5781.log": "the root's message says 'ValueError: Engine KV cache config requests 999999 blocks but the Metal paged pool was allocated with 1846. This usually means --num-gpu-blocks-override' (config; label engine)",
-    "vllm-issues/5782.log": "nothing in the log names a layer; its words are a start-up's ('loading'): assumed the engine's set-up (engine; label config)",
     "vllm-issues/5784.log": "nothing in the log names a layer, nor talks of serving: assumed the engine's set-up (engine; label api)",
     "vllm-issues/5785.log": "another line taken as the root ('ERROR 03-18 09:23:42 config.py:100] Error retrieving file list: cannot import na'); stage right",
     "vllm-issues/5787.log": "nothing in the log names a layer; its words are a start-up's ('initialization'): assumed the engine's set-up (engine; label device)",
