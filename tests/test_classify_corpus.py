@@ -518,7 +518,10 @@ def test_corpus_events_agree_with_result(case: Case) -> None:
 # outputs and notebook cells, forum and model pages; aggregate only: stage 29/37, root 31/37 when they
 # came). One of them, a healthy notebook run, was given an exception as it came: the ceiling is the new
 # measurement (11), not a rule's regression. On all 479: stage 353 (73.7 %), root 410 (85.6 %).
-HELD_OUT_FLOOR = {"stage": 0.72, "root": 0.84}
+# Sessions 14 and 15: 7 + 9 more fresh held-out logs (aggregate only: 6/7 and 7/9 stage when they came) and
+# the rules made from the tuned misses: on all 495, stage 375 (75.8 %), root 428 (86.5 %), eleven `none`
+# logs with an exception. The floor is that measurement, rounded down.
+HELD_OUT_FLOOR = {"stage": 0.75, "root": 0.86}
 HELD_OUT_NONE_WITH_EXCEPTION_CEILING = 11
 
 
