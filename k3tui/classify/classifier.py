@@ -248,13 +248,13 @@ class _Root:
     goes_on: int = 0
     """Lines a paste wrapped a one-line root's message onto (its stage evidence, not its line)."""
     following: bool = True
-    pytest: bool = False
-    wrapped: bool = False
-    """A quote in a sentence that the line's wrap cut: the next line holds the rest of its message."""
-    """Read from a pytest ``E`` line: held until pytest says where it was raised (see ``_PYTEST_AT``)."""
     """Still watching for a chained traceback after this root's (every line is read meanwhile:
     the chain sentence carries no prefilter word). The root is announced without waiting for
     it; only the final verdict uses the callers' frames."""
+    pytest: bool = False
+    """Read from a pytest ``E`` line: held until pytest says where it was raised (see ``_PYTEST_AT``)."""
+    wrapped: bool = False
+    """A quote in a sentence that the line's wrap cut: the next line holds the rest of its message."""
 
 
 BORROW_WITHIN = 5
@@ -364,14 +364,14 @@ class Classifier:
         self._nccl_said: _Root | None = None
         """The last NCCL WARN line before any root: what torch's ``NCCL error: … NCCL_DEBUG=WARN`` refers to."""
         self._vllm = False
+        """Seen the word vllm anywhere (lines without a root or marker may still be a vLLM log)."""
         self._python = False
-        self._pytest_e = 0
-        self._said: dict[tuple[str, str], tuple[Line, int] | None] = {}
-        """Per process, the ERROR line logged before the one in ``_headers`` (see ``_reason``)."""
-        """The last line pytest marked ``E`` (0: none yet)."""
         """A Python traceback or exception line was read, even one that is no failure (a request refused,
         an exception ignored at exit): the text is a program's log, read as the vLLM log it was given as."""
-        """Seen the word vllm anywhere (lines without a root or marker may still be a vLLM log)."""
+        self._pytest_e = 0
+        """The last line pytest marked ``E`` (0: none yet)."""
+        self._said: dict[tuple[str, str], tuple[Line, int] | None] = {}
+        """Per process, the ERROR line logged before the one in ``_headers`` (see ``_reason``)."""
         self._wrap = 0
         """The width a paste hard-wrapped its lines at (a terminal's copy, a pager's, a web form's),
         0 if none: a line cut at exactly that width is joined with the line it continues."""

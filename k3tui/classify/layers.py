@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .rules import STAGES, Rules
+from .rules import STAGES, VLLM_PACKAGE, Rules
 from .traces import frames, from_program_start, import_frame
 
 _LOGGER = re.compile(r"\[?([\w.\-]+\.py):\d+\] ")
@@ -118,17 +118,18 @@ def _message(rules: Rules, ev: Evidence, strength: str) -> Verdict | None:
     return None
 
 
-_IMPORT_FAILED = re.compile(r"^\s*(?:[\w.]+\.)?(?:ImportError|ModuleNotFoundError)\b")
-_LOADER = re.compile(r"/(?:vllm|vllm_\w+|aphrodite)/model_executor/model_loader/")
+_VLLM_FILE = re.compile(rf"(?:^|/){VLLM_PACKAGE}/")
+_LOADER = re.compile(rf"/{VLLM_PACKAGE}/model_executor/model_loader/")
 """vLLM's model loader: what it imports there is a load format's library."""
+_IMPORT_FAILED = re.compile(r"^\s*(?:[\w.]+\.)?(?:ImportError|ModuleNotFoundError)\b")
 
 
 def _import_failure(rules: Rules, ev: Evidence, placed: Verdict | None) -> Verdict | None:
     """``placed`` (the frames' verdict), unless they place in another layer a package that could not be
     imported there: a layer that imports one where it first needs it (a kernel library, a quantisation
-    back-end) found it missing or broken, the image's fault whatever layer it was. Not a load
-    format's library, which the model loader imports itself (a load format is the weights'). Not once the API was serving (a
-    request needed it), nor when a message names another layer (a model's own remote code,
+    back-end) found it missing or broken, the image's fault whatever layer it was. Not a load format's
+    library, which the model loader imports itself (a load format is the weights'); not once the API was
+    serving (a request needed it); not when a message names another layer (a model's own remote code,
     ``transformers_modules``: the weights)."""
     if placed is None or placed.stage == "container" or ev.native or not _IMPORT_FAILED.match(ev.text):
         return placed
@@ -172,10 +173,6 @@ def _import_chain(ev: Evidence) -> Verdict | None:
         return None
     n = ev.numbers[i] if i < len(ev.numbers) else ev.line
     return Verdict("container", "frames", (n,), "high", "the root's stack ends in an import (module-level frames)")
-
-
-_VLLM_FILE = re.compile(r"(?:^|/)(?:vllm|vllm_\w+|aphrodite)/")
-"""A file of vLLM, of a platform plugin of its (vllm_ascend, vllm_gaudi …) or of a fork (aphrodite)."""
 
 
 def _entry_only(rules: Rules, ev: Evidence) -> Verdict | None:

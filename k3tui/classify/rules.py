@@ -227,12 +227,21 @@ def _stage_rules(data: dict) -> tuple[StageRule, ...]:
     return tuple(rules)
 
 
+VLLM_PACKAGE = r"(?:vllm|vllm_\w+|aphrodite)"
+"""vLLM's package, a platform plugin of its (vllm_ascend, vllm_gaudi, vllm_hpu_extension …) or a fork
+(aphrodite): they keep vLLM's layout, so a folder ``/vllm/`` in frames.toml's paths stands for any of them."""
+
+
+def _path_rx(text: str) -> re.Pattern[str]:
+    return _rx(text.replace("/vllm/", f"/{VLLM_PACKAGE}/"), "frames.toml")
+
+
 def _frame_rules(data: dict) -> tuple[FrameRule, ...]:
     out = []
     for r in data.get("frame", []):
         if r.get("stage") not in STAGES:
             raise ProfileError(f"assets/classify/frames.toml: unknown stage {r.get('stage')!r} in a [[frame]]")
-        path = _rx(r["path"], "frames.toml") if r.get("path") else None
+        path = _path_rx(r["path"]) if r.get("path") else None
         out.append(FrameRule(r["stage"], _rx(r["func"], "frames.toml"), path))
     return tuple(out)
 
@@ -274,7 +283,7 @@ def load_rules() -> Rules:
         carries=_alternation(pat["consequence"]["carries"], "patterns.toml [consequence]"),
         stage_rules=_stage_rules(pat),
         frame_rules=_frame_rules(fr),
-        entry_path=_rx(fr["entry_path"], "frames.toml"),
+        entry_path=_path_rx(fr["entry_path"]),
         advice=_advice(adv),
         methods=_rx(pat["wording"]["method"], "patterns.toml [wording]"),
         startup_wording=_alternation(pat["wording"]["startup"], "patterns.toml [wording]"),
