@@ -1,12 +1,22 @@
-"""Issue 13, fifteenth session.
+"""Issue 13, fifteenth session: forms and rules found in the tuned misses.
 
-A text in which nothing fails but a Python exception is reported all the same (one request refused
-and answered, an exception a destructor raised at the interpreter's exit, a client's 400) is a
-program's log: ``none``, not "not a vLLM log". Every other exception line already makes a text a log
-(it is the root), so the rule only stops a log with no failure from being called no log at all.
-Plain text with no exception in it (``/etc/passwd``) is still ``unknown`` (exit 3).
+- A text in which nothing fails but a Python exception is reported all the same (one request refused
+  and answered, an exception a destructor raised at the interpreter's exit, a client's 400) is a
+  program's log: ``none``, not "not a vLLM log". Every other exception line already makes a text a
+  log (it is the root). Plain text with no exception in it (``/etc/passwd``) is still ``unknown``.
+- pytest's report of a failed test: the exception behind its ``E`` column, unless pytest says it was
+  raised in the test's own file (the test's verdict); its short summary when no ``E`` line came before.
+- A message a wrap cut (after a quoted name, inside a reporter's quote) is read whole.
+- Frames of vLLM's platform plugins and forks are placed as vLLM's own.
+- The line a logger printed an exception's message on, before its traceback, is the root's context.
+- A package a layer could not import is the image's, whatever layer imported it (not once the API
+  served, not a model's remote code, not a load format's library).
+- A refusal's traceback cut by the paste's end; a hub with no such revision; an OSError's text after a
+  program's words and a full disk; an ERROR line naming a layer before ``EngineCore failed to start.``;
+  ``Model type X not supported``.
 
-Each on generated excerpts and on real logs of the tuned part; each fails without its change.
+Each on generated excerpts and on real logs of the tuned part; each fails without its change (the
+guards, which say what a rule must leave alone, pass either way).
 """
 
 from __future__ import annotations
