@@ -111,3 +111,43 @@ def test_evidence_is_not_a_native_crash_unless_told() -> None:
     """Seed 1555327121, 56:19: a Python root on line 1 is not 'crashed before printing anything'."""
     v = decide(RULES, Evidence("KeyError: 'x'", 1))
     assert (v.stage, v.rule) == ("engine", "default") and "native" not in v.why
+
+
+# session 15's run (seed 743063195): what the import, entry-only, api-ready and native-crash verdicts report
+
+
+def test_an_import_at_module_level_is_the_container_with_high_confidence() -> None:
+    stack = [
+        "Traceback (most recent call last):",
+        '  File "/usr/lib/python3/dist-packages/vllm/entrypoints/openai/api_server.py", line 12, in <module>',
+        "    import uvloop",
+        "ModuleNotFoundError: No module named 'uvloop'",
+    ]
+    v = decide(RULES, Evidence(stack[-1], 4, stack=stack, numbers=[1, 2, 3, 4], raw=stack[-1]))
+    assert (v.stage, v.rule, v.confidence) == ("container", "frames", "high")
+
+
+def test_a_stack_of_only_the_programs_entry_is_the_process_start_whatever_other_frames_it_holds() -> None:
+    stack = [
+        "Traceback (most recent call last):",
+        '  File "/usr/lib/python3.11/runpy.py", line 198, in _run_module_as_main',
+        '  File "/usr/lib/python3/dist-packages/vllm/entrypoints/cli/main.py", line 54, in main',
+        "    args.dispatch_function(args)",
+        "RuntimeError: something broke",
+    ]
+    v = decide(RULES, Evidence(stack[-1], 5, stack=stack, numbers=[1, 2, 3, 4, 5], raw=stack[-1]))
+    assert (v.stage, v.rule, v.confidence, v.lines) == ("container", "frames", "high", (3,))
+    assert "program's entry" in v.why
+
+
+def test_the_api_ready_verdict_is_medium_and_names_both_lines() -> None:
+    marks = [("container", 1), ("api", 8), ("runtime", 9)]
+    v = decide(RULES, Evidence("RuntimeError: something", 20, stage_idx=6, marks=marks))
+    assert (v.stage, v.rule, v.confidence, v.lines) == ("runtime", "api-ready", "medium", (9, 20))
+
+
+def test_a_native_crash_that_nothing_places_says_so() -> None:
+    ev = Evidence("*** SIGBUS received at time=1709021359 on cpu 44 ***", 4, native=True)
+    v = decide(RULES, ev)
+    assert (v.stage, v.rule, v.confidence) == ("engine", "default", "low")
+    assert "native crash" in v.why
