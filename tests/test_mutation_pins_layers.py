@@ -151,3 +151,17 @@ def test_a_native_crash_that_nothing_places_says_so() -> None:
     v = decide(RULES, ev)
     assert (v.stage, v.rule, v.confidence) == ("engine", "default", "low")
     assert "native crash" in v.why
+
+
+def test_a_stack_that_ends_in_module_level_code_is_the_container_with_high_confidence() -> None:
+    stack = [
+        "Traceback (most recent call last):",
+        '  File "/opt/app/serve.py", line 3, in <module>',
+        "    import torch",
+        '  File "/usr/lib/python3/dist-packages/torch/__init__.py", line 290, in <module>',
+        "    _load_global_deps()",
+        "RuntimeError: something broke",
+    ]
+    v = decide(RULES, Evidence(stack[-1], 6, stack=stack, numbers=[1, 2, 3, 4, 5, 6], raw=stack[-1]))
+    assert (v.stage, v.rule, v.confidence, v.lines) == ("container", "frames", "high", (4,))
+    assert "module-level" in v.why
