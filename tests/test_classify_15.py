@@ -373,6 +373,19 @@ def test_a_refusals_traceback_cut_by_the_pastes_end_is_no_root(header, frames, l
     assert (res.failed_stage, res.first_exception) == ("none", None), res.evidence
 
 
+def test_a_refusals_cut_traceback_through_the_engines_loop_is_still_a_root() -> None:
+    """As ``_refused`` says of a whole traceback: nothing caught it for that one request when it runs
+    through the engine's busy loop."""
+    header = "ERROR 11-11 21:14:55 serving_chat.py:158] jinja2.exceptions.TemplateSyntaxError: expected token 'end'"
+    prefix = header[: header.index("] ") + 2]
+    lines = [
+        header,
+        f'{prefix}File "/usr/lib/python3/dist-packages/vllm/v1/engine/core.py", line 700, in run_busy_loop',
+    ]
+    res = classify_text("\n".join(lines) + "\n")
+    assert res.first_exception is not None and res.first_exception.line == header, res.evidence
+
+
 def test_real_refusal_with_its_traceback_cut() -> None:
     # 1515: RunPod's log viewer; the chat template fails to render on each request, the server goes on
     res = classify_text(issue_text("1515.log"))

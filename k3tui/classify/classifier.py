@@ -1101,7 +1101,7 @@ class Classifier:
                 return None
             head, hn = self._reparse(trace.lines[0]), trace.numbers[0]
         elif self._rules.consequence.search(trace.header[0].body) or self._refused(
-            trace.header[0], trace.header[0].body
+            trace.header[0], trace.header[0].body, trace
         ):
             return None  # (a header that is one request refused: its cut traceback is that request's)
         elif (said := self._reason(trace.said, trace.header[1])) is not None:
