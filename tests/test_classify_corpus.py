@@ -217,7 +217,6 @@ KNOWN_MISSES = {
     "vllm-issues/1878.log": "a processor warning alone, no vLLM word or line: taken for not a vLLM log",
     "vllm-issues/1963.log": "the assertion ('Sinks are only supported in FlashAttention 3') is the reporter's inline quote above a block cut before it; nothing in it names the GPU",
     "vllm-issues/1912.log": "root right (the sleep-mode allocator's native 'CUDA Error: out of memory at …cumem_allocator.cpp:62' line); nothing in the excerpt says requests were being served",
-    "vllm-issues/1812.log": "a docs page set the process prefixes in bold and cut the first line's: the AssertionError line is not read as a root",
     "vllm-issues/1816.log": "FlashInfer's TVM_FFI_ICHECK source line quoted without its exception line: the cut traceback's head is taken",
     "vllm-issues/1825.log": "a community guide's reworded error: nothing in it names a layer",
     "vllm-issues/1827.log": "an OOM reworded by a guide with nothing in it saying requests were being served",
@@ -237,7 +236,6 @@ KNOWN_MISSES = {
     "vllm-issues/1892.log": "'Worker failed with error … illegal memory access': the label (start-up) rests on the thread, an illegal access reads as runtime",
     "vllm-issues/1896.log": "'FusedMoE flashinfer kernels are only supported for Llama4' from a worker: the label (runtime) rests on the thread",
     "vllm-issues/1909.log": "a bare AssertionError padded with spaces from a worker: the label (weights) rests on the thread",
-    "vllm-issues/2072.log": "a mirror page's abridged log ('INFO ... X INFO ... Y ... ERROR ... RuntimeError: Error Internal') on one line: no form the classifier reads",
     "vllm-issues/2073.log": "'Failed to find a kernel that can implement the WNA16 linear layer' quoted alone: the label says weights (config or device defensible)",
     "vllm-issues/2074.log": "root right (add_lora's 'unsupported LoRA weight', a flattened traceback split again); its frames are the API server's LoRA set-up (api), the label says weights",
     "vllm-issues/2019.log": "root right (NCCL's 'Duplicate GPU detected' WARN line); the weight-sync communicator's set-up reads as the engine's, the label says runtime",
@@ -315,7 +313,6 @@ KNOWN_MISSES = {
     "vllm-issues/3860.log": "pydantic's validation error reporting a missing package (accelerate): the validation words say config, the label the image",
     "vllm-issues/3872.log": "a test harness's AssertionError wrapping the run's output is taken; the label takes torch.compile's AttributeError",
     "vllm-issues/3963.log": "a quote from a commit message: nothing in it names a layer (default runtime); the fix it came with says weights",
-    "vllm-issues/3979.log": "a commit message's prose with nothing recognisably vLLM's and no quote read (unknown); the fix says weights",
     "vllm-issues/3985.log": "a commit message's prose whose error is not read as a quote (no root); the fix it came with says runtime",
     "vllm-issues/3987.log": "a quote from a commit message: nothing in it names a layer (default runtime); the fix it came with says container",
     "vllm-issues/3988.log": "a quote from a commit message: nothing in it names a layer (default runtime); the fix it came with says weights",
@@ -326,10 +323,8 @@ KNOWN_MISSES = {
     "vllm-issues/4003.log": "a quote from a commit message: the exception-type rule says config; the fix it came with says weights",
     "vllm-issues/4007.log": "a quote from a commit message: the message rule says device; the fix it came with says runtime",
     "vllm-issues/4008.log": "a commit message's prose whose error is not read as a quote (no root); the fix it came with says engine",
-    "vllm-issues/4012.log": "a commit message's prose with nothing recognisably vLLM's and no quote read (unknown); the fix says engine",
     "vllm-issues/4016.log": "a quote from a commit message: nothing in it names a layer (default runtime); the fix it came with says weights",
     "vllm-issues/4019.log": "a quote from a commit message: nothing in it names a layer (default runtime); the fix it came with says device",
-    "vllm-issues/4023.log": "a commit message's prose whose error is not read as a quote (no root); the fix it came with says engine",
     "vllm-issues/4025.log": "a quote from a commit message: nothing in it names a layer (default runtime); the fix it came with says weights",
     "vllm-issues/4027.log": "a quote from a commit message: nothing in it names a layer (default runtime); the fix it came with says device",
     "vllm-issues/4028.log": "a quote from a commit message: the message rule says device; the fix it came with says device; another line taken as the root",
@@ -385,7 +380,6 @@ KNOWN_MISSES = {
     "vllm-issues/5784.log": "nothing in the log names a layer, nor talks of serving: assumed the engine's set-up (engine; label api)",
     "vllm-issues/5785.log": "another line taken as the root ('ERROR 03-18 09:23:42 config.py:100] Error retrieving file list: cannot import na'); stage right",
     "vllm-issues/5787.log": "nothing in the log names a layer; its words are a start-up's ('initialization'): assumed the engine's set-up (engine; label device)",
-    "vllm-issues/5788.log": "no root failure in the log (none; label weights)",
 }
 
 

@@ -169,6 +169,7 @@ _INLINE_EXC = re.compile(
     rf"(?<![\w.`])`+ ?(?P<type>{EXC_TYPE})"
     r"(?:: ?(?P<msg>[^`]*[^\s`])(?:`|\s*$)|\((?P<rmsg>[^`]*\S)\)`)"
     rf"|(?<![\w.])[\"“](?P<qtype>{EXC_TYPE}): ?(?P<qmsg>[^\"”]*[^\s\"”])(?:[\"”]|$)"
+    rf"|(?<=[a-z,:>] )(?P<ptype>{EXC_TYPE}): (?P<pmsg>\S.*\S)"
 )
 """An exception with its message (``Type: msg`` or its repr, ``Type("msg")``) quoted inline in a
 reporter's sentence (the closing mark may be lost to the line's wrap), in markdown's backticks (``You're seeing: `OSError: [Errno 98] Address already in use` ``, "times out with the following error
@@ -1704,11 +1705,12 @@ _BARS = (
 
 
 def _quoted_type(q: re.Match[str]) -> str:
-    return q["type"] or q.groupdict().get("qtype") or ""
+    g = q.groupdict()
+    return g["type"] or g.get("qtype") or g.get("ptype") or ""
 
 
 def _quoted_msg(q: re.Match[str]) -> str:
-    return q["msg"] or q["rmsg"] or q.groupdict().get("qmsg") or ""
+    return q["msg"] or q["rmsg"] or q.groupdict().get("qmsg") or q.groupdict().get("pmsg") or ""
 
 
 def _cjk_quote(body: str) -> re.Match[str] | None:

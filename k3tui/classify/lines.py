@@ -88,6 +88,13 @@ _ENTITY = re.compile(r"&(?:quot|lt|gt|amp|apos|#39|#34|#x27);")
 """HTML's escapes of quotes and brackets, left in a log a web page or an export copied (``File &quot;…&quot;``)."""
 _BOLD = re.compile(r"^\s*\*\*(?P<body>[^\s*](?:(?!\*\*).)*)\*\*\s*$")
 """A whole line in markdown bold, as excerpts quote an error in prose."""
+_BOLD_HEAD = re.compile(
+    r"^\s*\*\*(?P<head>\([^()*\n]{1,80}\)|\[[^\]*\n]{1,80}\]|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL))\*\*(?= \S)"
+)
+"""A log line's prefix in markdown bold, the rest not (a process's name or a bracketed tag or a level: a
+reporter's emphasis, ``**(VllmWorker TP0 pid=1)** ERROR …``)."""
+_COMMENT = re.compile(r"^\s*#{1,6} +(?=\S)")
+"""A shell comment or a markdown heading before a log's line (a repro script's ``# OSError: …``, ``## ValueError: …``)."""
 _NCCL = re.compile(r"^[\w.\-]+:(?P<pid>\d+):\d+ \[\d+\] (?:\S+:\d+ )?NCCL (?P<lvl>[A-Z]+) ?")
 """NCCL's own lines, ``host:pid:tid [dev] NCCL INFO …``; newer NCCL (and RCCL) put ``file.cc:N`` before the level."""
 _ISO = re.compile(r"^(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?) +")
@@ -170,6 +177,8 @@ def clean(raw: str) -> str:
     text = unescape(text)
     if "\ufffd[" in text:  # an ESC lost to a wrong decoding (U+FFFD, the replacement character)
         text = text.replace("\ufffd[", "\x1b[")
+    if text[:1] in " #" and (m := _COMMENT.match(text)) and _INDENTED_PREFIX.match(text, m.end()):
+        text = text[m.end() :]  # what a script's comment or a heading quotes: # OSError: …
     if text[:1] in " >`|│" and (m := _MARKUP.match(text)):
         text = text[m.end() :]
         if raw.lstrip()[:1] == "`":
@@ -180,8 +189,11 @@ def clean(raw: str) -> str:
         text = _BARE_SGR.sub("", text)
     if text[:1] > "\x7f" and (m := _NATIVE_PROSE.match(text)):
         text = text[m.end() :]  # a reporter's words in their language glued to the exception: 【BUG】：RuntimeError: …
-    if "**" in text and (m := _BOLD.match(text)):
-        text = m["body"]  # a line an issue thread set in bold: **ValueError: …**
+    if "**" in text:
+        if m := _BOLD.match(text):
+            text = m["body"]  # a line an issue thread set in bold: **ValueError: …**
+        elif m := _BOLD_HEAD.match(text):
+            text = m["head"] + text[m.end() :]  # its prefix in bold: **(Worker pid=1)** ERROR …
     return text
 
 

@@ -1,0 +1,183 @@
+"""Issue 13, sixteenth session: forms and rules found in the tuned misses.
+
+- An exception named bare in a reporter's sentence (``This causes a RuntimeError: dtype mismatch …``,
+  ``per-state tuple -> AttributeError: …``): the root when the text names no other, as a quoted one is.
+- Markdown's bold on a log line's prefix only (``**(VllmWorker TP0 pid=1)** ERROR …``).
+- A shell comment or a markdown heading in front of a log's line (``# OSError: …`` in a repro script).
+- transformers' ``Can't load <the model's file kind> for '…'`` and a message that says it failed while
+  the weights were loaded: the weights'.
+- zsh's and bash's report of a job a signal ended (``zsh: segmentation fault (core dumped)  python …``,
+  ``[1]+  Killed    vllm serve …``): a native crash.
+
+Each on generated excerpts and on real logs of the tuned part; each fails without its change (the
+guards, which say what a rule must leave alone, pass either way).
+"""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from k3tui.classify import classify_text
+from tests.support.corpus import issue_text
+
+EXCEPTIONS = st.sampled_from(
+    [
+        ("RuntimeError", "dtype mismatch during weight loading"),
+        ("AttributeError", "'tuple' object has no attribute 'squeeze'"),
+        ("ValueError", "Unknown multi-modal data type: attention_mask"),
+        ("NotImplementedError", "Pipeline parallelism is only supported through AsyncLLMEngine"),
+        ("KeyError", "'layers.0.mlp.experts.w13_weight'"),
+    ]
+)
+LEADS = st.sampled_from(
+    [
+        "This causes a",
+        "the engine died at startup with",
+        "per-state tuple ->",
+        "Loading the checkpoint fails with the following error:",
+        "When sending the second request, I get",
+    ]
+)
+PROSE = st.lists(st.sampled_from(["Steps to reproduce are below.", "It works on 0.8.5.", "", "Thanks!"]), max_size=3)
+
+
+@given(before=PROSE, lead=LEADS, exc=EXCEPTIONS, end=st.sampled_from(["", ".", ". Reverting fixes it."]))
+def test_an_exception_named_bare_in_a_sentence_is_the_root(before, lead, exc, end) -> None:  # noqa: ANN001
+    text = "\n".join([*before, f"{lead} {exc[0]}: {exc[1]}{end}"]) + "\n"
+    res = classify_text(text)
+    fe = res.first_exception
+    assert fe is not None and res.exception_type == exc[0], (text, res.evidence)
+    assert exc[1] in fe.line and fe.line_number == len(before) + 1
+
+
+@given(lead=LEADS, exc=EXCEPTIONS)
+def test_the_logs_own_root_beats_an_exception_named_in_the_sentence_above_it(lead, exc) -> None:  # noqa: ANN001
+    text = (
+        f"{lead} {exc[0]}: {exc[1]}\n"
+        "```\n"
+        "(EngineCore_DP0 pid=7) ERROR 01-02 03:04:05 [core.py:700] EngineCore failed to start.\n"
+        "(EngineCore_DP0 pid=7) ERROR 01-02 03:04:05 [core.py:700] Traceback (most recent call last):\n"
+        '(EngineCore_DP0 pid=7) ERROR 01-02 03:04:05 [core.py:700]   File "/vllm/v1/engine/core.py", line 9, in run\n'
+        "(EngineCore_DP0 pid=7) ERROR 01-02 03:04:05 [core.py:700] ZeroDivisionError: division by zero\n"
+        "```\n"
+    )
+    res = classify_text(text)
+    assert res.exception_type == "ZeroDivisionError", res.first_exception
+
+
+@given(lead=LEADS, word=st.sampled_from(["Error", "TypeError", "error"]))
+def test_a_sentence_that_names_no_exception_is_not_one(lead, word) -> None:  # noqa: ANN001
+    """An error word without an exception's type, or a type at the start of a sentence's word ("Error:")."""
+    res = classify_text(f"{lead} an {word.lower()}: the output is garbled\n")
+    assert res.first_exception is None, res.first_exception
+
+
+def test_real_exceptions_named_bare_in_prose() -> None:
+    roots = {
+        "3979.log": "RuntimeError: dtype mismatch during weight loading",  # a commit message's sentence
+        "4012.log": "AttributeError: 'tuple' object has no attribute 'squeeze'",  # after an arrow
+        "4023.log": "AttributeError: 'TransferTopology' object has no",  # "died at startup with …"
+    }
+    for name, root in roots.items():
+        res = classify_text(issue_text(name))
+        fe = res.first_exception
+        assert fe is not None and root in fe.line, (name, fe)
+    assert classify_text(issue_text("3979.log")).failed_stage == "weights"
+
+
+PREFIXES = st.sampled_from(
+    [
+        "(VllmWorker TP0 pid=174579) ERROR 08-05 07:31:10 [multiproc_executor.py:559]",
+        "(EngineCore_DP0 pid=86000) ERROR 12-05 22:43:45 [core.py:845]",
+    ]
+)
+
+
+@given(prefix=PREFIXES, exc=EXCEPTIONS, indent=st.sampled_from(["", "  "]))
+def test_a_prefix_set_in_bold_is_read_as_the_prefix(prefix, exc, indent) -> None:  # noqa: ANN001
+    proc, rest = prefix.split(") ", 1)
+    line = f"{indent}**{proc})** {rest} {exc[0]}: {exc[1]}"
+    res = classify_text(f"```\n{line}\n```\n")
+    fe = res.first_exception
+    assert fe is not None and res.exception_type == exc[0] and fe.process == proc[1:], (line, fe)
+
+
+@given(exc=EXCEPTIONS, mark=st.sampled_from(["# ", "#  ", "## ", "### "]))
+def test_a_log_line_behind_a_comment_or_a_heading_is_read(exc, mark) -> None:  # noqa: ANN001
+    text = f"```\nCUDA_VISIBLE_DEVICES=0 python repro.py\n{mark}{exc[0]}: {exc[1]}\n```\n"
+    res = classify_text(text)
+    assert res.exception_type == exc[0] and res.first_exception.line_number == 3, res.first_exception
+
+
+@given(comment=st.sampled_from(["# the error is below", "# TODO: retry on error", "#0  0x00007f in abort ()"]))
+def test_a_comment_that_is_no_log_line_stays_a_comment(comment) -> None:  # noqa: ANN001
+    res = classify_text(f"{comment}\n")
+    assert res.first_exception is None, res.first_exception
+
+
+def test_real_bold_prefix_and_commented_root() -> None:
+    res = classify_text(issue_text("1812.log"))  # **(VllmWorker TP0 pid=174579)** ERROR …
+    assert res.first_exception is not None and "Sinks must be of type float32" in res.first_exception.line
+    res = classify_text(issue_text("5788.log"))  # a repro script's comment quotes the OSError
+    assert res.first_exception is not None and "Can't load feature extractor" in res.first_exception.line
+    assert res.failed_stage == "weights", res.evidence
+
+
+FILE_KINDS = st.sampled_from(
+    ["tokenizer", "feature extractor", "image processor", "processor", "the configuration of", "config"]
+)
+
+
+@given(kind=FILE_KINDS, model=st.sampled_from(["Qwen/Qwen2-VL-7B", "/models/gemma-4-31b-8bit", "./ckpt"]))
+def test_transformers_cannot_load_a_models_file_is_the_weights(kind, model) -> None:  # noqa: ANN001
+    res = classify_text(f"OSError: Can't load {kind} {'' if kind.endswith('of') else 'for '}'{model}'.\n")
+    assert res.failed_stage == "weights", res.evidence
+
+
+@given(
+    phrase=st.sampled_from(
+        [
+            "during weight loading",
+            "while loading the weights",
+            "when loading the model's weights",
+            "during checkpoint loading",
+        ]
+    )
+)
+def test_a_message_that_failed_while_weights_loaded_is_the_weights(phrase) -> None:  # noqa: ANN001
+    res = classify_text(f"RuntimeError: shape mismatch {phrase}\n")
+    assert res.failed_stage == "weights", res.evidence
+
+
+JOB_REPORTS = st.sampled_from(
+    [
+        "zsh: segmentation fault (core dumped)  {cmd}",
+        "zsh: killed     {cmd}",
+        "zsh: abort      {cmd}",
+        "zsh: illegal hardware instruction  {cmd}",
+        "zsh: bus error  {cmd}",
+        "[1]    3100846 segmentation fault (core dumped)  {cmd}",
+        "[1]+  Killed                  {cmd}",
+        "[2]-  Aborted                 (core dumped) {cmd}",
+    ]
+)
+COMMANDS = st.sampled_from(["vllm serve Qwen/Qwen3-8B --tp 2", "python benchmarks/benchmark_throughput.py"])
+
+
+@given(report=JOB_REPORTS, cmd=COMMANDS)
+def test_a_shells_report_of_a_job_a_signal_ended_is_a_native_crash(report, cmd) -> None:  # noqa: ANN001
+    text = (
+        "INFO 01-02 03:04:05 [api_server.py:1] vLLM API server version 0.9.1\n"
+        "INFO 01-02 03:04:06 [model_runner.py:1] Starting to load model Qwen/Qwen3-8B...\n"
+        + report.format(cmd=cmd)
+        + "\n"
+    )
+    res = classify_text(text)
+    assert res.exception_type == "NativeCrash" and res.first_exception.line_number == 3, res.first_exception
+
+
+@given(cmd=COMMANDS, word=st.sampled_from(["Done", "Running", "Stopped", "Exit 1"]))
+def test_a_job_table_line_without_a_signal_is_no_crash(cmd, word) -> None:  # noqa: ANN001
+    res = classify_text(f"INFO 01-02 03:04:05 [api_server.py:1] vLLM API server version 0.9.1\n[1]+  {word}   {cmd}\n")
+    assert res.first_exception is None, res.first_exception
