@@ -181,3 +181,55 @@ def test_a_shells_report_of_a_job_a_signal_ended_is_a_native_crash(report, cmd) 
 def test_a_job_table_line_without_a_signal_is_no_crash(cmd, word) -> None:  # noqa: ANN001
     res = classify_text(f"INFO 01-02 03:04:05 [api_server.py:1] vLLM API server version 0.9.1\n[1]+  {word}   {cmd}\n")
     assert res.first_exception is None, res.first_exception
+
+
+REQUEST_FRAMES = st.sampled_from(
+    [
+        ("vllm/v1/core/block_pool.py", "cache_full_blocks"),
+        ("vllm/v1/core/kv_cache_manager.py", "allocate_slots"),
+        ("vllm/v1/core/single_type_kv_cache_manager.py", "get_num_blocks_to_allocate"),
+        ("vllm/core/block_manager_v1.py", "free"),
+        ("vllm/core/block/prefix_caching_block.py", "allocate_immutable_block"),
+        ("vllm/core/scheduler.py", "_schedule_running"),
+        ("vllm/v1/request.py", "guided_decoding_key"),
+        ("vllm/v1/structured_output/backend_xgrammar.py", "compile_grammar"),
+        ("vllm/model_executor/guided_decoding/outlines_decoding.py", "get_outlines_guided_decoding_logits_processor"),
+        ("vllm/v1/engine/output_processor.py", "process_outputs"),
+    ]
+)
+SITE = st.sampled_from(
+    ["/usr/local/lib/python3.12/dist-packages/", "/opt/conda/lib/python3.10/site-packages/", "/code/vllm/"]
+)
+
+
+def _traceback(frames: list[tuple[str, str]], exc: str) -> str:
+    lines = ["Traceback (most recent call last):"]
+    for path, func in frames:
+        lines += [f'  File "{path}", line 123, in {func}', "    do_it()"]
+    return "\n".join([*lines, exc]) + "\n"
+
+
+@given(
+    frame=REQUEST_FRAMES, site=SITE, exc=st.sampled_from(["AssertionError", "ValueError: Double free!", "KeyError: 7"])
+)
+def test_a_stack_in_what_exists_only_for_requests_is_runtime(frame, site, exc) -> None:  # noqa: ANN001
+    res = classify_text(_traceback([(site + frame[0], frame[1])], exc))
+    assert res.failed_stage == "runtime" and res.evidence.rule == "frames", res.evidence
+
+
+@given(frame=REQUEST_FRAMES, site=SITE)
+def test_those_files_built_at_start_up_or_called_from_it_are_not_runtime(frame, site) -> None:  # noqa: ANN001
+    built = classify_text(_traceback([(site + frame[0], "__init__")], "AssertionError"))
+    assert (built.failed_stage, built.evidence.rule) != ("runtime", "frames"), built.evidence
+    profiled = classify_text(
+        _traceback(
+            [(site + "vllm/v1/engine/core.py", "_initialize_kv_caches"), (site + frame[0], frame[1])], "AssertionError"
+        )
+    )
+    assert profiled.failed_stage == "engine", profiled.evidence
+
+
+def test_real_stacks_in_request_only_code() -> None:
+    for name in ("2139.log", "3957.log"):  # V0's block manager freeing a block twice; V1's block pool
+        res = classify_text(issue_text(name))
+        assert res.failed_stage == "runtime", (name, res.evidence)
