@@ -233,3 +233,53 @@ def test_real_stacks_in_request_only_code() -> None:
     for name in ("2139.log", "3957.log"):  # V0's block manager freeing a block twice; V1's block pool
         res = classify_text(issue_text(name))
         assert res.failed_stage == "runtime", (name, res.evidence)
+
+
+@given(
+    layer=st.integers(0, 95),
+    module=st.sampled_from(["self_attn.k_proj", "mlp.experts.3.down_proj", "mtp_block.self_attn.fa_k", "mixer"]),
+    leaf=st.sampled_from(["offset", "input_offset", "zero_point", "zeros", "A_log", "dt_bias", "weight_scale"]),
+    prefix=st.sampled_from(["", "(Worker_TP1 pid=9) ERROR 01-02 03:04:05 [multiproc_executor.py:870] "]),
+)
+def test_a_parameters_name_in_a_key_error_is_the_weights(layer, module, leaf, prefix) -> None:  # noqa: ANN001
+    res = classify_text(f"{prefix}KeyError: 'model.layers.{layer}.{module}.{leaf}'\n")
+    assert res.failed_stage == "weights", res.evidence
+
+
+@given(layer=st.integers(0, 95), module=st.sampled_from(["self_attn", "self_attn.attn", "mlp"]))
+def test_a_modules_name_in_a_key_error_is_not_a_parameter(layer, module) -> None:  # noqa: ANN001
+    """A layer's module (the attention layers' registry looked up by name at the KV cache's set-up)."""
+    res = classify_text(f"KeyError: 'language_model.model.layers.{layer}.{module}'\n")
+    assert res.failed_stage != "weights", res.evidence
+
+
+@given(attr=st.sampled_from(["weight_loader", "output_dim", "load_qkv_weight", "ignore_warning"]))
+def test_a_parameter_without_what_its_loader_needs_is_the_weights(attr) -> None:  # noqa: ANN001
+    res = classify_text(f"AttributeError: 'Parameter' object has no attribute '{attr}'\n")
+    assert res.failed_stage == "weights", res.evidence
+
+
+DEVICE_MESSAGES = st.sampled_from(
+    [
+        "RuntimeError: HPU does not have device capability.",
+        "RuntimeError: NPU does not support bfloat16 in this op",
+        "ValueError: current platform cpu does not support ray.",
+        "ValueError: Platform rocm doesn't support sleep mode",
+        "RuntimeError: Invalid HABANA_VISIBLE_MODULES=5. Module IDs should be between 0 and 3",
+        "ValueError: Invalid CUDA_VISIBLE_DEVICES=GPU-abc",
+        "ValueError: placement group bundle index 6 is invalid. Valid placement group indexes: 0-4",
+    ]
+)
+
+
+@given(msg=DEVICE_MESSAGES, quote=st.sampled_from([("", ""), ("This PR fixes the `", "`")]))
+def test_an_accelerator_named_as_lacking_or_set_wrong_is_the_device(msg, quote) -> None:  # noqa: ANN001
+    res = classify_text(f"{quote[0]}{msg}{quote[1]}\n")
+    assert res.failed_stage == "device", res.evidence
+
+
+def test_real_device_and_parameter_messages() -> None:
+    for name in ("3909.log", "4027.log", "5602.log", "5787.log"):
+        assert classify_text(issue_text(name)).failed_stage == "device", name
+    for name in ("3963.log", "3991.log"):  # a quantization's offset; a Parameter without its loader's attribute
+        assert classify_text(issue_text(name)).failed_stage == "weights", name
