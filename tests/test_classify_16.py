@@ -283,3 +283,54 @@ def test_real_device_and_parameter_messages() -> None:
         assert classify_text(issue_text(name)).failed_stage == "device", name
     for name in ("3963.log", "3991.log"):  # a quantization's offset; a Parameter without its loader's attribute
         assert classify_text(issue_text(name)).failed_stage == "weights", name
+
+
+# frames named by what the function does in vLLM (not by a log): a stack cut to them still places the root
+PLACED_FRAMES = st.sampled_from(
+    [
+        ("vllm/v1/worker/gpu_model_runner.py", "_prepare_inputs", "runtime"),
+        ("vllm/v1/worker/gpu_model_runner.py", "_update_states", "runtime"),
+        ("vllm/v1/worker/gpu_model_runner.py", "_execute_mm_encoder", "runtime"),
+        ("vllm/v1/worker/gpu_model_runner.py", "_build_attention_metadata", "runtime"),
+        ("vllm/worker/hpu_model_runner.py", "_prepare_prompt", "runtime"),
+        ("vllm/worker/model_runner.py", "prepare_model_input", "runtime"),
+        ("vllm/v1/worker/gpu_input_batch.py", "add_request", "runtime"),
+        ("vllm/v1/worker/block_table.py", "commit", "runtime"),
+        ("vllm/transformers_utils/tokenizer.py", "detokenize_incrementally", "runtime"),
+        ("vllm/v1/engine/detokenizer.py", "update", "runtime"),
+        ("vllm/entrypoints/llm.py", "_run_engine", "runtime"),
+        ("vllm/engine/llm_engine.py", "_process_model_outputs", "runtime"),
+        ("vllm/engine/async_llm_engine.py", "_log_task_completion", "runtime"),
+        ("vllm/engine/multiprocessing/engine.py", "start", "runtime"),
+        ("vllm/v1/worker/utils.py", "request_memory", "engine"),
+        ("vllm/worker/model_runner.py", "capture", "engine"),
+        ("vllm/v1/spec_decode/eagle.py", "dummy_run", "engine"),
+        ("vllm/model_executor/models/utils.py", "_load_module", "weights"),
+        ("vllm/model_executor/layers/quantization/compressed_tensors/compressed_tensors.py", "get_scheme", "weights"),
+        ("vllm_ascend/quantization/quant_config.py", "is_layer_skipped_ascend", "weights"),
+        ("vllm/renderers/registry.py", "renderer_from_config", "weights"),
+        ("vllm/utils/ompmultiprocessing.py", "_parse_omp_threads_bind_env", "device"),
+    ]
+)
+
+
+@given(frame=PLACED_FRAMES, site=SITE, exc=st.sampled_from(["AssertionError", "KeyError: 7", "TypeError: bad operand"]))
+def test_a_stack_cut_to_a_function_of_known_work_is_placed_by_it(frame, site, exc) -> None:  # noqa: ANN001
+    path, func, stage = frame
+    res = classify_text(_traceback([(site + path, func), (site + "vllm/utils.py", "helper")], exc))
+    assert res.failed_stage == stage and res.evidence.rule == "frames", res.evidence
+
+
+@given(frame=PLACED_FRAMES.filter(lambda f: f[2] == "runtime"), site=SITE)
+def test_per_step_work_called_from_a_start_up_frame_is_that_start_up(frame, site) -> None:  # noqa: ANN001
+    """The start-up's dummy runs and profiling call the same per-step code: the start-up frame outside wins."""
+    path, func, _stage = frame
+    stack = [(site + "vllm/v1/worker/gpu_model_runner.py", "profile_run"), (site + path, func)]
+    res = classify_text(_traceback(stack, "AssertionError"))
+    assert res.failed_stage == "engine", res.evidence
+
+
+def test_real_stacks_cut_to_a_model_runners_per_step_work() -> None:
+    for name in ("1468.log", "3865.log"):  # V1 attention metadata for a batch; Gaudi's prompt preparation
+        res = classify_text(issue_text(name))
+        assert (res.failed_stage, res.evidence.rule) == ("runtime", "frames"), (name, res.evidence)
