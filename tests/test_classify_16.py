@@ -304,6 +304,9 @@ PLACED_FRAMES = st.sampled_from(
         ("vllm/engine/multiprocessing/engine.py", "start", "runtime"),
         ("vllm/v1/worker/gpu_model_runner.py", "_sample", "runtime"),
         ("vllm/v1/worker/gpu_model_runner.py", "apply_grammar_bitmask", "runtime"),
+        ("vllm/worker/worker.py", "execute_worker", "runtime"),
+        ("vllm/worker/cache_engine.py", "swap_in", "runtime"),
+        ("vllm/attention/backends/flashinfer.py", "copy_blocks", "runtime"),
         ("vllm/v1/worker/utils.py", "request_memory", "engine"),
         ("vllm/v1/worker/gpu_model_runner.py", "may_reinitialize_input_batch", "engine"),
         ("vllm/v1/worker/gpu_model_runner.py", "_init_minimal_kv_cache_for_profiling", "engine"),
@@ -339,3 +342,28 @@ def test_real_stacks_cut_to_a_model_runners_per_step_work() -> None:
     for name in ("1468.log", "3865.log"):  # V1 attention metadata for a batch; Gaudi's prompt preparation
         res = classify_text(issue_text(name))
         assert (res.failed_stage, res.evidence.rule) == ("runtime", "frames"), (name, res.evidence)
+
+
+HIP_KERNELS = st.sampled_from(
+    [
+        "/app/vllm/build/temp.linux-x86_64-cpython-312/csrc/rocm/skinny_gemms.hip:497: void wvSplitK_hf_sml_"
+        "(const int, const int, const scalar_t *) [scalar_t = __hip_bfloat16, THRDS = 64]",
+        "/pytorch/aten/src/ATen/native/hip/IndexKernel.hip:94: auto index_kernel(...)",
+    ]
+)
+
+
+@given(
+    kernel=HIP_KERNELS, expr=st.sampled_from(["false", "index >= -sizes[i] && index < sizes[i]"]), n=st.integers(1, 4)
+)
+def test_hips_device_side_assertion_is_a_native_crash_in_gpu_work(kernel, expr, n) -> None:  # noqa: ANN001
+    text = "```text\n" + f"{kernel}: Device-side assertion `{expr}' failed.\n" * n + "```\n"
+    res = classify_text(text)
+    assert res.exception_type == "NativeCrash" and res.first_exception.line_number == 2, res.first_exception
+    assert res.failed_stage != "container", res.evidence  # GPU code ran: never "died before printing anything"
+
+
+@given(api=st.sampled_from(["CUDA", "HIP", "XPU"]), lead=st.sampled_from(["", "    torch._C._cuda_init()\n"]))
+def test_no_gpus_available_of_any_runtime_is_the_device(api, lead) -> None:  # noqa: ANN001
+    res = classify_text(f"{lead}RuntimeError: No {api} GPUs are available\n")
+    assert res.failed_stage == "device", res.evidence

@@ -72,7 +72,6 @@ KNOWN_MISSES = {
     "vllm-issues/2784.log": "an OOM under speculative decoding quoted with a notebook's traceback: that it was serving is in the thread",
     "vllm-issues/2796.log": "argparse's _StoreAction refusing a keyword while the front end builds its parser: frames say config, the label api",
     "vllm-issues/2798.log": "a Mistral tokenizer without an attribute: the weights' words beat the engine frames the label reads",
-    "vllm-issues/2739.log": "ROCm's queue abort is printed before the device-side assertion the label takes",
     "vllm-issues/2742.log": "'... AssertionError: N is not divisible by 8' alone: the vocabulary that does not split is in the thread (weights)",
     "vllm-issues/2752.log": "'Background loop is stopped' raised to the reporter's own health check after a graceful shutdown line",
     "vllm-issues/2770.log": "a sliding-window check in a worker quoted alone: the model's config it rejects is in the thread (weights)",
@@ -204,7 +203,6 @@ KNOWN_MISSES = {
     "vllm-issues/1431.log": "'Required aspect fp64 is not supported on the devic': the stored copy cut the word that names the layer",
     "vllm-issues/1510.log": "KeyError('invalid tool call parser: openai') with one frame: the frontend's tool-parser set-up (api) is in the thread, nothing in the line names a layer",
     "vllm-issues/1716.log": "torch's segfault handler with no frames kept (the KV-offload swap is in the thread): a native crash nothing places reads as the engine",
-    "vllm-issues/1718.log": "torch's segfault handler over swap_blocks (KV offload): a native crash; that it happened while serving is in the thread",
     "vllm-issues/1615.log": "two shell errors in an apptainer session: 'python3: command not found' comes first and is taken; the label takes vllm's 'bad interpreter' line",
     "vllm-issues/1620.log": "a missing vLLM op ('_OpNamespace' '_C' has no attribute rms_norm) on the first request: after the API was ready, so runtime; the label says container (unsure: runtime)",
     "vllm-issues/1667.log": "fastsafetensors' own '[PG0] <time> - …' lines carry the error ('Producer batch 0 failed: data_offsets'): not a form read as a root",
@@ -370,6 +368,11 @@ KNOWN_MISSES = {
     "vllm-issues/5781.log": "the root's message says 'ValueError: Engine KV cache config requests 999999 blocks but the Metal paged pool was allocated with 1846. This usually means --num-gpu-blocks-override' (config; label engine)",
     "vllm-issues/5784.log": "nothing in the log names a layer, nor talks of serving: assumed the engine's set-up (engine; label api)",
     "vllm-issues/5785.log": "another line taken as the root ('ERROR 03-18 09:23:42 config.py:100] Error retrieving file list: cannot import na'); stage right",
+    "vllm-issues/5852.log": "nothing in the log names a layer, nor talks of serving: assumed the engine's set-up (engine; label config)",
+    "vllm-issues/5853.log": "no root failure in the log (none; label engine)",
+    "vllm-issues/5910.log": "oom flag False (label None)",
+    "vllm-issues/5914.log": "nothing in the log names a layer; its words are a start-up's ('部署时'): assumed the engine's set-up (engine; label config)",
+    "vllm-issues/5915.log": "nothing in the log names a layer; a native crash inside GPU code: assumed the engine's set-up (engine; label device)",
 }
 
 
