@@ -308,6 +308,8 @@ PLACED_FRAMES = st.sampled_from(
         ("vllm/worker/cache_engine.py", "swap_in", "runtime"),
         ("vllm/attention/backends/flashinfer.py", "copy_blocks", "runtime"),
         ("vllm/v1/worker/utils.py", "request_memory", "engine"),
+        ("vllm/v1/attention/backends/flash_attn.py", "__init__", "engine"),
+        ("vllm/attention/backends/registry.py", "get_class", "engine"),
         ("vllm/v1/worker/gpu_model_runner.py", "may_reinitialize_input_batch", "engine"),
         ("vllm/v1/worker/gpu_model_runner.py", "_init_minimal_kv_cache_for_profiling", "engine"),
         ("vllm/v1/worker/gpu_model_runner.py", "initialize_metadata_builders", "engine"),
