@@ -369,3 +369,50 @@ def test_hips_device_side_assertion_is_a_native_crash_in_gpu_work(kernel, expr, 
 def test_no_gpus_available_of_any_runtime_is_the_device(api, lead) -> None:  # noqa: ANN001
     res = classify_text(f"{lead}RuntimeError: No {api} GPUs are available\n")
     assert res.failed_stage == "device", res.evidence
+
+
+MARKERS = st.sampled_from(
+    [
+        "INFO 01-02 03:04:05 [__init__.py:235] Automatically detected platform cuda.\n",
+        "INFO 01-02 03:04:05 [gpu_model_runner.py:1770] Starting to load model Qwen/Qwen3-8B...\n",
+        "INFO 01-02 03:04:05 [gpu_model_runner.py:1802] Model loading took 15.2 GiB and 8.1 seconds\n"
+        "INFO 01-02 03:04:06 [gpu_worker.py:232] Available KV cache memory: 40.1 GiB\n",
+    ]
+)
+IMPORTS = st.sampled_from(
+    [
+        "ModuleNotFoundError: No module named 'lmcache.experimental'",
+        "ImportError: cannot import name 'LMCacheEngine' from 'lmcache'",
+        "No module named 'kvcached'",
+    ]
+)
+
+
+@given(markers=MARKERS, imp=IMPORTS, prefix=st.sampled_from(["", "ERROR 01-02 03:04:07 [engine.py:458] "]))
+def test_a_package_not_imported_before_serving_is_the_image_however_far_the_start_up_got(markers, imp, prefix) -> None:  # noqa: ANN001
+    res = classify_text(markers + prefix + imp + "\n")
+    assert res.failed_stage == "container", res.evidence
+
+
+@given(imp=IMPORTS)
+def test_a_package_not_imported_once_serving_is_not_placed_as_the_image_by_that_rule(imp) -> None:  # noqa: ANN001
+    ready = "INFO:     Application startup complete.\n"
+    res = classify_text(f"INFO 01-02 03:04:05 [gpu_model_runner.py:1770] Starting to load model m...\n{ready}{imp}\n")
+    assert res.failed_stage != "container" or res.evidence.rule != "message", res.evidence
+
+
+@given(
+    err=st.sampled_from(
+        [
+            "symbol not found in flat namespace '__Z14int8_scaled_mmRN2at6TensorE'",
+            "Library not loaded: @rpath/libtorch_cpu.dylib",
+        ]
+    )
+)
+def test_macos_dynamic_loader_errors_are_the_image(err) -> None:  # noqa: ANN001
+    line = (
+        'WARNING 08-13 09:55:12 [_custom_ops.py:20] Failed to import from vllm._C with ImportError("dlopen('
+        f'/opt/envs/vllm/lib/python3.11/site-packages/vllm/_C.abi3.so, 0x0002): {err}")'
+    )
+    res = classify_text("INFO 01-02 03:04:05 [__init__.py:235] Automatically detected platform cpu.\n" + line + "\n")
+    assert res.failed_stage == "container", res.evidence

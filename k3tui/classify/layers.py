@@ -97,6 +97,7 @@ def decide(rules: Rules, ev: Evidence) -> Verdict:
         or _message(rules, ev, "firm")
         or _phase(rules, ev)
         or _message(rules, ev, "medium")
+        or _import_before_ready(ev)
         or _markers(ev)
         or _before_anything(ev)
         or _message(rules, ev, "weak")
@@ -140,6 +141,19 @@ def _import_failure(rules: Rules, ev: Evidence, placed: Verdict | None) -> Verdi
         return placed  # the model loader imports a load format's library (fastsafetensors, runai): the weights'
     why = f"a package could not be imported ({placed.why}): the image, whatever layer imported it"
     return Verdict("container", "frames", placed.lines, "high", why)
+
+
+_NO_MODULE = re.compile(r"^\s*(?:[\w.]+\.)?(?:ImportError|ModuleNotFoundError)\b|^\s*No module named ")
+
+
+def _import_before_ready(ev: Evidence) -> Verdict | None:
+    """A package that could not be imported before the API was serving, that nothing stronger placed: the
+    image's, however far the start-up had got (a layer imports what it needs when it first needs it, an
+    optional connector's package at the engine's set-up). After the API was ready a request needed it."""
+    if ev.native or not _NO_MODULE.match(ev.text) or _ready(ev) is not None or ev.stage_idx <= 0:
+        return None
+    why = f"a package could not be imported (the start-up had reached {STAGES[ev.stage_idx]}): the image, whatever layer imported it"
+    return Verdict("container", "message", (ev.line,), "medium", why)
 
 
 def _frames(rules: Rules, ev: Evidence) -> Verdict | None:
