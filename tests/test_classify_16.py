@@ -416,3 +416,62 @@ def test_macos_dynamic_loader_errors_are_the_image(err) -> None:  # noqa: ANN001
     )
     res = classify_text("INFO 01-02 03:04:05 [__init__.py:235] Automatically detected platform cpu.\n" + line + "\n")
     assert res.failed_stage == "container", res.evidence
+
+
+@given(
+    outer=st.sampled_from(
+        [
+            ("vllm/distributed/kv_transfer/kv_connector/v1/nixl/base_worker.py", "__init__"),
+            ("vllm/v1/worker/cpu_worker.py", "init_device"),
+            ("vllm/v1/executor/multiproc_executor.py", "worker_main"),
+        ]
+    ),
+    call=st.sampled_from(["os.sched_setaffinity(0, cpus)", "psutil.Process().cpu_affinity(cores)"]),
+)
+def test_binding_to_cpu_cores_is_the_device(outer, call) -> None:  # noqa: ANN001
+    site = "/usr/local/lib/python3.12/dist-packages/"
+    text = (
+        "Traceback (most recent call last):\n"
+        f'  File "{site}{outer[0]}", line 88, in {outer[1]}\n'
+        f"    {call}\n"
+        "OSError: [Errno 22] Invalid argument\n"
+    )
+    res = classify_text(text)
+    if "sched_setaffinity" in call:
+        assert res.failed_stage == "device", res.evidence
+    else:  # (no frame names the binding: whatever the outer frame says)
+        assert res.evidence.rule != "frames" or "sched_setaffinity" not in res.evidence.why
+
+
+@given(
+    frame=st.sampled_from(
+        [
+            ("transformers/processing_utils.py", "check_argument_for_proper_class"),
+            ("transformers/processing_utils.py", "from_pretrained"),
+            ("transformers/models/auto/processing_auto.py", "from_pretrained"),
+            ("transformers/models/whisper/processing_whisper.py", "__init__"),
+            ("transformers/image_processing_base.py", "get_image_processor_dict"),
+        ]
+    ),
+    outer=st.sampled_from(
+        [
+            ("vllm/v1/worker/gpu_model_runner.py", "profile_run"),
+            ("vllm/entrypoints/openai/api_server.py", "init_app_state"),
+        ]
+    ),
+)
+def test_a_processor_made_from_the_models_files_is_the_weights(frame, outer) -> None:  # noqa: ANN001
+    site = "/usr/local/lib/python3.12/dist-packages/"
+    res = classify_text(
+        _traceback(
+            [(site + outer[0], outer[1]), (site + frame[0], frame[1])], "TypeError: Received a X for argument tokenizer"
+        )
+    )
+    assert res.failed_stage == "weights", res.evidence
+
+
+@given(func=st.sampled_from(["_validate_rope_scaling", "check_config", "__post_init__"]))
+def test_transformers_own_config_validators_are_still_the_config(func) -> None:  # noqa: ANN001
+    site = "/usr/local/lib/python3.12/dist-packages/"
+    res = classify_text(_traceback([(site + "transformers/configuration_utils.py", func)], "ValueError: bad rope"))
+    assert res.failed_stage == "config", res.evidence
