@@ -475,3 +475,66 @@ def test_transformers_own_config_validators_are_still_the_config(func) -> None: 
     site = "/usr/local/lib/python3.12/dist-packages/"
     res = classify_text(_traceback([(site + "transformers/configuration_utils.py", func)], "ValueError: bad rope"))
     assert res.failed_stage == "config", res.evidence
+
+
+def _plugin_failed(name: str, exc: str) -> str:
+    p = "ERROR 10-13 03:39:35 [__init__.py:46] "
+    return (
+        f"{p}Failed to load plugin {name}\n"
+        f"{p}Traceback (most recent call last):\n"
+        f'{p}  File "/usr/local/lib/python3.10/site-packages/vllm/plugins/__init__.py", line 42, in load_plugins_by_group\n'
+        f"{p}    func = plugin.load()\n"
+        f"{p}{exc}\n"
+    )
+
+
+PLUGINS = st.sampled_from(["tpu_quantization_configs", "ascend", "lora_filesystem_resolver", "my_stat_logger"])
+PLUGIN_ERRORS = st.sampled_from(
+    [
+        "AttributeError: module 'vllm_ascend' has no attribute 'register'",
+        "ModuleNotFoundError: No module named 'my_stat_logger'",
+        "ImportError: cannot import name 'Foo' from 'tpu_inference.layers'",
+    ]
+)
+LATER = (
+    "(EngineCore pid=8) ERROR 04-09 17:22:14 [core.py:1110] EngineCore encountered a fatal error.\n"
+    "(EngineCore pid=8) ERROR 04-09 17:22:14 [core.py:1110] Traceback (most recent call last):\n"
+    '(EngineCore pid=8) ERROR 04-09 17:22:14 [core.py:1110]   File "/vllm/v1/engine/core.py", line 9, in run_busy_loop\n'
+    "(EngineCore pid=8) ERROR 04-09 17:22:14 [core.py:1110] FloatingPointError: Invalid value (nan) encountered\n"
+)
+READY = (
+    "INFO 10-13 03:40:35 [gpu_model_runner.py:1770] Starting to load model m...\n"
+    "INFO 10-13 03:41:35 [api_server.py:1] Starting vLLM API server 0 on http://0.0.0.0:8000\n"
+    "INFO:     Application startup complete.\n"
+)
+
+
+@given(name=PLUGINS, exc=PLUGIN_ERRORS)
+def test_a_plugin_that_did_not_load_is_no_failure_of_a_run_that_went_on(name, exc) -> None:  # noqa: ANN001
+    res = classify_text(_plugin_failed(name, exc) + READY)
+    assert (res.failed_stage, res.first_exception) == ("none", None), res.evidence
+
+
+@given(name=PLUGINS, exc=PLUGIN_ERRORS)
+def test_a_failure_after_a_plugin_that_did_not_load_is_its_own_root(name, exc) -> None:  # noqa: ANN001
+    res = classify_text(_plugin_failed(name, exc) + READY + LATER)
+    assert res.exception_type == "FloatingPointError", res.first_exception
+
+
+@given(
+    name=PLUGINS,
+    exc=PLUGIN_ERRORS,
+    after=st.sampled_from(
+        ["", "INFO 10-13 03:39:35 [__init__.py:243] No platform detected, vLLM is running on UnspecifiedPlatform\n"]
+    ),
+)
+def test_a_plugin_that_did_not_load_in_a_run_that_never_got_ready_is_the_root(name, exc, after) -> None:  # noqa: ANN001
+    res = classify_text(_plugin_failed(name, exc) + after)
+    assert res.first_exception is not None and exc in res.first_exception.line, res.first_exception
+
+
+def test_real_plugin_load_failures() -> None:
+    res = classify_text(issue_text("5962.log"))  # a quantization plugin on TPU; later a NaN while serving
+    assert res.exception_type == "FloatingPointError" and res.failed_stage == "runtime", res.first_exception
+    res = classify_text(issue_text("2118.log"))  # the Ascend platform plugin: no platform after it
+    assert "has no attribute 'register'" in res.first_exception.line, res.first_exception

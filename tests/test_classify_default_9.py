@@ -39,7 +39,7 @@ LOOSE = st.lists(
     st.sampled_from(
         [('/usr/local/lib/python3.12/dist-packages/vllm/model_executor/models/llama.py', 'forward'),
          ('/usr/local/lib/python3.12/dist-packages/flashinfer/fused_moe/core.py', 'trtllm_fp8_block_scale_moe_op'),
-         ('vllm/v1/kv_offload/cpu/manager.py', 'prepare_load'),
+         ('vllm/v1/utils.py', 'copy_slice'),
          ('/opt/venv/lib/python3.11/site-packages/vllm/utils/__init__.py', 'cdiv'),
          ('/usr/lib/python3.12/functools.py', 'wrapper')]
     ),

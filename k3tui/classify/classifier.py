@@ -239,6 +239,9 @@ class _Root:
     borrowed_numbers: list[int] = field(default_factory=list)
     part: int = 0
     """Which part of its line the root is, when a flattened paste was split (0: the first or only)."""
+    survived: bool = False
+    """An exception the code that logged it went on after (a plugin that did not load): the root only if
+    what fails later is its doing (no platform), or nothing does before the end of a log that never got ready."""
     verdict: Verdict | None = None
     outer: list[Trace] = field(default_factory=list)
     """The tracebacks Python chained after this root's own (``The above exception was the direct
@@ -1023,6 +1026,8 @@ class Classifier:
             trace.add(header[0].raw, header[1])
             if self._rules.request_error.search(header[0].body):
                 trace.quiet = True  # one request failed and was answered with an error: logged, survived
+            elif self._rules.survived.search(header[0].body):
+                trace.quiet = trace.survived = True  # a plugin did not load: the root only if what fails later is its doing
         trace.add(ln.raw, n)
         trace.frames = 0 if ln.body.endswith(TB_HEAD) else 1
         trace.code_next = ln.body.startswith('File "')  # a frame that lost its indentation: its code follows
@@ -1044,6 +1049,10 @@ class Classifier:
         if self._rules.oom.search(body) and not trace.quiet:
             self._oom_seen = True
         if trace.quiet:
+            if trace.survived and self._warning is None and self._root is None and (m := self._rules.exception.match(body)):
+                # like a broken import's warning: the root when what fails later is its doing, or nothing does
+                self._warning = self._new_root(ln, n, m["type"], m["msg"] or m["rmsg"] or "", trace)
+                self._warning.survived = True
             return
         m = self._rules.exception.match(body)
         if m:
@@ -1285,7 +1294,11 @@ class Classifier:
         warning = self._warning
         if warning is not None and self._rules.warning_failure.search(warning.body):
             warning = None  # it reported a failure that is now logged itself: that one is the root
-        elif warning is not None and warning.type == "ImportError" and not self._rules.warning_caused.search(ln.body):
+        elif (
+            warning is not None
+            and (warning.type == "ImportError" or warning.survived)
+            and not self._rules.warning_caused.search(ln.body)
+        ):
             warning = None  # a failure a broken import does not cause: it is its own root
         elif (
             warning is not None

@@ -116,6 +116,8 @@ class Rules:
     info_root: re.Pattern[str]
     """INFO lines that are roots the same way (vLLM logs a failed platform detection at INFO)."""
     request_error: re.Pattern[str]
+    survived: re.Pattern[str]
+    """ERROR headers of code that logs a failure with its traceback and goes on (vLLM's plugin loader)."""
     """ERROR headers of ONE request that failed and was answered (the server survived)."""
     handler_at: re.Pattern[str]
     parser_at: re.Pattern[str]
@@ -302,6 +304,7 @@ def load_rules() -> Rules:
         py_warning_root=_alternation(pat["warning_root"]["python"], "patterns.toml [warning_root]"),
         teardown=_alternation(pat["teardown"]["patterns"], "patterns.toml [teardown]"),
         request_error=_alternation(pat["request_error"]["patterns"], "patterns.toml [request_error]"),
+        survived=_alternation(pat["survived"]["headers"], "patterns.toml [survived]"),
         handler_at=_rx(pat["request_error"]["handler_at"], "patterns.toml [request_error]"),
         parser_at=_rx(pat["request_error"]["parser_at"], "patterns.toml [request_error]"),
         handler_refused=_alternation(pat["request_error"]["handler_refused"], "patterns.toml [request_error]"),
