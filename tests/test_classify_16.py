@@ -19,7 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from k3tui.classify import classify_text
-from tests.support.corpus import issue_text
+from tests.support.corpus import REPO_CORPUS, issue_text
 
 EXCEPTIONS = st.sampled_from(
     [
@@ -538,3 +538,39 @@ def test_real_plugin_load_failures() -> None:
     assert res.exception_type == "FloatingPointError" and res.failed_stage == "runtime", res.first_exception
     res = classify_text(issue_text("2118.log"))  # the Ascend platform plugin: no platform after it
     assert "has no attribute 'register'" in res.first_exception.line, res.first_exception
+
+
+@given(
+    typ=st.sampled_from(["RuntimeError", "jax.errors.MLIRCompilationError", "ValueError"]),
+    msg=st.sampled_from(
+        [
+            [
+                "An attempt has been made to start a new process before the",
+                "current process has finished its bootstrapping phase.",
+            ],
+            ["Mosaic kernels cannot be compiled for this layout", "(shape (8, 128), tiling (16, 128))"],
+        ]
+    ),
+    indent=st.sampled_from(["", "    ", "        "]),
+)
+def test_a_message_that_starts_on_the_next_line_is_reported_with_the_root(typ, msg, indent) -> None:  # noqa: ANN001
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "/usr/lib/python3.12/multiprocessing/spawn.py", line 140, in _check_not_importing_main\n'
+        "    raise RuntimeError('''\n"
+        f"{typ}: \n" + "".join(f"{indent}{m}\n" for m in msg)
+    )
+    res = classify_text(text)
+    fe = res.first_exception
+    # the exception's line and its message's first line, one as the root and the other beside it
+    assert fe is not None and {fe.line.strip(), (fe.context or "").strip()} == {f"{typ}:", msg[0].strip()}, fe
+    assert msg[0].split()[0] in res.signature, res.signature
+
+
+def test_the_human_report_shows_the_message_that_started_on_the_next_line(capsys) -> None:  # noqa: ANN001
+    from k3tui.cli import main
+
+    path = REPO_CORPUS / "vllm-issues" / "5963.log"
+    assert main(["classify", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "  with: An attempt has been made to start a new process before the" in out

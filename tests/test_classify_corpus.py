@@ -370,7 +370,6 @@ KNOWN_MISSES = {
     "vllm-issues/5914.log": "nothing in the log names a layer; its words are a start-up's ('部署时'): assumed the engine's set-up (engine; label config)",
     "vllm-issues/5915.log": "nothing in the log names a layer; a native crash inside GPU code: assumed the engine's set-up (engine; label device)",
     "vllm-issues/5954.log": "nothing in the log names a layer; its words are a server's ('inference'), none a start-up's: assumed it failed while serving (runtime; label engine)",
-    "vllm-issues/5963.log": "another line taken as the root ('RuntimeError:'); stage right",
     "vllm-issues/5965.log": "nothing in the log names a layer; its words are a start-up's ('loading'): assumed the engine's set-up (engine; label weights)",
     "vllm-issues/6001.log": "nothing in the log names a layer; its words are a server's ('prompt'), none a start-up's: assumed it failed while serving (runtime; label weights)",
     "vllm-issues/6002.log": "nothing in the log names a layer; EngineCore_DP0 printed it, so the start-up was past the config: assumed the engine's set-up (engine; label runtime)",

@@ -63,6 +63,7 @@ from .rules import STAGES, Rules, Wrapper, load_rules
 from .signature import make_signature
 from .timeline import Timeline
 from .traces import (
+    EMPTY_MESSAGE,
     EXC_TYPE,
     MAX_TRACE_LINES,
     STALE_AFTER,
@@ -1635,10 +1636,14 @@ class Classifier:
         verdict = self._serving(root, self._unfinished(root, verdict))
         stage = verdict.stage
         res.failed_stage = stage
-        res.first_exception = FirstException(root.raw, root.n, _stack(root), root.process, _context(root))
+        context = _context(root)
+        res.first_exception = FirstException(root.raw, root.n, _stack(root), root.process, context)
         res.oom_root_cause = self._oom_flag()
         res.exception_type = root.type
-        res.signature = make_signature(stage, root.type, root.message)
+        message = root.message
+        if context is not None and not message.strip() and EMPTY_MESSAGE.match(root.body):
+            message = context.strip()  # (its message, which began on the next line)
+        res.signature = make_signature(stage, root.type, message)
         res.advice = advice_text(self._rules, stage)
         res.evidence, res.confidence = verdict, verdict.confidence
         return res
@@ -1767,6 +1772,13 @@ def _context(root: _Root) -> str | None:
     """The line reported beside the root: the wrapper it was unwrapped from, or else the line a logger
     printed its message on right before its traceback (V0's ``ERROR … [engine.py:458] <message>``, then
     ``Traceback …``, then ``TypeError: <message>``): the same failure's first line."""
+    if root.context is None and EMPTY_MESSAGE.match(root.body) and root.raw in root.stack:
+        # an exception whose message starts on the next line (``RuntimeError: `` then multiprocessing's
+        # indented "An attempt has been made …"): that line says what failed
+        at = len(root.stack) - 1 - root.stack[::-1].index(root.raw)
+        said = next((x for x in root.stack[at + 1 :] if x.strip() and not _PASTE_END.fullmatch(x)), None)
+        if said is not None:
+            return said
     if root.context is not None or root.header is None:
         return root.context
     said, at = root.header[0].strip(), root.header[1]

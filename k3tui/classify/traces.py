@@ -146,7 +146,7 @@ class Trace:
                 return "other"  # the exception comes as Type[: msg]
             self.add(ln.raw, n)
             self.mode = "exc"
-            self.record = _record(ln) if _EMPTY_MESSAGE.match(body) else ""
+            self.record = _record(ln) if EMPTY_MESSAGE.match(body) else ""
             return "exception"
         return self._after_exception(ln, n)
 
@@ -171,7 +171,7 @@ def _frame(m: re.Match[str]) -> tuple[str, str]:
     return path.replace("\\", "/"), m["func"] or m["cfunc"] or m["ifunc"] or m["ofunc"]
 
 
-_EMPTY_MESSAGE = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*:\s*$")
+EMPTY_MESSAGE = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*:\s*$")
 """An exception line whose message starts with a line end (``MLIRCompilationError: ``): its message follows."""
 
 

@@ -39,7 +39,9 @@ EPILOG = """\
   first_exception  null, or {line (the root error line as printed), line_number, stack
                    (the root's stack as printed), process ("Worker_TP3 pid=42" or null),
                    context (the wrapper line it was unwrapped from: pydantic's header,
-                   RayTaskError(...), CalledProcessError; or null)}
+                   RayTaskError(...), CalledProcessError; the line a logger printed the
+                   message on before its traceback; the first line of a message that
+                   starts on the line after the exception's; or null)}
   oom_root_cause   true: an out-of-memory is the root; false: only a consequence; null: none
   signature        "stage|ExceptionType|normalised message" ("" without a failure)
   advice           what the failed layer means and the one next step there
@@ -260,6 +262,8 @@ def render(result: ClassifyResult, name: str = "") -> str:
         proc = f" in {fe.process}" if fe.process else ""
         out.append(f"root exception (line {fe.line_number}{proc}):")
         out.append(f"  {safe_line(fe.line)}")
+        if fe.context:
+            out.append(f"  with: {safe_line(fe.context.strip())}")
         out.append("stack as printed:")
         out += [f"  | {safe_line(s)}" for s in fe.stack]
     oom = {True: "yes, the root cause", False: "only as a consequence", None: "none"}[result.oom_root_cause]
