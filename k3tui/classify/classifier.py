@@ -1028,7 +1028,9 @@ class Classifier:
             if self._rules.request_error.search(header[0].body):
                 trace.quiet = True  # one request failed and was answered with an error: logged, survived
             elif self._rules.survived.search(header[0].body):
-                trace.quiet = trace.survived = True  # a plugin did not load: the root only if what fails later is its doing
+                trace.quiet = trace.survived = (
+                    True  # a plugin did not load: the root only if what fails later is its doing
+                )
         trace.add(ln.raw, n)
         trace.frames = 0 if ln.body.endswith(TB_HEAD) else 1
         trace.code_next = ln.body.startswith('File "')  # a frame that lost its indentation: its code follows
@@ -1050,7 +1052,12 @@ class Classifier:
         if self._rules.oom.search(body) and not trace.quiet:
             self._oom_seen = True
         if trace.quiet:
-            if trace.survived and self._warning is None and self._root is None and (m := self._rules.exception.match(body)):
+            if (
+                trace.survived
+                and self._warning is None
+                and self._root is None
+                and (m := self._rules.exception.match(body))
+            ):
                 # like a broken import's warning: the root when what fails later is its doing, or nothing does
                 self._warning = self._new_root(ln, n, m["type"], m["msg"] or m["rmsg"] or "", trace)
                 self._warning.survived = True
