@@ -574,3 +574,17 @@ def test_the_human_report_shows_the_message_that_started_on_the_next_line(capsys
     assert main(["classify", str(path)]) == 0
     out = capsys.readouterr().out
     assert "  with: An attempt has been made to start a new process before the" in out
+
+
+@given(
+    cls=st.sampled_from(
+        ["Glm4vProcessor", "Qwen2VLImageProcessorFast", "LlamaTokenizerFast", "WhisperFeatureExtractor"]
+    ),
+    method=st.sampled_from(["__init__", "from_pretrained"]),
+    what=st.sampled_from(
+        ["got multiple values for argument 'tokenizer'", "missing 1 required positional argument: 'chat_template'"]
+    ),
+)
+def test_a_processor_or_tokenizer_that_could_not_be_made_is_the_weights(cls, method, what) -> None:  # noqa: ANN001
+    res = classify_text(f'but i get "TypeError: {cls}.{method}() {what}"\n')
+    assert res.failed_stage == "weights", res.evidence

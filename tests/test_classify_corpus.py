@@ -371,7 +371,6 @@ KNOWN_MISSES = {
     "vllm-issues/5915.log": "nothing in the log names a layer; a native crash inside GPU code: assumed the engine's set-up (engine; label device)",
     "vllm-issues/5954.log": "nothing in the log names a layer; its words are a server's ('inference'), none a start-up's: assumed it failed while serving (runtime; label engine)",
     "vllm-issues/5965.log": "nothing in the log names a layer; its words are a start-up's ('loading'): assumed the engine's set-up (engine; label weights)",
-    "vllm-issues/6001.log": "nothing in the log names a layer; its words are a server's ('prompt'), none a start-up's: assumed it failed while serving (runtime; label weights)",
     "vllm-issues/6002.log": "nothing in the log names a layer; EngineCore_DP0 printed it, so the start-up was past the config: assumed the engine's set-up (engine; label runtime)",
     "vllm-issues/6006.log": "no root failure in the log (none; label config)",
 }
