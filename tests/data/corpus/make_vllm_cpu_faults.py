@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
+import hashlib
 import json
 import os
 import resource
@@ -486,6 +487,9 @@ def _jsonable(value: object) -> object:
     if isinstance(value, dict):
         return {k: _jsonable(v) for k, v in value.items()}
     if isinstance(value, bytes):
+        if len(value) > 4096:  # (a megabyte of zeros written over the weights: its size, first bytes and hash)
+            digest = hashlib.sha256(value).hexdigest()
+            return f"<{len(value)} bytes, sha256 {digest}, starting {value[:32].decode('latin-1')!r}>"
         return value.decode("latin-1")
     return value
 
