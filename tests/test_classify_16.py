@@ -588,3 +588,25 @@ def test_the_human_report_shows_the_message_that_started_on_the_next_line(capsys
 def test_a_processor_or_tokenizer_that_could_not_be_made_is_the_weights(cls, method, what) -> None:  # noqa: ANN001
     res = classify_text(f'but i get "TypeError: {cls}.{method}() {what}"\n')
     assert res.failed_stage == "weights", res.evidence
+
+
+@given(
+    root=st.sampled_from(
+        [
+            "ValueError: image_grid_thw has rank 3 but expected 2.",
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 50.00 MiB.",
+            "AssertionError",
+        ]
+    ),
+    gap=st.integers(0, 3),
+)
+def test_the_front_ends_output_handler_failing_after_a_root_says_it_was_serving(root, gap) -> None:  # noqa: ANN001
+    e = "(EngineCore_DP0 pid=7) ERROR 11-27 13:26:55 [core.py:844] "
+    text = (
+        f"{e}EngineCore encountered an issue.\n"
+        f"{e}{root}\n"
+        + "(EngineCore_DP0 pid=7) Process EngineCore_DP0:\n" * gap
+        + "(APIServer pid=1) ERROR 11-27 13:26:55 [async_llm.py:546] AsyncLLM output_handler failed.\n"
+    )
+    res = classify_text(text)
+    assert root.split(":")[0] in res.first_exception.line and res.failed_stage == "runtime", res.evidence

@@ -190,7 +190,6 @@ KNOWN_MISSES = {
     "vllm-issues/1361.log": "KServe's own wrapper line ('Failed to start model server: integer division or modulo by zero'), no vLLM line: the zero GPUs behind it are in the thread",
     "vllm-issues/1316.log": "a worker's OOM among interleaved workers with no frame of its own; weights rests on a sibling worker's method (the labeller marks engine defensible)",
     "vllm-issues/1221.log": "the KV-offload assert is only a WARNING the worker survives; whether the engine died is not in the excerpt",
-    "vllm-issues/1223.log": "an OOM of the engine's compiled forward with nothing in the excerpt saying requests were being served; the OOM alone reads as the engine's set-up",
     "vllm-issues/1460.log": "DeepGEMM's illegal address under an EngineCore prefix cut above its header: start-up (the label) rests on the thread; the words read as a failure while serving",
     "vllm-issues/1465.log": "a bare TypeError pasted under the launch command; that it came from building the speculative config is in the thread",
     "vllm-issues/1466.log": "a worker's OOM with nothing in the excerpt saying requests were being served (the labeller marks engine defensible)",
@@ -371,7 +370,6 @@ KNOWN_MISSES = {
     "vllm-issues/5915.log": "nothing in the log names a layer; a native crash inside GPU code: assumed the engine's set-up (engine; label device)",
     "vllm-issues/5954.log": "nothing in the log names a layer; its words are a server's ('inference'), none a start-up's: assumed it failed while serving (runtime; label engine)",
     "vllm-issues/5965.log": "nothing in the log names a layer; its words are a start-up's ('loading'): assumed the engine's set-up (engine; label weights)",
-    "vllm-issues/6002.log": "nothing in the log names a layer; EngineCore_DP0 printed it, so the start-up was past the config: assumed the engine's set-up (engine; label runtime)",
     "vllm-issues/6006.log": "no root failure in the log (none; label config)",
 }
 
