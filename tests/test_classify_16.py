@@ -610,3 +610,36 @@ def test_the_front_ends_output_handler_failing_after_a_root_says_it_was_serving(
     )
     res = classify_text(text)
     assert root.split(":")[0] in res.first_exception.line and res.failed_stage == "runtime", res.evidence
+
+
+TRACKER = (
+    "Traceback (most recent call last):\n"
+    '  File "/usr/lib/python3.11/multiprocessing/resource_tracker.py", line 209, in main\n'
+    "    cache[rtype].remove(name)\n"
+    "KeyError: '/psm_{seg}'\n"
+)
+
+
+@given(seg=st.from_regex(r"[0-9a-f]{8}", fullmatch=True), after=st.booleans())
+def test_the_resource_trackers_traceback_is_noise(seg, after) -> None:  # noqa: ANN001
+    e = "(EngineCore pid=5) ERROR 12-06 08:19:34 [core.py:1510] "
+    later = (
+        f"{e}EngineCore failed to start.\n{e}Traceback (most recent call last):\n"
+        f'{e}  File "/opt/venv/lib/python3.11/site-packages/vllm/distributed/device_communicators/shm_broadcast.py", line 9, in __init__\n'
+        f"{e}OSError: [Errno 27] File too large\n"
+    )
+    res = classify_text(TRACKER.format(seg=seg) + (later if after else ""))
+    if after:
+        assert "File too large" in res.first_exception.line, res.first_exception
+    else:
+        assert res.first_exception is None, res.first_exception
+
+
+@given(
+    msg=st.sampled_from(["Resource temporarily unavailable", "Too many open files", "Bad address", "Invalid argument"]),
+    where=st.sampled_from(["src/thread.cpp:241", "src/epoll.cpp:100", "src/ip.cpp:120"]),
+)
+def test_libzmqs_assertion_before_it_aborts_is_a_native_crash(msg, where) -> None:  # noqa: ANN001
+    head = "(APIServer pid=2) INFO 12-06 08:11:13 [compilation.py:317] Enabled custom fusions: norm_quant\n"
+    res = classify_text(head + f"{msg} ({where})\n")
+    assert res.exception_type == "NativeCrash" and res.first_exception.line_number == 2, res.first_exception

