@@ -643,3 +643,21 @@ def test_libzmqs_assertion_before_it_aborts_is_a_native_crash(msg, where) -> Non
     head = "(APIServer pid=2) INFO 12-06 08:11:13 [compilation.py:317] Enabled custom fusions: norm_quant\n"
     res = classify_text(head + f"{msg} ({where})\n")
     assert res.exception_type == "NativeCrash" and res.first_exception.line_number == 2, res.first_exception
+
+
+@given(
+    msg=st.sampled_from(
+        [
+            "Failed to compute parent layout for slice layout.",
+            "Cannot select: intrinsic %llvm.nvvm.wgmma",
+            "out of memory",
+        ]
+    ),
+    after=st.booleans(),
+)
+def test_llvms_fatal_error_is_a_native_crash_of_gpu_work(msg, after) -> None:  # noqa: ANN001
+    head = "INFO 05-31 09:09:40 [api_server.py:1] vLLM API server version 0.9.1\n"
+    tail = "ERROR 05-31 09:09:48 [client.py:305] RuntimeError('Engine process (pid 65) died.')\n" if after else ""
+    res = classify_text(head + f"LLVM ERROR: {msg}\n" + tail)
+    assert res.exception_type == "NativeCrash" and "LLVM ERROR" in res.first_exception.line, res.first_exception
+    assert res.failed_stage != "container", res.evidence  # the compiler ran: never "died before printing anything"

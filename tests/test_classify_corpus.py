@@ -376,6 +376,11 @@ KNOWN_MISSES = {
     "vllm-cpu-faults/sigstop-worker-at-load.log": "no root failure in the log (none; label weights)",
     "vllm-cpu-faults/ulimit-u-64.log": "the root's message says 'can't start new thread' (container; label engine)",
     "vllm-cpu-faults/ulimit-v-1g.log": "the root's message says 'Resource temporarily unavailable' (container; label engine)",
+    "vllm-issues/6053.log": "the root's message says 'Insufficient devices' (device; label engine)",
+    "vllm-issues/6054.log": "the root's message says 'sh: 1: Leader_Node_Address: not found' (container; label config)",
+    "vllm-issues/6059.log": "nothing in the log names a layer, nor talks of serving: assumed the engine's set-up (engine; label container)",
+    "vllm-issues/6102.log": "the root's message says 'OutOfMemoryError' (engine; label weights)",
+    "vllm-issues/6115.log": "nothing in the log names a layer; its words are a server's ('推理'), none a start-up's: assumed it failed while serving (runtime; label config)",
 }
 
 
