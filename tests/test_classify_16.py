@@ -661,3 +661,107 @@ def test_llvms_fatal_error_is_a_native_crash_of_gpu_work(msg, after) -> None:  #
     res = classify_text(head + f"LLVM ERROR: {msg}\n" + tail)
     assert res.exception_type == "NativeCrash" and "LLVM ERROR" in res.first_exception.line, res.first_exception
     assert res.failed_stage != "container", res.evidence  # the compiler ran: never "died before printing anything"
+
+
+@given(
+    relays=st.lists(
+        st.sampled_from(["MyLLM", "EngineCore", "RayWorkerProc", "EngineCore_DP0", "APIServer"]), min_size=1, max_size=5
+    ),
+    pid=st.integers(2, 99999),
+)
+def test_any_number_of_relayed_process_prefixes_is_read(relays, pid) -> None:  # noqa: ANN001
+    pre = "".join(f"({r} pid={pid + i}) " for i, r in enumerate(relays)) + f"(Worker pid={pid}) "
+    pre += "ERROR 06-14 09:18:43 [multiproc_executor.py:990] "
+    stack = [
+        "Traceback (most recent call last):",
+        '  File "/usr/local/lib/python3.12/dist-packages/vllm/v1/worker/gpu_model_runner.py", line 12, in execute_model',
+        "    assert new_req_data.prefill_token_ids is not None",
+        "AssertionError",
+    ]
+    res = classify_text("".join(pre + x + "\n" for x in stack))
+    fe = res.first_exception
+    assert fe is not None and fe.line.endswith("AssertionError") and fe.process == f"Worker pid={pid}", fe
+    assert res.failed_stage == "runtime", res.evidence
+    # a bare AssertionError says nothing: the assert statement is reported beside it, and in its signature
+    assert fe.context is not None and "assert new_req_data.prefill_token_ids is not None" in fe.context
+    assert "prefill_token_ids" in res.signature
+
+
+def test_a_serving_classs_constructor_is_the_front_ends_start_up_not_a_request() -> None:
+    p = "(APIServer pid=16) "
+    text = (
+        f"{p}Traceback (most recent call last):\n"
+        f'{p}  File "/usr/local/lib/python3.12/dist-packages/vllm/entrypoints/openai/serving_responses.py", line 130, in __init__\n'
+        f"{p}    get_stop_tokens_for_assistant_actions())\n"
+        f'{p}  File "/usr/local/lib/python3.12/dist-packages/openai_harmony/__init__.py", line 674, in load_harmony_encoding\n'
+        f"{p}    inner = _load_harmony_encoding(name)\n"
+        f"{p}openai_harmony.HarmonyError: error downloading or loading vocab file\n"
+    )
+    res = classify_text(text)
+    assert res.first_exception is not None and "HarmonyError" in res.first_exception.line, res.evidence
+
+
+@given(
+    exc=st.sampled_from(
+        ["ConnectionResetError: [Errno 104] Connection reset by peer", "BrokenPipeError: [Errno 32] Broken pipe"]
+    ),
+    loop=st.booleans(),
+)
+def test_a_broken_connection_is_the_engines_failure_only_through_its_own_loop(exc, loop) -> None:  # noqa: ANN001
+    e = "ERROR 11-14 22:12:30 [core.py:588] "
+    outer = (
+        [f'{e}  File "/opt/venv/lib/python3.12/site-packages/vllm/v1/engine/core.py", line 606, in run_busy_loop']
+        if loop
+        else [f'{e}  File "/opt/venv/lib/python3.12/site-packages/starlette/responses.py", line 259, in __call__']
+    )
+    text = "\n".join(
+        [
+            f"{e}Traceback (most recent call last):",
+            *outer,
+            f'{e}  File "/root/lmcache/lmcache/v1/distributed_server/naive_server.py", line 169, in issue_get',
+            f"{e}    data = client_socket.recv(16)",
+            f"{e}{exc}",
+        ]
+    )
+    res = classify_text(text + "\n")
+    if loop:
+        assert res.first_exception is not None and exc in res.first_exception.line, res.evidence
+    else:
+        assert res.first_exception is None, res.first_exception
+
+
+@given(
+    msg=st.sampled_from(
+        ["CUDA out of memory. Tried to allocate 2.00 GiB.", "HIP out of memory. Tried to allocate 1 GiB"]
+    )
+)
+def test_torchs_report_of_a_caught_cpp_out_of_memory_is_a_root_late_in_a_log(msg) -> None:  # noqa: ANN001
+    head = "".join(
+        f"INFO 07-16 19:40:{i:02d} [loggers.py:1] Engine 000: Avg prompt throughput: 1.0 tokens/s\n" for i in range(40)
+    )
+    report = (
+        f"[rank3]:[E716 19:47:26.324588983 shim_common.cpp:523] Exception in aoti_torch: {msg}\n"
+        "Exception raised from malloc at /pytorch/c10/cuda/CUDACachingAllocator.cpp:1574 (most recent call first):\n"
+        "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0xc8 (0x4000 in libc10.so)\n"
+        "frame #1: <unknown function> + 0x44280c (0x4000c58b280c in libc10_cuda.so)\n"
+    )
+    res = classify_text(head + report)
+    assert res.first_exception is not None and "Exception in aoti_torch" in res.first_exception.line, res.evidence
+
+
+@given(
+    what=st.sampled_from(["STEP 954640.8", "JOB 6753"]),
+    why=st.sampled_from(["", " DUE TO TIME LIMIT"]),
+    ready=st.booleans(),
+)
+def test_the_workload_managers_cancel_kills_a_start_up_but_stops_a_server(what, why, ready) -> None:  # noqa: ANN001
+    text = "(Worker_TP0 pid=7) Loading safetensors checkpoint shards:  12% Completed | 1/8 [02:50<19:56, 170.97s/it]\n"
+    if ready:
+        text += "(APIServer pid=1) INFO:     Application startup complete.\n"
+    text += f"slurmstepd: error: *** {what} ON jpbo-021-29 CANCELLED AT 2026-07-16T17:59:04{why} ***\n"
+    res = classify_text(text)
+    if ready:
+        assert (res.failed_stage, res.first_exception) == ("none", None), res.evidence
+    else:
+        assert res.first_exception is not None and "CANCELLED" in res.first_exception.line, res.evidence
+        assert res.failed_stage == "weights", res.evidence  # how far the start-up had got; never argparse's config

@@ -197,8 +197,9 @@ _CPP_STACK = "Exception raised from "
 message above it (often a warning) is what it belongs to, never a native error of its own."""
 _CPP_FRAME0 = "frame #0: c10::Error::Error("
 """The first frame of that stack: a ``c10::Error`` was thrown (its message two lines up)."""
-_CPP_REPORT = re.compile(r"(?i)\b(?:fail(?:ed|ure|s)?|errors?|timed out|refused|reset|closed)\b")
-"""Words of a C++ exception's message that report a failure (``recvValue failed on SocketImpl(…)``)."""
+_CPP_REPORT = re.compile(r"(?i)\b(?:fail(?:ed|ure|s)?|errors?|timed out|refused|reset|closed|out of memory)\b")
+"""Words of a C++ exception's message that report a failure (``recvValue failed on SocketImpl(…)``, an
+AOTInductor kernel's ``Exception in aoti_torch: CUDA out of memory``)."""
 _CPP_RETRY = re.compile(r"(?i)\b(?:will retry|retrying)\b")
 """A message that says torch tries again (a rendezvous waiting for its peers): a notice, not a failure."""
 
@@ -329,6 +330,8 @@ class Classifier:
         self._oom_seen = False
         self._stopped = False
         self._warning: _Root | None = None
+        self._step_cancelled: _Root | None = None
+        """The workload manager's cancel of a start-up: the root at the end if nothing else failed."""
         self._looked_back = -CRASH_LOOKBACK
         self._ended = False
         self._teardown: _Root | None = None
@@ -450,6 +453,8 @@ class Classifier:
                     self._root = warning
             if self._root is None and self._unexplained is not None and not self._stop_before():
                 self._root = self._unexplained
+            if self._root is None and self._step_cancelled is not None:
+                self._root = self._step_cancelled
         if self._root is None and self._native is not None and not self._stopped:
             self._root = self._native  # a library said what failed; a cut traceback after it says less
         if self._root is None and not self._stopped and (self._fallback is None or self._fallback.cut):
@@ -1224,6 +1229,16 @@ class Classifier:
             return True
         return trace is not None and any(rules.request_frames.search(f) for f in _frame_names(trace))
 
+    def _engine_connection(self, body: str, trace: Trace | None) -> bool:
+        """A broken connection raised through the engine's own loop (its KV cache server's socket, a
+        peer's transfer): the engine's failure, not a client that went away."""
+        rules = self._rules
+        return (
+            trace is not None
+            and rules.peer.search(body) is not None
+            and any(rules.engine_loop.search(f) for f in _frame_names(trace))
+        )
+
     def _helper_noise(self, trace: Trace) -> bool:
         """Every frame of the traceback is one of Python's own helper processes (multiprocessing's
         resource tracker cleaning up shared memory): its noise, whatever it raised."""
@@ -1271,7 +1286,7 @@ class Classifier:
             ):
                 self._unwrap(self._new_root(ln, n, typ, msg, trace))
             return
-        if self._rules.consequence.search(ln.body):
+        if self._rules.consequence.search(ln.body) and not self._engine_connection(ln.body, trace):
             self._crash_lookback(n)
             if self._root is None and (self._teardown or self._warning) is not None:
                 self._root = self._teardown or self._warning
@@ -1280,6 +1295,16 @@ class Classifier:
                 return
             if self._root is None and self._rules.crash.search(ln.body) and not self._stop_before():
                 self._root = self._new_root(ln, n, "Killed", ln.body)  # the only word of a kill
+            elif (
+                self._root is None
+                and self._step_cancelled is None
+                and self._rules.cancelled.search(ln.body)
+                and self._timeline.now < len(STAGES) - 1
+                and not self._stop_before()
+            ):
+                # the start-up's kill by the workload manager: the root unless a failure of the job's own
+                # follows (Slurm may append the line before the job's last relayed lines)
+                self._step_cancelled = self._new_root(ln, n, "Killed", ln.body)
             elif self._unexplained is None and (
                 self._rules.startup_wording.search(ln.body) or self._rules.carries.search(ln.body)
             ):
@@ -1657,8 +1682,10 @@ class Classifier:
         res.oom_root_cause = self._oom_flag()
         res.exception_type = root.type
         message = root.message
-        if context is not None and not message.strip() and EMPTY_MESSAGE.match(root.body):
-            message = context.strip()  # (its message, which began on the next line)
+        if context is not None and not message.strip() and (EMPTY_MESSAGE.match(root.body) or _ASSERT.search(context)):
+            message = self._reparse(
+                context
+            ).body.strip()  # (its message, begun on the next line; a bare assert's statement)
         res.signature = make_signature(stage, root.type, message)
         res.advice = advice_text(self._rules, stage)
         res.evidence, res.confidence = verdict, verdict.confidence
@@ -1788,6 +1815,17 @@ def _context(root: _Root) -> str | None:
     """The line reported beside the root: the wrapper it was unwrapped from, or else the line a logger
     printed its message on right before its traceback (V0's ``ERROR … [engine.py:458] <message>``, then
     ``Traceback …``, then ``TypeError: <message>``): the same failure's first line."""
+    if (
+        root.context is None
+        and not root.message.strip()
+        and root.type.endswith("AssertionError")
+        and root.raw in root.stack
+    ):
+        # a bare AssertionError says nothing: the assert statement Python printed under the last frame does
+        at = len(root.stack) - 1 - root.stack[::-1].index(root.raw)
+        said = next((x for x in reversed(root.stack[:at]) if _ASSERT.search(x)), None)
+        if said is not None:
+            return said
     if root.context is None and EMPTY_MESSAGE.match(root.body) and root.raw in root.stack:
         # an exception whose message starts on the next line (``RuntimeError: `` then multiprocessing's
         # indented "An attempt has been made …"): that line says what failed

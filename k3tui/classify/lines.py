@@ -128,6 +128,10 @@ _NCCL_CUT = re.compile(r"^NCCL (?P<lvl>INFO|WARN|TRACE|ERROR|ABORT) ")
 """An NCCL line pasted without its ``host:pid:tid [dev]`` (``NCCL WARN Duplicate GPU detected …``)."""
 _NCCL_LEVEL = {"INFO": "INFO", "TRACE": "INFO", "WARN": "WARN", "ERROR": "ERROR", "ABORT": "ERROR"}
 
+MAX_RELAYS = 8
+"""Process prefixes read in front of one line: each process that relays a child's output adds its own
+(``(MyLLM pid=1) (EngineCore pid=2) (RayWorkerProc pid=3) (Worker pid=3) ERROR …``)."""
+
 QUIET_LEVELS = frozenset({"DEBUG", "INFO", "WARNING"})
 """Levels whose lines are never a failure (decoy error text lives in WARNINGs)."""
 
@@ -532,8 +536,10 @@ def parse(raw: str) -> Line:
         text = s  # a paste indented the whole log (a markdown code block or list item): a prefix starts it
     if m := _PROC.match(text):
         process, text = f"{m['proc']} pid={m['pid']}", text[m.end() :]
-        if text[:1] == "(" and (m := _PROC.match(text)):  # the API server relaying its engine's line
-            process, text = f"{m['proc']} pid={m['pid']}", text[m.end() :]
+        for _ in range(MAX_RELAYS):  # the API server relaying its engine's line, Ray actors relaying theirs
+            if text[:1] != "(" or not (m := _PROC.match(text)):
+                break
+            process, text = f"{m['proc']} pid={m['pid']}", text[m.end() :]  # (the innermost printed it)
         if text[:5] == "[rank" and (m := _RANK.match(text)):
             text = text[m.end() :]  # a Ray worker's torch rank: the process is the worker
     elif text[:1] == "(" and (m := _PROC_BARE.match(text)):

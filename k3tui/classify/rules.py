@@ -132,6 +132,10 @@ class Rules:
     engine_frames: re.Pattern[str]
     """Frames of the engine (or the front end's start-up): a traceback through them is not one request's."""
     engine_loop: re.Pattern[str]
+    peer: re.Pattern[str]
+    cancelled: re.Pattern[str]
+    """The workload manager's cancel of the job or step: a start-up's kill before the API was ready."""
+    """A broken connection: a client's consequence, unless the engine's own loop raised it."""
     """Frames of the engine's own loop: a request's error raised through them ended the engine."""
     engine_failed: re.Pattern[str]
     """Exception words that say the engine failed, whatever frames carried them to a request."""
@@ -316,6 +320,8 @@ def load_rules() -> Rules:
         client_frames=_rx(pat["request_error"]["client_frames"], "patterns.toml [request_error]"),
         engine_frames=_rx(pat["request_error"]["engine_frames"], "patterns.toml [request_error]"),
         engine_loop=_rx(pat["request_error"]["engine_loop"], "patterns.toml [request_error]"),
+        peer=_rx(pat["consequence"]["peer"], "patterns.toml [consequence]"),
+        cancelled=_rx(pat["consequence"]["cancelled"], "patterns.toml [consequence]"),
         engine_failed=_rx(pat["request_error"]["engine_failed"], "patterns.toml [request_error]"),
         crash=_alternation(crash["patterns"], "patterns.toml [crash]"),
         crash_needles=tuple(n.lower() for n in crash["needles"]),
