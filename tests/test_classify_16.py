@@ -762,3 +762,16 @@ def test_the_workload_managers_cancel_kills_a_start_up_but_stops_a_server(what, 
     else:
         assert res.first_exception is not None and "CANCELLED" in res.first_exception.line, res.evidence
         assert res.failed_stage == "weights", res.evidence  # how far the start-up had got; never argparse's config
+
+
+def test_only_the_innermost_frames_assert_statement_is_reported_beside_a_bare_assertion_error() -> None:
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "/opt/venv/lib/python3.12/site-packages/vllm/v1/engine/core.py", line 9, in step\n'
+        "    assert self.check(outputs)\n"
+        '  File "/opt/venv/lib/python3.12/site-packages/vllm/v1/engine/core.py", line 99, in check\n'
+        "    raise AssertionError\n"
+        "AssertionError\n"
+    )
+    res = classify_text(text)
+    assert res.first_exception is not None and res.first_exception.context is None, res.first_exception

@@ -1822,10 +1822,13 @@ def _context(root: _Root) -> str | None:
         and root.raw in root.stack
     ):
         # a bare AssertionError says nothing: the assert statement Python printed under the last frame does
+        # (only the innermost frame's code: an outer frame's ``assert f(x)`` called what failed)
         at = len(root.stack) - 1 - root.stack[::-1].index(root.raw)
-        said = next((x for x in reversed(root.stack[:at]) if _ASSERT.search(x)), None)
-        if said is not None:
-            return said
+        for x in reversed(root.stack[:at]):
+            if _ASSERT.search(x):
+                return x
+            if _FRAME_LINE.search(x):
+                break
     if root.context is None and EMPTY_MESSAGE.match(root.body) and root.raw in root.stack:
         # an exception whose message starts on the next line (``RuntimeError: `` then multiprocessing's
         # indented "An attempt has been made …"): that line says what failed
