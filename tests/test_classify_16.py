@@ -290,6 +290,8 @@ PLACED_FRAMES = st.sampled_from(
         ("vllm/v1/worker/gpu_model_runner.py", "_execute_mm_encoder", "runtime"),
         ("vllm/v1/worker/gpu_model_runner.py", "_build_attention_metadata", "runtime"),
         ("vllm/worker/hpu_model_runner.py", "_prepare_prompt", "runtime"),
+        ("vllm/v1/worker/gpu/model_runner.py", "add_requests", "runtime"),
+        ("vllm/v1/worker/gpu/model_runner.py", "prepare_inputs", "runtime"),
         ("vllm/worker/model_runner.py", "prepare_model_input", "runtime"),
         ("vllm/v1/worker/gpu_input_batch.py", "add_request", "runtime"),
         ("vllm/v1/worker/block_table.py", "commit", "runtime"),
