@@ -265,6 +265,7 @@ DEVICE_MESSAGES = st.sampled_from(
         "RuntimeError: Invalid HABANA_VISIBLE_MODULES=5. Module IDs should be between 0 and 3",
         "ValueError: Invalid CUDA_VISIBLE_DEVICES=GPU-abc",
         "ValueError: placement group bundle index 6 is invalid. Valid placement group indexes: 0-4",
+        "RuntimeError: Worker failed with error 'device_id 2 is out of range for assigned_physical_gpu_ids [2]'",
     ]
 )
 

@@ -382,7 +382,6 @@ KNOWN_MISSES = {
     "vllm-issues/6102.log": "the root's message says 'OutOfMemoryError' (engine; label weights)",
     "vllm-issues/6115.log": "nothing in the log names a layer; its words are a server's ('推理'), none a start-up's: assumed it failed while serving (runtime; label config)",
     "vllm-issues/6151.log": "another line taken as the root ('(Worker_TP6_EP6 pid=903) ERROR 06-12 08:47:02 [multiproc_executor.py:962] Assert'); stage right",
-    "vllm-issues/6153.log": "nothing in the log names a layer; EngineCore_DP2 printed it, so the start-up was past the config: assumed the engine's set-up (engine; label device)",
     "vllm-issues/6154.log": "nothing in the log names a layer; its words are a start-up's ('loading'): assumed the engine's set-up (engine; label weights)",
     "vllm-issues/6162.log": "another line taken as the root ('ValueError: [INVALID PARAMETER]: error code= 1(at .../torch_xmlir/csrc/new_xccl/'); stage right",
     "vllm-issues/6164.log": "the root's stack runs through get_attn_backend_cls (cuda.py) (engine; label config)",
