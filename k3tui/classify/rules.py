@@ -116,11 +116,11 @@ class Rules:
     info_root: re.Pattern[str]
     """INFO lines that are roots the same way (vLLM logs a failed platform detection at INFO)."""
     request_error: re.Pattern[str]
+    """ERROR headers of ONE request that failed and was answered (the server survived)."""
     survived: re.Pattern[str]
+    """ERROR headers of code that logs a failure with its traceback and goes on (vLLM's plugin loader)."""
     noise_frames: re.Pattern[str]
     """Frames of Python's own helper processes (multiprocessing's resource tracker): a traceback of only these is noise."""
-    """ERROR headers of code that logs a failure with its traceback and goes on (vLLM's plugin loader)."""
-    """ERROR headers of ONE request that failed and was answered (the server survived)."""
     handler_at: re.Pattern[str]
     parser_at: re.Pattern[str]
     """The logger's location of the front end's request handlers on a line."""
@@ -132,11 +132,11 @@ class Rules:
     engine_frames: re.Pattern[str]
     """Frames of the engine (or the front end's start-up): a traceback through them is not one request's."""
     engine_loop: re.Pattern[str]
+    """Frames of the engine's own loop: a request's error raised through them ended the engine."""
     peer: re.Pattern[str]
+    """A broken connection: a client's consequence, unless the engine's own loop raised it."""
     cancelled: re.Pattern[str]
     """The workload manager's cancel of the job or step: a start-up's kill before the API was ready."""
-    """A broken connection: a client's consequence, unless the engine's own loop raised it."""
-    """Frames of the engine's own loop: a request's error raised through them ended the engine."""
     engine_failed: re.Pattern[str]
     """Exception words that say the engine failed, whatever frames carried them to a request."""
     request_refused: re.Pattern[str]
