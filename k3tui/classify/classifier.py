@@ -1033,9 +1033,8 @@ class Classifier:
             if self._rules.request_error.search(header[0].body):
                 trace.quiet = True  # one request failed and was answered with an error: logged, survived
             elif self._rules.survived.search(header[0].body):
-                trace.quiet = trace.survived = (
-                    True  # a plugin did not load: the root only if what fails later is its doing
-                )
+                trace.quiet = True  # a plugin did not load: the root only if what fails later is its doing
+                trace.survived = True
         trace.add(ln.raw, n)
         trace.frames = 0 if ln.body.endswith(TB_HEAD) else 1
         trace.code_next = ln.body.startswith('File "')  # a frame that lost its indentation: its code follows
@@ -1229,15 +1228,15 @@ class Classifier:
             return True
         return trace is not None and any(rules.request_frames.search(f) for f in _frame_names(trace))
 
+    def _through_engine_loop(self, trace: Trace | None) -> bool:
+        """The traceback runs through the engine's own loop: nothing caught what it raised for one
+        request or one client, it ended the engine."""
+        return trace is not None and any(self._rules.engine_loop.search(f) for f in _frame_names(trace))
+
     def _engine_connection(self, body: str, trace: Trace | None) -> bool:
         """A broken connection raised through the engine's own loop (its KV cache server's socket, a
         peer's transfer): the engine's failure, not a client that went away."""
-        rules = self._rules
-        return (
-            trace is not None
-            and rules.peer.search(body) is not None
-            and any(rules.engine_loop.search(f) for f in _frame_names(trace))
-        )
+        return self._rules.peer.search(body) is not None and self._through_engine_loop(trace)
 
     def _helper_noise(self, trace: Trace) -> bool:
         """Every frame of the traceback is one of Python's own helper processes (multiprocessing's
@@ -1270,7 +1269,7 @@ class Classifier:
             or rules.parser_at.search(ln.raw) is not None
         )
         # (the frames are read only for a refusal: most exception lines are none)
-        return refused and not (trace is not None and any(rules.engine_loop.search(f) for f in _frame_names(trace)))
+        return refused and not self._through_engine_loop(trace)
 
     def _candidate(self, ln: Line, n: int, typ: str, msg: str, trace: Trace | None = None) -> None:
         if self._stopped or (typ and (self._refused(ln, msg, trace) or _AT_EXIT.search(msg))):
