@@ -1676,15 +1676,12 @@ class Classifier:
         verdict = self._serving(root, self._unfinished(root, verdict))
         stage = verdict.stage
         res.failed_stage = stage
-        context = _context(root)
+        said = _message_line(root)  # (a bare assert's statement, a message begun on the next line)
+        context = said if said is not None else _context(root)
         res.first_exception = FirstException(root.raw, root.n, _stack(root), root.process, context)
         res.oom_root_cause = self._oom_flag()
         res.exception_type = root.type
-        message = root.message
-        if context is not None and not message.strip() and (EMPTY_MESSAGE.match(root.body) or _ASSERT.search(context)):
-            message = self._reparse(
-                context
-            ).body.strip()  # (its message, begun on the next line; a bare assert's statement)
+        message = self._reparse(said).body.strip() if said is not None else root.message
         res.signature = make_signature(stage, root.type, message)
         res.advice = advice_text(self._rules, stage)
         res.evidence, res.confidence = verdict, verdict.confidence
@@ -1770,7 +1767,8 @@ def _quoted_type(q: re.Match[str]) -> str:
 
 
 def _quoted_msg(q: re.Match[str]) -> str:
-    return q["msg"] or q["rmsg"] or q.groupdict().get("qmsg") or q.groupdict().get("pmsg") or ""
+    g = q.groupdict()
+    return g["msg"] or g["rmsg"] or g.get("qmsg") or g.get("pmsg") or ""
 
 
 def _cjk_quote(body: str) -> re.Match[str] | None:
@@ -1810,31 +1808,30 @@ def _field_error(body: str) -> bool:
     return body.startswith("Value error, ") or "[type=" in body
 
 
-def _context(root: _Root) -> str | None:
-    """The line reported beside the root: the wrapper it was unwrapped from, or else the line a logger
-    printed its message on right before its traceback (V0's ``ERROR … [engine.py:458] <message>``, then
-    ``Traceback …``, then ``TypeError: <message>``): the same failure's first line."""
-    if (
-        root.context is None
-        and not root.message.strip()
-        and root.type.endswith("AssertionError")
-        and root.raw in root.stack
-    ):
-        # a bare AssertionError says nothing: the assert statement Python printed under the last frame does
-        # (only the innermost frame's code: an outer frame's ``assert f(x)`` called what failed)
-        at = len(root.stack) - 1 - root.stack[::-1].index(root.raw)
+def _message_line(root: _Root) -> str | None:
+    """The line that says what the root's own line does not: for a bare AssertionError, the assert
+    statement Python printed under the innermost frame (an outer frame's ``assert f(x)`` only called what
+    failed); for an exception whose message starts on the next line (``RuntimeError: `` then
+    multiprocessing's indented "An attempt has been made …"), that line. None for a root unwrapped from a
+    wrapper (its wrapper is what is reported beside it)."""
+    if root.context is not None or root.raw not in root.stack:
+        return None
+    at = len(root.stack) - 1 - root.stack[::-1].index(root.raw)
+    if not root.message.strip() and root.type.endswith("AssertionError"):
         for x in reversed(root.stack[:at]):
             if _ASSERT.search(x):
                 return x
             if _FRAME_LINE.search(x):
                 break
-    if root.context is None and EMPTY_MESSAGE.match(root.body) and root.raw in root.stack:
-        # an exception whose message starts on the next line (``RuntimeError: `` then multiprocessing's
-        # indented "An attempt has been made …"): that line says what failed
-        at = len(root.stack) - 1 - root.stack[::-1].index(root.raw)
-        said = next((x for x in root.stack[at + 1 :] if x.strip() and not _PASTE_END.fullmatch(x)), None)
-        if said is not None:
-            return said
+    if EMPTY_MESSAGE.match(root.body):
+        return next((x for x in root.stack[at + 1 :] if x.strip() and not _PASTE_END.fullmatch(x)), None)
+    return None
+
+
+def _context(root: _Root) -> str | None:
+    """The line reported beside the root: the wrapper it was unwrapped from, or else the line a logger
+    printed its message on right before its traceback (V0's ``ERROR … [engine.py:458] <message>``, then
+    ``Traceback …``, then ``TypeError: <message>``): the same failure's first line."""
     if root.context is not None or root.header is None:
         return root.context
     said, at = root.header[0].strip(), root.header[1]

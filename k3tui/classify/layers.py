@@ -143,7 +143,8 @@ def _import_failure(rules: Rules, ev: Evidence, placed: Verdict | None) -> Verdi
     return Verdict("container", "frames", placed.lines, "high", why)
 
 
-_NO_MODULE = re.compile(r"^\s*(?:[\w.]+\.)?(?:ImportError|ModuleNotFoundError)\b|^\s*No module named ")
+_NO_MODULE = re.compile(_IMPORT_FAILED.pattern + r"|^\s*No module named ")
+"""An import failure, or its message printed without its type."""
 
 
 def _import_before_ready(ev: Evidence) -> Verdict | None:
