@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from k3tui.classify import classify_text
 from tests.support.corpus import REPO_CORPUS, issue_text
+from tests.support.tracebacks import traceback_text
 
 EXCEPTIONS = st.sampled_from(
     [
@@ -205,27 +206,20 @@ SITE = st.sampled_from(
 )
 
 
-def _traceback(frames: list[tuple[str, str]], exc: str) -> str:
-    lines = ["Traceback (most recent call last):"]
-    for path, func in frames:
-        lines += [f'  File "{path}", line 123, in {func}', "    do_it()"]
-    return "\n".join([*lines, exc]) + "\n"
-
-
 @given(
     frame=REQUEST_FRAMES, site=SITE, exc=st.sampled_from(["AssertionError", "ValueError: Double free!", "KeyError: 7"])
 )
 def test_a_stack_in_what_exists_only_for_requests_is_runtime(frame, site, exc) -> None:  # noqa: ANN001
-    res = classify_text(_traceback([(site + frame[0], frame[1])], exc))
+    res = classify_text(traceback_text([(site + frame[0], frame[1])], exc))
     assert res.failed_stage == "runtime" and res.evidence.rule == "frames", res.evidence
 
 
 @given(frame=REQUEST_FRAMES, site=SITE)
 def test_those_files_built_at_start_up_or_called_from_it_are_not_runtime(frame, site) -> None:  # noqa: ANN001
-    built = classify_text(_traceback([(site + frame[0], "__init__")], "AssertionError"))
+    built = classify_text(traceback_text([(site + frame[0], "__init__")], "AssertionError"))
     assert (built.failed_stage, built.evidence.rule) != ("runtime", "frames"), built.evidence
     profiled = classify_text(
-        _traceback(
+        traceback_text(
             [(site + "vllm/v1/engine/core.py", "_initialize_kv_caches"), (site + frame[0], frame[1])], "AssertionError"
         )
     )
@@ -327,7 +321,7 @@ PLACED_FRAMES = st.sampled_from(
 @given(frame=PLACED_FRAMES, site=SITE, exc=st.sampled_from(["AssertionError", "KeyError: 7", "TypeError: bad operand"]))
 def test_a_stack_cut_to_a_function_of_known_work_is_placed_by_it(frame, site, exc) -> None:  # noqa: ANN001
     path, func, stage = frame
-    res = classify_text(_traceback([(site + path, func), (site + "vllm/utils.py", "helper")], exc))
+    res = classify_text(traceback_text([(site + path, func), (site + "vllm/utils.py", "helper")], exc))
     assert res.failed_stage == stage and res.evidence.rule == "frames", res.evidence
 
 
@@ -336,7 +330,7 @@ def test_per_step_work_called_from_a_start_up_frame_is_that_start_up(frame, site
     """The start-up's dummy runs and profiling call the same per-step code: the start-up frame outside wins."""
     path, func, _stage = frame
     stack = [(site + "vllm/v1/worker/gpu_model_runner.py", "profile_run"), (site + path, func)]
-    res = classify_text(_traceback(stack, "AssertionError"))
+    res = classify_text(traceback_text(stack, "AssertionError"))
     assert res.failed_stage == "engine", res.evidence
 
 
@@ -463,7 +457,7 @@ def test_binding_to_cpu_cores_is_the_device(outer, call) -> None:  # noqa: ANN00
 def test_a_processor_made_from_the_models_files_is_the_weights(frame, outer) -> None:  # noqa: ANN001
     site = "/usr/local/lib/python3.12/dist-packages/"
     res = classify_text(
-        _traceback(
+        traceback_text(
             [(site + outer[0], outer[1]), (site + frame[0], frame[1])], "TypeError: Received a X for argument tokenizer"
         )
     )
@@ -473,7 +467,7 @@ def test_a_processor_made_from_the_models_files_is_the_weights(frame, outer) -> 
 @given(func=st.sampled_from(["_validate_rope_scaling", "check_config", "__post_init__"]))
 def test_transformers_own_config_validators_are_still_the_config(func) -> None:  # noqa: ANN001
     site = "/usr/local/lib/python3.12/dist-packages/"
-    res = classify_text(_traceback([(site + "transformers/configuration_utils.py", func)], "ValueError: bad rope"))
+    res = classify_text(traceback_text([(site + "transformers/configuration_utils.py", func)], "ValueError: bad rope"))
     assert res.failed_stage == "config", res.evidence
 
 

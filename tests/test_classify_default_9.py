@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 
 from k3tui.classify import classify_text
 from tests.support.corpus import REPO_CORPUS, issue_text
+from tests.support.tracebacks import traceback_text
 
 PLAIN = st.sampled_from(
     ["AssertionError: Encoder cache miss for abc", "KeyError: None", "IndexError: list index out of range",
@@ -48,15 +49,6 @@ LOOSE = st.lists(
 PREFIX = st.sampled_from(["", "ERROR 10-13 06:03:56 [worker.py:12] ", "```\n"])
 
 
-def _tb(frames: list[tuple[str, str]], error: str, *, module: str | None = None) -> str:
-    lines = ["Traceback (most recent call last):"]
-    if module is not None:
-        lines += [f'  File "{module}", line 8, in <module>', "    sys.exit(main())"]
-    for path, func in frames:
-        lines += [f'  File "{path}", line 42, in {func}', "    x = y()"]
-    return "\n".join([*lines, error]) + "\n"
-
-
 @given(PLAIN, LOOSE, PREFIX, st.booleans())
 def test_nothing_naming_a_layer_is_the_default(
     error: str, stack: list[tuple[str, str]], prefix: str, talk: bool
@@ -65,7 +57,7 @@ def test_nothing_naming_a_layer_is_the_default(
     log = (
         prefix
         + ("It fails on the first chat request:\n" if talk else "")
-        + (_tb(stack, error) if stack else error + "\n")
+        + (traceback_text(stack, error) if stack else error + "\n")
     )
     res = classify_text(log)
     assert res.first_exception is not None and error in res.first_exception.line
@@ -78,7 +70,7 @@ def test_nothing_naming_a_layer_is_the_default(
 )
 def test_the_main_programs_whole_stack_is_the_process_start(error: str, stack: list, module: str) -> None:
     """(A stack of module-level frames only is an import chain: ``frames``, tested elsewhere.)"""
-    res = classify_text(_tb(stack, error, module=module))
+    res = classify_text(traceback_text(stack, error, module=module))
     assert (res.failed_stage, res.evidence.rule) == ("container", "default"), res.evidence
 
 
@@ -96,7 +88,7 @@ ENTRY = st.lists(
 
 @given(ENTRY, PLAIN, st.booleans())
 def test_a_stack_that_never_left_the_programs_entry_is_the_process_start(entry: list, error: str, module: bool) -> None:
-    res = classify_text(_tb(entry, error, module="/usr/local/bin/vllm" if module else None))
+    res = classify_text(traceback_text(entry, error, module="/usr/local/bin/vllm" if module else None))
     assert (res.failed_stage, res.evidence.rule, res.confidence) == ("container", "frames", "high"), res.evidence
 
 
@@ -104,10 +96,10 @@ def test_a_stack_that_never_left_the_programs_entry_is_the_process_start(entry: 
 def test_a_layer_past_the_entry_is_not_the_process_start(entry: list, error: str) -> None:
     """The entry called into the API server's start-up (its socket bind): that layer, not the start."""
     stack = [*entry, ("/usr/local/lib/python3.12/dist-packages/vllm/entrypoints/openai/api_server.py", "serve_http")]
-    assert classify_text(_tb(stack, error)).failed_stage == "api"
+    assert classify_text(traceback_text(stack, error)).failed_stage == "api"
     # an unmapped vLLM frame past the entry: not the entry's own failure (falls to the default)
     stack = [*entry, ("/usr/local/lib/python3.12/dist-packages/vllm/v1/engine/async_llm.py", "from_vllm_config")]
-    assert classify_text(_tb(stack, error)).evidence.rule != "frames"
+    assert classify_text(traceback_text(stack, error)).evidence.rule != "frames"
 
 
 @given(
