@@ -70,3 +70,46 @@ def test_kill_9_of_the_demo_leaves_no_simulated_process(tmp_path):
     while root.exists() and time.monotonic() < end:
         time.sleep(0.2)
     assert not root.exists(), "the simulated host's root was left behind"
+
+
+_OWNER = """
+import asyncio, subprocess, sys
+from k3tui.sim import SimHost
+
+async def main():
+    sim = SimHost(scenario="healthy")
+    await sim.start()
+    # a process of the host that no record names yet: it writes its first file late (mkdir -p)
+    subprocess.Popen(["sh", "-c", 'sleep "$0"; mkdir -p "$K3SIM_ROOT/fs/late"', sys.argv[1]],
+                     env=sim.session_env(), start_new_session=True)
+    print(sim.root, flush=True)
+    await asyncio.sleep(600)
+
+asyncio.run(main())
+"""
+
+
+def test_a_process_still_starting_when_the_owner_dies_does_not_bring_the_root_back(tmp_path):
+    """The watchdog ends every process carrying the host's root, recorded or not (CI stop 29).
+
+    The demo was killed while a simulated process was starting: the watchdog removed the root,
+    then the process created its first folder and the root was back. The stand-in writer waits
+    far longer than any kill takes, so without the sweep the root returns every time.
+    """
+    owner = subprocess.Popen([sys.executable, "-c", _OWNER, "2"], stdout=subprocess.PIPE, text=True)
+    try:
+        root = Path(owner.stdout.readline().strip())
+        assert root.name.startswith("k3sim-"), root
+    finally:
+        os.kill(owner.pid, signal.SIGKILL)
+        owner.wait()
+    time.sleep(4)  # past the writer's wake-up: a root it brought back would be here
+    assert not root.exists(), sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+    assert _inside(root) == [] and not [p for p in Path("/proc").glob("[0-9]*") if _carries(p, root)]
+
+
+def _carries(proc: Path, root: Path) -> bool:
+    try:
+        return f"K3SIM_ROOT={root}".encode() in (proc / "environ").read_bytes()
+    except OSError:
+        return False

@@ -292,6 +292,7 @@ class SimHost:
                 pids.add(-int(f.read_text()))
             except (OSError, ValueError):
                 pass
+        pids |= _processes_of(self.root)
         for sig in (signal.SIGTERM, signal.SIGKILL):
             for pid in pids:
                 try:
@@ -300,6 +301,16 @@ class SimHost:
                     pass
             if sig == signal.SIGTERM:
                 time.sleep(0.05)
+        # a process still starting when the host ended has no record yet, and would write its first
+        # file (``mkdir -p``: the root again) after the root is gone: end all that carry the root
+        end = time.monotonic() + 5
+        while (late := _processes_of(self.root)) and time.monotonic() < end:
+            for pid in late:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            time.sleep(0.05)
         for pid in self._children:
             try:
                 os.waitpid(pid, os.WNOHANG)
@@ -548,6 +559,31 @@ def _sweep_stale_roots(max_age: float = 1800.0) -> None:
             except OSError:
                 continue
         shutil.rmtree(d, ignore_errors=True)
+
+
+def _processes_of(root: Path) -> set[int]:
+    """Every live process started in this simulated host: its environment names the host's root.
+
+    A login's environment carries ``K3SIM_ROOT`` and every process below it inherits it, so
+    this finds what no record names yet (a ``vllm serve`` still importing). Zombies show an
+    empty environment: they are already gone.
+    """
+    mark = b"\0K3SIM_ROOT=" + os.fsencode(str(root)) + b"\0"
+    me, found = os.getpid(), set()
+    try:
+        entries = list(Path("/proc").iterdir())
+    except OSError:
+        return found
+    for proc in entries:
+        if not proc.name.isdigit() or int(proc.name) == me:
+            continue
+        try:
+            env = b"\0" + (proc / "environ").read_bytes()
+        except OSError:
+            continue
+        if mark in env:
+            found.add(int(proc.name))
+    return found
 
 
 def _killpg(pid: int) -> None:
