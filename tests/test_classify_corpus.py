@@ -113,7 +113,6 @@ KNOWN_MISSES = {
     "vllm-issues/2282.log": "a native segfault banner with no vLLM line: that it came while serving is in the thread",
     "vllm-issues/2283.log": "an OOM quoted alone: that it came at a long request is in the thread (an OOM with no other evidence is the engine's)",
     "vllm-issues/2403.log": "NCCL's 'unhandled cuda error' names the collective; the driver too old for CUDA is in the thread",
-    "vllm-issues/2343.log": "eight ranks print the same NCCL graph-capture warning; the label takes rank 0's, the classifier the first printed",
     "vllm-issues/2344.log": "NCCL's graph-capture warning as the whole excerpt: a warning, not a failure line; the cause (an NCCL pulled in by xformers) is in the thread",
     "vllm-issues/2436.log": "a vLLM WARNING quoted without its date and ']' (a reporter's edit): not recognised as a vLLM line",
     "vllm-issues/2443.log": "an OOM quoted alone: that it came while serving is in the thread title",
@@ -145,11 +144,6 @@ KNOWN_MISSES = {
     "vllm-issues/373.log": "the reporter's own client traceback (KeyError) after the server's 404s: nothing"
     " in the lines says which process printed it",
     "vllm-issues/346.log": "a missing libnccl that surfaces in NCCL init (the label says engine is defensible)",
-    "vllm-issues/350.log": "stage right; the root: the label takes NCCL's 'NCCL WARN Cuda failure' line, the"
-    " project reads the exception Python raises as the root and NCCL's line as evidence (session 5 tried"
-    " the label's reading; it changed the demo scenarios' promised roots, and was undone)",
-    "vllm-issues/521.log": "stage right; the root: the label takes NCCL's 'NCCL WARN Error while creating shared"
-    " memory segment' line; the project reports the exception it causes (as for 350)",
     "vllm-issues/356.log": "the gated-repo message is quoted in prose after a prose line that says 'cannot'",
     "vllm-issues/608.log": "an HCCL (Ascend) init failure on the first pipeline receive: runtime by the thread's"
     " title ('during inference'); by its words a collective's set-up (engine)",
@@ -185,7 +179,6 @@ KNOWN_MISSES = {
     "vllm-issues/1170.log": "a bare vocab-size AssertionError pasted alone ('250682 is not divisible by 8'): nothing in the line says weights (the label rests on the thread)",
     "vllm-issues/1111.log": "Ray placement 'required GPUs exceeds the total': this labeller says engine (distributed set-up), 227/228's labellers say device for the same words",
     "vllm-issues/1124.log": "Ray 'does not allocate any GPUs on the driver node': engine here, device in 228 for the same words (a labelling conflict, see 1111)",
-    "vllm-issues/1128.log": "a flattened paste whose first part is a cut frame at another level than the rest: the stage is right, the root is a code line",
     "vllm-issues/1130.log": "torch's TCPStore recvValue WARNING with its C++ stack is the root (session 14), read as the rendezvous's (engine); runtime rests on the thread (a headless node losing the head after serving)",
     "vllm-issues/1361.log": "KServe's own wrapper line ('Failed to start model server: integer division or modulo by zero'), no vLLM line: the zero GPUs behind it are in the thread",
     "vllm-issues/1316.log": "a worker's OOM among interleaved workers with no frame of its own; weights rests on a sibling worker's method (the labeller marks engine defensible)",

@@ -186,6 +186,8 @@ _VLLM_LINE = re.compile(
     r"|^\[[\w/.\-]+\.py:\d+\] \S"  # a paste that kept only the logger's location: [backend_xgrammar.py:158] …
 )
 """vLLM's own logger prefix anywhere in a line (an excerpt quoting one line inline in prose)."""
+NCCL_NEAR = 20
+"""Lines after an NCCL WARN reporting a failure within which a cut traceback is its report."""
 _NCCL_DETAILS = re.compile(r"NCCL_DEBUG=WARN for details")
 """torch's NCCL error (``NCCL error: invalid usage (run with NCCL_DEBUG=WARN for details)``): what failed is in NCCL's WARN line."""
 _NCCL_FAILURE = re.compile(r"(?i)\b(?:fail(?:ure|ed)?|error|duplicate GPU|invalid usage|abort(?:ed|ing)?)\b")
@@ -462,7 +464,15 @@ class Classifier:
             if at is not None and (self._fallback is None or at.n > self._fallback.n):
                 self._fallback = at
         if self._root is None and self._fallback is not None and not self._stopped:
-            self._root = self._fallback
+            warn = self._nccl_warn
+            if warn is not None and 0 < (cut := self._fallback).n - warn.n <= NCCL_NEAR:
+                # a traceback cut before its exception line says where it failed (its frames), not what:
+                # NCCL's failure printed right before it says what
+                warn.context = cut.raw
+                warn.stack, warn.numbers = [warn.raw, *cut.stack], [warn.n, *cut.numbers]
+                self._root = warn
+            else:
+                self._root = self._fallback
         if self._root is None and self._dead is not None and not self._stopped:
             self._root = self._dead  # the engine died under a request and nothing else said why
         if self._root is None and self._nccl_warn is not None and not self._stopped:
@@ -932,7 +942,9 @@ class Classifier:
         if ln.level == "WARN":  # NCCL WARN: evidence; the root only when nothing else fails (Python raises it)
             if self._root is None:
                 warn = self._new_root(replace(ln, body=f"NCCL WARN {ln.body}"), n, "NCCLWarn", ln.body)
-                self._nccl_said = warn  # the details torch's 'NCCL error: …' points at
+                said = self._nccl_said
+                if said is None or said.message != ln.body:  # (every rank prints it: the first said it first)
+                    self._nccl_said = warn  # the details torch's 'NCCL error: …' points at
                 if self._nccl_warn is None and _NCCL_FAILURE.search(ln.body):
                     self._nccl_warn = warn
             return

@@ -470,7 +470,7 @@ def unglue(raw: str) -> list[str] | None:
 
 def unflatten(raw: str) -> list[str] | None:
     """The log lines a flattened paste joined into ``raw`` (three or more; two when the line itself
-    starts with the prefix it is split at), or None.
+    starts with the prefix it is split at, after the spaces a wrap or an indented paste put first), or None.
 
     A vLLM traceback pasted without a code fence, or mirrored by a page that drops line breaks,
     arrives as ONE line in which every original line still starts with its prefix; split there,
@@ -479,7 +479,7 @@ def unflatten(raw: str) -> list[str] | None:
         return _unflatten_traceback(raw) if raw.count('File "') >= 2 else None
     for split, prefix in _FLAT:
         parts = split.split(raw)
-        if len(parts) >= 3 or (len(parts) == 2 and prefix.match(raw)):
+        if len(parts) >= 3 or (len(parts) == 2 and prefix.match(raw.lstrip(" \t"))):
             # three lines, or two that both start with the prefix; a traceback printed without the
             # prefix inside one of them (the log's last words after a logger's line) is split too
             out: list[str] = []

@@ -1,0 +1,172 @@
+"""Issue 13, seventeenth session: forms and rules found in the tuned misses.
+
+- A flattened paste's piece that starts with the spaces a wrap or an indented paste put first, holding
+  two log lines (the last frame's code and the exception line): split as one that starts at the edge.
+- NCCL's own WARN line reporting a failure, shortly before a traceback cut before its exception line
+  (which says where it failed, not what): the WARN line is the root, the traceback's first line its
+  context, its frames its stage. When every rank prints the same WARN, the first one printed is the root.
+
+Each on generated excerpts and on real logs of the tuned part; each fails without its change (the
+guards, which say what a rule must leave alone, pass either way).
+"""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from k3tui.classify import classify_text
+from tests.support.corpus import issue_text
+
+PREFIX = "ERROR 11-04 18:02:56 [v1/executor/multiproc_executor.py:597]"
+MESSAGES = st.sampled_from(
+    [
+        ("RuntimeError", "NCCL error: unhandled cuda error (run with NCCL_DEBUG=INFO for details)"),
+        ("ValueError", "Unknown quantization method: fp7"),
+        ("torch.OutOfMemoryError", "CUDA out of memory. Tried to allocate 20.00 MiB"),
+    ]
+)
+
+
+@given(
+    exc=MESSAGES, lead=st.sampled_from([" ", "  ", "\t"]), tail=st.sampled_from(["", " 02fdc1:213:213 [1] NCCL INFO x"])
+)
+def test_a_flattened_piece_that_starts_with_spaces_is_split_too(exc, lead, tail) -> None:  # noqa: ANN001
+    frames = " ".join(
+        f'{PREFIX} File "/usr/lib/python3/dist-packages/vllm/distributed/x{i}.py", line {i}, in f{i} {PREFIX} f{i + 1}()'
+        for i in range(12)
+    )
+    text = f"{PREFIX} Traceback (most recent call last): {frames}\n{lead}{PREFIX} raise {exc[0]}(msg) {PREFIX} {exc[0]}: {exc[1]}{tail}\n"
+    res = classify_text(text)
+    fe = res.first_exception
+    assert fe is not None and res.exception_type == exc[0], (fe, res.evidence)
+    assert fe.line.startswith(PREFIX) and exc[1] in fe.line and "raise " not in fe.line, fe.line
+
+
+def test_real_flattened_piece_after_a_wrap() -> None:
+    res = classify_text(issue_text("1128.log"))  # a paste hard-wrapped at 1000 characters
+    fe = res.first_exception
+    assert fe is not None and "RuntimeError: NCCL error: unhandled cuda error" in fe.line, fe
+    assert res.failed_stage == "engine", res.evidence
+
+
+FAILURES = st.sampled_from(
+    [
+        "misc/shmutils.cc:113 NCCL WARN Error while creating shared memory segment /dev/shm/nccl-v2jS20 (size 9637888)",
+        "enqueue.cc:267 NCCL WARN Cuda failure 'dependency created on uncaptured work in another stream'",
+        "transport/net_ib.cc:199 NCCL WARN NET/IB : mlx5_0:1 Got async event : port error",
+        "init.cc:1150 NCCL WARN Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1000",
+    ]
+)
+WORKER = "(RayWorkerVllm pid=62111) ERROR 04-28 20:50:23 ray_utils.py:44]"
+
+
+def _cut_traceback(method: str, func: str, path: str) -> list[str]:
+    """V0's worker reporting a method that raised, its traceback cut before the exception line."""
+    return [
+        f"{WORKER} Error executing method {method}. This might cause deadlock in distributed execution.",
+        f"{WORKER} Traceback (most recent call last):",
+        f'{WORKER}   File "/usr/lib/python3/dist-packages/vllm/worker/worker_base.py", line 9, in execute_method',
+        f"{WORKER}     return executor(*args, **kwargs)",
+        f'{WORKER}   File "/usr/lib/python3/dist-packages/{path}", line 110, in {func}',
+        f"{WORKER}     {func}(self.parallel_config)",
+        f'{WORKER}   File "/usr/lib/python3',
+    ]
+
+
+STEPS = st.sampled_from(
+    [
+        ("init_device", "init_worker_distributed_environment", "vllm/worker/worker.py", "engine"),
+        ("initialize_cache", "capture_model", "vllm/worker/model_runner.py", "engine"),
+        ("load_model", "load_weights", "vllm/model_executor/model_loader/loader.py", "weights"),
+    ]
+)
+
+
+@given(warn=FAILURES, infos=st.integers(0, 12), step=STEPS)
+def test_an_nccl_failure_right_before_a_cut_traceback_is_the_root(warn, infos, step) -> None:  # noqa: ANN001
+    host = "a46f6c76528f:2777:5429 [0]"
+    lines = [
+        f"{host} NCCL INFO Bootstrap : Using eth0:10.0.0.2<0>",
+        f"{host} {warn}",
+        *[f"{host} NCCL INFO transport.cc:{30 + i} -> 2" for i in range(infos)],
+        *_cut_traceback(step[0], step[1], step[2]),
+    ]
+    res = classify_text("\n".join(lines) + "\n")
+    fe = res.first_exception
+    assert fe is not None and warn in fe.line and fe.line_number == 2, fe
+    assert fe.context is not None and f"method {step[0]}" in fe.context, fe.context
+    assert res.failed_stage == step[3], res.evidence  # where it failed: the traceback's frames
+
+
+@given(warn=FAILURES, exc=MESSAGES, infos=st.integers(0, 12))
+def test_a_python_exception_after_an_nccl_failure_stays_the_root(warn, exc, infos) -> None:  # noqa: ANN001
+    """Python's own exception line says what failed itself: NCCL's line stays evidence (the project's
+    reading since session 5, which the demo scenarios promise)."""
+    host = "node004:27907:27907 [1]"
+    lines = [
+        f"{host} {warn}",
+        *[f"{host} NCCL INFO enqueue.cc:{1900 + i} -> 5" for i in range(infos)],
+        "Traceback (most recent call last):",
+        '  File "/usr/lib/python3/dist-packages/vllm/distributed/parallel_state.py", line 9, in all_reduce',
+        "    return self.device_communicator.all_reduce(input_)",
+        f"{exc[0]}: {exc[1]}",
+    ]
+    res = classify_text("\n".join(lines) + "\n")
+    fe = res.first_exception
+    assert fe is not None and exc[1] in fe.line, fe
+
+
+@given(exc=MESSAGES, far=st.integers(21, 60), step=STEPS)
+def test_a_notice_or_a_far_nccl_warn_is_not_the_root(exc, far, step) -> None:  # noqa: ANN001
+    """A WARN that reports no failure (a tuning notice), or one far before the failure, is left alone."""
+    host = "84487e05a96e:213:213 [1]"
+    notice = f"{host} graph/search.cc:1127 NCCL WARN Could not find a path for pattern 4, falling back to simple order"
+    res = classify_text("\n".join([notice, *_cut_traceback(step[0], step[1], step[2])]) + "\n")
+    assert res.first_exception is not None and "NCCL WARN" not in res.first_exception.line, res.first_exception
+    failure = f"{host} misc/shmutils.cc:113 NCCL WARN Error while creating shared memory segment /dev/shm/x (size 9)"
+    filler = [f"INFO 04-26 01:59:{i % 60:02d} worker.py:1] still starting" for i in range(far)]
+    text = "\n".join(
+        [
+            failure,
+            *filler,
+            "Traceback (most recent call last):",
+            '  File "/x/y.py", line 1, in f',
+            f"{exc[0]}: {exc[1]}",
+        ]
+    )
+    res = classify_text(text + "\n")
+    fe = res.first_exception
+    assert fe is not None and exc[1] in fe.line, fe
+
+
+@given(ranks=st.integers(2, 8))
+def test_the_first_rank_that_printed_the_same_nccl_warn_is_the_root(ranks) -> None:  # noqa: ANN001
+    said = "misc/strongstream.cc:53 NCCL WARN NCCL cannot be captured in a graph if either it wasn't built with CUDA runtime >= 11.3"
+    lines = []
+    for r in range(ranks):
+        lines += [
+            f"hostname:{1000 + r}:{1000 + r} [{r}] {said}",
+            f"hostname:{1000 + r}:{1000 + r} [{r}] NCCL INFO enqueue.cc:1935 -> 5",
+        ]
+    last = ranks - 1
+    lines.append(
+        f"(VllmWorkerProcess pid={1000 + last}) ERROR 07-08 13:05:36 multiproc_worker_utils.py:226] Exception in worker "
+        "VllmWorkerProcess while processing method initialize_cache: NCCL error: invalid usage (run with NCCL_DEBUG=WARN for details)"
+    )
+    res = classify_text("\n".join(lines) + "\n")
+    fe = res.first_exception
+    assert fe is not None and fe.line.startswith("hostname:1000:1000 [0]") and fe.line_number == 1, fe
+
+
+def test_real_nccl_failures_before_pythons_report() -> None:
+    roots = {
+        "350.log": "NCCL WARN Cuda failure 'dependency created on uncaptured work in another stream'",  # Ray worker, cut tb
+        "521.log": "NCCL WARN Error while creating shared memory segment",  # V0 init_device, cut tb
+        "2343.log": "hostname:116024:116024 [0] misc/strongstream.cc:53 NCCL WARN",  # two ranks: the first
+    }
+    for name, root in roots.items():
+        res = classify_text(issue_text(name))
+        fe = res.first_exception
+        assert fe is not None and root in fe.line, (name, fe)
+        assert res.failed_stage == "engine", (name, res.evidence)
