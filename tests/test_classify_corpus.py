@@ -131,9 +131,6 @@ KNOWN_MISSES = {
     " thread); by its words alone a dead worker reads as runtime",
     "vllm-cpu-faults/ld-preload-listen-double-free.log": "a native crash right after the config lines; that"
     " the first listen() is the engine handshake's socket is known from the fault, not from the log",
-    "vllm-cpu-faults/kill9-engine-at-load.log": "labelled by when the kill was sent ('Starting to load"
-    " model'; the labeller marks engine defensible): the log shows the weights loaded before the death was"
-    " reported, so by its lines start-up had reached the engine",
     "vllm-issues/287.log": "an illegal memory access reported by the NCCL watchdog after a cut '[rank0]' prefix;"
     " that requests were being served shows only in a tqdm 'toks/s' tail glued to the same line",
     "vllm-issues/295.log": "an OOM quoted alone; that it happened while loading weights comes from the"
@@ -364,7 +361,6 @@ KNOWN_MISSES = {
     "vllm-issues/5954.log": "nothing in the log names a layer; its words are a server's ('inference'), none a start-up's: assumed it failed while serving (runtime; label engine)",
     "vllm-issues/5965.log": "nothing in the log names a layer; its words are a start-up's ('loading'): assumed the engine's set-up (engine; label weights)",
     "vllm-issues/6006.log": "no root failure in the log (none; label config)",
-    "vllm-cpu-faults/kill9-worker-at-weights-done.log": "the start-up had reached engine (line 74) (engine; label weights)",
     "vllm-cpu-faults/sigstop-engine-at-load.log": "no root failure in the log (none; label weights)",
     "vllm-cpu-faults/sigstop-worker-at-load.log": "no root failure in the log (none; label weights)",
     "vllm-cpu-faults/ulimit-u-64.log": "the root's message says 'can't start new thread' (container; label engine)",

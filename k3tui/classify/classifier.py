@@ -1606,6 +1606,7 @@ class Classifier:
             ev.native and self._rules.crash_ran.search(root.body) is not None
         )
         ev.process, ev.cut, ev.part = root.process, root.cut, root.part
+        ev.silent = root is self._unexplained
         ev.followed = self._followed
         if "serving" in self._talk and "startup" not in self._talk:
             ev.talk = ("serving", self._talk["serving"])

@@ -61,6 +61,9 @@ class Evidence:
     said: bool = False
     """Of those, a library's own error line or a crash only GPU work prints: the process ran far
     enough to print it (never "it crashed before printing anything")."""
+    silent: bool = False
+    """The root only reports that a process died, with no word of its own on why (a start-up's
+    "initialization failed, see above" with nothing above it: a kill from outside)."""
     cut: bool = False
     """The stack is a traceback cut before its exception line: its last frame is not the failing one."""
     process: str | None = None
@@ -297,9 +300,17 @@ def _serving(rules: Rules, ev: Evidence) -> Verdict:
 
 
 def _markers(ev: Evidence) -> Verdict | None:
+    """The furthest start-up stage reached. A stage's closing line (``Loading weights took``) says the
+    next one has begun, which an exception raised after it belongs to; a kill or a crash that said
+    nothing of its own is placed where the start-up was last seen, the stage of its last line."""
     if ev.stage_idx <= 0:
         return None
-    stage = STAGES[ev.stage_idx]
+    idx = ev.stage_idx
+    if (ev.silent or (ev.native and not ev.said)) and ev.marks:
+        idx = max(STAGES.index(s) for s, _n in ev.marks)
+    if idx <= 0:
+        return None
+    stage = STAGES[idx]
     n = next((n for s, n in reversed(ev.marks) if s == stage), ev.line)
     return Verdict(stage, "markers", (n,), "medium", f"the start-up had reached {stage} (line {n})")
 
