@@ -222,3 +222,41 @@ def test_real_kills_after_the_weights_loaded() -> None:
     ):
         res = classify_text((REPO_CORPUS / folder / name).read_text())
         assert res.failed_stage == "weights", (name, res.evidence)
+
+
+ADVICE = st.sampled_from(
+    [
+        "Found ulimit of 20000 and failed to automatically increase with error current limit exceeds maximum limit. "
+        "This can cause fd limit errors like `OSError: [Errno 24] Too many open files`. Consider increasing with ulimit -n",
+        "Setting a small block size may lead to `RuntimeError: CUDA error: out of memory` on some GPUs.",
+        "Set VLLM_WORKER_MULTIPROC_METHOD=spawn to avoid `RuntimeError: Cannot re-initialize CUDA in forked subprocess`.",
+    ]
+)
+
+
+@given(advice=ADVICE, plain=st.booleans())
+def test_an_exception_a_warning_says_could_happen_is_not_the_root(advice, plain) -> None:  # noqa: ANN001
+    """A log whose lines carry no logger prefix (VLLM_CONFIGURE_LOGGING=0, a custom format): a warning
+    naming an exception as what could happen is advice, and the traceback after it is the root."""
+    head = [advice, "Enforce eager set, disabling torch.compile, CUDAGraphs."]
+    if not plain:
+        head.insert(0, "Loading safetensors checkpoint shards: 100% Completed | 1/1")
+    tb = [
+        "EngineCore failed to start.",
+        "Traceback (most recent call last):",
+        '  File "/opt/venv/lib/python3.11/site-packages/vllm/v1/core/kv_cache_utils.py", line 1010, in _check_enough_kv_cache_memory',
+        "    raise ValueError(",
+        "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization`.",
+    ]
+    res = classify_text("\n".join([*head, *tb]) + "\n")
+    fe = res.first_exception
+    assert fe is not None and fe.line.startswith("ValueError: No available memory"), fe
+    assert res.failed_stage == "engine", res.evidence
+
+
+def test_real_reports_of_what_happened_stay_roots() -> None:
+    """Guard: "it will raise error X", "leads to errors like X" report what happened (commit messages)."""
+    res = classify_text(issue_text("3968.log"))
+    assert res.first_exception is not None and "ValueError: Attention backend" in res.first_exception.line
+    res = classify_text(issue_text("2340.log"))
+    assert res.first_exception is not None and "RESOURCE_EXHAUSTED" in res.first_exception.line

@@ -175,6 +175,13 @@ _INLINE_EXC = re.compile(
 """An exception with its message (``Type: msg`` or its repr, ``Type("msg")``) quoted inline in a
 reporter's sentence (the closing mark may be lost to the line's wrap), in markdown's backticks (``You're seeing: `OSError: [Errno 98] Address already in use` ``, "times out with the following error
 ```torch.distributed.DistStoreError: Timed out …```")."""
+_MAY_CAUSE = re.compile(
+    r"(?i)\b(?:(?:can|could|may|might) (?:\w+ )?(?:cause|lead to|result in|trigger)|to (?:avoid|prevent)|e\.g\.|for example)"
+    r"\b[^.!?]{0,60}$"
+)
+"""A sentence that names an exception as what COULD happen (a warning's advice: ``This can cause fd limit
+errors like `OSError: [Errno 24] Too many open files` ``): no report of a failure. ("It will raise X", "leads
+to errors like X" report what happened, and stay roots.)"""
 _CJK_EXC = re.compile(
     rf"(?<=[\u3000-\u30ff\u3400-\u9fff\uac00-\ud7af\uff00-\uffef])(?:[:：]? ?\[?[\w.\-/]+\.py:\d+\] ?)?(?P<type>{EXC_TYPE})"
     r"(?:: ?(?P<msg>.*\S)|\((?P<rmsg>.*\S)\))"
@@ -982,6 +989,7 @@ class Classifier:
                 and self._named is None
                 and (q := _INLINE_EXC.search(ln.body) or _cjk_quote(ln.body)) is not None
                 and not rules.request_refused.search(_quoted_msg(q))
+                and not _advice(ln.body, q)
             ):
                 # the reporter's sentence quotes the exception: the root only if the log itself names none
                 self._named = self._new_root(ln, n, _quoted_type(q), _quoted_msg(q))
@@ -994,6 +1002,7 @@ class Classifier:
                 and not _PY_WARNING.search(ln.body)  # a Python warning is a decoy, unless [warning_root] says
                 and not 0 < n - self._py_warning_at <= 3  # ... and so are the lines of its message after it
                 and self._names_a_layer(ln.body)
+                and not _advice(ln.body)  # (a warning's advice names what could fail)
             ):
                 if rules.consequence.search(ln.body):
                     # a consequence quoting what failed ('Worker failed with error …'): a candidate as any
@@ -1772,6 +1781,13 @@ _BARS = (
     (CAPTURE, _CAPTURE_BAR, "engine", "the CUDA-graph capture"),
 )
 """Start-up progress bars: (look-back literal, bar, the stage of its work, the work in words)."""
+
+
+def _advice(body: str, q: re.Match[str] | None = None) -> bool:
+    """The exception ``body`` quotes inline (``q``, else the first one) is named as what could happen."""
+    if q is None and (q := _INLINE_EXC.search(body)) is None:
+        return False
+    return _MAY_CAUSE.search(body, 0, q.start()) is not None
 
 
 def _quoted_type(q: re.Match[str]) -> str:
