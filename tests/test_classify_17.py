@@ -260,3 +260,26 @@ def test_real_reports_of_what_happened_stay_roots() -> None:
     assert res.first_exception is not None and "ValueError: Attention backend" in res.first_exception.line
     res = classify_text(issue_text("2340.log"))
     assert res.first_exception is not None and "RESOURCE_EXHAUSTED" in res.first_exception.line
+
+
+@given(
+    exc=MESSAGES,
+    where=st.lists(st.integers(0, 40), min_size=1, max_size=4),
+    which=st.sampled_from(["sitecustomize", "usercustomize"]),
+)
+def test_a_broken_sitecustomize_python_reported_and_ignored_is_not_a_failure(exc, where, which) -> None:  # noqa: ANN001
+    """CPython's site module prints ``Error in sitecustomize; set PYTHONVERBOSE for traceback:`` and the
+    exception at every process's start, then goes on: a healthy run stays healthy."""
+    healthy = (REPO_CORPUS / "vllm-cpu-faults" / "stop-sigterm-idle.log").read_text().splitlines()
+    assert classify_text("\n".join(healthy) + "\n").first_exception is None  # (the run itself is healthy)
+    lines = list(healthy)
+    for at in sorted(set(where), reverse=True):
+        lines[at:at] = [f"Error in {which}; set PYTHONVERBOSE for traceback:", f"{exc[0]}: {exc[1]}"]
+    res = classify_text("\n".join(lines) + "\n")
+    assert res.first_exception is None and res.failed_stage == "none", (res.first_exception, res.evidence)
+
+
+def test_a_bare_exception_after_another_line_is_still_a_root() -> None:
+    """Guard: only the site module's own report line makes the exception after it a survived one."""
+    res = classify_text("Error in my script; see below:\nRuntimeError: k3 injected: it is broken\n")
+    assert res.first_exception is not None and "k3 injected" in res.first_exception.line

@@ -162,6 +162,9 @@ _QUOTE_REST = re.compile(r"""([a-z0-9(_'][^`"”]*)[`"”]""")
 """The rest of a quoted message a wrap moved to the next line, up to the closing mark (a lowercase word,
 a number, a name first: the sentence goes on)."""
 _IGNORED = "Exception ignored in"
+_CUSTOMIZE = ("Error in sitecustomize", "Error in usercustomize")
+"""CPython's site module: a ``sitecustomize`` that raised, reported (``Error in sitecustomize; set
+PYTHONVERBOSE for traceback:`` then ``Type: msg``) and ignored: the process goes on without it."""
 _AT_EXIT = re.compile(r"Python is likely shutting down|(?:after|at|during) interpreter shutdown")
 """CPython's words for an exception raised while the interpreter exits (``sys.meta_path is None, Python
 is likely shutting down``, ``cannot schedule new futures after interpreter shutdown``): noise at exit,
@@ -1026,6 +1029,10 @@ class Classifier:
 
     # --- traces --------------------------------------------------------------------------
 
+    def _line_before(self) -> str:
+        """The line printed before the current one (as read, up to 400 characters of its end)."""
+        return self._history.before(400).rstrip("\n").rsplit("\n", 1)[-1]
+
     def _ignored_before(self, back: int) -> bool:
         """Is the line ``back`` characters before the current one Python's ``Exception ignored in: …``?
         The traceback after it is an exception a destructor or a callback raised at the interpreter's
@@ -1293,6 +1300,8 @@ class Classifier:
         return refused and not self._through_engine_loop(trace)
 
     def _candidate(self, ln: Line, n: int, typ: str, msg: str, trace: Trace | None = None) -> None:
+        if trace is None and typ and self._line_before().lstrip().startswith(_CUSTOMIZE):
+            return  # Python reported a broken sitecustomize and went on
         if self._stopped or (typ and (self._refused(ln, msg, trace) or _AT_EXIT.search(msg))):
             self._python = self._python or bool(typ)
             return
