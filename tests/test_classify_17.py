@@ -12,11 +12,14 @@ guards, which say what a rule must leave alone, pass either way).
 
 from __future__ import annotations
 
+import re
+
 from hypothesis import given
 from hypothesis import strategies as st
 
 from k3tui.classify import classify_text
-from tests.support.corpus import REPO_CORPUS, issue_text
+from tests.support.corpus import REPO_CORPUS, issue_text, tuned_cases
+from tests.support.tracebacks import traceback_text
 
 PREFIX = "ERROR 11-04 18:02:56 [v1/executor/multiproc_executor.py:597]"
 MESSAGES = st.sampled_from(
@@ -283,3 +286,49 @@ def test_a_bare_exception_after_another_line_is_still_a_root() -> None:
     """Guard: only the site module's own report line makes the exception after it a survived one."""
     res = classify_text("Error in my script; see below:\nRuntimeError: k3 injected: it is broken\n")
     assert res.first_exception is not None and "k3 injected" in res.first_exception.line
+
+
+_VLLM_PREFIX = re.compile(
+    r"^(?:\([\w\-]+(?: [\w\-]+)*(?: rank=\d+)? pid=\d+\) )*"
+    r"(?:(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[[\w./\-]+:\d+\] ?)?"
+)
+
+
+def _without_logger_prefix(text: str) -> str:
+    """The log as ``VLLM_CONFIGURE_LOGGING=0`` prints it: each message without vLLM's prefix."""
+    return "\n".join(_VLLM_PREFIX.sub("", line) for line in text.split("\n"))
+
+
+def test_every_complete_real_log_keeps_its_stage_without_the_logger_prefix() -> None:
+    """The start-up markers of a log with no logger's prefix are found in every line (they were looked for
+    only in lines carrying a logger's ``.py:`` gate, so kills read as the device's set-up)."""
+    changed = []
+    for case in tuned_cases():
+        if case.folder != "vllm-cpu-faults":
+            continue
+        text = case.text()
+        before, after = classify_text(text), classify_text(_without_logger_prefix(text))
+        if before.failed_stage != after.failed_stage:
+            changed.append((case.label["file"], before.failed_stage, after.failed_stage))
+    assert changed == [], changed
+
+
+def test_real_log_with_no_logger_prefix_reaches_its_markers() -> None:
+    res = classify_text(
+        _without_logger_prefix((REPO_CORPUS / "vllm-cpu-faults" / "kill9-worker-at-kv-cache.log").read_text())
+    )
+    assert [m.stage for m in res.stages][-1] == "engine" and res.failed_stage == "engine", res.stages
+
+
+def test_a_unix_socket_that_cannot_be_created_is_the_api() -> None:
+    text = traceback_text(
+        [
+            ("/opt/venv/lib/python3.11/site-packages/vllm/entrypoints/launchers/launcher.py", "setup_server"),
+            (
+                "/opt/venv/lib/python3.11/site-packages/vllm/entrypoints/launchers/launcher.py",
+                "create_server_unix_socket",
+            ),
+        ],
+        "FileNotFoundError: [Errno 2] No such file or directory",
+    )
+    assert classify_text(text).failed_stage == "api"

@@ -806,6 +806,10 @@ class Classifier:
         self._maybe_announce(ln, n)
         if self._root is not None and self._root.following:
             self._follow_chain(self._root, ln, n)
+        if n == HEAD_LINES:
+            self._timeline.end_of_head()  # (a log with no logger's prefix: markers in every line)
+            if self._timeline.needles is not self._needles:
+                self._refresh_sentinels()
 
     def _pytest(self, text: str, n: int) -> str:
         """The line without pytest's ``E`` (an exception's line is one again); a root read from one is

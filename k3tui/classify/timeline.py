@@ -31,6 +31,11 @@ class Timeline:
         the prefilter changes nothing)."""
         self.needles: tuple[str, ...] = ()
         """Lowercase literals the prefilter must find for the pending markers."""
+        self._head_seen = 0
+        self._head_gated = 0
+        self._ungated = False
+        """The log's lines carry no logger's prefix (``VLLM_CONFIGURE_LOGGING=0``, an application's own
+        logging): markers are looked for in every line, not only in a logger's."""
         self._refresh()
 
     @property
@@ -54,7 +59,11 @@ class Timeline:
         """Check one line (``low`` is its lowercase text); returns the stages it reaches."""
         new: list[StageMark] = []
         before = self._done
-        logger_line = n <= self._head or self._gate in low
+        gate = self._gate in low
+        if n <= self._head:
+            self._head_seen += 1
+            self._head_gated += gate
+        logger_line = n <= self._head or gate
         for marker, idx, done, gated in self._pending:
             if (logger_line or not gated) and marker in low and (n <= self._head or marker not in self._unsearched):
                 self._reach(idx, n, ln, new)
@@ -63,6 +72,13 @@ class Timeline:
         if new or self._done != before:
             self._refresh()
         return new
+
+    def end_of_head(self) -> None:
+        """The log's first lines are read: when few of them are a logger's (a third or less), its
+        lines carry no prefix, and the markers are looked for in every line from now on."""
+        if not self._ungated and self._head_seen >= 10 and 3 * self._head_gated <= self._head_seen:
+            self._ungated = True
+            self._refresh()
 
     def _reach(self, idx: int, n: int, ln: Line, new: list[StageMark]) -> None:
         if idx <= self._max:
@@ -76,13 +92,14 @@ class Timeline:
         pending = []
         unsearched: set[str] = set()
         for st in self._rules.stages:
+            gated = not self._ungated
             if st.index > self._max:
-                pending += [(m.lower(), st.index, False, True) for m in st.markers]
+                pending += [(m.lower(), st.index, False, gated) for m in st.markers]
                 pending += [(m.lower(), st.index, False, False) for m in st.plain]
                 pending += [(m.lower(), st.index, False, False) for m in st.read]
                 unsearched.update(m.lower() for m in st.read)
             if st.index + 1 > self._done:
-                pending += [(m.lower(), st.index, True, True) for m in st.done]
+                pending += [(m.lower(), st.index, True, gated) for m in st.done]
         self._pending = pending
         self._unsearched = unsearched
         needles = [m for m, _, _, gated in pending if not gated and m not in unsearched]
