@@ -191,7 +191,40 @@ def _copy(d: Path, src: str, dst: str) -> None:
     shutil.copy(src, d / dst)
 
 
+def _fifo(d: Path, file: str) -> None:
+    path = d / file
+    if path.exists():
+        path.unlink()
+    os.mkfifo(path)
+
+
+def _symlink(d: Path, file: str, target: str) -> None:
+    path = d / file
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    elif path.exists() or path.is_symlink():
+        path.unlink()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.symlink_to(target)
+
+
+def _mkdir(d: Path, file: str) -> None:
+    path = d / file
+    if path.is_file():
+        path.unlink()
+    path.mkdir(parents=True, exist_ok=True)
+
+
+def _bom(d: Path, file: str) -> None:
+    path = d / file
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+
+
 SETUP = {
+    "bom": _bom,
+    "fifo": _fifo,
+    "symlink": _symlink,
+    "mkdir": _mkdir,
     "json_set": _json_set,
     "write": _write,
     "write_bytes": _write_bytes,
@@ -231,6 +264,21 @@ PAYLOADS = {
     "messages_wrong_type": {"path": "/v1/chat/completions", "json": {"model": SERVED, "messages": "hello"}},
     "models": {"path": "/v1/models", "get": True},
     "health": {"path": "/health", "get": True},
+    "chat_boom": _chat("k3boom please"),
+    "logprobs_above_max": _chat(logprobs=True, top_logprobs=50),
+    "json_schema_invalid": _chat(
+        response_format={"type": "json_schema", "json_schema": {"name": "x", "schema": {"type": "no_such_type"}}}
+    ),
+    "tool_choice_auto_no_parser": _chat(
+        tools=[{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {}}}}],
+        tool_choice="auto",
+    ),
+    "n_huge": _chat(n=5000),
+    "stop_bad_type": _chat(stop=5),
+    "token_ids_out_of_vocab": {
+        "path": "/v1/completions",
+        "json": {"model": SERVED, "prompt": [1, 5000, 70000], "max_tokens": 8},
+    },
 }
 
 
@@ -592,6 +640,32 @@ int sched_setaffinity(int pid, size_t n, const cpu_set_t *m) { *(volatile int *)
 """
 _NO_SYMBOLS = "int k3_nothing(void) { return 0; }\n"
 _NEEDS = "extern int k3_gone(void);\nint k3_uses(void) { return k3_gone(); }\n"
+
+
+_CUSTOM_LOGGING = json.dumps(
+    {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "formatters": {
+            "k3": {"format": "%(asctime)s | %(levelname)-8s | %(processName)s/%(process)d | %(name)s | %(message)s"}
+        },
+        "handlers": {"k3": {"class": "logging.StreamHandler", "formatter": "k3", "stream": "ext://sys.stdout"}},
+        "loggers": {
+            "vllm": {"handlers": ["k3"], "level": "INFO", "propagate": False},
+            "uvicorn": {"handlers": ["k3"], "level": "INFO", "propagate": False},
+        },
+    },
+    indent=1,
+)
+_EXIT_CTOR = """#include <unistd.h>
+__attribute__((constructor)) static void k3_ctor(void) { _exit(3); }
+"""
+_BOOM_TEMPLATE = (
+    "{% for m in messages %}{% if 'k3boom' in m['content'] %}"
+    "{{ raise_exception('k3 injected: this message is refused by the template') }}{% endif %}"
+    "<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
 
 
 def _args(name: str, what: str, *args: str, drop: tuple = (), **kw: object) -> Fault:
@@ -1627,6 +1701,381 @@ FAULTS: tuple[Fault, ...] = (
     _req("req-unknown-model", "a request for a model that is not served", "unknown_model"),
     _req("req-messages-wrong-type", "messages given as a string", "messages_wrong_type"),
     _req("req-oversize-compiled", "an oversize prompt on a compiled start-up", "oversize", eager=False),
+    # ================================================================ session 17 additions
+    # -- log shapes: custom logging config, JSON formatter, prefix, logging off, debug level
+    Fault(
+        "log-custom-format-kill9-engine-inflight",
+        "logging",
+        "VLLM_LOGGING_CONFIG_PATH with a custom formatter (time|level|process|logger) to stdout, "
+        "then SIGKILL of VLLM::EngineCore during a long request",
+        setup=(("write", "logging.json", _CUSTOM_LOGGING),),
+        env={"VLLM_LOGGING_CONFIG_PATH": "{dir}/logging.json"},
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("request_bg", "long"),
+            ("sleep", 0.3),
+            ("signal", "EngineCore", "SIGKILL"),
+            ("wait_exit", 60),
+            ("request", "chat"),
+        ),
+    ),
+    Fault(
+        "log-custom-format-cfg-vocab-0",
+        "logging",
+        "VLLM_LOGGING_CONFIG_PATH with a custom formatter, and config.json vocab_size 0",
+        setup=(("write", "logging.json", _CUSTOM_LOGGING), ("json_set", "config.json", {"vocab_size": 0})),
+        env={"VLLM_LOGGING_CONFIG_PATH": "{dir}/logging.json"},
+    ),
+    Fault(
+        "log-json-formatter-st-truncated",
+        "logging",
+        "--logging-config.formatter json (JSON log lines), and model.safetensors truncated to half",
+        args=("--logging-config.formatter", "json"),
+        setup=(("truncate", "model/model.safetensors", 850000),),
+    ),
+    Fault(
+        "log-json-formatter-kill9-worker-inflight",
+        "logging",
+        "--logging-config.formatter json, then SIGKILL of VLLM::Worker during a long request",
+        args=("--logging-config.formatter", "json"),
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("request_bg", "long"),
+            ("sleep", 1.5),
+            ("signal", "VLLM::Worker", "SIGKILL"),
+            ("wait_exit", 60),
+            ("request", "chat"),
+        ),
+    ),
+    Fault(
+        "log-prefix-kv-memory-1k",
+        "logging",
+        "VLLM_LOGGING_PREFIX='[node-7] ' and --kv-cache-memory-bytes 1024",
+        args=("--kv-cache-memory-bytes", "1024"),
+        unset=("VLLM_CPU_KVCACHE_SPACE",),
+        env={"VLLM_LOGGING_PREFIX": "[node-7] "},
+    ),
+    Fault(
+        "log-configure-off-kv-memory-1k",
+        "logging",
+        "VLLM_CONFIGURE_LOGGING=0 (no vLLM log handler) and --kv-cache-memory-bytes 1024",
+        args=("--kv-cache-memory-bytes", "1024"),
+        unset=("VLLM_CPU_KVCACHE_SPACE",),
+        env={"VLLM_CONFIGURE_LOGGING": "0"},
+    ),
+    Fault(
+        "log-debug-level-cfg-heads-0",
+        "logging",
+        "VLLM_LOGGING_LEVEL=DEBUG and config.json num_attention_heads 0",
+        setup=(("json_set", "config.json", {"num_attention_heads": 0}),),
+        env={"VLLM_LOGGING_LEVEL": "DEBUG"},
+    ),
+    Fault("log-level-bogus", "logging", "VLLM_LOGGING_LEVEL=BOGUS", env={"VLLM_LOGGING_LEVEL": "BOGUS"}),
+    Fault(
+        "log-json-formatter-healthy-stop",
+        "logging",
+        "--logging-config.formatter json, a healthy start, two requests, SIGTERM (control)",
+        args=("--logging-config.formatter", "json"),
+        actions=SERVE_AND_STOP,
+    ),
+    Fault(
+        "log-configure-off-kill9-worker-inflight",
+        "logging",
+        "VLLM_CONFIGURE_LOGGING=0 (no vLLM log handler), then SIGKILL of VLLM::Worker 0.3 s into a long request",
+        env={"VLLM_CONFIGURE_LOGGING": "0"},
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("request_bg", "long"),
+            ("sleep", 0.3),
+            ("signal", "VLLM::Worker", "SIGKILL"),
+            ("wait_exit", 60),
+            ("request", "chat"),
+        ),
+    ),
+    # -- env knobs
+    Fault(
+        "env-worker-multiproc-bogus",
+        "env",
+        "VLLM_WORKER_MULTIPROC_METHOD=bogus",
+        env={"VLLM_WORKER_MULTIPROC_METHOD": "bogus"},
+    ),
+    Fault(
+        "env-kvcache-space-1000g",
+        "env",
+        "VLLM_CPU_KVCACHE_SPACE=1000 (GiB) on a 23 GiB machine",
+        env={"VLLM_CPU_KVCACHE_SPACE": "1000"},
+    ),
+    Fault("env-vllm-port-garbage", "env", "VLLM_PORT=abc", env={"VLLM_PORT": "abc"}),
+    Fault(
+        "env-engine-ready-timeout-1",
+        "env",
+        "VLLM_ENGINE_READY_TIMEOUT_S=1 (the engine cannot be ready in time)",
+        env={"VLLM_ENGINE_READY_TIMEOUT_S": "1"},
+    ),
+    Fault(
+        "env-tmpdir-is-file",
+        "env",
+        "TMPDIR pointing at a regular file",
+        setup=(("write", "tmpfile", "not a dir\n"),),
+        env={"TMPDIR": "{dir}/tmpfile"},
+        actions=SERVE_AND_STOP,
+    ),
+    Fault(
+        "env-host-ip-garbage",
+        "env",
+        "VLLM_HOST_IP=999.1.1.1 (not an address)",
+        env={"VLLM_HOST_IP": "999.1.1.1"},
+        actions=SERVE_AND_STOP,
+    ),
+    Fault(
+        "env-ld-preload-iomp-and-gomp",
+        "env",
+        "LD_PRELOAD naming both a libiomp5.so and a libgomp.so.1 (neither exists): vLLM's OpenMP set-up refuses both",
+        env={"LD_PRELOAD": "{dir}/libiomp5.so:{dir}/libgomp.so.1"},
+    ),
+    Fault(
+        "env-sim-multi-numa-with-bind",
+        "env",
+        "VLLM_CPU_SIM_MULTI_NUMA=1 together with an explicit VLLM_CPU_OMP_THREADS_BIND=0",
+        env={"VLLM_CPU_SIM_MULTI_NUMA": "1", "VLLM_CPU_OMP_THREADS_BIND": "0"},
+    ),
+    Fault(
+        "py-sitecustomize-raises",
+        "modules",
+        "PYTHONPATH sitecustomize.py that raises (Python reports it and goes on), then requests",
+        setup=(("write", "py/sitecustomize.py", "raise RuntimeError('k3 injected: sitecustomize is broken')\n"),),
+        env={"PYTHONPATH": "{dir}/py"},
+        actions=SERVE_AND_STOP,
+    ),
+    Fault(
+        "py-shadow-openai-empty",
+        "modules",
+        "PYTHONPATH shadows openai with an empty package",
+        setup=(("write", "py/openai/__init__.py", ""),),
+        env={"PYTHONPATH": "{dir}/py"},
+    ),
+    Fault(
+        "env-omp-bind-reversed-range",
+        "env",
+        "VLLM_CPU_OMP_THREADS_BIND=1-0 (a reversed range: an empty CPU list)",
+        env={"VLLM_CPU_OMP_THREADS_BIND": "1-0"},
+    ),
+    Fault(
+        "ld-preload-ctor-exit",
+        "libraries",
+        "LD_PRELOAD library whose constructor calls _exit(3) (every process quits before main)",
+        setup=(("cc", "libk3exit.so", _EXIT_CTOR),),
+        env={"LD_PRELOAD": "{dir}/libk3exit.so"},
+    ),
+    _args(
+        "args-uds-missing-dir", "--uds pointing into a folder that does not exist", "--uds", "{dir}/no-dir/vllm.sock"
+    ),
+    _args(
+        "args-middleware-missing",
+        "--middleware naming a module that does not exist",
+        "--middleware",
+        "k3_no_such.Middleware",
+    ),
+    # -- bad arguments and values
+    _args("args-tokenizer-mode-bogus", "--tokenizer-mode bogus", "--tokenizer-mode", "bogus"),
+    _args(
+        "args-lora-modules-missing",
+        "--enable-lora with --lora-modules pointing at a missing folder",
+        "--enable-lora",
+        "--lora-modules",
+        "k3lora={dir}/no-such-lora",
+    ),
+    _args(
+        "args-tool-call-parser-bogus",
+        "--enable-auto-tool-choice --tool-call-parser bogus",
+        "--enable-auto-tool-choice",
+        "--tool-call-parser",
+        "bogus",
+    ),
+    _args("args-reasoning-parser-bogus", "--reasoning-parser bogus", "--reasoning-parser", "bogus"),
+    _args("args-max-model-len-0", "--max-model-len 0", "--max-model-len", "0", drop=("--max-model-len",)),
+    _args("args-tp-0", "--tensor-parallel-size 0", "--tensor-parallel-size", "0"),
+    _args("args-dp-2", "--data-parallel-size 2 on a 2-core machine", "--data-parallel-size", "2"),
+    _args(
+        "args-ssl-files-missing",
+        "--ssl-keyfile / --ssl-certfile pointing at missing files",
+        "--ssl-keyfile",
+        "{dir}/no.key",
+        "--ssl-certfile",
+        "{dir}/no.crt",
+    ),
+    _args("args-kv-cache-dtype-fp8-e4m3", "--kv-cache-dtype fp8_e4m3 on CPU", "--kv-cache-dtype", "fp8_e4m3"),
+    _args("args-max-num-batched-tokens-0", "--max-num-batched-tokens 0", "--max-num-batched-tokens", "0"),
+    _args(
+        "args-generation-config-missing",
+        "--generation-config pointing at a missing folder",
+        "--generation-config",
+        "{dir}/no-gen-config",
+    ),
+    _args("args-uvicorn-log-level-bogus", "--uvicorn-log-level bogus", "--uvicorn-log-level", "bogus"),
+    _args(
+        "args-structured-outputs-backend-bogus",
+        "--structured-outputs-config backend bogus",
+        "--structured-outputs-config",
+        '{"backend": "bogus"}',
+    ),
+    _args("args-gpu-util-0", "--gpu-memory-utilization 0", "--gpu-memory-utilization", "0"),
+    _args(
+        "args-config-yaml-bad-key",
+        "--config pointing at a YAML file with an unknown key",
+        "--config",
+        "{dir}/serve.yaml",
+        setup=(("write", "serve.yaml", "max-num-seqs: 8\nno-such-option: 3\n"),),
+    ),
+    # -- config.json
+    _cfg("cfg-num-layers-0", "config.json num_hidden_layers 0", ("json_set", "config.json", {"num_hidden_layers": 0})),
+    _cfg(
+        "cfg-max-position-0",
+        "config.json max_position_embeddings 0",
+        ("json_set", "config.json", {"max_position_embeddings": 0}),
+    ),
+    _cfg("cfg-dtype-float64", "config.json dtype float64", ("json_set", "config.json", {"dtype": "float64"})),
+    _cfg("cfg-json-array", "config.json a JSON array instead of an object", ("write", "model/config.json", "[1, 2]\n")),
+    _cfg("cfg-utf8-bom", "config.json starting with a UTF-8 BOM", ("bom", "model/config.json")),
+    _cfg(
+        "cfg-generation-config-invalid",
+        "generation_config.json is not JSON",
+        ("write", "model/generation_config.json", '{"temperature": 0.7,'),
+    ),
+    _cfg(
+        "cfg-auto-map-missing-module",
+        "config.json auto_map to a module file that is not there, --trust-remote-code",
+        ("json_set", "config.json", {"auto_map": {"AutoConfig": "k3_config.K3Config"}}),
+        args=("--trust-remote-code",),
+    ),
+    # -- tokenizer
+    _tok(
+        "tok-chat-template-not-string",
+        "chat_template.jinja removed, tokenizer_config.json chat_template an integer, then requests",
+        ("remove", "model/chat_template.jinja"),
+        ("json_set", "tokenizer_config.json", {"chat_template": 12345}),
+        actions=SERVE_AND_STOP,
+    ),
+    _tok(
+        "tok-special-tokens-map-invalid",
+        "special_tokens_map.json is not JSON",
+        ("write", "model/special_tokens_map.json", '{"eos_token": '),
+        actions=SERVE_AND_STOP,
+    ),
+    _tok(
+        "tok-chat-template-raises-for-one-request",
+        "chat template that raises only when a message contains 'k3boom'; a good and a bad request",
+        ("write", "model/chat_template.jinja", _BOOM_TEMPLATE),
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("request", "chat_boom"),
+            ("request", "chat"),
+            ("signal", "main", "SIGTERM"),
+        ),
+    ),
+    # -- safetensors / file system oddities
+    _st(
+        "st-shard-is-fifo",
+        "model.safetensors replaced by a FIFO nobody writes to (timeout 240 s)",
+        ("fifo", "model/model.safetensors"),
+        timeout=240.0,
+    ),
+    _st("st-shard-is-dir", "model.safetensors is a directory", ("mkdir", "model/model.safetensors")),
+    _st(
+        "st-dangling-symlink",
+        "model.safetensors a symlink to a file that does not exist",
+        ("symlink", "model/model.safetensors", "/nonexistent/k3/model.safetensors"),
+    ),
+    _st(
+        "st-symlink-loop",
+        "model.safetensors a symlink loop (a -> b -> a)",
+        ("symlink", "model/loop-b.safetensors", "model.safetensors"),
+        ("symlink", "model/model.safetensors", "loop-b.safetensors"),
+    ),
+    Fault(
+        "fs-model-path-is-file",
+        "filesystem",
+        "the model path is a regular file (config.json), not a folder",
+        model="{model}/config.json",
+    ),
+    # -- killed / stopped
+    _inflight(
+        "kill9-api-inflight", "SIGKILL of the API server (main process) during a long request", "main", "SIGKILL"
+    ),
+    _kill(
+        "kill-segv-engine-at-load",
+        "SIGSEGV sent to VLLM::EngineCore at 'Starting to load model'",
+        "Starting to load model",
+        "EngineCore",
+        "SIGSEGV",
+    ),
+    _kill(
+        "kill-abrt-worker-at-kv-cache",
+        "SIGABRT sent to VLLM::Worker at 'CPU KV cache size'",
+        "CPU KV cache size",
+        "VLLM::Worker",
+        "SIGABRT",
+    ),
+    _inflight(
+        "sigterm-worker-inflight", "SIGTERM sent to VLLM::Worker during a long request", "VLLM::Worker", "SIGTERM"
+    ),
+    _inflight("sigstop-engine-inflight", "SIGSTOP of VLLM::EngineCore during a long request", "EngineCore", "SIGSTOP"),
+    _kill(
+        "sigint-at-engine-init",
+        "SIGINT (Ctrl-C) of the API server at 'Initializing a V1 LLM engine'",
+        "Initializing a V1 LLM engine",
+        "main",
+        "SIGINT",
+    ),
+    Fault(
+        "ulimit-cpu-10s",
+        "ulimit",
+        "ulimit -t 10 (RLIMIT_CPU 10 s per process: SIGXCPU during start-up)",
+        limits={"RLIMIT_CPU": 10},
+    ),
+    Fault(
+        "ulimit-cpu-30s-serving",
+        "ulimit",
+        "ulimit -t 30 (RLIMIT_CPU 30 s per process), then long requests until a process runs out of CPU time",
+        limits={"RLIMIT_CPU": 30},
+        actions=(
+            ("wait", "ready"),
+            *(("request", "long"),) * 12,
+            ("wait_exit", 30),
+            ("request", "chat"),
+        ),
+    ),
+    _req(
+        "req-token-ids-out-of-vocab",
+        "a completion whose prompt token ids are outside the vocabulary",
+        "token_ids_out_of_vocab",
+    ),
+    # -- requests the server refuses (it stays up)
+    _req("req-logprobs-above-max", "top_logprobs 50 above max_logprobs 20", "logprobs_above_max"),
+    _req("req-json-schema-invalid", "response_format json_schema with an invalid schema", "json_schema_invalid"),
+    _req(
+        "req-tool-choice-auto-no-parser",
+        "tool_choice auto without --enable-auto-tool-choice",
+        "tool_choice_auto_no_parser",
+    ),
+    _req("req-n-huge", "n 5000 completions in one request", "n_huge"),
+    _req("req-stop-bad-type", "stop given as an integer", "stop_bad_type"),
+    Fault(
+        "req-burst-oversize",
+        "request",
+        "six concurrent oversize chat prompts, then a normal one",
+        actions=(
+            ("wait", "ready"),
+            *(("request_bg", "oversize"),) * 6,
+            ("sleep", 5),
+            ("request", "chat"),
+            ("signal", "main", "SIGTERM"),
+        ),
+    ),
 )
 
 
