@@ -375,6 +375,15 @@ KNOWN_MISSES = {
     "vllm-issues/6162.log": "another line taken as the root ('ValueError: [INVALID PARAMETER]: error code= 1(at .../torch_xmlir/csrc/new_xccl/'); stage right",
     "vllm-issues/6164.log": "the root's stack runs through get_attn_backend_cls (cuda.py) (engine; label config)",
     "vllm-issues/6165.log": "the root's stack runs through a call to load_model (weights; label config)",
+    "vllm-cpu-faults/kill9-api-inflight.log": "the killed API server printed nothing: the log ends after a 200 as a healthy one may; no root failure in the log (none; label runtime)",
+    "vllm-cpu-faults/st-shard-is-fifo.log": "a hang (a FIFO as the shard): the log ends in start-up with no error, as 19 tuned none excerpts do; no root failure in the log (none; label weights)",
+    "vllm-cpu-faults/ulimit-cpu-10s.log": "the start-up had reached api (line 61) (api; label engine)",
+    "vllm-cpu-faults/env-kvcache-space-1000g.log": "oom flag None (label True)",
+    "vllm-cpu-faults/args-lora-modules-missing.log": "the start-up had reached api (line 69) (api; label weights)",
+    "vllm-cpu-faults/env-vllm-port-garbage.log": "a chained re-raise (int() of VLLM_PORT, then 'VLLM_PORT must be a valid integer'): the label takes the second, the project the cause; the start-up had reached engine (line 52) (engine; label config)",
+    "vllm-cpu-faults/sigint-at-engine-init.log": "no root failure in the log (none; label engine)",
+    "vllm-cpu-faults/log-level-bogus.log": "a bad VLLM_LOGGING_LEVEL fails in the logging set-up before vLLM starts: the label says config (a bad value), py-logging-config-missing's says container for the same set-up (a labelling conflict); the root's stack has no vLLM frame past the program's entry (its command line): the process start (container; label config)",
+    "vllm-cpu-faults/args-generation-config-missing.log": "a chained re-raise: the label takes the later ValueError, the project the cause (HFValidationError); another line taken as the root ('huggingface_hub.errors.HFValidationError: Repo id must be in the form 'repo_name'); stage right",
 }
 
 
