@@ -325,6 +325,14 @@ SHIPPERS = {
     "colour": lambda x: re.sub(r"\b(INFO|ERROR|WARNING)\b", "\x1b[32m\\1\x1b[0m", x),
     "ray": lambda x: _RAY.sub(lambda m: f"\x1b[36m({m[1]}, ip=10.0.0.2)\x1b[0m ", x),
     "ray-caret": lambda x: _RAY.sub(lambda m: f"^[[36m({m[1]}, ip=10.0.0.2)^[[0m ", x),
+    # session 17: Slurm's `srun -l` task label, stern's pod and container, moreutils' `ts` (its syslog-style
+    # time reads like journald's host and program before argparse's `vllm serve: error:`), a bracketed time,
+    # a pod's bracketed name
+    "srun -l": lambda x: f"12: {x}",
+    "stern": lambda x: f"vllm-7c9f6d-x2x4 vllm {x}",
+    "ts": lambda x: f"Dec 06 11:20:41 {x}",
+    "ts-iso": lambda x: f"[2026-12-06 11:20:41] {x}",
+    "pod bracket": lambda x: f"[pod/vllm-0/vllm] {x}",
 }
 
 

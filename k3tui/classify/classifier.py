@@ -1304,7 +1304,7 @@ class Classifier:
         return refused and not self._through_engine_loop(trace)
 
     def _candidate(self, ln: Line, n: int, typ: str, msg: str, trace: Trace | None = None) -> None:
-        if trace is None and typ and self._line_before().lstrip().startswith(_CUSTOMIZE):
+        if trace is None and typ and self._reparse(self._line_before()).body.lstrip().startswith(_CUSTOMIZE):
             return  # Python reported a broken sitecustomize and went on
         if self._stopped or (typ and (self._refused(ln, msg, trace) or _AT_EXIT.search(msg))):
             self._python = self._python or bool(typ)
