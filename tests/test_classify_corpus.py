@@ -211,7 +211,6 @@ KNOWN_MISSES = {
     "vllm-issues/1835.log": "root right (UCX's 'Caught signal 11' in a Ray worker); the label (NCCL set-up under a vGPU) rests on the thread, a segfault's words read as runtime",
     "vllm-issues/1837.log": "root right (HAMi's 'Illegal device id' line before the segfault); 'illegal device' reads as the device, the label says the engine's NCCL set-up",
     "vllm-issues/1840.log": "a worker's death reported only by 'Process SpawnProcess-1:1:' and the shell's 'Killed': the label takes the first, the classifier the kill",
-    "vllm-issues/1841.log": "root right (UCX's 'Local protection error'); that the engine was serving (a Dynamo disaggregated transfer) is in the thread",
     "vllm-issues/1846.log": "root right (gloo's 'Timed out waiting … for recv'); whether the hang was on a served request is in the thread",
     "vllm-issues/1847.log": "a Ray placement-group timeout (a node missing): 'placement_group_specs=' reads as the config's, the label says the engine's distributed set-up",
     "vllm-issues/1926.log": "a reshape RuntimeError from a V0 worker: that it came with a disaggregated KV transfer while serving is in the thread",
