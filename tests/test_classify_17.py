@@ -373,3 +373,19 @@ def test_the_periodic_stats_line_says_the_server_was_serving(stats, native) -> N
 
 def test_real_stats_line_then_a_native_error() -> None:
     assert classify_text(issue_text("1841.log")).failed_stage == "runtime"
+
+
+@given(gap=st.integers(0, 3), late=st.integers(1, 4))
+def test_a_silent_death_found_by_looking_back_keeps_the_stage_its_line_had_reached(gap, late) -> None:  # noqa: ANN001
+    """The engine dies before the server is ready; the front end's note of it is found only when the log's
+    end is looked back over, after 'Application startup complete.': its stage is where its line was."""
+    lines = (REPO_CORPUS / "vllm-cpu-faults" / "stop-sigterm-idle.log").read_text().splitlines()
+    ready = next(i for i, x in enumerate(lines) if "Application startup complete." in x)
+    note = "(APIServer pid=15864) WARNING 12-06 11:37:41 [core_client.py:817] [shutdown] MPClient: engine core exited unexpectedly; starting cleanup"
+    after = ["(APIServer pid=15864) INFO 12-06 11:37:41 [core_client.py:777] [shutdown] MPClient: complete"] * late
+    text = "\n".join([*lines[: ready - gap], note, *after, *lines[ready - gap : ready + 1]]) + "\n"
+    res = classify_text(text)
+    assert res.first_exception is not None and "engine core exited unexpectedly" in res.first_exception.line, (
+        res.first_exception
+    )
+    assert res.failed_stage == "api", res.evidence

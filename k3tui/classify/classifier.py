@@ -1235,6 +1235,9 @@ class Classifier:
         root.part = self._part
         root.pytest = n == self._pytest_e
         root.marks = [(m.stage, m.line) for m in self._timeline.marks]
+        if root.marks and root.marks[-1][1] > n:  # found after its line (a look back): the stages its line had reached
+            root.marks = [(s, k) for s, k in root.marks if k <= n]
+            root.stage_idx = max((STAGES.index(s) for s, _k in root.marks), default=0)
         if trace is not None:
             root.trace, root.stack, root.numbers = trace, trace.lines, trace.numbers
             if trace.header is not None and trace.header[1] != n:
