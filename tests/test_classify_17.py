@@ -389,3 +389,62 @@ def test_a_silent_death_found_by_looking_back_keeps_the_stage_its_line_had_reach
         res.first_exception
     )
     assert res.failed_stage == "api", res.evidence
+
+
+VLLM = "/opt/venv/lib/python3.11/site-packages/vllm"
+TORCH = "/opt/venv/lib/python3.11/site-packages/torch"
+LIBRARY_WORK = st.sampled_from(
+    [
+        [(f"{TORCH}/__init__.py", "compile"), (f"{TORCH}/_dynamo/eval_frame.py", "_optimize")],
+        [(f"{TORCH}/cuda/__init__.py", "_lazy_init")],
+        [(f"{TORCH}/jit/_script.py", "script_method"), ("/usr/lib/python3.11/warnings.py", "warn")],
+    ]
+)
+
+
+@given(chain=st.integers(1, 5), work=LIBRARY_WORK)
+def test_library_work_run_while_vllm_is_imported_is_the_process_start(chain, work) -> None:  # noqa: ANN001
+    """vLLM's innermost frame is a module being imported and a library's frames follow (a decorator that
+    compiles at import, PYTHONWARNINGS=error): the process start, whatever the library's frames say."""
+    modules = [(f"{VLLM}/m{i}.py", "<module>") for i in range(chain)]
+    text = traceback_text(
+        [(f"{VLLM}/entrypoints/cli/main.py", "main"), *modules, *work],
+        "DeprecationWarning: `torch.jit.script_method` is deprecated.",
+        module="/opt/venv/bin/vllm",
+    )
+    res = classify_text(text)
+    assert res.failed_stage == "container", res.evidence
+
+
+@given(work=LIBRARY_WORK)
+def test_the_main_programs_own_module_is_run_not_imported(work) -> None:  # noqa: ANN001
+    """Guard: ``python -m vllm.entrypoints.openai.api_server``'s module is the program itself; a vLLM
+    function after an imported module is not import work either."""
+    text = "\n".join(
+        [
+            "Traceback (most recent call last):",
+            '  File "<frozen runpy>", line 198, in _run_module_as_main',
+            '  File "<frozen runpy>", line 88, in _run_code',
+            f'  File "{VLLM}/entrypoints/openai/api_server.py", line 991, in <module>',
+            "    uvloop.run(run_server(args))",
+            *[f'  File "{p}", line 7, in {f}\n    x()' for p, f in work],
+            "RuntimeError: boom",
+        ]
+    )
+    res = classify_text(text + "\n")
+    assert res.evidence is not None and "being imported" not in res.evidence.why, res.evidence
+    called = traceback_text(
+        [
+            (f"{VLLM}/entrypoints/cli/main.py", "main"),
+            (f"{VLLM}/m.py", "<module>"),
+            (f"{VLLM}/worker/gpu_worker.py", "init_device"),
+        ],
+        "RuntimeError: boom",
+        module="/opt/venv/bin/vllm",
+    )
+    assert classify_text(called).failed_stage == "device"
+
+
+def test_real_library_work_at_import() -> None:
+    for name in ("3719.log", "5016.log"):
+        assert classify_text(issue_text(name)).failed_stage == "container", name

@@ -32,7 +32,7 @@ import re
 from dataclasses import dataclass, field
 
 from .rules import STAGES, VLLM_PACKAGE, Rules
-from .traces import frames, from_program_start, import_frame
+from .traces import frames, from_program_start, import_frame, import_inside
 
 _LOGGER = re.compile(r"\[?([\w.\-]+\.py):\d+\] ")
 """The logger location of a vLLM log line (``… [serving_chat.py:661] …``)."""
@@ -94,6 +94,7 @@ def decide(rules: Rules, ev: Evidence) -> Verdict:
     return (
         _message(rules, ev, "strong")
         or (None if _ready(ev) is not None else _message(rules, ev, "startup"))
+        or _vllm_importing(ev)
         or _import_failure(rules, ev, _frames(rules, ev))
         or _import_chain(ev)
         or _entry_only(rules, ev)
@@ -182,6 +183,19 @@ def _frames(rules: Rules, ev: Evidence) -> Verdict | None:
     else:
         stage, n, name = startup[-1]
     return Verdict(stage, "frames", (n,), "high", f"the root's stack runs through {name}")
+
+
+def _vllm_importing(ev: Evidence) -> Verdict | None:
+    """vLLM's innermost frame is module-level code and a library's frames follow it: vLLM was being
+    imported (a decorator compiling at import, a check run at import), the process start, whatever that
+    library's frames are (torch.compile's would read as the engine's)."""
+    if ev.cut or ev.native or (i := import_inside(ev.stack, _VLLM_FILE)) is None:
+        return None
+    n = ev.numbers[i] if i < len(ev.numbers) else ev.line
+    why = (
+        "vLLM's innermost frame is a module being imported (the library work after it ran at import): the process start"
+    )
+    return Verdict("container", "frames", (n,), "high", why)
 
 
 def _import_chain(ev: Evidence) -> Verdict | None:

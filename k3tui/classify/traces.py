@@ -198,6 +198,19 @@ def import_frame(stack: list[str]) -> int | None:
     return None
 
 
+def import_inside(stack: list[str], own: re.Pattern[str]) -> int | None:
+    """Index of the innermost frame of the files ``own`` matches when it is module-level code and other
+    code's frames follow it (work a module does while it is imported: a decorator, a check), else None."""
+    every = list(_every_frame(stack))
+    mine = [(k, i, func) for k, (i, path, func) in enumerate(every) if own.search(path)]
+    if not mine or mine[-1][2] != "<module>" or mine[-1][0] == len(every) - 1:
+        return None
+    k = mine[-1][0]
+    if k == 0 or _RUNPY.search(every[k - 1][1]):
+        return None  # the main program's own module (a script, ``python -m``): run, not imported
+    return mine[-1][1]
+
+
 def from_program_start(stack: list[str]) -> bool:
     """Does the stack's outermost frame run module-level code (a script's or ``python -m``'s first
     frame)? Then it is the main program's own stack, printed whole from where the process began."""
