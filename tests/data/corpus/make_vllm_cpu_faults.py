@@ -75,8 +75,11 @@ class Fault:
     actions: tuple = ()  # (op, *params) once the server is started
     eager: bool = True
     model: str = "{model}"
-    port_taken: str = ""  # "127.0.0.1" / "0.0.0.0": another process listens on the port before start
+    port_taken: str = ""  # "127.0.0.1" / "0.0.0.0": another process listens on the port before start;
+    # "vllm": a first real vLLM server (same argv) is already serving on it
+
     timeout: float = 420.0  # a healthy start takes 30-50 s alone, minutes on a loaded 2-core machine
+    cpus: tuple = ()  # CPU affinity of the server (as a container's cpuset or taskset would give it)
 
 
 # ---------------------------------------------------------------- setup operations
@@ -254,6 +257,7 @@ PAYLOADS = {
     "completion": {"path": "/v1/completions", "json": {"model": SERVED, "prompt": "def main():", "max_tokens": 16}},
     "long": _chat("Tell a long story.", max_tokens=900, ignore_eos=True),
     "stream_long": _chat("Tell a long story.", max_tokens=900, ignore_eos=True, stream=True),
+    "stream_128": _chat("Tell a story.", max_tokens=128, ignore_eos=True, stream=True),
     "oversize": _chat(LONG_PROMPT),
     "oversize_completion": {"path": "/v1/completions", "json": {"model": SERVED, "prompt": LONG_PROMPT}},
     "max_tokens_huge": _chat(max_tokens=100000),
@@ -319,6 +323,7 @@ class Run:
         self.listener: socket.socket | None = None
         self.bg: list[threading.Thread] = []
         self.proc: subprocess.Popen | None = None
+        self.first: subprocess.Popen | None = None  # port_taken "vllm": a first server already on the port
         self.uid = 61000 + zlib.crc32(fault.name.encode()) % 3000 if fault.uid else None
 
     # -- preparation
@@ -367,6 +372,12 @@ class Run:
         return env
 
     def _preexec(self) -> None:
+        # A harness started with nohup, or with & from a script, ignores SIGHUP / SIGINT / SIGQUIT, and the
+        # server would inherit that (its signal faults would then not bite): give it the default actions.
+        for sig in (signal.SIGHUP, signal.SIGINT, signal.SIGQUIT):
+            signal.signal(sig, signal.SIG_DFL)
+        if self.fault.cpus:
+            os.sched_setaffinity(0, self.fault.cpus)
         for name, value in self.fault.limits.items():
             lim = getattr(resource, name)
             resource.setrlimit(lim, (value, value))
@@ -381,8 +392,12 @@ class Run:
         self.record.update(argv=argv, env={k: env[k] for k in sorted(env) if k in self._env_keys()})
         self.record.update(setup=[_jsonable(s) for s in self.fault.setup], limits=self.fault.limits)
         self.record.update(uid=self.uid, actions=[list(a) for a in self.fault.actions], timeout=self.fault.timeout)
+        if self.fault.cpus:
+            self.record.update(cpus=list(self.fault.cpus))
         self.t0 = time.monotonic()
-        if self.fault.port_taken:
+        if self.fault.port_taken == "vllm":
+            self._first_server(argv, env)
+        elif self.fault.port_taken:
             self._listen(self.fault.port_taken)
         self.proc = subprocess.Popen(
             argv,
@@ -454,6 +469,9 @@ class Run:
                 self._listen()
             elif op == "wait_exit":
                 self._wait_exit(params[0])
+            elif op == "setup":  # a setup operation while the server runs (files changed under it)
+                SETUP[params[0]](self.dir, *params[1:])
+                self.note("setup while running", op=params[0], params=_jsonable(list(params[1:])))
         return True
 
     def _healthy(self, seconds: float = 30.0) -> bool:
@@ -484,6 +502,30 @@ class Run:
         s.listen(8)
         self.listener = s
         self.note("port taken", host=host, port=self.port)
+
+    def _first_server(self, argv: list[str], env: dict[str, str]) -> None:
+        """port_taken "vllm": a first, healthy vLLM (same argv, env and model folder) already serves on the port.
+
+        Its own log stays in the run folder (not collected); the fault's log is the SECOND server's.
+        """
+        with open(self.dir / "first-server.log", "wb") as log:
+            self.first = subprocess.Popen(
+                argv,
+                env=env,
+                cwd=self.dir,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        end, ok = time.monotonic() + 300, False
+        while time.monotonic() < end and self.first.poll() is None:
+            if _request(self.port, "health", timeout=5)["status"] == 200:
+                ok = True
+                break
+            time.sleep(1)
+        self.note("first vLLM server on the port", pid=self.first.pid, healthy=ok)
+        self.t0 = time.monotonic()  # the second server's timeout starts now
 
     def _wait_exit(self, seconds: float) -> None:
         try:
@@ -516,6 +558,9 @@ class Run:
             t.join(timeout=30)
         if self.listener:
             self.listener.close()
+        if self.first:
+            _killpg(self.first.pid)
+            self.first.wait()
         self.record["exit_code"] = self.proc.returncode
         self.record["seconds"] = round(time.monotonic() - self.t0, 1)
         self.record.setdefault("timed_out", False)
@@ -616,6 +661,9 @@ def run_fault(fault: Fault, model_src: Path, out: Path) -> dict:
             run.proc.wait()
         if run.listener:
             run.listener.close()
+        if run.first and run.first.poll() is None:
+            _killpg(run.first.pid)
+            run.first.wait()
         _cleanup_dir(run.dir)
     (out / f"{fault.name}.fault.json").write_text(json.dumps(run.record, indent=1) + "\n")
     return run.record
@@ -700,6 +748,33 @@ def _kill(name: str, what: str, marker: str, target: str, sig: str, **kw: object
 def _inflight(name: str, what: str, target: str, sig: str, payload: str = "long", **kw: object) -> Fault:
     acts = (("wait", "ready"), ("request", "chat"), ("request_bg", payload), ("sleep", 1.5), ("signal", target, sig))
     return Fault(name, "kill-runtime", what, actions=(*acts, ("wait_exit", 60), ("request", "chat")), **kw)
+
+
+# -- session 17 (second helper): constants of the faults added at the end of FAULTS
+_ISO_LOGGING = json.dumps(
+    {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "formatters": {
+            "iso": {
+                "format": "%(asctime)s %(levelname)s %(name)s:%(lineno)d - %(message)s",
+                "datefmt": "%Y-%m-%dT%H:%M:%S%z",
+            }
+        },
+        "handlers": {"iso": {"class": "logging.StreamHandler", "formatter": "iso", "stream": "ext://sys.stderr"}},
+        "loggers": {
+            "vllm": {"handlers": ["iso"], "level": "INFO", "propagate": False},
+            "uvicorn": {"handlers": ["iso"], "level": "INFO", "propagate": False},
+        },
+    },
+    indent=1,
+)
+
+
+def _idle(name: str, what: str, target: str, sig: str, family: str = "kill-runtime", **kw: object) -> Fault:
+    """Signal a process while the server is idle after a good request, then ask again."""
+    acts = (("wait", "ready"), ("request", "chat"), ("sleep", 2), ("signal", target, sig), ("sleep", 5))
+    return Fault(name, family, what, actions=(*acts, ("request", "chat"), ("wait_exit", 30)), **kw)
 
 
 FAULTS: tuple[Fault, ...] = (
@@ -2075,6 +2150,366 @@ FAULTS: tuple[Fault, ...] = (
             ("request", "chat"),
             ("signal", "main", "SIGTERM"),
         ),
+    ),
+    # -- session 17, second helper: kills at start-up stages not covered yet, signals not used yet
+    _kill(
+        "kill9-api-at-args",
+        "SIGKILL of the API server right at its 'non-default args' line (argument parsing, before any engine)",
+        "non-default args",
+        "main",
+        "SIGKILL",
+    ),
+    _kill(
+        "kill-hup-api-at-arch",
+        "SIGHUP of the API server at 'Resolved architecture' (model config being built)",
+        "Resolved architecture",
+        "main",
+        "SIGHUP",
+    ),
+    _kill(
+        "kill-quit-engine-at-omp-bind",
+        "SIGQUIT of VLLM::EngineCore at 'OpenMP thread binding info' (CPU binding)",
+        "OpenMP thread binding info",
+        "EngineCore",
+        "SIGQUIT",
+    ),
+    _kill(
+        "kill-usr1-worker-at-dist-init",
+        "SIGUSR1 of VLLM::Worker at its 'distributed_init_method' line (gloo process group set-up)",
+        "distributed_init_method",
+        "VLLM::Worker",
+        "SIGUSR1",
+    ),
+    _kill(
+        "kill9-engine-at-supported-tasks",
+        "SIGKILL of VLLM::EngineCore at 'Supported tasks' (engine ready, API server building its app)",
+        "Supported tasks",
+        "EngineCore",
+        "SIGKILL",
+    ),
+    _kill(
+        "kill-quit-api-at-routes",
+        "SIGQUIT of the API server at 'Available routes are' (route set-up, before uvicorn starts)",
+        "Available routes are",
+        "main",
+        "SIGQUIT",
+    ),
+    _kill(
+        "sigterm-worker-at-kv-cache",
+        "SIGTERM sent to VLLM::Worker (not the server) at 'CPU KV cache size'",
+        "CPU KV cache size",
+        "VLLM::Worker",
+        "SIGTERM",
+    ),
+    # -- after ready: signals not used yet
+    _idle("sighup-api-idle", "SIGHUP of the API server while idle after ready, then a request", "main", "SIGHUP"),
+    _idle(
+        "sigusr1-worker-idle-compiled",
+        "SIGUSR1 of VLLM::Worker while idle after a compiled start-up, then a request",
+        "VLLM::Worker",
+        "SIGUSR1",
+        eager=False,
+    ),
+    _idle(
+        "sigpipe-api-idle",
+        "SIGPIPE sent to the API server while idle (Python ignores it), then a request",
+        "main",
+        "SIGPIPE",
+        family="stop",
+    ),
+    _inflight("sigquit-engine-inflight", "SIGQUIT of VLLM::EngineCore during a long request", "EngineCore", "SIGQUIT"),
+    Fault(
+        "sighup-worker-first-request",
+        "kill-runtime",
+        "SIGHUP of VLLM::Worker 0.2 s into the very first request (a streaming one) after ready",
+        actions=(
+            ("wait", "ready"),
+            ("request_bg", "stream_long"),
+            ("sleep", 0.2),
+            ("signal", "VLLM::Worker", "SIGHUP"),
+            ("wait_exit", 60),
+            ("request", "chat"),
+        ),
+    ),
+    Fault(
+        "stop-sigint-twice-inflight",
+        "stop",
+        "Ctrl-C twice (SIGINT, then SIGINT 0.5 s later) of the server while a long request runs",
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("request_bg", "long"),
+            ("sleep", 1.5),
+            ("signal", "main", "SIGINT"),
+            ("sleep", 0.5),
+            ("signal", "main", "SIGINT"),
+            ("wait_exit", 60),
+        ),
+    ),
+    # -- resources and files that change WHILE serving
+    Fault(
+        "ulimit-n-256-burst",
+        "ulimit",
+        "ulimit -n 256, a healthy start, then 300 concurrent completion requests (more sockets than fds)",
+        limits={"RLIMIT_NOFILE": 256},
+        actions=(
+            ("wait", "ready"),
+            *(("request_bg", "completion"),) * 300,
+            ("sleep", 20),
+            ("request", "chat"),
+            ("signal", "main", "SIGTERM"),
+        ),
+    ),
+    Fault(
+        "ulimit-n-256-streams",
+        "ulimit",
+        "ulimit -n 256, a healthy start, then 300 concurrent streaming requests of 128 tokens (sockets held open)",
+        limits={"RLIMIT_NOFILE": 256},
+        actions=(
+            ("wait", "ready"),
+            *(("request_bg", "stream_128"),) * 300,
+            ("sleep", 30),
+            ("request", "chat"),
+            ("signal", "main", "SIGTERM"),
+        ),
+    ),
+    Fault(
+        "fs-model-dir-removed-serving",
+        "filesystem",
+        "the model folder deleted while the server is ready and idle, then requests",
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("setup", "remove", "model"),
+            ("request", "chat"),
+            ("request", "completion"),
+            ("signal", "main", "SIGTERM"),
+        ),
+    ),
+    Fault(
+        "tok-chat-template-garbage-serving",
+        "tokenizer",
+        "chat_template.jinja and tokenizer_config.json overwritten with garbage while serving, then requests",
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("setup", "write", "model/chat_template.jinja", "{% for m in messages %}{{ m['content'] }"),
+            ("setup", "write", "model/tokenizer_config.json", "{not json"),
+            ("request", "chat"),
+            ("request", "completion"),
+            ("signal", "main", "SIGTERM"),
+        ),
+    ),
+    # -- YAML --config and sizes that only bite later
+    _args(
+        "args-config-yaml-bad-value",
+        "--config YAML file with max-num-seqs: lots (a string for an int)",
+        "--config",
+        "{dir}/serve.yaml",
+        setup=(("write", "serve.yaml", "max-num-seqs: lots\ndtype: bfloat16\n"),),
+    ),
+    _args(
+        "args-config-yaml-invalid",
+        "--config YAML file that is not YAML (an unclosed flow mapping)",
+        "--config",
+        "{dir}/serve.yaml",
+        setup=(("write", "serve.yaml", "max-num-seqs: 8\nhf-overrides: {num_hidden_layers: 2\n"),),
+    ),
+    _args(
+        "args-config-yaml-missing",
+        "--config pointing at a YAML file that does not exist",
+        "--config",
+        "{dir}/no-such.yaml",
+    ),
+    Fault(
+        "args-max-num-seqs-64k",
+        "args",
+        "--max-num-seqs 65536 with --max-num-batched-tokens 65536, then requests",
+        args=("--max-num-seqs", "65536", "--max-num-batched-tokens", "65536"),
+        actions=SERVE_AND_STOP,
+    ),
+    Fault(
+        "args-compile-backend-bogus-compiled",
+        "args",
+        "--compilation-config backend no_such_backend, compiled start-up",
+        args=("--compilation-config", '{"backend": "no_such_backend"}'),
+        eager=False,
+    ),
+    Fault(
+        "kv-memory-bytes-64k-compiled",
+        "kv-cache",
+        "--kv-cache-memory-bytes 64k, compiled start-up",
+        args=("--kv-cache-memory-bytes", "65536"),
+        unset=("VLLM_CPU_KVCACHE_SPACE",),
+        eager=False,
+    ),
+    _cfg(
+        "cfg-intermediate-size-mismatch",
+        "config.json intermediate_size 512 against the checkpoint's MLP weights",
+        ("json_set", "config.json", {"intermediate_size": 512}),
+    ),
+    Fault(
+        "env-omp-num-threads-0",
+        "env",
+        "OMP_NUM_THREADS=0 (an invalid OpenMP thread count)",
+        env={"OMP_NUM_THREADS": "0"},
+        actions=SERVE_AND_STOP,
+    ),
+    # -- log shapes vLLM can print
+    Fault(
+        "log-color-forced-cfg-intermediate",
+        "logging",
+        "VLLM_LOGGING_COLOR=1 (ANSI colours into a pipe) and config.json intermediate_size 512",
+        setup=(("json_set", "config.json", {"intermediate_size": 512}),),
+        env={"VLLM_LOGGING_COLOR": "1"},
+    ),
+    Fault(
+        "log-stderr-buffered-st-shard-missing",
+        "logging",
+        "VLLM_LOGGING_STREAM=ext://sys.stderr, PYTHONUNBUFFERED unset, and a sharded checkpoint missing a shard",
+        setup=(("shards", True),),
+        env={"VLLM_LOGGING_STREAM": "ext://sys.stderr"},
+        unset=("PYTHONUNBUFFERED",),
+    ),
+    Fault(
+        "log-iso-format-kill9-worker-idle",
+        "logging",
+        "VLLM_LOGGING_CONFIG_PATH: ISO-8601 timestamps, no process name, to stderr; SIGKILL of VLLM::Worker idle",
+        setup=(("write", "logging.json", _ISO_LOGGING),),
+        env={"VLLM_LOGGING_CONFIG_PATH": "{dir}/logging.json"},
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("signal", "VLLM::Worker", "SIGKILL"),
+            ("sleep", 5),
+            ("request", "chat"),
+            ("wait_exit", 30),
+        ),
+    ),
+    Fault(
+        "log-level-error-kv-memory-64k",
+        "logging",
+        "VLLM_LOGGING_LEVEL=ERROR (no INFO/WARNING lines) and --kv-cache-memory-bytes 64k",
+        args=("--kv-cache-memory-bytes", "65536"),
+        env={"VLLM_LOGGING_LEVEL": "ERROR"},
+        unset=("VLLM_CPU_KVCACHE_SPACE",),
+    ),
+    Fault(
+        "log-debug-abrt-worker-inflight",
+        "logging",
+        "VLLM_LOGGING_LEVEL=DEBUG while serving, then SIGABRT of VLLM::Worker during a long request",
+        env={"VLLM_LOGGING_LEVEL": "DEBUG"},
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("request_bg", "long"),
+            ("sleep", 1.5),
+            ("signal", "VLLM::Worker", "SIGABRT"),
+            ("wait_exit", 60),
+            ("request", "chat"),
+        ),
+    ),
+    Fault(
+        "log-stats-1s-kill9-engine-inflight",
+        "logging",
+        "VLLM_LOG_STATS_INTERVAL=1 (throughput lines every second), SIGKILL of VLLM::EngineCore 4 s into a long request",
+        env={"VLLM_LOG_STATS_INTERVAL": "1"},
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("request_bg", "long"),
+            ("sleep", 4),
+            ("signal", "EngineCore", "SIGKILL"),
+            ("wait_exit", 60),
+            ("request", "chat"),
+        ),
+    ),
+    Fault(
+        "log-prefix-pod-tok-json-missing",
+        "logging",
+        "VLLM_LOGGING_PREFIX='vllm-0 | ' (a pod-style prefix) and tokenizer.json removed",
+        setup=(("remove", "model/tokenizer.json"), ("remove", "model/tokenizer_config.json")),
+        env={"VLLM_LOGGING_PREFIX": "vllm-0 | "},
+    ),
+    # -- session 17, second helper: a second batch
+    Fault(
+        "port-second-vllm-same-port",
+        "port",
+        "a second vllm serve started on the port of a first, healthy one (same model folder); the second's log",
+        port_taken="vllm",
+    ),
+    Fault(
+        "cfg-generation-config-temperature-negative",
+        "config-json",
+        "generation_config.json temperature -1.0 (the model's default sampling parameters), then requests",
+        setup=(("write", "model/generation_config.json", '{"temperature": -1.0, "top_p": 0.9}\n'),),
+        actions=SERVE_AND_STOP,
+    ),
+    Fault(
+        "req-api-key-missing",
+        "request",
+        "--api-key set, requests sent without an Authorization header",
+        args=("--api-key", "k3-secret"),
+        actions=SERVE_AND_STOP,
+    ),
+    Fault(
+        "env-allow-long-max-model-len",
+        "env",
+        "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 with --max-model-len 4096 above the model's 2048, then a ~3,600-token prompt",
+        args=("--max-model-len", "4096"),
+        drop=("--max-model-len",),
+        env={"VLLM_ALLOW_LONG_MAX_MODEL_LEN": "1"},
+        actions=(("wait", "ready"), ("request", "oversize"), ("request", "chat"), ("signal", "main", "SIGTERM")),
+    ),
+    Fault(
+        "env-kvcache-space-overrides-cli",
+        "env",
+        "VLLM_CPU_KVCACHE_SPACE=1 (GiB) and --kv-cache-memory-bytes 1024 disagree (the env wins), then requests",
+        args=("--kv-cache-memory-bytes", "1024"),
+        actions=SERVE_AND_STOP,
+    ),
+    Fault(
+        "log-uvicorn-warning-usr1-engine-idle",
+        "logging",
+        "--uvicorn-log-level warning (no uvicorn INFO lines, no 'Application startup complete.'), "
+        "then SIGUSR1 of VLLM::EngineCore while idle and a request",
+        args=("--uvicorn-log-level", "warning"),
+        actions=(
+            ("wait", "Available routes are"),
+            ("sleep", 10),
+            ("request", "chat"),
+            ("signal", "EngineCore", "SIGUSR1"),
+            ("sleep", 5),
+            ("request", "chat"),
+            ("wait_exit", 30),
+        ),
+    ),
+    _kill(
+        "kill9-api-at-import",
+        "SIGKILL of the API server at its first line (torch's 'Triton not available', during imports)",
+        "Triton not available",
+        "main",
+        "SIGKILL",
+    ),
+    Fault(
+        "py-warnings-as-errors",
+        "modules",
+        "PYTHONWARNINGS=error (every Python warning raised as an exception)",
+        env={"PYTHONWARNINGS": "error"},
+    ),
+    Fault(
+        "device-cpuset-core1-auto",
+        "env",
+        "the server confined to CPU 1 only (a one-core cpuset / taskset), automatic OpenMP binding, then requests",
+        cpus=(1,),
+        actions=SERVE_AND_STOP,
+    ),
+    Fault(
+        "device-cpuset-core1-bind-0",
+        "env",
+        "the server confined to CPU 1 (cpuset / taskset) with VLLM_CPU_OMP_THREADS_BIND=0 (a CPU outside it)",
+        cpus=(1,),
+        env={"VLLM_CPU_OMP_THREADS_BIND": "0"},
     ),
 )
 
