@@ -304,6 +304,12 @@ STRIPPED_CHANGES = {
     "tok-chat-template-not-string.log",
     # without the process prefix the worker's death and the engine's 'Executor failed' are one stream
     "ulimit-cpu-10s.log",
+    # a WARNING the server survives ('User-specified max_model_len … is greater than the derived …') reads,
+    # without its level, as the config's failure
+    "env-allow-long-max-model-len.log",
+    # without the processes' prefixes the front end's output handler's traceback becomes the engine note's
+    # stack (runtime, which is the label; with them, the note alone is placed by the markers: api)
+    "log-uvicorn-warning-usr1-engine-idle.log",
 }
 
 

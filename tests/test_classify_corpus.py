@@ -381,6 +381,11 @@ KNOWN_MISSES = {
     "vllm-cpu-faults/sigint-at-engine-init.log": "no root failure in the log (none; label engine)",
     "vllm-cpu-faults/log-level-bogus.log": "a bad VLLM_LOGGING_LEVEL fails in the logging set-up before vLLM starts: the label says config (a bad value), py-logging-config-missing's says container for the same set-up (a labelling conflict); the root's stack has no vLLM frame past the program's entry (its command line): the process start (container; label config)",
     "vllm-cpu-faults/args-generation-config-missing.log": "a chained re-raise: the label takes the later ValueError, the project the cause (HFValidationError); another line taken as the root ('huggingface_hub.errors.HFValidationError: Repo id must be in the form 'repo_name'); stage right",
+    "vllm-cpu-faults/kill9-api-at-args.log": "the API server killed at start-up printed nothing (a silent death: the log just ends, as a start-up still going would); no root failure in the log (none; label config)",
+    "vllm-cpu-faults/kill-hup-api-at-arch.log": "the API server killed at start-up printed nothing (a silent death: the log just ends, as a start-up still going would); no root failure in the log (none; label config)",
+    "vllm-cpu-faults/kill-quit-api-at-routes.log": "the API server killed at start-up printed nothing (a silent death: the log just ends, as a start-up still going would); no root failure in the log (none; label api)",
+    "vllm-cpu-faults/log-uvicorn-warning-usr1-engine-idle.log": "uvicorn at warning level: no ready line at all, so by the log the engine died in the API's start-up (the labeller marks it unsure); the start-up had reached api (line 61) (api; label runtime)",
+    "vllm-cpu-faults/kill9-api-at-import.log": "the API server killed at start-up printed nothing (a silent death: the log just ends, as a start-up still going would); no root failure in the log (none; label container)",
 }
 
 
