@@ -63,11 +63,24 @@ def test_a_method_named_without_quotes_keeps_its_first_letter() -> None:
 
 
 def test_an_nccl_warn_line_is_evidence_and_the_exception_it_causes_is_the_root() -> None:
-    """The project's reading (and its demo scenarios'): NCCL's WARN line is not the root; the stage
-    comes from the failure Python raises (labels 350 and 521 read it the other way: known misses)."""
+    """The project's reading (and its demo scenarios'): NCCL's WARN line is not the root when Python's
+    own exception line says what failed; the stage comes from that failure. (Since session 17, when
+    Python's traceback was cut before its exception line, as in 350 and 521, NCCL's line is the root and
+    the traceback its context: tests/test_classify_17.py.)"""
+    warn = (
+        "node004:27907:27907 [1] misc/shmutils.cc:113 NCCL WARN Error while creating shared memory segment /dev/shm/x\n"
+    )
+    tb = (
+        "Traceback (most recent call last):\n"
+        '  File "/usr/lib/python3/site-packages/vllm/worker/worker.py", line 99, in init_device\n'
+        '  File "/usr/lib/python3/site-packages/vllm/worker/worker.py", line 320, in init_worker_distributed_environment\n'
+        "RuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)\n"
+    )
+    res = classify_text(warn + tb)
+    assert res.failed_stage == "engine" and res.first_exception.line.startswith("RuntimeError: NCCL error"), res
     for name in ("350.log", "521.log"):
         res = classify_text(issue_text(name))
-        assert res.failed_stage == "engine" and "NCCL WARN" not in res.first_exception.line, name
+        assert res.failed_stage == "engine" and res.first_exception.context is not None, name
 
 
 def test_no_platform_detected_at_info_is_the_root() -> None:

@@ -21,13 +21,16 @@ from hypothesis import strategies as st
 from k3tui.classify import classify_text
 from tests.support.corpus import SHARED_CORPUS, cases, tuned_cases
 
-LOGS = [
+_LABELLED = [
     c
     for c in cases(SHARED_CORPUS) + tuned_cases()
     if c.folder in ("vllm-cpu", "vllm-cpu-faults") and c.label.get("first_exception")
 ]
-_TEXTS = {c.id: c.text().splitlines() for c in LOGS}
-_REFS = {c.id: classify_text("\n".join(_TEXTS[c.id]) + "\n") for c in LOGS}
+_TEXTS = {c.id: c.text().splitlines() for c in _LABELLED}
+_REFS = {c.id: classify_text("\n".join(_TEXTS[c.id]) + "\n") for c in _LABELLED}
+LOGS = [c for c in _LABELLED if _REFS[c.id].first_exception is not None]
+"""The complete logs with a labelled root the classifier finds (the property: what the workload manager
+adds changes nothing; a root it misses, a known miss, says nothing about that)."""
 
 _node = st.from_regex(r"[a-z][a-z0-9\-]{0,11}", fullmatch=True)
 _step = st.from_regex(r"[1-9][0-9]{0,5}(\.[0-9])?", fullmatch=True)

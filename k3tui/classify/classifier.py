@@ -358,6 +358,8 @@ class Classifier:
         nothing else is (an excerpt that kept only the front end's report)."""
         self._part = 0
         """The part of the current line being read, when a flattened paste was split."""
+        self._ready_part = 0
+        """The part of its line the API's ready marker was read in."""
         self._followed = False
         """A logger's line came after line 1 within the first lines (every one of them is read)."""
         self._block = 0
@@ -622,7 +624,9 @@ class Classifier:
         while at < end and self._envelope_lines < WRAP_PROBE:
             nl = buf.index("\n", at, end)
             self._envelope_lines += 1
-            if (shape := envelope(buf[at:nl].rstrip("\r"))) is not None:
+            if (
+                shape := envelope(buf[at:nl].rstrip("\r").lstrip(" \t"))
+            ) is not None:  # (a paste's indentation is not its)
                 seen[shape] = seen.get(shape, 0) + 1
                 if seen[shape] == 2 and len(self._prefixes) < MAX_SOURCES:
                     self._prefixes.append(re.compile(shape))
@@ -714,6 +718,10 @@ class Classifier:
         for shape in self._prefixes:
             if m := shape.match(text):
                 return text[m.end() :]
+        if self._prefixes and text[:1] in (" ", "\t") and (bare := text.lstrip(" \t")):
+            for shape in self._prefixes:  # the same shape behind a paste's indentation
+                if m := shape.match(bare):
+                    return bare[m.end() :]
         return text
 
     def _unprefix(self, text: str) -> str:
@@ -1632,6 +1640,7 @@ class Classifier:
         )
         ev.process, ev.cut, ev.part = root.process, root.cut, root.part
         ev.silent = root is self._unexplained
+        ev.ready_part = self._ready_part
         ev.followed = self._followed
         if "serving" in self._talk and "startup" not in self._talk:
             ev.talk = ("serving", self._talk["serving"])
@@ -1647,6 +1656,8 @@ class Classifier:
 
     def _announce_stages(self, marks: list[StageMark], ln: Line) -> None:
         for m in marks:
+            if m.stage == "runtime":
+                self._ready_part = self._part  # (the part of a flattened line it was read in)
             self._send(
                 StageReached(
                     run=self.run, stage=m.stage, line=self._physical(m.line), log_time=m.time, text=ln.raw[:300]

@@ -61,6 +61,8 @@ class Evidence:
     said: bool = False
     """Of those, a library's own error line or a crash only GPU work prints: the process ran far
     enough to print it (never "it crashed before printing anything")."""
+    ready_part: int = 0
+    """The part of a flattened line the API's ready marker was read in (with ``part``: which came first)."""
     silent: bool = False
     """The root only reports that a process died, with no word of its own on why (a start-up's
     "initialization failed, see above" with nothing above it: a kill from outside)."""
@@ -231,7 +233,9 @@ def _startup_wording(rules: Rules, ev: Evidence) -> tuple[str, int] | None:
 def _ready(ev: Evidence) -> int | None:
     """The line where the API was ready, when that was before the root."""
     ready = next((n for s, n in ev.marks if s == "runtime"), None)
-    return ready if ready is not None and ready < ev.line else None
+    if ready is not None and (ready < ev.line or (ready == ev.line and ev.part > ev.ready_part)):
+        return ready  # (or on the root's own line of a flattened paste, in a part before the root's)
+    return None
 
 
 def _phase(rules: Rules, ev: Evidence) -> Verdict | None:

@@ -65,11 +65,12 @@ _INDENTED_PREFIX = re.compile(
     r"|The above exception was the direct cause|During handling of the above exception"
     r"|[\w./\-]+: (?:symbol lookup error|error while loading shared libraries): "
     r"|\[?[IWEF]\d{4} \d\d:\d\d:\d\d|\[[IWEF](?:\d{3,4} [\d:.]+)? ?[\w.\-]+\.(?:cpp|cc|h|cu):\d+\]|[\w.\-]+:\d+:\d+ \[\d+\] NCCL "
+    r"|\[[A-Za-z][\w.\-]{0,31}\] (?:\([A-Za-z][\w.\-]*[ )]|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) )"
 )
 """What starts a log line whatever indentation a paste put before it (a markdown code block, a list
 item): a process prefix, torch's rank, vLLM's and uvicorn's levels, a timestamp, glog's and c10's
 prefixes, NCCL's, an exception's line and Python's chaining of two, argparse's usage and error, the
-dynamic loader's errors, a native crash's first words (an indented traceback's head is
+dynamic loader's errors, a tag before a process prefix or a level (``VLLM_LOGGING_PREFIX=[node-7]``), a native crash's first words (an indented traceback's head is
 Trace.indent's). Never what starts a traceback's own indented frame or code line (``File "…"``,
 ``raise …``), so a real log reads the same."""
 _BAR = r"\s{0,8}[|│](?= |$) ?"
