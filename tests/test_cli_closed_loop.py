@@ -52,7 +52,8 @@ bad = []
 sys.unraisablehook = lambda u: bad.append(f"{{u.exc_type.__name__}}: {{u.exc_value}}")
 {setup}
 asyncio.run(main())
-left = [int(p) for p in os.listdir("/proc") if p.isdigit() and _ppid(int(p)) == os.getpid() and int(p) not in keep()]
+left = [int(p) for p in os.listdir("/proc") if p.isdigit() and _ppid(int(p)) == os.getpid() and int(p) not in keep()
+        and not _exited(int(p))]  # (a child killed but not reaped yet on a loaded machine has ended: a zombie)
 for pid in left:
     try:
         os.killpg(pid, signal.SIGKILL)
@@ -71,6 +72,11 @@ def _ppid(pid):
         return int(open(f"/proc/{{pid}}/stat").read().rsplit(")", 1)[1].split()[1])
     except (OSError, IndexError, ValueError):
         return -1
+def _exited(pid):
+    try:
+        return open(f"/proc/{{pid}}/stat").read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except (OSError, IndexError):
+        return True
 """
 
 SIM = (
