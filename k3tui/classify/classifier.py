@@ -44,7 +44,7 @@ from dataclasses import dataclass, field, replace
 
 from ..events import Event, ExceptionFound, RunClassified, StageReached
 from .history import History
-from .layers import Evidence, Verdict, advice_text, decide
+from .layers import Evidence, Verdict, advice_text, decide, furthest
 from .lines import (
     FLAT_MIN,
     QUIET_LEVELS,
@@ -1041,16 +1041,17 @@ class Classifier:
 
     # --- traces --------------------------------------------------------------------------
 
-    def _line_before(self) -> str:
-        """The line printed before the current one (as read, up to 400 characters of its end)."""
-        return self._history.before(400).rstrip("\n").rsplit("\n", 1)[-1]
+    def _line_before(self, back: int = 0) -> str:
+        """The line that ends ``back`` characters before the current one (0: the line before it), as read,
+        up to 400 characters of its end."""
+        text = self._history.before(back + 400)
+        return text[: len(text) - back].rstrip("\n").rsplit("\n", 1)[-1]
 
     def _ignored_before(self, back: int) -> bool:
         """Is the line ``back`` characters before the current one Python's ``Exception ignored in: …``?
         The traceback after it is an exception a destructor or a callback raised at the interpreter's
         exit, which Python reports and ignores: the run's noise, never its failure."""
-        text = self._history.before(back + 400)
-        return text[: len(text) - back].rstrip("\n").rsplit("\n", 1)[-1].lstrip().startswith(_IGNORED)
+        return self._line_before(back).lstrip().startswith(_IGNORED)
 
     def _open(self, ln: Line, n: int) -> None:
         quiet = ln.level in QUIET_LEVELS or (
@@ -1245,7 +1246,7 @@ class Classifier:
         root.marks = [(m.stage, m.line) for m in self._timeline.marks]
         if root.marks and root.marks[-1][1] > n:  # found after its line (a look back): the stages its line had reached
             root.marks = [(s, k) for s, k in root.marks if k <= n]
-            root.stage_idx = max((STAGES.index(s) for s, _k in root.marks), default=0)
+            root.stage_idx = furthest(root.marks)
         if trace is not None:
             root.trace, root.stack, root.numbers = trace, trace.lines, trace.numbers
             if trace.header is not None and trace.header[1] != n:

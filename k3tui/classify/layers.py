@@ -325,12 +325,17 @@ def _markers(ev: Evidence) -> Verdict | None:
         return None
     idx = ev.stage_idx
     if (ev.silent or (ev.native and not ev.said)) and ev.marks:
-        idx = max(STAGES.index(s) for s, _n in ev.marks)
+        idx = furthest(ev.marks)
     if idx <= 0:
         return None
     stage = STAGES[idx]
     n = next((n for s, n in reversed(ev.marks) if s == stage), ev.line)
     return Verdict(stage, "markers", (n,), "medium", f"the start-up had reached {stage} (line {n})")
+
+
+def furthest(marks: list[tuple[str, int]]) -> int:
+    """Index in STAGES of the furthest stage the marks (name, line) reached (0: none but the start)."""
+    return max((STAGES.index(s) for s, _n in marks), default=0)
 
 
 def advice_text(rules: Rules, stage: str) -> str:
