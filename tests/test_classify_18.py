@@ -1,0 +1,153 @@
+"""Issue 13, eighteenth session: forms found in the tuned misses and in the fresh excerpts 6250-6340.
+
+- V0's AsyncLLMEngine refusing a request because its background loop ended (``AsyncEngineDeadError:
+  Background loop is stopped`` / ``has errored already`` / ``is not running``): the engine died while
+  serving; when nothing above says why, that report is the root, and it is runtime.
+- vLLM's model registry inspecting an architecture in a subprocess of its own
+  (``python -m vllm.model_executor.models.registry``) that fails after the ``Failed to import from
+  vllm._C`` warning: the same broken import, so the warning stays the root (container).
+- Ray's report of an actor or worker whose process vanished (``Worker unexpectedly exits with a
+  connection error code``, ``The actor is dead because its worker process has died``): a kill with no
+  traceback, found as the root.
+- ``UVA is not available`` (no unified virtual addressing: WSL2, some drivers): the device.
+
+Each on generated excerpts and on real logs of the tuned part; each fails without its change (the
+guards, which say what a rule must leave alone, pass either way).
+"""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from k3tui.classify import classify_text
+from tests.support.corpus import held_out, issue_text
+
+PREFIXES = st.sampled_from(["", "[rank0]: ", "ERROR 03-02 10:11:12 async_llm_engine.py:63] ", "(VLLMActor pid=50643) "])
+LOOP = st.sampled_from(
+    [
+        "Background loop is stopped.",
+        "Background loop has errored already.",
+        "Background loop is not running. If it was running, inspect the output to find the stacktrace of the "
+        "error that caused the background loop to stop (AsyncEngineDeadError).",
+    ]
+)
+
+
+@given(prefix=PREFIXES, msg=LOOP, infos=st.integers(0, 5))
+def test_v0_background_loop_ended_is_a_runtime_root(prefix, msg, infos) -> None:  # noqa: ANN001
+    lines = [f"INFO 03-02 10:11:{i:02d} metrics.py:1] Avg prompt throughput: 1.0 tokens/s" for i in range(infos)]
+    lines += [
+        f"{prefix}Traceback (most recent call last):",
+        f'{prefix}  File "/usr/lib/python3/dist-packages/vllm/engine/async_llm_engine.py", line 9, in generate',
+        f"{prefix}    raise AsyncEngineDeadError(",
+        f"{prefix}vllm.engine.async_llm_engine.AsyncEngineDeadError: {msg}",
+    ]
+    res = classify_text("\n".join(lines) + "\n")
+    fe = res.first_exception
+    assert fe is not None and msg in fe.line, (fe, res.evidence)
+    assert res.failed_stage == "runtime", res.evidence
+
+
+def test_the_background_loop_ending_after_its_own_failure_leaves_that_failure_the_root() -> None:
+    """Guard: the loop's own failure, printed above, stays the root."""
+    lines = [
+        "ERROR 03-02 10:11:12 async_llm_engine.py:63] Engine background task failed",
+        "ERROR 03-02 10:11:12 async_llm_engine.py:63] RuntimeError: CUDA error: an illegal memory access was encountered",
+        "vllm.engine.async_llm_engine.AsyncEngineDeadError: Background loop has errored already.",
+    ]
+    fe = classify_text("\n".join(lines) + "\n").first_exception
+    assert fe is not None and "illegal memory access" in fe.line, fe
+
+
+def test_real_v0_background_loop_stopped() -> None:
+    assert not held_out("vllm-issues", "2752.log")
+    res = classify_text(issue_text("2752.log"))  # an AsyncLLMEngine in a Ray actor of an RLHF job
+    fe = res.first_exception
+    assert fe is not None and "AsyncEngineDeadError: Background loop is stopped." in fe.line, fe
+    assert res.failed_stage == "runtime", res.evidence
+
+
+WARNING = "WARNING 10-30 12:06:32 _custom_ops.py:19] Failed to import from vllm._C with ModuleNotFoundError(\"No module named 'vllm._C'\")"
+
+
+def _registry_failure(python: str) -> list[str]:
+    at = "ERROR 10-30 12:06:37 registry.py:264]"
+    return [
+        f"{at} Error in inspecting model architecture 'Qwen2VLForConditionalGeneration'",
+        f"{at} Traceback (most recent call last):",
+        f'{at}   File "/usr/lib/python3/dist-packages/vllm/model_executor/models/registry.py", line 426, in _run_in_subprocess',
+        f"{at}     returned.check_returncode()",
+        f"{at} subprocess.CalledProcessError: Command '['{python}', '-m', 'vllm.model_executor.models.registry']' "
+        "returned non-zero exit status 1.",
+    ]
+
+
+@given(python=st.sampled_from(["/usr/bin/python3", "F:\\\\env\\\\Scripts\\\\python.exe", "/opt/venv/bin/python"]))
+def test_the_registry_subprocess_failing_after_a_broken_vllm_c_is_that_import(python) -> None:  # noqa: ANN001
+    res = classify_text("\n".join([WARNING, *_registry_failure(python)]) + "\n")
+    fe = res.first_exception
+    assert fe is not None and "Failed to import from vllm._C" in fe.line, fe
+    assert res.failed_stage == "container", res.evidence
+
+
+def test_the_registry_subprocess_failing_alone_is_its_own_root() -> None:
+    """Guard: without the warning, the subprocess's failure is what the log has."""
+    fe = classify_text("\n".join(_registry_failure("/usr/bin/python3")) + "\n").first_exception
+    assert fe is not None and "CalledProcessError" in fe.line, fe
+
+
+def test_real_registry_subprocess_after_broken_vllm_c() -> None:
+    assert not held_out("vllm-issues", "6254.log")
+    res = classify_text(issue_text("6254.log"))  # Windows, vLLM built from source without its extension
+    fe = res.first_exception
+    assert fe is not None and "Failed to import from vllm._C" in fe.line, fe
+    assert res.failed_stage == "container", res.evidence
+
+
+RAY_GONE = st.sampled_from(
+    [
+        "Worker exit type: SYSTEM_ERROR Worker exit detail: Worker unexpectedly exits with a connection error code 2. "
+        "End of file. There are some potential root causes. (1) The process is killed by SIGKILL by OOM killer due to "
+        "high memory usage.",
+        "The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR Worker exit detail: "
+        "Worker unexpectedly exits with a connection error code 2. End of file.",
+        "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task. The actor is dead "
+        "because its worker process has died.",
+    ]
+)
+
+
+@given(said=RAY_GONE, prose=st.sampled_from(["", "vLLM engine init failed with tensor_parallel_size=8\n"]))
+def test_a_ray_worker_gone_without_a_traceback_is_the_root(said, prose) -> None:  # noqa: ANN001
+    res = classify_text(f"{prose}{said}\n")
+    fe = res.first_exception
+    assert fe is not None and ("worker process has died" in fe.line or "unexpectedly exits" in fe.line), (
+        fe,
+        res.evidence,
+    )
+
+
+def test_real_ray_worker_gone() -> None:
+    for name in ("6255.log", "1675.log"):
+        assert not held_out("vllm-issues", name)
+        fe = classify_text(issue_text(name)).first_exception
+        assert fe is not None and "Worker exit type: SYSTEM_ERROR" in fe.line, (name, fe)
+
+
+@given(prefix=PREFIXES)
+def test_uva_not_available_is_the_device(prefix) -> None:  # noqa: ANN001
+    lines = [
+        f"{prefix}Traceback (most recent call last):",
+        f'{prefix}  File "/usr/lib/python3/dist-packages/vllm/v1/worker/gpu_input_batch.py", line 9, in __init__',
+        f"{prefix}    self.block_table = BlockTable(",
+        f"{prefix}RuntimeError: UVA is not available",
+    ]
+    res = classify_text("\n".join(lines) + "\n")
+    assert res.failed_stage == "device", res.evidence
+
+
+def test_real_uva_not_available() -> None:
+    assert not held_out("vllm-issues", "6252.log")
+    res = classify_text(issue_text("6252.log"))  # WSL2: a pull request's description quoting the error
+    assert res.failed_stage == "device", res.evidence
