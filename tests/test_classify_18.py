@@ -151,3 +151,46 @@ def test_real_uva_not_available() -> None:
     assert not held_out("vllm-issues", "6252.log")
     res = classify_text(issue_text("6252.log"))  # WSL2: a pull request's description quoting the error
     assert res.failed_stage == "device", res.evidence
+
+
+HEADERS = st.sampled_from(
+    ["Unexpected error pre-processing request", "Error in preprocessing prompt inputs", "Error pre-processing request"]
+)
+REQUEST_FAILURES = st.sampled_from(
+    [
+        ("ModuleNotFoundError", "No module named 'vllm.transformers_utils.tokenizer'"),
+        ("ValueError", "Mistral tokenizer does not support this request"),
+        ("KeyError", "'image_url'"),
+    ]
+)
+
+
+def _request_traceback(header: str | None, exc: tuple[str, str]) -> str:
+    lines = [header] if header else []
+    lines += [
+        "Traceback (most recent call last):",
+        '  File "/usr/lib/python3/dist-packages/vllm/v1/structured_output/backend_lm_format_enforcer.py", line 38, '
+        "in _cached_build_vllm_token_enforcer_tokenizer_data",
+        "    return lmfe_vllm.build_vllm_token_enforcer_tokenizer_data(",
+        f"{exc[0]}: {exc[1]}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+@given(header=HEADERS, exc=REQUEST_FAILURES)
+def test_a_request_handlers_header_whose_prefix_was_cut_still_makes_its_traceback_one_requests(header, exc) -> None:  # noqa: ANN001
+    res = classify_text(_request_traceback(header, exc))
+    assert res.first_exception is None and res.failed_stage == "none", (res.first_exception, res.evidence)
+
+
+@given(exc=REQUEST_FAILURES)
+def test_the_same_traceback_without_the_header_is_a_root(exc) -> None:  # noqa: ANN001
+    """Guard: the header is what says it was one request's."""
+    fe = classify_text(_request_traceback(None, exc)).first_exception
+    assert fe is not None and exc[1] in fe.line, fe
+
+
+def test_real_request_header_without_its_prefix() -> None:
+    assert not held_out("vllm-issues", "2183.log")
+    res = classify_text(issue_text("2183.log"))  # lm-format-enforcer's stale import, one structured-output request
+    assert res.first_exception is None and res.failed_stage == "none", (res.first_exception, res.evidence)

@@ -1026,7 +1026,10 @@ class Classifier:
                     # an excerpt quoting only the message, or the reporter's sentence above a log: the root
                     # only if the log itself names none (issue threads open with "I get an error with …")
                     self._named = self._new_root(ln, n, "", ln.body)
-        if ln.level in ("ERROR", "CRITICAL") and not _TORCH_TAIL.search(ln.body):
+        if (ln.level in ("ERROR", "CRITICAL") and not _TORCH_TAIL.search(ln.body)) or (
+            # a request handler's own words whose logger's prefix a paste cut off: the same header
+            ln.level is None and "rror" in ln.body and self._rules.request_error.search(ln.body) is not None
+        ):
             self._said[ln.key] = self._headers.get(ln.key)
             self._headers[ln.key] = (ln, n)  # (torch's advice under a CUDA error is that error's text)
             if len(self._headers) > 256:
