@@ -72,7 +72,6 @@ KNOWN_MISSES = {
     "vllm-issues/2796.log": "argparse's _StoreAction refusing a keyword while the front end builds its parser: frames say config, the label api",
     "vllm-issues/2798.log": "a Mistral tokenizer without an attribute: the weights' words beat the engine frames the label reads",
     "vllm-issues/2742.log": "'... AssertionError: N is not divisible by 8' alone: the vocabulary that does not split is in the thread (weights)",
-    "vllm-issues/2752.log": "'Background loop is stopped' raised to the reporter's own health check after a graceful shutdown line",
     "vllm-issues/2770.log": "a sliding-window check in a worker quoted alone: the model's config it rejects is in the thread (weights)",
     "vllm-issues/2811.log": "a bare AssertionError quoted alone: the LoRA loading it came from is in the thread",
     "vllm-issues/2816.log": "a tokenizer that cannot be pickled for one request: read as a failure; the label says the server went on",
@@ -237,7 +236,6 @@ KNOWN_MISSES = {
     "vllm-issues/2144.log": "'LoRA rank 64 is greater than max_lora_rank 16' quoted alone: weights by this label, runtime by 1927's for the same words",
     "vllm-issues/2161.log": "a NIXL handshake's 'engine ID mismatch' the server survives (label none); nothing in the line says the server went on",
     "vllm-issues/2177.log": "the LoRA loader's 'support for this model may be added in the future' quoted alone: weights by the label, the words read as the config",
-    "vllm-issues/2183.log": "a plugin's ModuleNotFoundError (vllm.transformers_utils.tokenizer) labelled none (the thread: the server went on); its import frames say container",
     "vllm-issues/2194.log": "an OOM re-logged by Xinference with nothing in the excerpt saying requests were being served",
     "vllm-issues/2199.log": "a broadcast_shapes ValueError from the engine core: that it came with a long request is in the thread",
     "vllm-issues/2207.log": "Ascend CANN's device assertion and DumpHead lines with no vLLM word: taken for not a vLLM log",
@@ -386,6 +384,10 @@ KNOWN_MISSES = {
     "vllm-cpu-faults/kill-quit-api-at-routes.log": "the API server killed at start-up printed nothing (a silent death: the log just ends, as a start-up still going would); no root failure in the log (none; label api)",
     "vllm-cpu-faults/log-uvicorn-warning-usr1-engine-idle.log": "uvicorn at warning level: no ready line at all, so by the log the engine died in the API's start-up (the labeller marks it unsure); the start-up had reached api (line 61) (api; label runtime)",
     "vllm-cpu-faults/kill9-api-at-import.log": "the API server killed at start-up printed nothing (a silent death: the log just ends, as a start-up still going would); no root failure in the log (none; label container)",
+    "vllm-issues/6250.log": "a KeyError ('http_port') in the engine core's KV-connector set-up, from --kv-transfer-config: its frames say the engine (label config, marked unsure: engine defensible)",
+    "vllm-issues/6251.log": "a bare 'AssertionError: 32768 is not divisible by 3' (TP 3), no frames or markers: the default, the engine (label config, marked unsure; 1170 and 2742 label the same form weights)",
+    "vllm-issues/6255.log": "Ray's report of a worker gone (SYSTEM_ERROR) with no traceback or marker: read by the kill's type (runtime; label engine from the reporter's words)",
+    "vllm-issues/6337.log": "an AttributeError naming a layer's missing weight attribute ('ColumnParallelLinear' …) read as the weights (label runtime: it failed on a request)",
 }
 
 
