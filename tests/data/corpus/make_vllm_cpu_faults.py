@@ -5,7 +5,9 @@ done to the server. Each fault below is one small declarative :class:`Fault` —
 (files of the model copy to break, libraries to plant, a port to take, a tmpfs to fill), the argv and
 env changes, rlimits, an optional uid to drop to (root ignores chmod 000 and ``ulimit -u``), and the
 actions during the run (wait for a marker line or for ready, send a request, signal a process found by
-its title). The harness runs the real vLLM 0.32.0 CPU build (``/opt/k3tui-vllm``) on the tiny local
+its title, or drop a client mid-stream). A fault may also run the server under a wrapper (``wrap``: a private
+mount namespace with a tiny or read-only ``/dev/shm``, say) or in a memory cgroup of its own (``memcg``), both
+gone with the run. The harness runs the real vLLM 0.32.0 CPU build (``/opt/k3tui-vllm``) on the tiny local
 model of ``tests/support/vllm.py`` served as ``moonshotai/Kimi-K3``.
 
 What lands on disk per fault: ``<name>.log`` — the server's stdout+stderr bytes exactly as printed,
@@ -26,8 +28,10 @@ Usage (from the repository root, with the project venv, which has what ``tests/s
 from __future__ import annotations
 
 import argparse
+import base64
 import fnmatch
 import hashlib
+import http.client
 import json
 import os
 import resource
@@ -53,6 +57,7 @@ from tests.support.vllm import SERVER_ENV, VLLM_VENV, build_tiny_model, vllm_ava
 
 OUT = HERE / "vllm-cpu-faults"
 WORK = Path(os.environ.get("K3TUI_FAULT_WORK", "/var/tmp/k3tui-faults"))
+MEMCG = Path("/sys/fs/cgroup/memory")  # cgroup v1 memory controller (Fault.memcg)
 SERVED = "moonshotai/Kimi-K3"
 READY = "Application startup complete."
 DEL = object()  # json_set value that deletes the key
@@ -80,6 +85,9 @@ class Fault:
 
     timeout: float = 420.0  # a healthy start takes 30-50 s alone, minutes on a loaded 2-core machine
     cpus: tuple = ()  # CPU affinity of the server (as a container's cpuset or taskset would give it)
+    wrap: tuple = ()  # argv prefix the server runs under (placeholders filled), e.g. unshare + sh -c for a private
+    # mount namespace of the server only: what it mounts there (a tiny /dev/shm, a read-only /) dies with it
+    memcg: int = 0  # bytes: a memory cgroup (v1) limit on the server's whole process tree (a container's limit)
 
 
 # ---------------------------------------------------------------- setup operations
@@ -218,6 +226,21 @@ def _mkdir(d: Path, file: str) -> None:
     path.mkdir(parents=True, exist_ok=True)
 
 
+def _st_write(d: Path, file: str, tensors: dict) -> None:
+    """Write a safetensors file of zero tensors: {name: (dtype, shape)} (F32 / BF16 / F16), e.g. a LoRA adapter."""
+    size = {"F32": 4, "BF16": 2, "F16": 2}
+    header, pos = {"__metadata__": {"format": "pt"}}, 0
+    for name, (dtype, shape) in tensors.items():
+        n = size[dtype]
+        for dim in shape:
+            n *= dim
+        header[name] = {"dtype": dtype, "shape": list(shape), "data_offsets": [pos, pos + n]}
+        pos += n
+    blob = json.dumps(header, separators=(",", ":")).encode()
+    blob += b" " * (-len(blob) % 8)
+    _write_bytes(d, file, struct.pack("<Q", len(blob)) + blob + b"\0" * pos)
+
+
 def _bom(d: Path, file: str) -> None:
     path = d / file
     path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
@@ -240,6 +263,7 @@ SETUP = {
     "cc": _cc,
     "tmpfs": _tmpfs,
     "copy": _copy,
+    "st_write": _st_write,
 }
 
 # ---------------------------------------------------------------- requests
@@ -286,13 +310,89 @@ PAYLOADS = {
 }
 
 
-def _request(port: int, name: str, timeout: float = 120.0) -> dict:
+# -- session 18: payloads of the features the session-18 faults turn on (strings may carry {dir}: filled per run)
+_SHARED_PREFIX = (
+    "You are a support assistant for a storage product. "
+    + "the quick brown fox jumps over the lazy dog " * 30  # ~620 tokens
+)
+# torch.save(torch.zeros(4, 64)): prompt embeddings 64 wide for a model 128 wide (zlib + base64, 800 characters)
+_EMBEDS_64 = base64.b64encode(
+    zlib.decompress(
+        base64.b64decode(
+            "eNrtVj1v00AYPjupnRopbVkKFaoYg1RcO4nzAYJUBnmxEGkqUMRiuc4RTrhxz74EwYSEqMRPQEj8AQYmxE+AjY+ZjQkxdGXkLiau"
+            "fVVSQUfySNbZ1vu873P26/dx287lASgUwDEsg7PADb0HaAQ3ey5x1f2HvmUWwb0MnooeCWiU6gwJ8iPFCeHuEPk9h8BBFITOqKxg"
+            "UCp1ZZoxopFuH2IhpiiWH7hkJ76pYLEr0BgN57o5unr7Q5y/BQSCF7ZtYOftrQMs2Vu2cIDlF54X+D70CAoGkXI77MEQ9m4ijyi4"
+            "cKmDFwlWOviM2rblAnrzEb2i6djRnrrVVXAx2ap6Pwj3XOKMYBjR/JZ5gdtxFjqr8v7w2zMmXphZZQ3Uj6r8eRaO66P+YA8OiGVW"
+            "ZhaaglqVCWg9wj9EWkKcKWAFtBIBu48JDNiTs8yr/1J3Ah8R4kOm4fm17+clWkWaqaEIrme6alOzzCunEADmmGOO/xZs8qhv3x0C"
+            "Om/YMX3yLIEbyeRJhnvrNLOPoaIwBV9e9++cPH/XQfnIAMbDL4Ihog7wxGVW5qCeZap/KUg36uWG3mwaut4wqrVqRSvXNEPTjarR"
+            "rOuVplFr1DSt0WAqX54T/RLVURqrFJjYRGfaKJePKef/A3h22gBXM8yfKTZnrXyStImtZZJsC2CGc/J50ka0ksnzNZUnMUCenu6m"
+            "YoZ+VwScd/HcdB8sZbifJcB3H09Ov571DLkjgxMap21L0sakzXKXE6bMrZ+EeP0lTz4faXz2YTG+jv9gFqSYI4/j49jfR6lbFA=="
+        )
+    )
+).decode()
+
+
+def _huge_stop_body(items: int) -> bytes:
+    """A chat request whose "stop" is a list of ``items`` strings (4 bytes each): a body of hundreds of MB."""
+    head = b'{"model": "' + SERVED.encode() + b'", "messages": [{"role": "user", "content": "hi"}], "stop": ['
+    return head + b'"x",' * items + b'"y"], "max_tokens": 4}'
+
+
+PAYLOADS.update(
+    {
+        "completion_token_2000": {
+            "path": "/v1/completions",
+            "json": {"model": SERVED, "prompt": [5, 6, 2000, 7], "max_tokens": 8, "temperature": 0},
+        },
+        "completion_ban_oov": {
+            "path": "/v1/completions",
+            "json": {"model": SERVED, "prompt": "def main():", "max_tokens": 8, "vllm_xargs": {"k3_ban": 5000}},
+        },
+        "chat_ban_ok": _chat(vllm_xargs={"k3_ban": 17}),
+        "chat_ban_not_int": _chat(vllm_xargs={"k3_ban": "seventeen"}),
+        "prompt_embeds_64": {
+            "path": "/v1/completions",
+            "json": {"model": SERVED, "prompt_embeds": _EMBEDS_64, "max_tokens": 8},
+        },
+        "chat_lora_unknown": {"path": "/v1/chat/completions", "json": {**_chat()["json"], "model": "k3-support-lora"}},
+        "lora_load_bad": {
+            "path": "/v1/load_lora_adapter",
+            "json": {"lora_name": "k3bad", "lora_path": "{dir}/lora-bad"},
+        },
+        "chat_lora_bad": {"path": "/v1/chat/completions", "json": {**_chat()["json"], "model": "k3bad"}},
+        "prefix_q1": _chat(_SHARED_PREFIX + " Question: how do I reset it?"),
+        "prefix_q2": _chat(_SHARED_PREFIX + " Question: where are the logs?"),
+        "stop_list_100m": {"path": "/v1/chat/completions", "raw": lambda: _huge_stop_body(100_000_000)},
+        "stop_list_50m": {"path": "/v1/chat/completions", "raw": lambda: _huge_stop_body(50_000_000)},
+    }
+)
+
+
+def _fill_json(value: object, fill: object) -> object:
+    if isinstance(value, str):
+        return fill(value)
+    if isinstance(value, list):
+        return [_fill_json(v, fill) for v in value]
+    if isinstance(value, dict):
+        return {k: _fill_json(v, fill) for k, v in value.items()}
+    return value
+
+
+def _body(spec: dict, fill: object = None) -> bytes:
+    """A payload's request body: raw bytes (or a function making them), else its JSON with placeholders filled."""
+    raw = spec.get("raw")
+    if raw is not None:
+        return raw() if callable(raw) else raw
+    return json.dumps(_fill_json(spec["json"], fill) if fill else spec["json"]).encode()
+
+
+def _request(port: int, name: str, timeout: float = 120.0, fill: object = None) -> dict:
     spec = PAYLOADS[name]
     url = f"http://127.0.0.1:{port}{spec['path']}"
     if spec.get("get"):
         req = urllib.request.Request(url)
     else:
-        data = spec.get("raw") or json.dumps(spec["json"]).encode()
+        data = _body(spec, fill)
         req = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
     t0 = time.monotonic()
     try:
@@ -304,6 +404,23 @@ def _request(port: int, name: str, timeout: float = 120.0) -> dict:
         status, body = None, repr(e).encode()
     took = round(time.monotonic() - t0, 2)
     return {"payload": name, "status": status, "seconds": took, "body": body[:300].decode("utf-8", "replace")}
+
+
+def _request_drop(port: int, name: str, nbytes: int, fill: object = None) -> dict:
+    """A client that goes away mid-response: read ``nbytes`` of the (streamed) body, then close the socket."""
+    spec = PAYLOADS[name]
+    t0 = time.monotonic()
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    try:
+        conn.request("POST", spec["path"], _body(spec, fill), {"Content-Type": "application/json"})
+        resp = conn.getresponse()
+        status, got = resp.status, resp.read(nbytes)
+    except OSError as e:
+        status, got = None, repr(e).encode()
+    finally:
+        conn.close()
+    took = round(time.monotonic() - t0, 2)
+    return {"payload": name, "status": status, "seconds": took, "read_bytes": len(got), "closed": True}
 
 
 # ---------------------------------------------------------------- one run
@@ -325,6 +442,7 @@ class Run:
         self.proc: subprocess.Popen | None = None
         self.first: subprocess.Popen | None = None  # port_taken "vllm": a first server already on the port
         self.uid = 61000 + zlib.crc32(fault.name.encode()) % 3000 if fault.uid else None
+        self.memcg: Path | None = MEMCG / f"k3tui-fault-{fault.name}" if fault.memcg else None
 
     # -- preparation
     def prepare(self) -> None:
@@ -353,7 +471,8 @@ class Run:
                 i = base.index(flag)
                 del base[i : i + (1 if flag == "--enforce-eager" else 2)]
         extra = [str(self._fill(a)) for a in self.fault.args]
-        return [str(VLLM_VENV / "bin" / "vllm"), "serve", str(self._fill(self.fault.model)), *base, *extra]
+        wrap = [str(self._fill(a)) for a in self.fault.wrap]
+        return [*wrap, str(VLLM_VENV / "bin" / "vllm"), "serve", str(self._fill(self.fault.model)), *base, *extra]
 
     def environ(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("VLLM_", "K3TUI_"))}
@@ -378,6 +497,8 @@ class Run:
             signal.signal(sig, signal.SIG_DFL)
         if self.fault.cpus:
             os.sched_setaffinity(0, self.fault.cpus)
+        if self.memcg:
+            (self.memcg / "cgroup.procs").write_text(str(os.getpid()))
         for name, value in self.fault.limits.items():
             lim = getattr(resource, name)
             resource.setrlimit(lim, (value, value))
@@ -394,6 +515,8 @@ class Run:
         self.record.update(uid=self.uid, actions=[list(a) for a in self.fault.actions], timeout=self.fault.timeout)
         if self.fault.cpus:
             self.record.update(cpus=list(self.fault.cpus))
+        if self.memcg:
+            self._memcg_create()
         self.t0 = time.monotonic()
         if self.fault.port_taken == "vllm":
             self._first_server(argv, env)
@@ -457,12 +580,16 @@ class Run:
             elif op == "sleep":
                 time.sleep(params[0])
             elif op == "request":
-                self.note("request", **_request(self.port, params[0]))
+                self.note("request", **_request(self.port, params[0], fill=self._fill))
             elif op == "request_bg":
-                t = threading.Thread(target=lambda p=params[0]: self.note("request(bg)", **_request(self.port, p)))
+                t = threading.Thread(
+                    target=lambda p=params[0]: self.note("request(bg)", **_request(self.port, p, fill=self._fill))
+                )
                 t.start()
                 self.bg.append(t)
                 self.note("request started", payload=params[0])
+            elif op == "request_drop":  # a client that disconnects after reading params[1] bytes
+                self.note("request dropped", **_request_drop(self.port, params[0], params[1], fill=self._fill))
             elif op == "signal":
                 self._signal(params[0], getattr(signal, params[1]))
             elif op == "listen":
@@ -561,9 +688,36 @@ class Run:
         if self.first:
             _killpg(self.first.pid)
             self.first.wait()
+        self.memcg_report()
         self.record["exit_code"] = self.proc.returncode
         self.record["seconds"] = round(time.monotonic() - self.t0, 1)
         self.record.setdefault("timed_out", False)
+
+    def _memcg_create(self) -> None:
+        """A memory cgroup (v1) of the fault's own, its limit set; the server joins it in ``_preexec``."""
+        assert self.memcg
+        _memcg_remove(self.memcg)
+        self.memcg.mkdir()
+        (self.memcg / "memory.limit_in_bytes").write_text(str(self.fault.memcg))
+        self.record.update(memcg={"path": str(self.memcg), "limit_in_bytes": self.fault.memcg})
+
+    def memcg_report(self) -> None:
+        """What the cgroup saw (peak usage, how often the limit was hit, OOM kills), then remove it."""
+        if not self.memcg or not self.memcg.exists():
+            return
+        seen = {}
+        for key in ("memory.max_usage_in_bytes", "memory.failcnt"):
+            try:
+                seen[key] = int((self.memcg / key).read_text())
+            except (OSError, ValueError):
+                pass
+        try:
+            oom = dict(line.split() for line in (self.memcg / "memory.oom_control").read_text().splitlines())
+            seen["oom_kill"] = int(oom.get("oom_kill", -1))
+        except (OSError, ValueError):
+            pass
+        self.record.setdefault("memcg", {}).update(seen)
+        _memcg_remove(self.memcg)
 
     def _continue_group(self) -> None:
         try:
@@ -632,6 +786,18 @@ def _killpg(pid: int) -> None:
             return
 
 
+def _memcg_remove(cg: Path) -> None:
+    """rmdir a memory cgroup once its processes are gone (killed ones take a moment to leave it)."""
+    for _ in range(50):
+        if not cg.exists():
+            return
+        try:
+            cg.rmdir()
+            return
+        except OSError:
+            time.sleep(0.2)
+
+
 def _cleanup_dir(d: Path) -> None:
     if not d.exists():
         return
@@ -664,6 +830,8 @@ def run_fault(fault: Fault, model_src: Path, out: Path) -> dict:
         if run.first and run.first.poll() is None:
             _killpg(run.first.pid)
             run.first.wait()
+        if run.memcg:
+            _memcg_remove(run.memcg)
         _cleanup_dir(run.dir)
     (out / f"{fault.name}.fault.json").write_text(json.dumps(run.record, indent=1) + "\n")
     return run.record
@@ -775,6 +943,199 @@ def _idle(name: str, what: str, target: str, sig: str, family: str = "kill-runti
     """Signal a process while the server is idle after a good request, then ask again."""
     acts = (("wait", "ready"), ("request", "chat"), ("sleep", 2), ("signal", target, sig), ("sleep", 5))
     return Fault(name, family, what, actions=(*acts, ("request", "chat"), ("wait_exit", 30)), **kw)
+
+
+# -- session 18: constants of the faults added at the end of FAULTS (plugins, custom code, LoRA, namespaces)
+
+
+def _dist(name: str, entry_points: str, **modules: str) -> tuple:
+    """Setup ops installing a tiny distribution into {dir}/py (the fault puts it on PYTHONPATH): its modules and
+    its entry points, which importlib.metadata finds as it would a pip-installed plugin's."""
+    meta = f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n"
+    ops = (
+        ("write", f"py/{name}-0.1.dist-info/METADATA", meta),
+        ("write", f"py/{name}-0.1.dist-info/entry_points.txt", entry_points),
+    )
+    return (*ops, *(("write", f"py/{module}.py", source) for module, source in modules.items()))
+
+
+def _ns(script: str) -> tuple:
+    """``wrap``: the server in a private mount namespace that ``script`` (sh) sets up first; it dies with the server."""
+    return ("unshare", "--mount", "--propagation", "private", "sh", "-c", script + ' && exec "$@"', "k3ns")
+
+
+_PY = {"PYTHONPATH": "{dir}/py"}
+_GENERAL = "[vllm.general_plugins]\nk3 = k3plug:register\n"
+_PLUGIN_MISSING_DEP = """import k3_telemetry_native  # noqa: F401  (the compiled half of the plugin, not in the wheel)
+
+
+def register():
+    pass
+"""
+_PLUGIN_REGISTER_KEYERROR = """import os
+
+
+def register():
+    endpoint = os.environ["K3_TELEMETRY_ENDPOINT"]  # the plugin's required setting, not set here
+    print("k3 telemetry ->", endpoint)
+"""
+_MODEL_PLUGIN = """def register():
+    from vllm import ModelRegistry
+
+    ModelRegistry.register_model("K3ForCausalLM", "k3model:K3ForCausalLM")
+"""
+_MODEL_INIT_ATTR = """from vllm.model_executor.models.llama import LlamaForCausalLM
+
+
+class K3ForCausalLM(LlamaForCausalLM):
+    def __init__(self, *, vllm_config, prefix=""):
+        super().__init__(vllm_config=vllm_config, prefix=prefix)
+        self.k3_experts = vllm_config.model_config.hf_config.num_local_experts  # a Llama config has none
+"""
+_MODEL_LOAD_KEYERROR = """from vllm.model_executor.models.llama import LlamaForCausalLM
+
+
+class K3ForCausalLM(LlamaForCausalLM):
+    def load_weights(self, weights):
+        params = dict(self.named_parameters())
+        loaded = set()
+        for name, tensor in weights:
+            params["k3." + name].data.copy_(tensor)  # a name prefix the checkpoint does not have
+            loaded.add(name)
+        return loaded
+"""
+_MODEL_FORWARD_INDEX = """import torch
+from vllm.model_executor.models.llama import LlamaForCausalLM
+
+
+class K3ForCausalLM(LlamaForCausalLM):
+    def __init__(self, *, vllm_config, prefix=""):
+        super().__init__(vllm_config=vllm_config, prefix=prefix)
+        self.k3_token_scale = torch.ones(1999)  # sized from an older vocabulary (the model has 2048 tokens)
+
+    def forward(self, input_ids, positions, *args, **kwargs):
+        if input_ids is not None:
+            _ = self.k3_token_scale[input_ids]  # IndexError for any token id >= 1999
+        return super().forward(input_ids, positions, *args, **kwargs)
+"""
+_STATS_PLUGIN = """from vllm.v1.metrics.loggers import StatLoggerBase
+
+
+class K3StatLogger(StatLoggerBase):
+    \"\"\"Exports tokens per second over a window that log() sets, and log() has not run yet.\"\"\"
+
+    def __init__(self, vllm_config, engine_index=0):
+        self.window_s = 0.0
+
+    def record(self, scheduler_stats, iteration_stats, mm_cache_stats=None, engine_idx=0):
+        if iteration_stats is not None and iteration_stats.num_generation_tokens:
+            self.tokens_per_s = iteration_stats.num_generation_tokens / self.window_s
+
+    def log_engine_initialized(self):
+        pass
+"""
+_LP_BAN = """import os
+
+from vllm.v1.sample.logits_processor import LogitsProcessor
+
+
+class K3Ban(LogitsProcessor):
+    \"\"\"Bans one token id per request, named by the request's vllm_xargs {"k3_ban": id} (not range-checked).\"\"\"
+
+    @classmethod
+    def validate_params(cls, params):
+        ban = (params.extra_args or {}).get("k3_ban")
+        if ban is not None and not isinstance(ban, int):
+            raise ValueError(f"k3_ban must be a token id, got {ban!r}")
+
+    def __init__(self, vllm_config, device, is_pin_memory):
+        self.bans = {}
+
+    def is_argmax_invariant(self):
+        return False
+
+    def update_state(self, batch_update):
+        if batch_update is None:
+            return
+        for index in batch_update.removed:
+            self.bans.pop(index, None)
+        for index, params, _, _ in batch_update.added:
+            ban = (params.extra_args or {}).get("k3_ban")
+            if ban is None:
+                self.bans.pop(index, None)
+            else:
+                self.bans[index] = ban
+        for a, b, direction in batch_update.moved:
+            ban_a, ban_b = self.bans.pop(a, None), self.bans.pop(b, None)
+            if ban_a is not None:
+                self.bans[b] = ban_a
+            if ban_b is not None and direction.name == "SWAP":
+                self.bans[a] = ban_b
+
+    def apply(self, logits):
+        for index, ban in self.bans.items():
+            logits[index, ban] = float("-inf")
+        return logits
+
+
+class K3BanFromFile(K3Ban):
+    \"\"\"K3Ban plus a server-wide list of banned ids, read at start-up.\"\"\"
+
+    def __init__(self, vllm_config, device, is_pin_memory):
+        super().__init__(vllm_config, device, is_pin_memory)
+        with open(os.environ.get("K3_BAN_LIST", "/etc/k3/banned-tokens.txt")) as f:
+            self.always = [int(x) for x in f.read().split()]
+"""
+_LP_PLUGIN_IMPORT = """from vllm.v1.sample.logits_processor import AdapterLogitProcessor  # upstream spells it AdapterLogitsProcessor
+
+
+class K3Ban(AdapterLogitProcessor):
+    pass
+"""
+_RC_CFG = {"model_type": "k3", "auto_map": {"AutoConfig": "k3_config.K3Config"}}
+_RC_NEEDS_PACKAGE = """import flash_attn  # noqa: F401
+from transformers import LlamaConfig
+
+
+class K3Config(LlamaConfig):
+    model_type = "k3"
+"""
+_RC_INIT_TYPEERROR = """from transformers import LlamaConfig
+
+
+class K3Config(LlamaConfig):
+    model_type = "k3"
+
+    def __init__(self, k3_rope=None, **kwargs):
+        super().__init__(**kwargs)
+        self.k3_rope_factor = k3_rope["factor"]  # config.json has no k3_rope
+"""
+_RC_OK = """from transformers import LlamaConfig
+
+
+class K3Config(LlamaConfig):
+    model_type = "k3"
+"""
+_LORA_CONFIG = json.dumps(
+    {
+        "peft_type": "LORA",
+        "task_type": "CAUSAL_LM",
+        "r": 8,
+        "lora_alpha": 16,
+        "target_modules": ["q_proj", "v_proj"],
+        "bias": "none",
+        "base_model_name_or_path": "k3/base-256",
+    },
+    indent=1,
+)
+# the adapter of a base model 256 wide (this one is 128 wide): lora_A [8, 256], lora_B [256, 8]
+_LORA_OTHER_BASE = {
+    f"base_model.model.model.layers.{i}.self_attn.{m}.lora_{ab}.weight": ("F32", shape)
+    for i in (0, 1)
+    for m in ("q_proj", "v_proj")
+    for ab, shape in (("A", (8, 256)), ("B", (256, 8)))
+}
+_LORA_RUNTIME = {"VLLM_ALLOW_RUNTIME_LORA_UPDATING": "1"}
 
 
 FAULTS: tuple[Fault, ...] = (
@@ -2510,6 +2871,438 @@ FAULTS: tuple[Fault, ...] = (
         "the server confined to CPU 1 (cpuset / taskset) with VLLM_CPU_OMP_THREADS_BIND=0 (a CPU outside it)",
         cpus=(1,),
         env={"VLLM_CPU_OMP_THREADS_BIND": "0"},
+    ),
+    # ================================================================ session 18 additions
+    # -- resource limits that bite late (start-up fits, a request does not)
+    Fault(
+        "ulimit-v-3g5-huge-body",
+        "ulimit",
+        "ulimit -v 3.5 GiB (start-up fits: the worker peaks near 3.3 GB), then a 400 MB chat body (a 100M-item "
+        "stop list) the API server must parse, then a chat",
+        limits={"RLIMIT_AS": 7 << 29},
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("request", "stop_list_100m"),
+            ("sleep", 3),
+            ("request", "chat"),
+            ("signal", "main", "SIGTERM"),
+        ),
+    ),
+    Fault(
+        "memcg-2g75-huge-body",
+        "memory",
+        "the server in a 2.75 GiB memory cgroup (start-up fits: 2.3 GiB), then a 200 MB chat body (a 50M-item stop "
+        "list) the API server must parse (the kernel's OOM killer), then a chat",
+        memcg=2816 << 20,
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("request", "stop_list_50m"),
+            ("sleep", 5),
+            ("request", "chat"),
+            ("wait_exit", 20),
+        ),
+    ),
+    # -- shared memory, read-only and hidden file systems, in a private mount namespace of the server
+    Fault(
+        "ns-dev-shm-64k",
+        "namespace",
+        "/dev/shm a 64 KiB tmpfs in the server's own mount namespace (a container's default-sized /dev/shm, smaller)",
+        wrap=_ns("mount -t tmpfs -o size=64k,mode=1777 k3shm /dev/shm"),
+        actions=SERVE_AND_STOP,
+    ),
+    Fault(
+        "ns-dev-shm-read-only",
+        "namespace",
+        "/dev/shm an empty read-only 1 GiB tmpfs in the server's own mount namespace (room enough, nothing writable)",
+        wrap=_ns("mount -t tmpfs -o ro,size=1g k3shm /dev/shm"),
+        actions=SERVE_AND_STOP,
+    ),
+    Fault(
+        "ns-rootfs-read-only",
+        "namespace",
+        "the root file system read-only in the server's own mount namespace (a readOnlyRootFilesystem pod with no "
+        "writable /tmp; /dev/shm stays writable)",
+        wrap=_ns("mount -o remount,bind,ro /"),
+        actions=SERVE_AND_STOP,
+    ),
+    Fault(
+        "ns-sys-numa-hidden",
+        "namespace",
+        "/sys/devices/system/node hidden under an empty tmpfs (a container that does not show the NUMA topology)",
+        wrap=_ns("mount -t tmpfs -o size=16k k3sys /sys/devices/system/node"),
+        actions=SERVE_AND_STOP,
+    ),
+    Fault(
+        "ns-sys-cpu-hidden",
+        "namespace",
+        "/sys/devices/system/cpu hidden under an empty tmpfs (no CPU topology files)",
+        wrap=_ns("mount -t tmpfs -o size=16k k3sys /sys/devices/system/cpu"),
+        actions=SERVE_AND_STOP,
+    ),
+    # -- plugins (entry points of a distribution on PYTHONPATH, as pip would install them)
+    Fault(
+        "plugin-general-missing-dependency",
+        "plugins",
+        "a general plugin (vllm.general_plugins) whose module imports a package that is not installed, then requests",
+        setup=_dist("k3plug", _GENERAL, k3plug=_PLUGIN_MISSING_DEP),
+        env=_PY,
+        actions=SERVE_AND_STOP,
+    ),
+    Fault(
+        "plugin-general-register-keyerror",
+        "plugins",
+        "a general plugin whose register() reads a required environment variable that is not set",
+        setup=_dist("k3plug", _GENERAL, k3plug=_PLUGIN_REGISTER_KEYERROR),
+        env=_PY,
+        actions=SERVE_AND_STOP,
+    ),
+    Fault(
+        "plugin-model-init-attribute-error",
+        "plugins",
+        "an out-of-tree model K3ForCausalLM (registered by a general plugin, named in config.json architectures) "
+        "whose __init__ reads a config attribute a Llama config does not have",
+        setup=(
+            *_dist("k3plug", _GENERAL, k3plug=_MODEL_PLUGIN, k3model=_MODEL_INIT_ATTR),
+            ("json_set", "config.json", {"architectures": ["K3ForCausalLM"]}),
+        ),
+        env=_PY,
+        actions=SERVE_AND_STOP,
+    ),
+    Fault(
+        "plugin-model-load-weights-keyerror",
+        "plugins",
+        "an out-of-tree model K3ForCausalLM whose load_weights maps checkpoint names to parameters that do not exist",
+        setup=(
+            *_dist("k3plug", _GENERAL, k3plug=_MODEL_PLUGIN, k3model=_MODEL_LOAD_KEYERROR),
+            ("json_set", "config.json", {"architectures": ["K3ForCausalLM"]}),
+        ),
+        env=_PY,
+        actions=SERVE_AND_STOP,
+    ),
+    Fault(
+        "plugin-model-forward-index-error-one-prompt",
+        "plugins",
+        "an out-of-tree model K3ForCausalLM whose forward indexes a 1999-row table by token id: healthy until a "
+        "prompt holds token 2000 (a good chat, the bad completion, a chat)",
+        setup=(
+            *_dist("k3plug", _GENERAL, k3plug=_MODEL_PLUGIN, k3model=_MODEL_FORWARD_INDEX),
+            ("json_set", "config.json", {"architectures": ["K3ForCausalLM"]}),
+        ),
+        env=_PY,
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("request", "completion_token_2000"),
+            ("sleep", 3),
+            ("request", "chat"),
+            ("wait_exit", 30),
+        ),
+    ),
+    Fault(
+        "plugin-stat-logger-zero-division",
+        "plugins",
+        "a stat logger plugin (vllm.stat_logger_plugins) whose record() divides by a zero window on the first "
+        "request that generates tokens, then more requests",
+        setup=_dist("k3stats", "[vllm.stat_logger_plugins]\nk3 = k3stats:K3StatLogger\n", k3stats=_STATS_PLUGIN),
+        env=_PY,
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("sleep", 3),
+            ("request", "chat"),
+            ("request", "completion"),
+            ("wait_exit", 10),
+            ("signal", "main", "SIGTERM"),
+        ),
+    ),
+    Fault(
+        "plugin-io-processor-missing",
+        "plugins",
+        "--io-processor-plugin naming a plugin that is not installed",
+        args=("--io-processor-plugin", "k3_no_such_io_plugin"),
+        actions=SERVE_AND_STOP,
+    ),
+    # -- custom logits processors
+    Fault(
+        "lp-module-missing",
+        "plugins",
+        "--logits-processors naming a module that is not installed",
+        args=("--logits-processors", "k3lp:K3Ban"),
+        actions=SERVE_AND_STOP,
+    ),
+    Fault(
+        "lp-constructor-file-missing",
+        "plugins",
+        "--logits-processors class whose constructor opens a ban list that does not exist",
+        args=("--logits-processors", "k3lp:K3BanFromFile"),
+        setup=(("write", "py/k3lp.py", _LP_BAN),),
+        env=_PY,
+        actions=SERVE_AND_STOP,
+    ),
+    Fault(
+        "lp-apply-index-error-one-request",
+        "plugins",
+        "--logits-processors class that bans the token id a request names, unchecked: a good ban, then a request "
+        "banning id 5000 of a 2048-token vocabulary, then a chat",
+        args=("--logits-processors", "k3lp:K3Ban"),
+        setup=(("write", "py/k3lp.py", _LP_BAN),),
+        env=_PY,
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat_ban_ok"),
+            ("request", "completion_ban_oov"),
+            ("sleep", 3),
+            ("request", "chat"),
+            ("wait_exit", 30),
+        ),
+    ),
+    Fault(
+        "lp-validate-refuses-request",
+        "plugins",
+        "--logits-processors class whose validate_params refuses a request (k3_ban not an int), then a good chat",
+        args=("--logits-processors", "k3lp:K3Ban"),
+        setup=(("write", "py/k3lp.py", _LP_BAN),),
+        env=_PY,
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat_ban_not_int"),
+            ("request", "chat_ban_ok"),
+            ("signal", "main", "SIGTERM"),
+        ),
+    ),
+    Fault(
+        "lp-entry-point-import-error",
+        "plugins",
+        "an installed logits-processor plugin (vllm.logits_processors entry point) importing a name its vLLM "
+        "does not have",
+        setup=_dist("k3lp", "[vllm.logits_processors]\nk3ban = k3lp_plugin:K3Ban\n", k3lp_plugin=_LP_PLUGIN_IMPORT),
+        env=_PY,
+        actions=SERVE_AND_STOP,
+    ),
+    # -- --trust-remote-code and custom config code (auto_map)
+    _cfg(
+        "rc-config-needs-missing-package",
+        "auto_map config code (--trust-remote-code) that imports flash_attn, not installed",
+        ("json_set", "config.json", _RC_CFG),
+        ("write", "model/k3_config.py", _RC_NEEDS_PACKAGE),
+        args=("--trust-remote-code",),
+    ),
+    _cfg(
+        "rc-config-init-typeerror",
+        "auto_map config class (--trust-remote-code) whose __init__ subscripts a field config.json does not have",
+        ("json_set", "config.json", _RC_CFG),
+        ("write", "model/k3_config.py", _RC_INIT_TYPEERROR),
+        args=("--trust-remote-code",),
+    ),
+    _cfg(
+        "rc-config-without-trust-remote-code",
+        "a model whose config needs its own code (auto_map, model_type k3), served without --trust-remote-code",
+        ("json_set", "config.json", _RC_CFG),
+        ("write", "model/k3_config.py", _RC_OK),
+    ),
+    # -- options of other features
+    _args(
+        "kvt-connector-unknown",
+        "--kv-transfer-config naming a KV connector that does not exist",
+        "--kv-transfer-config",
+        '{"kv_connector": "K3NoSuchConnector", "kv_role": "kv_both"}',
+    ),
+    _args(
+        "kvt-lmcache-not-installed",
+        "--kv-transfer-config LMCacheConnectorV1 without the lmcache package",
+        "--kv-transfer-config",
+        '{"kv_connector": "LMCacheConnectorV1", "kv_role": "kv_both"}',
+    ),
+    _args(
+        "spec-ngram-min-above-max",
+        "--speculative-config ngram with prompt_lookup_min 5 above prompt_lookup_max 2",
+        "--speculative-config",
+        '{"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_min": 5, "prompt_lookup_max": 2}',
+    ),
+    Fault(
+        "spec-ngram-on-cpu",
+        "args",
+        "--speculative-config ngram (3 tokens, lookup 1-4) on the CPU build, then requests",
+        args=(
+            "--speculative-config",
+            '{"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_min": 1, "prompt_lookup_max": 4}',
+        ),
+        actions=SERVE_AND_STOP,
+    ),
+    _args(
+        "exec-ray-not-installed",
+        "--distributed-executor-backend ray without ray installed",
+        "--distributed-executor-backend",
+        "ray",
+    ),
+    _args(
+        "load-format-runai-streamer-not-installed",
+        "--load-format runai_streamer without the runai-model-streamer package",
+        "--load-format",
+        "runai_streamer",
+    ),
+    _args(
+        "load-format-sharded-state-plain-checkpoint",
+        "--load-format sharded_state on a plain (not pre-sharded) checkpoint",
+        "--load-format",
+        "sharded_state",
+    ),
+    Fault(
+        "prompt-embeds-wrong-hidden-size",
+        "request",
+        "--enable-prompt-embeds, then a completion whose prompt_embeds are 64 wide (the model is 128 wide), a chat",
+        args=("--enable-prompt-embeds",),
+        actions=(
+            ("wait", "ready"),
+            ("request", "prompt_embeds_64"),
+            ("request", "chat"),
+            ("signal", "main", "SIGTERM"),
+        ),
+    ),
+    Fault(
+        "lora-request-unknown-adapter",
+        "request",
+        "--enable-lora, then a chat naming an adapter that is not loaded, then a chat of the base model",
+        args=("--enable-lora",),
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat_lora_unknown"),
+            ("request", "chat"),
+            ("signal", "main", "SIGTERM"),
+        ),
+    ),
+    Fault(
+        "lora-runtime-load-config-invalid",
+        "request",
+        "VLLM_ALLOW_RUNTIME_LORA_UPDATING=1, --enable-lora, /v1/load_lora_adapter of an adapter whose "
+        "adapter_config.json is not JSON, then chats",
+        args=("--enable-lora",),
+        env=_LORA_RUNTIME,
+        setup=(
+            ("write", "lora-bad/adapter_config.json", '{"peft_type": "LORA", "r": 8,'),
+            ("st_write", "lora-bad/adapter_model.safetensors", _LORA_OTHER_BASE),
+        ),
+        actions=(
+            ("wait", "ready"),
+            ("request", "lora_load_bad"),
+            ("request", "chat_lora_bad"),
+            ("request", "chat"),
+            ("signal", "main", "SIGTERM"),
+        ),
+    ),
+    Fault(
+        "lora-runtime-other-base-model",
+        "request",
+        "VLLM_ALLOW_RUNTIME_LORA_UPDATING=1, --enable-lora, /v1/load_lora_adapter of an adapter trained for a "
+        "256-wide base model, then a chat using it, then a chat of the base model",
+        args=("--enable-lora",),
+        env=_LORA_RUNTIME,
+        setup=(
+            ("write", "lora-bad/adapter_config.json", _LORA_CONFIG),
+            ("st_write", "lora-bad/adapter_model.safetensors", _LORA_OTHER_BASE),
+        ),
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("request", "lora_load_bad"),
+            ("request", "chat_lora_bad"),
+            ("sleep", 3),
+            ("request", "chat"),
+            ("wait_exit", 30),
+        ),
+    ),
+    Fault(
+        "otlp-traces-endpoint-closed",
+        "args",
+        "--otlp-traces-endpoint at a closed local port (the trace collector is down), then requests",
+        args=("--otlp-traces-endpoint", "http://127.0.0.1:9"),
+        actions=(("wait", "ready"), ("request", "chat"), ("request", "completion"), ("sleep", 8))
+        + (("request", "chat"), ("signal", "main", "SIGTERM")),
+    ),
+    # -- timing: timeouts and signals in a row
+    Fault(
+        "timeout-chat-template-render-tiny",
+        "env",
+        "VLLM_CHAT_TEMPLATE_RENDER_TIMEOUT=0.000001 (a chat template cannot render in time), then a chat and a "
+        "completion",
+        env={"VLLM_CHAT_TEMPLATE_RENDER_TIMEOUT": "0.000001"},
+        actions=SERVE_AND_STOP,
+    ),
+    Fault(
+        "stop-sigstop-worker-then-sigterm",
+        "stop",
+        "SIGSTOP of VLLM::Worker 1.5 s into a long request, then 5 s later SIGTERM of the server (an operator stops "
+        "a hung server)",
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("request_bg", "long"),
+            ("sleep", 1.5),
+            ("signal", "VLLM::Worker", "SIGSTOP"),
+            ("sleep", 5),
+            ("signal", "main", "SIGTERM"),
+            ("wait_exit", 60),
+        ),
+    ),
+    Fault(
+        "stop-drain-sigterm-twice",
+        "stop",
+        "--shutdown-timeout 30 (drain), SIGTERM while a long request runs, then a second SIGTERM 1 s later",
+        args=("--shutdown-timeout", "30"),
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("request_bg", "long"),
+            ("sleep", 1.0),
+            ("signal", "main", "SIGTERM"),
+            ("sleep", 1.0),
+            ("signal", "main", "SIGTERM"),
+            ("wait_exit", 60),
+        ),
+    ),
+    # -- healthy controls of new shapes
+    Fault(
+        "healthy-max-num-seqs-1-queue",
+        "stop",
+        "--max-num-seqs 1 and six concurrent requests (they queue), then a chat and a normal stop",
+        args=("--max-num-seqs", "1"),
+        actions=(
+            ("wait", "ready"),
+            *(("request_bg", "stream_128"),) * 3,
+            *(("request_bg", "completion"),) * 3,
+            ("sleep", 15),
+            ("request", "chat"),
+            ("signal", "main", "SIGTERM"),
+        ),
+    ),
+    Fault(
+        "healthy-prefix-cache-repeats",
+        "stop",
+        "prefix caching on (default), two prompts sharing a ~620-token prefix, each sent twice, then a normal stop",
+        env={"VLLM_LOG_STATS_INTERVAL": "1"},
+        actions=(
+            ("wait", "ready"),
+            ("request", "prefix_q1"),
+            ("request", "prefix_q1"),
+            ("request", "prefix_q2"),
+            ("request", "prefix_q2"),
+            ("sleep", 2),
+            ("signal", "main", "SIGTERM"),
+        ),
+    ),
+    Fault(
+        "healthy-client-disconnect-stream",
+        "stop",
+        "a streaming client that goes away after 300 bytes of a 900-token stream, then a chat and a normal stop",
+        actions=(
+            ("wait", "ready"),
+            ("request_drop", "stream_long", 300),
+            ("sleep", 3),
+            ("request", "chat"),
+            ("signal", "main", "SIGTERM"),
+        ),
     ),
 )
 
