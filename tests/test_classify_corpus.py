@@ -388,6 +388,9 @@ KNOWN_MISSES = {
     "vllm-issues/6251.log": "a bare 'AssertionError: 32768 is not divisible by 3' (TP 3), no frames or markers: the default, the engine (label config, marked unsure; 1170 and 2742 label the same form weights)",
     "vllm-issues/6255.log": "Ray's report of a worker gone (SYSTEM_ERROR) with no traceback or marker: read by the kill's type (runtime; label engine from the reporter's words)",
     "vllm-issues/6337.log": "an AttributeError naming a layer's missing weight attribute ('ColumnParallelLinear' …) read as the weights (label runtime: it failed on a request)",
+    "vllm-cpu-faults/lp-module-missing.log": "a --logits-processors module that is not installed: a package that could not be imported at start-up is the image's (container), whatever layer imported it (label engine, marked unsure)",
+    "vllm-cpu-faults/lp-entry-point-import-error.log": "a logits-processor plugin whose module fails to import a name from vLLM: an import failure, the image's (container; label engine, marked unsure)",
+    "vllm-cpu-faults/load-format-runai-streamer-not-installed.log": "--load-format runai_streamer without its package, imported through vLLM's lazy placeholder (vllm/utils/import_utils.py) from transformers_utils, not from the model loader's own frame: read as the image's (container; label weights, marked unsure)",
 }
 
 

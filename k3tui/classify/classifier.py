@@ -1026,10 +1026,7 @@ class Classifier:
                     # an excerpt quoting only the message, or the reporter's sentence above a log: the root
                     # only if the log itself names none (issue threads open with "I get an error with …")
                     self._named = self._new_root(ln, n, "", ln.body)
-        if (ln.level in ("ERROR", "CRITICAL") and not _TORCH_TAIL.search(ln.body)) or (
-            # a request handler's own words whose logger's prefix a paste cut off: the same header
-            ln.level is None and "rror" in ln.body and self._rules.request_error.search(ln.body) is not None
-        ):
+        if ln.level in ("ERROR", "CRITICAL") and not _TORCH_TAIL.search(ln.body):
             self._said[ln.key] = self._headers.get(ln.key)
             self._headers[ln.key] = (ln, n)  # (torch's advice under a CUDA error is that error's text)
             if len(self._headers) > 256:
@@ -1079,6 +1076,14 @@ class Classifier:
             elif self._rules.survived.search(header[0].body):
                 trace.quiet = True  # a plugin did not load: the root only if what fails later is its doing
                 trace.survived = True
+        elif ln.level is None and ln.body.startswith(TB_HEAD):
+            # the same headers printed without a logger's prefix (before logging was set up, or cut off by a
+            # paste) on the line right before: read out of the history (a prefiltered scan may not have read it)
+            said = self._reparse(self._line_before()).body.strip()
+            if said and self._rules.request_error.search(said):
+                trace.quiet = True
+            elif said and self._rules.survived.search(said):
+                trace.quiet = trace.survived = True
         trace.add(ln.raw, n)
         trace.frames = 0 if ln.body.endswith(TB_HEAD) else 1
         trace.code_next = ln.body.startswith('File "')  # a frame that lost its indentation: its code follows
