@@ -20,7 +20,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from k3tui.classify import classify_text
+from k3tui.classify import Classifier, classify_text
 from tests.support.corpus import REPO_CORPUS, held_out, issue_text
 
 PREFIXES = st.sampled_from(["", "[rank0]: ", "ERROR 03-02 10:11:12 async_llm_engine.py:63] ", "(VLLMActor pid=50643) "])
@@ -324,3 +324,23 @@ def test_real_logits_processor_constructor_failing() -> None:
     assert not held_out("vllm-cpu-faults", "lp-constructor-file-missing.log")
     res = classify_text((REPO_CORPUS / "vllm-cpu-faults" / "lp-constructor-file-missing.log").read_text())
     assert res.failed_stage == "engine", res.evidence
+
+
+@given(
+    filler=st.integers(0, 120),
+    header=st.sampled_from(["Failed to load plugin k3", "Error in preprocessing prompt inputs"]),
+)
+def test_a_bare_header_far_into_the_log_is_read_too(filler, header) -> None:  # noqa: ANN001
+    """Past the lines every scan reads, an unprefixed traceback is rebuilt from the history when its
+    exception line comes: the header on the line before it still counts (the prefiltered scan never read it)."""
+    lines = [f"INFO 12-06 14:10:{i % 60:02d} [x.py:1] starting {i}" for i in range(filler)]
+    lines += [header, *_plugin_traceback("ModuleNotFoundError: No module named 'k3_native'"), *SERVED]
+    for prefilter in (True, False):
+        c = Classifier(run="t", prefilter=prefilter)
+        c.feed("\n".join(lines) + "\n")
+        res = c.finish()
+        assert res.first_exception is None and res.failed_stage == "none", (
+            prefilter,
+            res.first_exception,
+            res.evidence,
+        )

@@ -124,9 +124,12 @@ def test_real_logs() -> None:
     a complete log whose stack never left the command line's entry (a shadowed uvloop)."""
     res = classify_text(issue_text("308.log"))
     assert (res.failed_stage, res.evidence.rule) == ("runtime", "default")
-    for name in ("944.log", "945.log", "1626.log", "2118.log"):
+    for name in ("944.log", "945.log", "1626.log"):
         res = classify_text(issue_text(name))
         assert res.failed_stage == "container" and res.evidence.rule in ("exception-type", "message"), name
+    # (since session 18 its stack says it first: vLLM's plugin loader running the installed plugin)
+    res = classify_text(issue_text("2118.log"))
+    assert (res.failed_stage, res.evidence.rule) == ("container", "frames"), res.evidence
     for name in ("py-shadow-uvloop-empty.log", "py-logging-config-missing.log"):
         res = classify_text((REPO_CORPUS / "vllm-cpu-faults" / name).read_text())
         assert (res.failed_stage, res.evidence.rule) == ("container", "frames"), name

@@ -978,6 +978,7 @@ class Classifier:
             trace = rebuild(text, ln, n, MAX_LINE) if text else None
             if trace is not None:  # an unprefixed traceback: its frames carried no sentinel
                 trace.quiet = self._ignored_before(len(text))
+                self._bare_header(trace, len(text))
                 self._traces[ln.key] = trace
                 self._continue(trace, ln, n)
                 return
@@ -1053,6 +1054,17 @@ class Classifier:
         exit, which Python reports and ignores: the run's noise, never its failure."""
         return self._line_before(back).lstrip().startswith(_IGNORED)
 
+    def _bare_header(self, trace: Trace, back: int) -> None:
+        """A request handler's or the plugin loader's header printed without a logger's prefix (before logging
+        was set up, or cut off by a paste) on the line right before a traceback that starts ``back`` characters
+        before the current line: read out of the history (a prefiltered scan may not have read it), it makes
+        the traceback one request's, or a plugin's that was skipped, as the same ERROR header would."""
+        said = self._reparse(self._line_before(back)).body.strip()
+        if said and self._rules.request_error.search(said):
+            trace.quiet = True
+        elif said and self._rules.survived.search(said):
+            trace.quiet = trace.survived = True
+
     def _open(self, ln: Line, n: int) -> None:
         quiet = ln.level in QUIET_LEVELS or (
             ln.level is None and ln.body.startswith(TB_HEAD) and self._ignored_before(0)
@@ -1077,13 +1089,7 @@ class Classifier:
                 trace.quiet = True  # a plugin did not load: the root only if what fails later is its doing
                 trace.survived = True
         elif ln.level is None and ln.body.startswith(TB_HEAD):
-            # the same headers printed without a logger's prefix (before logging was set up, or cut off by a
-            # paste) on the line right before: read out of the history (a prefiltered scan may not have read it)
-            said = self._reparse(self._line_before()).body.strip()
-            if said and self._rules.request_error.search(said):
-                trace.quiet = True
-            elif said and self._rules.survived.search(said):
-                trace.quiet = trace.survived = True
+            self._bare_header(trace, 0)
         trace.add(ln.raw, n)
         trace.frames = 0 if ln.body.endswith(TB_HEAD) else 1
         trace.code_next = ln.body.startswith('File "')  # a frame that lost its indentation: its code follows
