@@ -8,7 +8,11 @@ actions during the run (wait for a marker line or for ready, send a request, sig
 its title, or drop a client mid-stream). A fault may also run the server under a wrapper (``wrap``: a private
 mount namespace with a tiny or read-only ``/dev/shm``, say) or in a memory cgroup of its own (``memcg``), both
 gone with the run. The harness runs the real vLLM 0.32.0 CPU build (``/opt/k3tui-vllm``) on the tiny local
-model of ``tests/support/vllm.py`` served as ``moonshotai/Kimi-K3``.
+model of ``tests/support/vllm.py`` served as ``moonshotai/Kimi-K3``. Most faults run ``vllm serve``; a fault may
+run another program the same way instead (``command``: ``vllm run-batch``, ``vllm chat``, the older
+``python -m vllm.entrypoints.openai.api_server``) or a Python script (``script``: an offline ``LLM(...)`` run,
+whose actions wait for the marker lines it prints), with the same env, limits, uid, wrapper and actions. A
+signal may go to one process (by title) or to the whole process group, as ``docker stop`` / ``docker kill`` send it.
 
 What lands on disk per fault: ``<name>.log`` — the server's stdout+stderr bytes exactly as printed,
 through one pipe (a pipe, so that ``RLIMIT_FSIZE`` does not cut the log itself), nothing of the harness
@@ -88,6 +92,11 @@ class Fault:
     wrap: tuple = ()  # argv prefix the server runs under (placeholders filled), e.g. unshare + sh -c for a private
     # mount namespace of the server only: what it mounts there (a tiny /dev/shm, a read-only /) dies with it
     memcg: int = 0  # bytes: a memory cgroup (v1) limit on the server's whole process tree (a container's limit)
+    # Other programs than ``vllm serve`` (placeholders filled; {python} / {vllm} are the vLLM venv's):
+    script: str = ""  # Python source written to {dir}/script.py and run by the venv's python (an offline LLM(...)
+    # run); it has no 'ready': actions wait for marker lines the script prints (flushed) instead
+    command: tuple = ()  # argv run instead of `vllm serve MODEL ...` (after ``wrap``); an item "{base}" expands to
+    # the base flags (--served-model-name, --max-model-len, --host, --port, --enforce-eager, less ``drop``) + args
 
 
 # ---------------------------------------------------------------- setup operations
@@ -246,7 +255,27 @@ def _bom(d: Path, file: str) -> None:
     path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
 
 
+def _hf_cache(d: Path, root: str, repo: str, *omit: str) -> None:
+    """The model folder as the Hugging Face hub cache would hold it under ``repo`` (blobs named by their sha256,
+    a snapshot of symlinks, refs/main), in ``root`` (an HF_HOME / hub cache folder); ``omit``: files left out."""
+    hub = d / root / "hub" / ("models--" + repo.replace("/", "--"))
+    rev = hashlib.sha1(repo.encode()).hexdigest()
+    snap = hub / "snapshots" / rev
+    (hub / "blobs").mkdir(parents=True, exist_ok=True)
+    snap.mkdir(parents=True, exist_ok=True)
+    for f in sorted((d / "model").iterdir()):
+        if f.name in omit or not f.is_file():
+            continue
+        data = f.read_bytes()
+        blob = hub / "blobs" / hashlib.sha256(data).hexdigest()
+        blob.write_bytes(data)
+        (snap / f.name).symlink_to(os.path.relpath(blob, snap))
+    (hub / "refs").mkdir(exist_ok=True)
+    (hub / "refs" / "main").write_text(rev)
+
+
 SETUP = {
+    "hf_cache": _hf_cache,
     "bom": _bom,
     "fifo": _fifo,
     "symlink": _symlink,
@@ -452,6 +481,8 @@ class Run:
         (self.dir / "home").mkdir()
         for op, *params in self.fault.setup:
             SETUP[op](self.dir, *params)
+        if self.fault.script:
+            (self.dir / "script.py").write_text(self._fill(self.fault.script))
         if self.uid is not None:
             os.chown(self.dir / "home", self.uid, self.uid)
             for p in (WORK, self.dir):
@@ -459,7 +490,13 @@ class Run:
 
     def _fill(self, value: object) -> object:
         if isinstance(value, str):  # not str.format: JSON arguments carry braces
-            for key, sub in (("{model}", self.dir / "model"), ("{dir}", self.dir), ("{port}", self.port)):
+            for key, sub in (
+                ("{model}", self.dir / "model"),
+                ("{dir}", self.dir),
+                ("{port}", self.port),
+                ("{python}", VLLM_VENV / "bin" / "python"),
+                ("{vllm}", VLLM_VENV / "bin" / "vllm"),
+            ):
                 value = value.replace(key, str(sub))
         return value
 
@@ -472,6 +509,13 @@ class Run:
                 del base[i : i + (1 if flag == "--enforce-eager" else 2)]
         extra = [str(self._fill(a)) for a in self.fault.args]
         wrap = [str(self._fill(a)) for a in self.fault.wrap]
+        if self.fault.script:  # an offline run: the script is the program
+            return [*wrap, str(VLLM_VENV / "bin" / "python"), str(self.dir / "script.py"), *extra]
+        if self.fault.command:
+            cmd = []
+            for a in self.fault.command:
+                cmd += [*base, *extra] if a == "{base}" else [str(self._fill(a))]
+            return [*wrap, *cmd]
         return [*wrap, str(VLLM_VENV / "bin" / "vllm"), "serve", str(self._fill(self.fault.model)), *base, *extra]
 
     def environ(self) -> dict[str, str]:
@@ -513,6 +557,8 @@ class Run:
         self.record.update(argv=argv, env={k: env[k] for k in sorted(env) if k in self._env_keys()})
         self.record.update(setup=[_jsonable(s) for s in self.fault.setup], limits=self.fault.limits)
         self.record.update(uid=self.uid, actions=[list(a) for a in self.fault.actions], timeout=self.fault.timeout)
+        if self.fault.script:
+            self.record.update(script=self._fill(self.fault.script))
         if self.fault.cpus:
             self.record.update(cpus=list(self.fault.cpus))
         if self.memcg:
@@ -613,6 +659,14 @@ class Run:
         return False
 
     def _signal(self, title: str, sig: int) -> None:
+        if title == "group":  # the whole process group, as `docker stop` / `docker kill` signal a container
+            pids = [self.proc.pid, *_children(self.proc.pid)]
+            try:
+                os.killpg(self.proc.pid, sig)
+            except ProcessLookupError:
+                pass
+            self.note("signal", target="group", signal=signal.Signals(sig).name, pgid=self.proc.pid, pids=pids)
+            return
         pids = [self.proc.pid] if title == "main" else _find(self.proc.pid, title)
         for pid in pids:
             try:
@@ -1136,6 +1190,72 @@ _LORA_OTHER_BASE = {
     for ab, shape in (("A", (8, 256)), ("B", (256, 8)))
 }
 _LORA_RUNTIME = {"VLLM_ALLOW_RUNTIME_LORA_UPDATING": "1"}
+
+
+# -- session 18 (round 2): offline LLM(...) scripts, other entrypoints, hub / cache / env, orchestrator stops
+_OFFLINE_HEAD = """import gc
+import sys
+
+from vllm import LLM, SamplingParams
+
+MODEL = "{model}"
+
+
+def make_llm(**kw):
+    args = dict(served_model_name="moonshotai/Kimi-K3", max_model_len=1024, enforce_eager=True)
+    args.update(kw)
+    return LLM(model=MODEL, **args)
+"""
+_STORY = "SamplingParams(max_tokens=900, ignore_eos=True, temperature=0.8, seed=0)"
+
+
+def _offline(name: str, what: str, body: str, guard: bool = True, **kw: object) -> Fault:
+    """A Python script using ``from vllm import LLM, SamplingParams`` on the tiny model (offline inference).
+
+    ``body`` is the code of ``main()``; with ``guard`` False it runs at module level, without
+    ``if __name__ == "__main__":`` (vLLM's engine process is spawned, and re-imports the script).
+    """
+    body = body.strip("\n")
+    if guard:
+        code = "\n\ndef main():\n" + "".join("    " + ln if ln.strip() else ln for ln in body.splitlines(True))
+        code += '\n\n\nif __name__ == "__main__":\n    main()\n'
+    else:
+        code = "\n\n" + body + "\n"
+    return Fault(name, "offline", what, script=_OFFLINE_HEAD + code, **kw)
+
+
+_OFFLINE_GENERATE = """
+llm = make_llm()
+print("k3: engine ready, generating", flush=True)
+outs = llm.generate(["def main():", "Say hello.", "import os"], SamplingParams(max_tokens=32, temperature=0))
+for o in outs:
+    print(f"k3: {o.prompt!r} -> {len(o.outputs[0].token_ids)} tokens, finish={o.outputs[0].finish_reason}", flush=True)
+print("k3: done", flush=True)
+"""
+_OFFLINE_LONG = f"""
+llm = make_llm()
+params = {_STORY}
+print("k3: generating 8 long stories", flush=True)
+outs = llm.generate(["Tell a long story."] * 8, params)
+print(f"k3: done, {{sum(len(o.outputs[0].token_ids) for o in outs)}} tokens", flush=True)
+"""
+_BATCH_LINE = (
+    '{{"custom_id": "{id}", "method": "POST", "url": "/v1/chat/completions", "body": {{"model": "moonshotai/Kimi-K3", '
+    '"messages": [{{"role": "user", "content": "{q}"}}], "max_tokens": 16, "temperature": 0}}}}'
+)
+_BATCH_OK = (
+    "\n".join(
+        _BATCH_LINE.format(id=f"req-{i}", q=q)
+        for i, q in enumerate(("Say hello.", "What is 2+2?", "Name a colour."), 1)
+    )
+    + "\n"
+)
+_RUN_BATCH = ("{vllm}", "run-batch", "--model", "{model}", "{base}")
+_ON_HUB = {"model": "moonshotai/Kimi-K3"}
+_FORWARD_MODEL = (
+    *_dist("k3plug", _GENERAL, k3plug=_MODEL_PLUGIN, k3model=_MODEL_FORWARD_INDEX),
+    ("json_set", "config.json", {"architectures": ["K3ForCausalLM"]}),
+)
 
 
 FAULTS: tuple[Fault, ...] = (
@@ -3302,6 +3422,394 @@ FAULTS: tuple[Fault, ...] = (
             ("sleep", 3),
             ("request", "chat"),
             ("signal", "main", "SIGTERM"),
+        ),
+    ),
+    # ================================================================ session 18 additions, round 2
+    # -- offline inference: a script's own LLM(...) (family "offline")
+    _offline(
+        "offline-healthy-generate",
+        "a healthy script run offline as LLM(...): three prompts generated, outputs printed, exit 0 (control run)",
+        _OFFLINE_GENERATE,
+    ),
+    _offline(
+        "offline-no-main-guard",
+        "a script run offline as LLM(...) at module level, without if __name__ == '__main__' (the engine process is "
+        "spawned and re-imports the script)",
+        _OFFLINE_GENERATE,
+        guard=False,
+    ),
+    _offline(
+        "offline-engine-kwarg-unknown",
+        "a script run offline as LLM(...) with a misspelt engine argument gpu_memory_utilisation=0.5",
+        "llm = make_llm(gpu_memory_utilisation=0.5)\nprint('k3: built', flush=True)\n",
+    ),
+    _offline(
+        "offline-max-model-len-above-model",
+        "a script run offline as LLM(...) with max_model_len=4096 above the model's 2048",
+        "llm = make_llm(max_model_len=4096)\nprint('k3: built', flush=True)\n",
+    ),
+    _offline(
+        "offline-prompt-too-long",
+        "a script run offline as LLM(...): generate() of a short prompt and one of ~3,600 tokens over max_model_len "
+        "1024, uncaught",
+        """
+llm = make_llm()
+prompts = ["def main():", "the quick brown fox jumps over the lazy dog " * 400]
+print("k3: generating", flush=True)
+outs = llm.generate(prompts, SamplingParams(max_tokens=16))
+print(f"k3: {len(outs)} outputs", flush=True)
+""",
+    ),
+    _offline(
+        "offline-sampling-temperature-negative",
+        "a script run offline as LLM(...): after the engine is up, SamplingParams(temperature=-1.0), uncaught",
+        """
+llm = make_llm()
+print("k3: engine ready", flush=True)
+params = SamplingParams(temperature=-1.0, max_tokens=16)
+outs = llm.generate(["def main():"], params)
+""",
+    ),
+    _offline(
+        "offline-sampling-max-tokens-0-caught",
+        "a script run offline as LLM(...): SamplingParams(max_tokens=0) refused, the script catches it, falls back to "
+        "max_tokens=16, generates and exits 0",
+        """
+llm = make_llm()
+try:
+    params = SamplingParams(max_tokens=0)
+except Exception as e:  # vLLM's VLLMValidationError
+    print(f"k3: bad sampling params ({e}); falling back to max_tokens=16", flush=True)
+    params = SamplingParams(max_tokens=16, temperature=0)
+outs = llm.generate(["def main():", "Say hello."], params)
+print(f"k3: done, {len(outs)} outputs", flush=True)
+""",
+    ),
+    _offline(
+        "offline-sampling-params-list-length",
+        "a script run offline as LLM(...): generate() of three prompts with a list of two SamplingParams, uncaught",
+        """
+llm = make_llm()
+params = [SamplingParams(max_tokens=16), SamplingParams(max_tokens=32)]
+print("k3: generating", flush=True)
+outs = llm.generate(["def main():", "Say hello.", "import os"], params)
+""",
+    ),
+    _offline(
+        "offline-token-ids-out-of-vocab",
+        "a script run offline as LLM(...): generate() of prompt_token_ids [5, 6, 70000] (vocabulary 2048), uncaught",
+        """
+llm = make_llm()
+print("k3: generating from token ids", flush=True)
+outs = llm.generate([{"prompt_token_ids": [5, 6, 70000]}], SamplingParams(max_tokens=8))
+""",
+    ),
+    _offline(
+        "offline-chat-template-broken",
+        "a script run offline as LLM(...): chat() with its own chat_template that does not compile (unclosed tag)",
+        """
+llm = make_llm()
+template = "{% for m in messages %}<|im_start|>{{ m['role'] }}\\n{{ m['content'] }<|im_end|>{% endfor %}"
+print("k3: chatting", flush=True)
+outs = llm.chat([{"role": "user", "content": "Say hello."}], SamplingParams(max_tokens=16), chat_template=template)
+""",
+    ),
+    _offline(
+        "offline-user-code-raises-after-generate",
+        "a script run offline as LLM(...): generation succeeds, then the script's own code fails writing the "
+        "results into a folder that does not exist",
+        """
+import json
+
+llm = make_llm()
+outs = llm.generate(["def main():", "Say hello."], SamplingParams(max_tokens=16, temperature=0))
+print(f"k3: generated {len(outs)} outputs", flush=True)
+with open("{dir}/results/run-1/outputs.jsonl", "w") as f:
+    for o in outs:
+        f.write(json.dumps({"prompt": o.prompt, "text": o.outputs[0].text}) + "\\n")
+""",
+    ),
+    _offline(
+        "offline-sigkill-script-generating",
+        "a script run offline as LLM(...) SIGKILLed 2 s into generating 8 long stories",
+        _OFFLINE_LONG,
+        actions=(("wait", "k3: generating"), ("sleep", 2), ("signal", "main", "SIGKILL"), ("wait_exit", 30)),
+    ),
+    _offline(
+        "offline-sigterm-script-generating",
+        "a script run offline as LLM(...) sent SIGTERM 2 s into generating 8 long stories",
+        _OFFLINE_LONG,
+        actions=(("wait", "k3: generating"), ("sleep", 2), ("signal", "main", "SIGTERM"), ("wait_exit", 60)),
+    ),
+    _offline(
+        "offline-sigint-script-generating",
+        "a script run offline as LLM(...) interrupted with SIGINT (Ctrl-C) 2 s into generating 8 long stories",
+        _OFFLINE_LONG,
+        actions=(("wait", "k3: generating"), ("sleep", 2), ("signal", "main", "SIGINT"), ("wait_exit", 60)),
+    ),
+    _offline(
+        "offline-sigint-script-at-load",
+        "a script run offline as LLM(...) interrupted with SIGINT (Ctrl-C, a KeyboardInterrupt) at 'Starting to load "
+        "model'",
+        _OFFLINE_GENERATE,
+        actions=(("wait", "Starting to load model"), ("signal", "main", "SIGINT"), ("wait_exit", 90)),
+    ),
+    _offline(
+        "offline-sigkill-engine-generating",
+        "a script run offline as LLM(...) whose VLLM::EngineCore process is SIGKILLed 2 s into generating 8 long "
+        "stories",
+        _OFFLINE_LONG,
+        actions=(
+            ("wait", "k3: generating"),
+            ("sleep", 2),
+            ("signal", "VLLM::EngineCore", "SIGKILL"),
+            ("wait_exit", 60),
+        ),
+    ),
+    _offline(
+        "offline-del-llm-second-llm",
+        "a script run offline as LLM(...): generate, del llm and gc.collect(), then a second LLM(...) in the same "
+        "process and generate again",
+        """
+llm = make_llm()
+outs = llm.generate(["def main():"], SamplingParams(max_tokens=16, temperature=0))
+print(f"k3: first engine: {len(outs[0].outputs[0].token_ids)} tokens", flush=True)
+del llm
+gc.collect()
+print("k3: building a second engine", flush=True)
+llm = make_llm()
+outs = llm.generate(["Say hello."], SamplingParams(max_tokens=16, temperature=0))
+print(f"k3: second engine: {len(outs[0].outputs[0].token_ids)} tokens", flush=True)
+""",
+    ),
+    _offline(
+        "offline-inprocess-healthy",
+        "a healthy script run offline as LLM(...) with VLLM_ENABLE_V1_MULTIPROCESSING=0 (the engine in the script's "
+        "own process), three prompts, exit 0 (control run)",
+        _OFFLINE_GENERATE,
+        env={"VLLM_ENABLE_V1_MULTIPROCESSING": "0"},
+    ),
+    _offline(
+        "offline-inprocess-forward-index-error",
+        "a script run offline as LLM(...) with VLLM_ENABLE_V1_MULTIPROCESSING=0 on an out-of-tree model whose "
+        "forward indexes a 1999-row table by token id: a good prompt, then one holding token 2000",
+        """
+llm = make_llm()
+outs = llm.generate(["def main():"], SamplingParams(max_tokens=8, temperature=0))
+print(f"k3: first prompt ok, {len(outs[0].outputs[0].token_ids)} tokens", flush=True)
+outs = llm.generate([{"prompt_token_ids": [5, 6, 2000, 7]}], SamplingParams(max_tokens=8, temperature=0))
+print("k3: second prompt ok", flush=True)
+""",
+        setup=_FORWARD_MODEL,
+        env={"VLLM_ENABLE_V1_MULTIPROCESSING": "0", **_PY},
+    ),
+    _offline(
+        "offline-lora-path-missing",
+        "a script run offline as LLM(...) with enable_lora=True: a base-model prompt, then a prompt with a "
+        "LoRARequest whose path does not exist",
+        """
+from vllm.lora.request import LoRARequest
+
+llm = make_llm(enable_lora=True)
+outs = llm.generate(["Say hello."], SamplingParams(max_tokens=8, temperature=0))
+print("k3: base model ok", flush=True)
+lora = LoRARequest("k3-support", 1, "{dir}/adapters/k3-support")
+outs = llm.generate(["Say hello."], SamplingParams(max_tokens=8, temperature=0), lora_request=lora)
+print("k3: adapter ok", flush=True)
+""",
+    ),
+    # -- other entrypoints: vllm run-batch, the older api_server module, the vllm chat / complete clients
+    Fault(
+        "runbatch-input-missing",
+        "entrypoints",
+        "vllm run-batch with -i naming an input file that does not exist",
+        command=(*_RUN_BATCH, "-i", "{dir}/batch/requests.jsonl", "-o", "{dir}/results.jsonl"),
+        drop=("--host", "--port"),
+    ),
+    Fault(
+        "runbatch-input-malformed",
+        "entrypoints",
+        "vllm run-batch with an input file whose second line is cut off (not JSON)",
+        command=(*_RUN_BATCH, "-i", "{dir}/requests.jsonl", "-o", "{dir}/results.jsonl"),
+        drop=("--host", "--port"),
+        setup=(("write", "requests.jsonl", _BATCH_OK.splitlines()[0] + "\n" + _BATCH_OK.splitlines()[1][:70] + "\n"),),
+    ),
+    Fault(
+        "runbatch-output-dir-missing",
+        "entrypoints",
+        "vllm run-batch with three good requests and -o into a folder that does not exist (found after the batch ran)",
+        command=(*_RUN_BATCH, "-i", "{dir}/requests.jsonl", "-o", "{dir}/out/2026-12-06/results.jsonl"),
+        drop=("--host", "--port"),
+        setup=(("write", "requests.jsonl", _BATCH_OK),),
+    ),
+    Fault(
+        "runbatch-healthy",
+        "entrypoints",
+        "vllm run-batch of three chat requests, results written, exit 0 (control run)",
+        command=(*_RUN_BATCH, "-i", "{dir}/requests.jsonl", "-o", "{dir}/results.jsonl"),
+        drop=("--host", "--port"),
+        setup=(("write", "requests.jsonl", _BATCH_OK),),
+    ),
+    Fault(
+        "apiserver-module-kill9-engine-idle",
+        "entrypoints",
+        "the older launch python -m vllm.entrypoints.openai.api_server --model ...; SIGKILL of VLLM::EngineCore "
+        "while idle after a good request, then a request",
+        command=("{python}", "-m", "vllm.entrypoints.openai.api_server", "--model", "{model}", "{base}"),
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("sleep", 2),
+            ("signal", "VLLM::EngineCore", "SIGKILL"),
+            ("sleep", 5),
+            ("request", "chat"),
+            ("wait_exit", 30),
+        ),
+    ),
+    Fault(
+        "cli-chat-no-server",
+        "entrypoints",
+        "the vllm chat client (--quick) pointed at a local port where nothing listens",
+        command=("{vllm}", "chat", "--url", "http://127.0.0.1:{port}/v1", "--quick", "Say hello."),
+        timeout=180,
+    ),
+    Fault(
+        "cli-complete-no-server",
+        "entrypoints",
+        "the vllm complete client (--quick, --model-name given) pointed at a local port where nothing listens",
+        command=(
+            "{vllm}",
+            "complete",
+            "--url",
+            "http://127.0.0.1:{port}/v1",
+            "--model-name",
+            SERVED,
+            "--quick",
+            "def main():",
+        ),
+        timeout=180,
+    ),
+    # -- hub ids, caches and env (no network here)
+    Fault(
+        "hub-offline-cached-healthy",
+        "env",
+        "the hub id moonshotai/Kimi-K3 with HF_HUB_OFFLINE=1 and a complete snapshot in the hub cache, then "
+        "requests (control run)",
+        setup=(("hf_cache", "home/.cache/huggingface", SERVED),),
+        actions=SERVE_AND_STOP,
+        **_ON_HUB,
+    ),
+    Fault(
+        "hub-offline-cached-no-weights",
+        "env",
+        "the hub id moonshotai/Kimi-K3 with HF_HUB_OFFLINE=1 and a cached snapshot holding config and tokenizer but "
+        "no model.safetensors (an interrupted download)",
+        setup=(("hf_cache", "home/.cache/huggingface", SERVED, "model.safetensors"),),
+        **_ON_HUB,
+    ),
+    Fault(
+        "ns-hf-home-read-only-hub-id",
+        "namespace",
+        "HF_HOME on a read-only bind mount (the server's own mount namespace) holding a complete snapshot of the hub "
+        "id served offline, then requests",
+        setup=(("hf_cache", "hf", SERVED),),
+        env={"HF_HOME": "{dir}/hf"},
+        wrap=_ns("mount --bind {dir}/hf {dir}/hf && mount -o remount,bind,ro {dir}/hf"),
+        actions=SERVE_AND_STOP,
+        **_ON_HUB,
+    ),
+    Fault(
+        "modelscope-local-path",
+        "env",
+        "VLLM_USE_MODELSCOPE=True with a local model path (the modelscope package is not installed), then requests",
+        env={"VLLM_USE_MODELSCOPE": "True"},
+        actions=SERVE_AND_STOP,
+    ),
+    Fault(
+        "hub-offline-revision-not-cached",
+        "env",
+        "the hub id moonshotai/Kimi-K3 with --revision v2.0 and HF_HUB_OFFLINE=1: the hub cache holds a complete "
+        "snapshot of main only",
+        args=("--revision", "v2.0"),
+        setup=(("hf_cache", "home/.cache/huggingface", SERVED),),
+        **_ON_HUB,
+    ),
+    Fault(
+        "ns-vllm-cache-root-read-only-compiled",
+        "namespace",
+        "VLLM_CACHE_ROOT an empty folder on a read-only bind mount (the server's own mount namespace), compiled "
+        "start-up",
+        setup=(("mkdir", "vcache"),),
+        env={"VLLM_CACHE_ROOT": "{dir}/vcache"},
+        wrap=_ns("mount --bind {dir}/vcache {dir}/vcache && mount -o remount,bind,ro {dir}/vcache"),
+        eager=False,
+        actions=SERVE_AND_STOP,
+    ),
+    Fault(
+        "log-configure-off-kill9-engine-inflight",
+        "logging",
+        "VLLM_CONFIGURE_LOGGING=0 (no vLLM log handler), then SIGKILL of VLLM::EngineCore during a long request",
+        env={"VLLM_CONFIGURE_LOGGING": "0"},
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("request_bg", "long"),
+            ("sleep", 0.5),
+            ("signal", "VLLM::EngineCore", "SIGKILL"),
+            ("wait_exit", 60),
+            ("request", "chat"),
+        ),
+        timeout=480,
+    ),
+    Fault(
+        "uvicorn-debug-forward-index-error",
+        "logging",
+        "--uvicorn-log-level debug (uvicorn's connection and ASGI lines), an out-of-tree model whose forward fails "
+        "for token ids >= 1999: a good chat, the bad completion, a chat",
+        args=("--uvicorn-log-level", "debug"),
+        setup=_FORWARD_MODEL,
+        env=_PY,
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("request", "completion_token_2000"),
+            ("sleep", 3),
+            ("request", "chat"),
+            ("wait_exit", 30),
+        ),
+    ),
+    # -- stops as orchestrators send them: to the whole process group
+    Fault(
+        "docker-stop-group-sigterm-at-load",
+        "stop",
+        "SIGTERM to the server's whole process group at 'Starting to load model' (a docker stop during start-up)",
+        actions=(("wait", "Starting to load model"), ("signal", "group", "SIGTERM"), ("wait_exit", 60)),
+    ),
+    Fault(
+        "docker-kill-group-sigkill-serving",
+        "kill-runtime",
+        "SIGKILL to the server's whole process group 0.5 s into a long request (a docker kill, or the OOM killer "
+        "taking the container)",
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("request_bg", "long"),
+            ("sleep", 0.5),
+            ("signal", "group", "SIGKILL"),
+            ("wait_exit", 30),
+        ),
+    ),
+    Fault(
+        "sigint-twice-at-load",
+        "kill-startup",
+        "SIGINT (Ctrl-C) of the API server at 'Starting to load model', then a second SIGINT 0.5 s later (an "
+        "impatient Ctrl-C Ctrl-C)",
+        actions=(
+            ("wait", "Starting to load model"),
+            ("signal", "main", "SIGINT"),
+            ("sleep", 0.5),
+            ("signal", "main", "SIGINT"),
+            ("wait_exit", 90),
         ),
     ),
 )
