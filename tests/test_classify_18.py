@@ -344,3 +344,73 @@ def test_a_bare_header_far_into_the_log_is_read_too(filler, header) -> None:  # 
             res.first_exception,
             res.evidence,
         )
+
+
+# --- found in the 38 fresh runs of round 2 (offline scripts, other entrypoints) -------------------------
+
+CLIENT = "(MainProcess pid=23023)"
+CORE = "(EngineCore pid=23281)"
+
+
+def _own_stop(acked: bool, infos: int) -> list[str]:
+    lines = [
+        f"{CLIENT} INFO 12-06 14:37:42 [utils.py:628] [shutdown] Process manager: send sigterm to process EngineCore"
+    ]
+    if acked:
+        lines.append(
+            f"{CORE} INFO 12-06 14:37:42 [core.py:1454] [shutdown] EngineCore: trigger received signal=SIGTERM"
+        )
+    lines += [f"{CORE} INFO 12-06 14:37:42 [core.py:1499] [shutdown] EngineCore: step {i}" for i in range(infos)]
+    lines.append(
+        f"{CLIENT} WARNING 12-06 14:37:47 [core_client.py:817] [shutdown] MPClient: engine core exited unexpectedly; starting cleanup"
+    )
+    lines.append(f"{CLIENT} INFO 12-06 14:37:47 [core_client.py:777] [shutdown] MPClient: complete")
+    return lines
+
+
+@given(infos=st.integers(0, 8))
+def test_the_clients_note_after_its_own_engine_stop_is_no_kill(infos) -> None:  # noqa: ANN001
+    """An offline script ending: its client sends the engine core SIGTERM, the core says it received it, the
+    client then notes the core 'exited unexpectedly': the stop's noise."""
+    head = [f"{CORE} INFO 12-06 14:37:00 [core.py:1] init engine (profile, create kv cache, warmup model) took 9.9 s"]
+    res = classify_text("\n".join([*head, *_own_stop(True, infos)]) + "\n")
+    assert res.first_exception is None and res.failed_stage == "none", (res.first_exception, res.evidence)
+
+
+@given(infos=st.integers(0, 8))
+def test_the_clients_note_of_an_engine_core_that_did_not_answer_is_a_kill(infos) -> None:  # noqa: ANN001
+    """Guard: a core killed from outside never says it received the client's SIGTERM: the note is the root."""
+    head = ["INFO:     Application startup complete."]
+    res = classify_text("\n".join([*head, *_own_stop(False, infos)]) + "\n")
+    fe = res.first_exception
+    assert fe is not None and "engine core exited unexpectedly" in fe.line, (fe, res.evidence)
+
+
+def test_real_offline_script_ending_after_a_refused_prompt() -> None:
+    folder = REPO_CORPUS / "vllm-cpu-faults"
+    name = "offline-prompt-too-long.log"
+    assert not held_out("vllm-cpu-faults", name)
+    res = classify_text((folder / name).read_text())
+    assert res.first_exception is None or "exited unexpectedly" not in res.first_exception.line, res.first_exception
+
+
+@given(func=st.sampled_from(["output_handler", "run_output_handler"]))
+def test_an_engine_dead_error_raised_through_the_output_handler_is_runtime(func) -> None:  # noqa: ANN001
+    """V1's output handler runs only once requests come: the engine died while serving (here with no logger
+    prefix at all, VLLM_CONFIGURE_LOGGING=0)."""
+    lines = [
+        "AsyncLLM output_handler failed.",
+        "Traceback (most recent call last):",
+        f'  File "/usr/lib/python3/dist-packages/vllm/v1/engine/async_llm.py", line 849, in {func}',
+        "    outputs = await engine_core.get_output_async()",
+        "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root cause.",
+    ]
+    res = classify_text("\n".join(lines) + "\n")
+    assert res.first_exception is not None and res.failed_stage == "runtime", (res.first_exception, res.evidence)
+
+
+def test_real_engine_dead_through_the_output_handler_without_log_prefixes() -> None:
+    name = "log-configure-off-kill9-engine-inflight.log"
+    assert not held_out("vllm-cpu-faults", name)
+    res = classify_text((REPO_CORPUS / "vllm-cpu-faults" / name).read_text())
+    assert res.failed_stage == "runtime", res.evidence

@@ -391,6 +391,14 @@ KNOWN_MISSES = {
     "vllm-cpu-faults/lp-module-missing.log": "a --logits-processors module that is not installed: a package that could not be imported at start-up is the image's (container), whatever layer imported it (label engine, marked unsure)",
     "vllm-cpu-faults/lp-entry-point-import-error.log": "a logits-processor plugin whose module fails to import a name from vLLM: an import failure, the image's (container; label engine, marked unsure)",
     "vllm-cpu-faults/load-format-runai-streamer-not-installed.log": "--load-format runai_streamer without its package, imported through vLLM's lazy placeholder (vllm/utils/import_utils.py) from transformers_utils, not from the model loader's own frame: read as the image's (container; label weights, marked unsure)",
+    "vllm-cpu-faults/cli-chat-no-server.log": "the vllm chat client finding no server (httpcore ConnectError), no server log at all: no evidence, the default (runtime; label api, marked unsure)",
+    "vllm-cpu-faults/log-configure-off-kill9-engine-inflight.log": "without vLLM's logging the engine's kill leaves only 'AsyncLLM output_handler failed.' and its EngineDeadError traceback: the traceback's exception line is taken, the label takes the bare header above it; stage right",
+    "vllm-cpu-faults/offline-no-main-guard.log": "an offline script without a __main__ guard: multiprocessing's bootstrapping RuntimeError after the config markers (config; label engine, marked unsure: container defensible)",
+    "vllm-cpu-faults/offline-sigkill-engine-generating.log": "the offline engine SIGKILLed during generate(): the client's note is the root, but the progress bars that say it was generating carry no sentinel past the first lines (engine; label runtime)",
+    "vllm-cpu-faults/offline-sigkill-script-generating.log": "the offline script SIGKILLed during generate() printed nothing (a silent death: the log just ends); no root failure in the log (none; label runtime)",
+    "vllm-cpu-faults/offline-sigterm-script-generating.log": "the offline script SIGTERMed during generate() printed nothing of its own (the log reads as a SIGKILL's); no root failure in the log (none; label runtime, marked unsure)",
+    "vllm-cpu-faults/runbatch-output-dir-missing.log": "vllm run-batch writing its results into a missing folder after the batch ran: its markers say the front end's start-up (api; label runtime, marked unsure)",
+    "vllm-cpu-faults/sigint-twice-at-load.log": "two SIGINTs at load: KeyboardInterrupt is a stop's, never a root (none; label weights by the stage reached, marked unsure)",
 }
 
 
@@ -533,8 +541,14 @@ def test_corpus_events_agree_with_result(case: Case) -> None:
 # 17/21 stage, 21/21 root); on the 526 before them the session's rules moved stage 402 -> 401 (the
 # kill-at-the-last-line rule: one held-out stage lost, counted per commit) and root 463 -> 466. On all 547:
 # stage 418 (76.4 %), root 487 (89.0 %), twelve `none` logs with an exception.
-HELD_OUT_FLOOR = {"stage": 0.76, "root": 0.88}
-HELD_OUT_NONE_WITH_EXCEPTION_CEILING = 12
+# Session 18: 24 more fresh held-out logs (one excerpt, 23 new vllm-cpu runs, offline LLM(...) scripts among
+# them; aggregate only, scored as they came with the rest of their batches), three of them healthy offline runs
+# whose script ended on a refused input or its own code and which were given an exception: fifteen. On the 547
+# before them the session's rules changed nothing (418 / 487 / 12, counted per commit; one rule's first form
+# lost a held-out stage and was reworded before it landed). On all 571: stage 432 (75.7 %), root 504 (88.3 %),
+# fifteen `none` logs with an exception. The stage floor is that measurement, rounded down.
+HELD_OUT_FLOOR = {"stage": 0.75, "root": 0.88}
+HELD_OUT_NONE_WITH_EXCEPTION_CEILING = 15
 
 
 def test_held_out_part_holds_its_measured_floor() -> None:

@@ -1284,7 +1284,12 @@ class Classifier:
             return False
         if rules.handler_at.search(ln.raw) or rules.runtime_wording.search(msg):
             return True
-        return trace is not None and any(rules.request_frames.search(f) for f in _frame_names(trace))
+        if trace is None:
+            return False
+        # (or raised through serving's own frames: V1's output handler, a task the first request starts)
+        return any(rules.request_frames.search(f) for f in _frame_names(trace)) or any(
+            rules.frame_stage(path, func) == "runtime" for _i, (path, func) in frames(trace.lines) if path
+        )
 
     def _through_engine_loop(self, trace: Trace | None) -> bool:
         """The traceback runs through the engine's own loop: nothing caught what it raised for one
@@ -1525,6 +1530,8 @@ class Classifier:
                 and not _PY_WARNING.search(ln.body)
                 and not ln.body.lstrip().startswith("warnings.warn(")  # the source line Python prints under a warning
             ):
+                if rules.own_stop_noted.search(ln.body) and self._own_stop(lines[:i]):
+                    continue  # the client had terminated its engine core itself: its note of it is no kill
                 k = n - len(lines) + i
                 if self._root is not None and self._root.n <= k:
                     return
@@ -1533,6 +1540,13 @@ class Classifier:
                 self._adopt_crash(ln, k)
                 self._root.part = j  # the look-back's line, not the one being read
                 return
+
+    def _own_stop(self, lines: list[str]) -> bool:
+        """Did the client send its engine core SIGTERM, and the core say after that it received it (``lines``:
+        those before the client's note that the core exited)? Then the core stopped as asked."""
+        rules = self._rules
+        sent = next((k for k in range(len(lines) - 1, -1, -1) if rules.own_stop.search(lines[k])), None)
+        return sent is not None and any(rules.own_stop_acked.search(x) for x in lines[sent + 1 :])
 
     def _cpp_report(self, n: int) -> None:
         """torch's report of a C++ exception it caught (a ``c10::Error``): its message, then ``Exception

@@ -143,6 +143,10 @@ class Rules:
     """Exception messages that refuse ONE request (too long for the model): never a root."""
     teardown: re.Pattern[str]
     """The client's 'engine process gone' note: a root only when a failure follows it."""
+    own_stop: re.Pattern[str]
+    """The client terminating its own engine core: its note after it that the core exited is no kill."""
+    own_stop_acked: re.Pattern[str]
+    own_stop_noted: re.Pattern[str]
     crash: re.Pattern[str]
     """Native crash and kill lines (no Python traceback): a root found by looking back."""
     warning_needles: tuple[str, ...]
@@ -309,6 +313,9 @@ def load_rules() -> Rules:
         noise_on_plugin=_rx(pat["warning_root"]["noise_on_plugin"], "patterns.toml [warning_root]"),
         py_warning_root=_alternation(pat["warning_root"]["python"], "patterns.toml [warning_root]"),
         teardown=_alternation(pat["teardown"]["patterns"], "patterns.toml [teardown]"),
+        own_stop=_rx(pat["teardown"]["own_stop"], "patterns.toml [teardown]"),
+        own_stop_acked=_rx(pat["teardown"]["own_stop_acked"], "patterns.toml [teardown]"),
+        own_stop_noted=_rx(pat["teardown"]["own_stop_noted"], "patterns.toml [teardown]"),
         request_error=_alternation(pat["request_error"]["patterns"], "patterns.toml [request_error]"),
         survived=_alternation(pat["survived"]["headers"], "patterns.toml [survived]"),
         noise_frames=_rx(pat["noise"]["frames"], "patterns.toml [noise]"),
