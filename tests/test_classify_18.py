@@ -414,3 +414,42 @@ def test_real_engine_dead_through_the_output_handler_without_log_prefixes() -> N
     assert not held_out("vllm-cpu-faults", name)
     res = classify_text((REPO_CORPUS / "vllm-cpu-faults" / name).read_text())
     assert res.failed_stage == "runtime", res.evidence
+
+
+@given(
+    filler=st.integers(30, 80),
+    bar=st.sampled_from(
+        [
+            "Processed prompts:   0%|          | 0/8 [00:00<?, ?it/s, est. speed input: 0.00 toks/s, output: 0.00 toks/s]",
+            "Adding requests: 100%|██████████| 8/8 [00:00<00:00, 1443.57it/s]",
+        ]
+    ),
+    death=st.sampled_from(
+        [
+            "Killed",
+            f"{CLIENT} WARNING 12-06 14:41:05 [core_client.py:817] [shutdown] MPClient: engine core exited unexpectedly; starting cleanup",
+        ]
+    ),
+    with_bar=st.booleans(),
+)
+def test_an_offline_engines_progress_bar_before_a_kill_says_it_was_running_requests(
+    filler, bar, death, with_bar
+) -> None:  # noqa: ANN001
+    """Past the log's first lines a progress bar carries nothing the prefilter looks for; the crash's look-back
+    reads it: the engine died running requests (runtime), not in its set-up."""
+    lines = [f"{CORE} INFO 12-06 14:41:0{i % 10} [x.py:1] line {i}" for i in range(filler)]
+    lines += [
+        f"{CORE} INFO 12-06 14:41:03 [core.py:299] init engine (profile, create kv cache, warmup model) took 9.9 s"
+    ]
+    lines += [bar] if with_bar else []
+    lines.append(death)
+    res = classify_text("\n".join(lines) + "\n")
+    assert res.first_exception is not None and death in res.first_exception.line, res.first_exception
+    assert res.failed_stage == ("runtime" if with_bar else "engine"), (with_bar, res.evidence)
+
+
+def test_real_offline_engine_killed_while_generating() -> None:
+    name = "offline-sigkill-engine-generating.log"
+    assert not held_out("vllm-cpu-faults", name)
+    res = classify_text((REPO_CORPUS / "vllm-cpu-faults" / name).read_text())
+    assert res.failed_stage == "runtime", res.evidence

@@ -1537,9 +1537,32 @@ class Classifier:
                     return
                 if self._native_before(k):
                     return
+                self._progress_behind(lines[:i], n - len(lines))
                 self._adopt_crash(ln, k)
                 self._root.part = j  # the look-back's line, not the one being read
                 return
+
+    def _progress_behind(self, lines: list[str], before: int) -> None:
+        """An offline engine's progress bars (``Processed prompts: ``, ``Adding requests: ``) among the lines a
+        crash's look-back read (``lines``, the first of them line ``before``): it was running requests when it
+        died, though past the log's first lines the bars carry nothing the prefilter looks for."""
+        last = len(STAGES) - 1
+        if self._timeline.now >= last:
+            return
+        seen = self._rules.stages[last].read
+        at = next((m for m in range(len(lines) - 1, -1, -1) if any(s in lines[m] for s in seen)), None)
+        if at is not None:
+            marks = self._timeline.reach_behind(last, before + at)
+            if marks:
+                self._send(
+                    StageReached(
+                        run=self.run,
+                        stage=marks[0].stage,
+                        line=self._physical(marks[0].line),
+                        log_time=None,
+                        text=lines[at][:300],
+                    )
+                )
 
     def _own_stop(self, lines: list[str]) -> bool:
         """Did the client send its engine core SIGTERM, and the core say after that it received it (``lines``:

@@ -73,6 +73,17 @@ class Timeline:
             self._refresh()
         return new
 
+    def reach_behind(self, idx: int, n: int) -> list[StageMark]:
+        """Stage ``idx`` reached at line ``n``, read back out of the history (a line the prefilter passed):
+        only when it is further than any stage reached and its line after theirs."""
+        if idx <= self._max or (self.marks and self.marks[-1].line >= n):
+            return []
+        self._max = idx
+        mark = StageMark(STAGES[idx], n, None)
+        self.marks.append(mark)
+        self._refresh()
+        return [mark]
+
     def end_of_head(self) -> None:
         """The log's first lines are read: when few of them are a logger's (a third or less), its
         lines carry no prefix, and the markers are looked for in every line from now on."""
