@@ -394,26 +394,25 @@ def test_real_offline_script_ending_after_a_refused_prompt() -> None:
     assert res.first_exception is None or "exited unexpectedly" not in res.first_exception.line, res.first_exception
 
 
-@given(func=st.sampled_from(["output_handler", "run_output_handler"]))
-def test_an_engine_dead_error_raised_through_the_output_handler_is_runtime(func) -> None:  # noqa: ANN001
-    """V1's output handler runs only once requests come: the engine died while serving (here with no logger
-    prefix at all, VLLM_CONFIGURE_LOGGING=0)."""
-    lines = [
-        "AsyncLLM output_handler failed.",
+@given(
+    filler=st.integers(31, 60),
+    wrap=st.sampled_from(["  ", "\t", "    ", "3: ", "gb300-01: "]),
+)
+def test_an_unprefixed_traceback_past_the_first_lines_is_rebuilt_behind_a_pastes_indentation_or_a_source_name(
+    filler, wrap
+) -> None:  # noqa: ANN001
+    """Past the lines every scan reads, a traceback without a logger's prefix is rebuilt from the history when
+    its exception line comes; behind a paste's indentation or a multiplexer's source name too (its frames then
+    place it: the model loader, not the default)."""
+    lines = [f"INFO 12-06 14:10:{i % 60:02d} [x.py:1] starting {i}" for i in range(filler)]
+    lines += [
         "Traceback (most recent call last):",
-        f'  File "/usr/lib/python3/dist-packages/vllm/v1/engine/async_llm.py", line 849, in {func}',
-        "    outputs = await engine_core.get_output_async()",
-        "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root cause.",
+        '  File "/usr/lib/python3/dist-packages/vllm/model_executor/model_loader/default_loader.py", line 9, in load_weights',
+        "    self.model.load_weights(weights)",
+        "RuntimeError: shape mismatch in a tensor the checkpoint holds",
     ]
-    res = classify_text("\n".join(lines) + "\n")
-    assert res.first_exception is not None and res.failed_stage == "runtime", (res.first_exception, res.evidence)
-
-
-def test_real_engine_dead_through_the_output_handler_without_log_prefixes() -> None:
-    name = "log-configure-off-kill9-engine-inflight.log"
-    assert not held_out("vllm-cpu-faults", name)
-    res = classify_text((REPO_CORPUS / "vllm-cpu-faults" / name).read_text())
-    assert res.failed_stage == "runtime", res.evidence
+    res = classify_text("\n".join(wrap + x for x in lines) + "\n")
+    assert (res.failed_stage, res.evidence.rule) == ("weights", "frames"), res.evidence
 
 
 @given(

@@ -975,7 +975,7 @@ class Classifier:
         m = rules.exception.match(ln.body)
         if m and ln.level is None and ln.key not in self._traces:
             text = self._history.since(TB_HEAD)
-            trace = rebuild(text, ln, n, MAX_LINE) if text else None
+            trace = rebuild(text, ln, n, MAX_LINE, self._reparse) if text else None
             if trace is not None:  # an unprefixed traceback: its frames carried no sentinel
                 trace.quiet = self._ignored_before(len(text))
                 self._bare_header(trace, len(text))
@@ -1284,12 +1284,7 @@ class Classifier:
             return False
         if rules.handler_at.search(ln.raw) or rules.runtime_wording.search(msg):
             return True
-        if trace is None:
-            return False
-        # (or raised through serving's own frames: V1's output handler, a task the first request starts)
-        return any(rules.request_frames.search(f) for f in _frame_names(trace)) or any(
-            rules.frame_stage(path, func) == "runtime" for _i, (path, func) in frames(trace.lines) if path
-        )
+        return trace is not None and any(rules.request_frames.search(f) for f in _frame_names(trace))
 
     def _through_engine_loop(self, trace: Trace | None) -> bool:
         """The traceback runs through the engine's own loop: nothing caught what it raised for one

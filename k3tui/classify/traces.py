@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from .lines import Line, parse, unescape
@@ -248,18 +248,24 @@ def frames(stack: list[str]) -> list[tuple[int, tuple[str, str]]]:
     return out
 
 
-def rebuild(text: str, ln: Line, n: int, max_line: int) -> Trace | None:
+def rebuild(text: str, ln: Line, n: int, max_line: int, reparse: Callable[[str], Line] = parse) -> Trace | None:
     """The traceback of ``ln``'s process that ends just before line ``n``, from the log text
-    before it (``text`` starts at a ``Traceback`` head), or None when it is not one."""
+    before it (``text`` starts at a ``Traceback`` head), or None when it is not one. ``reparse`` reads a
+    line as the classifier reads it (without a source's name it learnt); the indentation a paste put
+    before the head is taken off every line."""
     lines = text.split("\n")[:-1]
     first = n - len(lines)
-    head = parse(lines[0][:max_line])
+    head = reparse(lines[0][:max_line])
+    if head.body[:1] in (" ", "\t") and head.body.lstrip(" \t").startswith(TB_HEAD):
+        cut = len(head.body) - len(head.body.lstrip(" \t"))  # the paste's indentation, off every line
+        lines = [raw[cut:] if raw[:cut].isspace() else raw for raw in lines]
+        head = reparse(lines[0][:max_line])
     if head.key != ln.key or head.level != ln.level or not head.body.startswith(TB_HEAD):
         return None
     trace = Trace(ln.key, ln.process, first, quiet=False, level=ln.level)
     trace.add(lines[0], first)
     for i, raw in enumerate(lines[1:], 1):
-        other = parse(raw[:max_line])
+        other = reparse(raw[:max_line])
         if other.key == ln.key and trace.step(other, first + i) not in ("frame", "skip"):
             return None
     return trace if trace.frames else None
