@@ -1209,11 +1209,12 @@ def make_llm(**kw):
 _STORY = "SamplingParams(max_tokens=900, ignore_eos=True, temperature=0.8, seed=0)"
 
 
-def _offline(name: str, what: str, body: str, guard: bool = True, **kw: object) -> Fault:
+def _offline(name: str, what: str, body: str, guard: bool = True, prelude: str = "", **kw: object) -> Fault:
     """A Python script using ``from vllm import LLM, SamplingParams`` on the tiny model (offline inference).
 
     ``body`` is the code of ``main()``; with ``guard`` False it runs at module level, without
     ``if __name__ == "__main__":`` (vLLM's engine process is spawned, and re-imports the script).
+    ``prelude`` is module-level code put before it (the script's own classes and functions).
     """
     body = body.strip("\n")
     if guard:
@@ -1221,6 +1222,8 @@ def _offline(name: str, what: str, body: str, guard: bool = True, **kw: object) 
         code += '\n\n\nif __name__ == "__main__":\n    main()\n'
     else:
         code = "\n\n" + body + "\n"
+    if prelude:
+        code = "\n" + prelude.rstrip("\n") + "\n" + code
     return Fault(name, "offline", what, script=_OFFLINE_HEAD + code, **kw)
 
 
@@ -1238,6 +1241,15 @@ params = {_STORY}
 print("k3: generating 8 long stories", flush=True)
 outs = llm.generate(["Tell a long story."] * 8, params)
 print(f"k3: done, {{sum(len(o.outputs[0].token_ids) for o in outs)}} tokens", flush=True)
+"""
+_OFFLINE_LOGPROBS_BLOWUP = """
+llm = make_llm(max_logprobs=-1, max_num_batched_tokens=65536, max_num_seqs=64)
+outs = llm.generate(["def main():"], SamplingParams(max_tokens=8, temperature=0))
+print("k3: warm-up ok", flush=True)
+prompts = [{"prompt_token_ids": [5 + (i * 7 + j) % 2000 for i in range(1000)]} for j in range(64)]
+print("k3: generating with full prompt logprobs", flush=True)
+outs = llm.generate(prompts, SamplingParams(max_tokens=1, prompt_logprobs=-1))
+print(f"k3: done, {len(outs)} outputs", flush=True)
 """
 _BATCH_LINE = (
     '{{"custom_id": "{id}", "method": "POST", "url": "/v1/chat/completions", "body": {{"model": "moonshotai/Kimi-K3", '
@@ -3617,6 +3629,325 @@ lora = LoRARequest("k3-support", 1, "{dir}/adapters/k3-support")
 outs = llm.generate(["Say hello."], SamplingParams(max_tokens=8, temperature=0), lora_request=lora)
 print("k3: adapter ok", flush=True)
 """,
+    ),
+    # ================================================================ session 18 additions, round 3
+    # -- offline LLM(...) scripts: memory limits during generate, pooling / beam / tools / structured APIs on a
+    # generative model, parallel sizes, quantization, hub ids, two engines, per-request hooks, missing imports
+    _offline(
+        "offline-memcg-oom-prompt-logprobs",
+        "a script run offline as LLM(...) in a 3 GiB memory cgroup (a container's limit) with max_logprobs=-1 and "
+        "max_num_batched_tokens=65536: a warm-up prompt, then 64 prompts of 1,000 token ids with prompt_logprobs=-1 "
+        "(full-vocabulary logprobs of every prompt token, the kernel's OOM killer during generate)",
+        _OFFLINE_LOGPROBS_BLOWUP,
+        memcg=3 << 30,
+        timeout=300.0,
+    ),
+    _offline(
+        "offline-rlimit-as-prompt-logprobs",
+        "a script run offline as LLM(...) under ulimit -v 3.5 GiB (RLIMIT_AS) with max_logprobs=-1 and "
+        "max_num_batched_tokens=65536: a warm-up prompt, then 64 prompts of 1,000 token ids with prompt_logprobs=-1 "
+        "(allocations fail during generate)",
+        _OFFLINE_LOGPROBS_BLOWUP,
+        limits={"RLIMIT_AS": 7 << 29},
+        timeout=300.0,
+    ),
+    _offline(
+        "offline-embed-generative-model",
+        "a script run offline as LLM(...) on a generative model calls llm.embed() (a pooling API), uncaught",
+        """
+llm = make_llm()
+print("k3: embedding", flush=True)
+outs = llm.embed(["Say hello.", "def main():"])
+print(f"k3: {len(outs[0].outputs.embedding)} dims", flush=True)
+""",
+    ),
+    _offline(
+        "offline-classify-generative-caught",
+        "a script run offline as LLM(...) on a generative model tries llm.classify(), catches the refusal, falls "
+        "back to generate() and exits 0",
+        """
+llm = make_llm()
+try:
+    outs = llm.classify(["Say hello."])
+    print(f"k3: {len(outs)} classifications", flush=True)
+except Exception as e:
+    print(f"k3: classify not available ({type(e).__name__}: {e}); generating instead", flush=True)
+outs = llm.generate(["Say hello."], SamplingParams(max_tokens=16, temperature=0))
+print(f"k3: done, {len(outs[0].outputs[0].token_ids)} tokens", flush=True)
+""",
+    ),
+    _offline(
+        "offline-score-generative-model",
+        "a script run offline as LLM(...) on a generative model calls llm.score(query, documents) (a pooling API), "
+        "uncaught",
+        """
+llm = make_llm()
+print("k3: scoring", flush=True)
+outs = llm.score("What is the capital of France?", ["Paris is the capital.", "Bananas are yellow."])
+print(f"k3: scores {[o.outputs.score for o in outs]}", flush=True)
+""",
+    ),
+    _offline(
+        "offline-beam-search-healthy",
+        "a healthy script run offline as LLM(...): llm.beam_search() of two prompts with beam_width=4, max_tokens=16, "
+        "beams printed, exit 0 (control run)",
+        """
+from vllm.sampling_params import BeamSearchParams
+
+llm = make_llm()
+print("k3: beam search", flush=True)
+outs = llm.beam_search([{"prompt": "def main():"}, {"prompt": "Say hello."}], BeamSearchParams(beam_width=4, max_tokens=16))
+for o in outs:
+    print(f"k3: {len(o.sequences)} beams, best {len(o.sequences[0].tokens)} tokens", flush=True)
+print("k3: done", flush=True)
+""",
+    ),
+    _offline(
+        "offline-chat-with-tools",
+        "a script run offline as LLM(...): llm.chat() with a tools list (one get_weather function) on a model whose "
+        "chat template knows nothing of tools",
+        """
+tools = [{"type": "function", "function": {"name": "get_weather", "description": "Weather of a city",
+          "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]
+llm = make_llm()
+print("k3: chatting with tools", flush=True)
+outs = llm.chat([{"role": "user", "content": "Weather in Paris?"}], SamplingParams(max_tokens=16, temperature=0), tools=tools)
+print(f"k3: {outs[0].outputs[0].text!r}", flush=True)
+""",
+    ),
+    _offline(
+        "offline-structured-json-not-json",
+        "a script run offline as LLM(...): generate() with structured outputs whose json schema is the string "
+        "'{not json' (a broken schema file read as text), uncaught",
+        """
+from vllm.sampling_params import StructuredOutputsParams
+
+llm = make_llm()
+print("k3: generating structured", flush=True)
+params = SamplingParams(max_tokens=32, structured_outputs=StructuredOutputsParams(json="{not json"))
+outs = llm.generate(["Give me a JSON user."], params)
+print(f"k3: {outs[0].outputs[0].text!r}", flush=True)
+""",
+    ),
+    _offline(
+        "offline-structured-schema-bad-ref",
+        "a script run offline as LLM(...): a healthy prompt, then generate() with structured outputs whose JSON "
+        "schema holds a $ref to a definition that does not exist (compiled by the grammar backend in the engine)",
+        """
+from vllm.sampling_params import StructuredOutputsParams
+
+llm = make_llm()
+outs = llm.generate(["Say hello."], SamplingParams(max_tokens=8, temperature=0))
+print("k3: plain prompt ok", flush=True)
+schema = {"type": "object", "properties": {"user": {"$ref": "#/$defs/User"}}, "required": ["user"]}
+params = SamplingParams(max_tokens=32, structured_outputs=StructuredOutputsParams(json=schema))
+outs = llm.generate(["Give me a JSON user."], params)
+print(f"k3: {outs[0].outputs[0].text!r}", flush=True)
+""",
+    ),
+    _offline(
+        "offline-guided-decoding-old-kwarg",
+        "a script run offline as LLM(...) written for older vLLM: SamplingParams(guided_decoding=GuidedDecodingParams"
+        "(...)) imported from vllm.sampling_params, after the engine is up, uncaught",
+        """
+llm = make_llm()
+print("k3: engine ready", flush=True)
+from vllm.sampling_params import GuidedDecodingParams
+
+params = SamplingParams(max_tokens=16, guided_decoding=GuidedDecodingParams(choice=["yes", "no"]))
+outs = llm.generate(["Is the sky blue?"], params)
+""",
+    ),
+    _offline(
+        "offline-logprobs-above-max",
+        "a script run offline as LLM(...): generate() with SamplingParams(logprobs=50) above the engine's "
+        "max_logprobs 20, uncaught",
+        """
+llm = make_llm()
+print("k3: generating with logprobs", flush=True)
+outs = llm.generate(["def main():"], SamplingParams(max_tokens=8, logprobs=50))
+print(f"k3: {len(outs[0].outputs[0].logprobs)} positions", flush=True)
+""",
+    ),
+    _offline(
+        "offline-n-1024-samples",
+        "a script run offline as LLM(...): one prompt with SamplingParams(n=1024, max_tokens=32) (1,024 parallel "
+        "samples through max_num_seqs 256 and a 1 GiB KV cache)",
+        """
+llm = make_llm()
+print("k3: sampling 1024 completions", flush=True)
+outs = llm.generate(["Tell a story."], SamplingParams(n=1024, max_tokens=32, temperature=1.0, seed=0))
+print(f"k3: done, {len(outs[0].outputs)} samples", flush=True)
+""",
+    ),
+    _offline(
+        "offline-tp2",
+        "a script run offline as LLM(...) with tensor_parallel_size=2 on the 2-core machine",
+        _OFFLINE_GENERATE.replace("llm = make_llm()", "llm = make_llm(tensor_parallel_size=2)"),
+    ),
+    _offline(
+        "offline-pp2",
+        "a script run offline as LLM(...) with pipeline_parallel_size=2 on the 2-core machine",
+        _OFFLINE_GENERATE.replace("llm = make_llm()", "llm = make_llm(pipeline_parallel_size=2)"),
+    ),
+    _offline(
+        "offline-quantization-awq-unquantized",
+        "a script run offline as LLM(...) with quantization='awq' on an unquantized bf16 model",
+        _OFFLINE_GENERATE.replace("llm = make_llm()", "llm = make_llm(quantization='awq')"),
+    ),
+    _offline(
+        "offline-hub-id-no-cache",
+        "a script run offline as LLM(...) with model='moonshotai/Kimi-K3' (a hub id), HF_HUB_OFFLINE=1 and an empty HF_HOME",
+        """
+llm = LLM(model="moonshotai/Kimi-K3", max_model_len=1024, enforce_eager=True)
+print("k3: built", flush=True)
+""",
+        env={"HF_HOME": "{dir}/hf"},
+        setup=(("write", "hf/hub/.keep", ""),),
+    ),
+    _offline(
+        "offline-two-engines-at-once",
+        "a script run offline as LLM(...) that builds two LLM(...) engines of the same model at once (a draft and a "
+        "judge), both alive, then generates with each",
+        """
+llm_a = make_llm()
+print("k3: first engine built", flush=True)
+llm_b = make_llm()
+print("k3: second engine built", flush=True)
+a = llm_a.generate(["def main():"], SamplingParams(max_tokens=16, temperature=0))
+b = llm_b.generate(["Say hello."], SamplingParams(max_tokens=16, temperature=0))
+print(f"k3: done, {len(a[0].outputs[0].token_ids)} + {len(b[0].outputs[0].token_ids)} tokens", flush=True)
+""",
+    ),
+    _offline(
+        "offline-per-request-logits-processor",
+        "a script run offline as LLM(...) passing a per-request logits_processors=[fn] callable in SamplingParams "
+        "(whose fn raises on its 5th token), as older vLLM allowed",
+        """
+calls = []
+
+
+def ban_after_four(token_ids, logits):
+    calls.append(len(token_ids))
+    if len(token_ids) >= 4:
+        raise RuntimeError("k3 processor: no more than four tokens")
+    return logits
+
+
+llm = make_llm()
+print("k3: generating with a per-request logits processor", flush=True)
+params = SamplingParams(max_tokens=16, logits_processors=[ban_after_four])
+outs = llm.generate(["def main():"], params)
+""",
+    ),
+    _offline(
+        "offline-inprocess-sigint-generating",
+        "a script run offline as LLM(...) with VLLM_ENABLE_V1_MULTIPROCESSING=0 (the engine in the script's own "
+        "process) interrupted with SIGINT (Ctrl-C) 2 s into generating 8 long stories",
+        _OFFLINE_LONG,
+        env={"VLLM_ENABLE_V1_MULTIPROCESSING": "0"},
+        actions=(("wait", "k3: generating"), ("sleep", 2), ("signal", "main", "SIGINT"), ("wait_exit", 60)),
+    ),
+    _offline(
+        "offline-user-import-missing-before-llm",
+        "a script run offline as LLM(...) whose own 'from datasets import load_dataset' (not installed) fails "
+        "before LLM(...) is built",
+        """
+from datasets import load_dataset
+
+prompts = [row["text"] for row in load_dataset("json", data_files="{dir}/prompts.jsonl")["train"]]
+llm = make_llm()
+outs = llm.generate(prompts, SamplingParams(max_tokens=16))
+""",
+    ),
+    _offline(
+        "offline-generate-and-chat-healthy",
+        "a healthy script run offline as LLM(...): generate() of two prompts, then chat() of a two-turn conversation, "
+        "outputs printed, exit 0 (control run)",
+        """
+llm = make_llm()
+outs = llm.generate(["def main():", "Say hello."], SamplingParams(max_tokens=16, temperature=0))
+print(f"k3: generated {[len(o.outputs[0].token_ids) for o in outs]} tokens", flush=True)
+conv = [{"role": "user", "content": "Hi."}, {"role": "assistant", "content": "Hello."},
+        {"role": "user", "content": "Name a colour."}]
+outs = llm.chat(conv, SamplingParams(max_tokens=16, temperature=0))
+print(f"k3: chat {len(outs[0].outputs[0].token_ids)} tokens", flush=True)
+print("k3: done", flush=True)
+""",
+    ),
+    _offline(
+        "offline-script-logits-processor-class-raises",
+        "a script run offline as LLM(...) with logits_processors=[K3Guard], its own logits-processor class (defined in "
+        "the script, pickled to the engine), whose apply() raises once a request asks for a forbidden token: a good "
+        "prompt, then one whose SamplingParams extra_args name token 7",
+        """
+llm = make_llm(logits_processors=[K3Guard])
+outs = llm.generate(["def main():"], SamplingParams(max_tokens=8, temperature=0))
+print("k3: plain prompt ok", flush=True)
+params = SamplingParams(max_tokens=8, temperature=0, extra_args={"k3_forbid": 7})
+outs = llm.generate(["Say hello."], params)
+print("k3: guarded prompt ok", flush=True)
+""",
+        prelude="""
+from vllm.v1.sample.logits_processor import LogitsProcessor
+
+
+class K3Guard(LogitsProcessor):
+    def __init__(self, vllm_config, device, is_pin_memory):
+        self.forbid = {}
+
+    def is_argmax_invariant(self):
+        return False
+
+    def update_state(self, batch_update):
+        if batch_update is None:
+            return
+        for index, params, _, _ in batch_update.added:
+            self.forbid[index] = (params.extra_args or {}).get("k3_forbid")
+
+    def apply(self, logits):
+        for index, token in self.forbid.items():
+            if token is not None:
+                raise ValueError(f"k3 guard: request {index} asks for forbidden token {token}")
+        return logits
+""",
+    ),
+    _offline(
+        "offline-collective-rpc-unknown-method",
+        "a script run offline as LLM(...): a prompt, then llm.collective_rpc('reload_weights_k3') naming a worker "
+        "method that does not exist, uncaught",
+        """
+llm = make_llm()
+outs = llm.generate(["def main():"], SamplingParams(max_tokens=8, temperature=0))
+print("k3: prompt ok, calling the workers", flush=True)
+print(llm.collective_rpc("reload_weights_k3"), flush=True)
+""",
+    ),
+    _offline(
+        "offline-sleep-mode-cpu",
+        "a script run offline as LLM(...) with enable_sleep_mode=True on the CPU build (sleep mode frees accelerator memory)",
+        """
+llm = make_llm(enable_sleep_mode=True)
+outs = llm.generate(["def main():"], SamplingParams(max_tokens=8, temperature=0))
+llm.sleep(level=1)
+print("k3: asleep", flush=True)
+llm.wake_up()
+print("k3: awake", flush=True)
+""",
+    ),
+    _offline(
+        "offline-sigint-twice-generating",
+        "a script run offline as LLM(...) sent SIGINT (Ctrl-C) 2 s into generating 8 long stories, and a second "
+        "SIGINT 1 s later, during its shutdown",
+        _OFFLINE_LONG,
+        actions=(
+            ("wait", "k3: generating"),
+            ("sleep", 2),
+            ("signal", "main", "SIGINT"),
+            ("sleep", 1),
+            ("signal", "main", "SIGINT"),
+            ("wait_exit", 60),
+        ),
     ),
     # -- other entrypoints: vllm run-batch, the older api_server module, the vllm chat / complete clients
     Fault(
