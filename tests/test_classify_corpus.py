@@ -398,6 +398,10 @@ KNOWN_MISSES = {
     "vllm-cpu-faults/offline-sigterm-script-generating.log": "the offline script SIGTERMed during generate() printed nothing of its own (the log reads as a SIGKILL's); no root failure in the log (none; label runtime, marked unsure)",
     "vllm-cpu-faults/runbatch-output-dir-missing.log": "vllm run-batch writing its results into a missing folder after the batch ran: its markers say the front end's start-up (api; label runtime, marked unsure)",
     "vllm-cpu-faults/sigint-twice-at-load.log": "two SIGINTs at load: KeyboardInterrupt is a stop's, never a root (none; label weights by the stage reached, marked unsure)",
+    "vllm-cpu-faults/offline-embed-generative-model.log": "an offline script calling LLM.embed on a generative model: vLLM's ValueError ends the script and is taken as its root (label none: one input refused, marked unsure)",
+    "vllm-cpu-faults/offline-memcg-oom-prompt-logprobs.log": "the OOM killer takes the offline worker during generate: its death is the root, but no progress bar was in the look-back's lines and the markers say the front end's set-up (api; label runtime)",
+    "vllm-cpu-faults/offline-structured-json-not-json.log": "an offline request whose structured-output schema is not JSON: its JSONDecodeError ends the script and is taken as its root (label none: one input refused, marked unsure)",
+    "vllm-cpu-faults/offline-structured-schema-bad-ref.log": "an offline request whose schema has a $ref to a missing definition: xgrammar's RuntimeError ends the script and is taken as its root (label none: one input refused, marked unsure)",
 }
 
 
@@ -546,8 +550,13 @@ def test_corpus_events_agree_with_result(case: Case) -> None:
 # before them the session's rules moved stage 418 -> 419, root and none unchanged (487 / 12; counted per commit; two rules tried lost a
 # held-out stage each: one left out, one reworded before it landed). On all 571: stage 433 (75.8 %), root 504 (88.3 %),
 # fifteen `none` logs with an exception. The stage floor is that measurement, rounded down.
-HELD_OUT_FLOOR = {"stage": 0.75, "root": 0.88}
-HELD_OUT_NONE_WITH_EXCEPTION_CEILING = 15
+# Then 6 more fresh held-out logs of a third round (offline scripts), five of them healthy runs (labelled `none`,
+# several marked unsure) whose script ended on an input vLLM refused or on its own misuse of vLLM's API, and
+# which were given an exception as they came. On all 577:
+# stage 434 (75.2 %), root 505 (87.5 %), twenty `none` logs with an exception. The root floor is that
+# measurement, rounded down.
+HELD_OUT_FLOOR = {"stage": 0.75, "root": 0.87}
+HELD_OUT_NONE_WITH_EXCEPTION_CEILING = 20
 
 
 def test_held_out_part_holds_its_measured_floor() -> None:
