@@ -1059,10 +1059,15 @@ class Classifier:
         was set up, or cut off by a paste) on the line right before a traceback that starts ``back`` characters
         before the current line: read out of the history (a prefiltered scan may not have read it), it makes
         the traceback one request's, or a plugin's that was skipped, as the same ERROR header would."""
-        said = self._reparse(self._line_before(back)).body.strip()
-        if said and self._rules.request_error.search(said):
+        if said := self._reparse(self._line_before(back)).body.strip():
+            self._headed(trace, said)
+
+    def _headed(self, trace: Trace, header: str) -> None:
+        """What the header logged before a traceback says of it: one request failed and was answered with an
+        error (logged, survived); a plugin did not load (the root only if what fails later is its doing)."""
+        if self._rules.request_error.search(header):
             trace.quiet = True
-        elif said and self._rules.survived.search(said):
+        elif self._rules.survived.search(header):
             trace.quiet = trace.survived = True
 
     def _open(self, ln: Line, n: int) -> None:
@@ -1083,11 +1088,7 @@ class Classifier:
         elif header is not None and n - header[1] <= HEADER_WINDOW:
             trace.header, trace.said = header, self._said.get(ln.key)
             trace.add(header[0].raw, header[1])
-            if self._rules.request_error.search(header[0].body):
-                trace.quiet = True  # one request failed and was answered with an error: logged, survived
-            elif self._rules.survived.search(header[0].body):
-                trace.quiet = True  # a plugin did not load: the root only if what fails later is its doing
-                trace.survived = True
+            self._headed(trace, header[0].body)
         elif ln.level is None and ln.body.startswith(TB_HEAD):
             self._bare_header(trace, 0)
         trace.add(ln.raw, n)
@@ -1547,17 +1548,7 @@ class Classifier:
         seen = self._rules.stages[last].read
         at = next((m for m in range(len(lines) - 1, -1, -1) if any(s in lines[m] for s in seen)), None)
         if at is not None:
-            marks = self._timeline.reach_behind(last, before + at)
-            if marks:
-                self._send(
-                    StageReached(
-                        run=self.run,
-                        stage=marks[0].stage,
-                        line=self._physical(marks[0].line),
-                        log_time=None,
-                        text=lines[at][:300],
-                    )
-                )
+            self._announce_stages(self._timeline.reach_behind(last, before + at), self._reparse(lines[at]))
 
     def _own_stop(self, lines: list[str]) -> bool:
         """Did the client send its engine core SIGTERM, and the core say after that it received it (``lines``:

@@ -146,7 +146,9 @@ class Rules:
     own_stop: re.Pattern[str]
     """The client terminating its own engine core: its note after it that the core exited is no kill."""
     own_stop_acked: re.Pattern[str]
+    """The engine core saying it received that signal (it was alive: it stopped as asked)."""
     own_stop_noted: re.Pattern[str]
+    """The client's note that its engine core exited."""
     crash: re.Pattern[str]
     """Native crash and kill lines (no Python traceback): a root found by looking back."""
     warning_needles: tuple[str, ...]

@@ -74,8 +74,9 @@ class Timeline:
         return new
 
     def reach_behind(self, idx: int, n: int) -> list[StageMark]:
-        """Stage ``idx`` reached at line ``n``, read back out of the history (a line the prefilter passed):
-        only when it is further than any stage reached and its line after theirs."""
+        """Stage ``idx`` reached at line ``n``, read back out of the history (a line the prefilter passed, within
+        a crash's look-back window, which the remote prefilter sends too): only when it is further than any
+        stage reached and its line after theirs."""
         if idx <= self._max or (self.marks and self.marks[-1].line >= n):
             return []
         self._max = idx
