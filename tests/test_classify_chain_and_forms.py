@@ -5,6 +5,8 @@ Every log here is a labelled corpus log (``tests/data/corpus/vllm-issues``), in 
 
 from __future__ import annotations
 
+import re
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -110,7 +112,20 @@ def test_bold_is_taken_off_a_whole_line_only(body: str) -> None:
     spaced = body.replace("\xa0", " ")  # (no-break spaces read as spaces: a web page's copy)
     assert clean(f"**{body}**") == spaced
     assert clean(f"x **{body}**") == f"x **{spaced}**"
-    assert clean(f"**{body}** and **{body}**") == f"**{spaced}** and **{spaced}**"
+    if _BOLD_HEAD_SHAPE.fullmatch(body):  # a log line's prefix in bold, the rest not: only the prefix's bold goes
+        assert clean(f"**{body}** and **{body}**") == f"{spaced} and **{spaced}**"
+    else:
+        assert clean(f"**{body}** and **{body}**") == f"**{spaced}** and **{spaced}**"
+
+
+_BOLD_HEAD_SHAPE = re.compile(r"\([^()*\n]{1,80}\)|\[[^\]*\n]{1,80}\]|DEBUG|INFO|WARNING|ERROR|CRITICAL")
+"""What a reporter sets in bold as a log line's prefix (a process's name, a bracketed tag, a level)."""
+
+
+def test_a_bold_prefix_loses_its_bold_and_the_rest_keeps_it() -> None:
+    assert clean("**(0)** and **(0)**") == "(0) and **(0)**"
+    assert clean("**(Worker pid=1)** ERROR boom") == "(Worker pid=1) ERROR boom"
+    assert clean("**ERROR** and **x**") == "ERROR and **x**"
 
 
 def test_a_quoted_pydantic_error_without_a_traceback_reports_the_field_error() -> None:

@@ -77,3 +77,17 @@ def test_the_workload_managers_line_alone_is_no_root_but_a_python_error_after_it
     # an argparse rejection of a real program still is one
     got = classify_text("usage: vllm serve [-h]\nvllm serve: error: argument --max-model-len: invalid int value: 'x'\n")
     assert got.first_exception is not None and got.failed_stage == "config"
+
+
+def test_the_workload_managers_line_does_not_make_the_error_line_before_it_a_root() -> None:
+    """An ERROR line that says it was ignored (ld.so's preload that failed) right before srun's report of
+    the step's end: srun's line is another process's, so that line is not the reason it reports; the
+    engine's traceback later in the log stays the root (found by the property above at random)."""
+    case = next(c for c in LOGS if c.id.endswith("env-ld-preload-iomp-and-gomp.log"))
+    lines = _TEXTS[case.id]
+    assert lines[0].startswith("ERROR: ld.so: ")
+    for extra in ("srun: error: n1: task 0: Exited with exit code 1", "srun: error: n1: tasks 0-1: Killed"):
+        got = classify_text("\n".join([lines[0], extra, *lines[1:]]) + "\n")
+        assert got.first_exception is not None
+        assert got.first_exception.line == _REFS[case.id].first_exception.line, extra
+        assert got.failed_stage == _REFS[case.id].failed_stage, extra

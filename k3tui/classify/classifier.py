@@ -204,6 +204,9 @@ _NCCL_FAILURE = re.compile(r"(?i)\b(?:fail(?:ure|ed)?|error|duplicate GPU|invali
 """An NCCL WARN line that reports a failure (not a notice such as a tuning hint): an error, and the
 misuses NCCL refuses to go on with (two ranks on one GPU: ``Duplicate GPU detected``)."""
 _CRASH_TYPES = frozenset({"FatalError", "WorkerDied"})
+_MANAGER = re.compile(r"^(?:srun|slurmstepd|sbatch|salloc)(?:-[\w.\-]+)?(?:\[\d+\])?: ")
+"""A workload manager's own line (``srun: error: n1: task 0: Exited with exit code 1``): another process than
+the one whose lines it sits among, so the ERROR line before it is not its reason."""
 _CPP_STACK = "Exception raised from "
 """torch's C++ stack under a message (``Exception raised from recvBytes at …Utils.hpp:682``): the
 message above it (often a warning) is what it belongs to, never a native error of its own."""
@@ -1423,6 +1426,8 @@ class Classifier:
 
     def _reason_before(self, ln: Line, n: int, trace: Trace | None) -> _Root | None:
         """``_reason`` for a consequence: the ERROR line right before it, or before its traceback's header."""
+        if _MANAGER.match(ln.body):
+            return None
         if (said := self._reason(self._headers.get(ln.key), n)) is not None:
             return said
         return None if trace is None or trace.header is None else self._reason(trace.said, trace.header[1])
