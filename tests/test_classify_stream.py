@@ -208,3 +208,24 @@ def test_a_flood_after_a_logged_traceback_is_not_parsed(monkeypatch: pytest.Monk
     c.feed(FILLER + "\n".join(_LOGGED_TB + flood) + "\n")
     c.finish()
     assert not [x for x in parsed if "NCCL INFO" in x and x not in FILLER], len(parsed)
+
+
+_TEXT = st.text(alphabet=st.sampled_from("rRoOeE.py:\n 0123abc\u00e9\u4e2d"), max_size=400)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    text=_TEXT,
+    needle=st.one_of(st.sampled_from(["rror", ".py:", "a.b", "application startup complete"]), _TEXT.filter(bool)),
+    lo=st.integers(0, 400),
+    hi=st.integers(0, 400),
+)
+def test_the_prefilters_search_finds_what_str_find_finds(text: str, needle: str, lo: int, hi: int) -> None:
+    """Short sentinels are searched for with a compiled literal pattern (faster than ``str.find`` on log
+    text), long ones with ``str.find``: either way the first place found in a range is find's, so the
+    lines the prefilter reads are the same (a regex metacharacter in a needle is a literal)."""
+    from k3tui.classify.classifier import _finder
+
+    search = _finder(needle)
+    got = text.find(needle, lo, hi) if search is None else ((m := search(text, lo, hi)) and m.start())
+    assert (got if got is not None else -1) == text.find(needle, lo, hi)
