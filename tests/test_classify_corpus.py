@@ -399,7 +399,7 @@ KNOWN_MISSES = {
     "vllm-cpu-faults/runbatch-output-dir-missing.log": "vllm run-batch writing its results into a missing folder after the batch ran: its markers say the front end's start-up (api; label runtime, marked unsure)",
     "vllm-cpu-faults/sigint-twice-at-load.log": "two SIGINTs at load: KeyboardInterrupt is a stop's, never a root (none; label weights by the stage reached, marked unsure)",
     "vllm-cpu-faults/offline-embed-generative-model.log": "an offline script calling LLM.embed on a generative model: vLLM's ValueError ends the script and is taken as its root (label none: one input refused, marked unsure)",
-    "vllm-cpu-faults/offline-memcg-oom-prompt-logprobs.log": "the OOM killer takes the offline worker during generate: its death is the root, but no progress bar was in the look-back's lines and the markers say the front end's set-up (api; label runtime)",
+    "vllm-cpu-faults/offline-memcg-oom-prompt-logprobs.log": "stage and root right (the engine core's fatal error after a built engine says its loop ran); an OOM word after the root gives oom_root_cause false where the label says null (the OOM kill is only in the sidecar)",
     "vllm-cpu-faults/offline-structured-json-not-json.log": "an offline request whose structured-output schema is not JSON: its JSONDecodeError ends the script and is taken as its root (label none: one input refused, marked unsure)",
     "vllm-cpu-faults/offline-structured-schema-bad-ref.log": "an offline request whose schema has a $ref to a missing definition: xgrammar's RuntimeError ends the script and is taken as its root (label none: one input refused, marked unsure)",
 }

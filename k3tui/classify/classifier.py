@@ -367,6 +367,8 @@ class Classifier:
         """The client's 'engine core died' note, waiting for a failure after it to be the root."""
         self._serving_after: int | None = None
         """The first line after the root saying the engine had been serving (an EngineDeadError)."""
+        self._loop_failed_after: int | None = None
+        """The first line after the root where the engine core says its busy loop failed."""
         self._unexplained: _Root | None = None
         """The first "start-up failed, see above" consequence: the root left when above holds none
         (a worker SIGKILLed while starting prints nothing of its own)."""
@@ -1810,11 +1812,15 @@ class Classifier:
             and self._rules.runtime_after.search(ln.body)
         ):
             self._serving_after = n
+        if self._loop_failed_after is None and root is not None and n > root.n and self._rules.loop_failed.search(ln.body):
+            self._loop_failed_after = n
 
     def _serving(self, root: _Root, verdict: Verdict) -> Verdict:
         """A root with only weak evidence that an EngineDeadError followed: it killed a serving engine."""
         n = self._serving_after
-        if verdict.confidence != "low" or n is None or n <= root.n:
+        if verdict.confidence != "low" and _built(verdict):
+            n = self._loop_failed_after
+        if n is None or n <= root.n or not (verdict.confidence == "low" or _built(verdict)):
             return verdict
         why = f"an EngineDeadError followed it (line {n}): the engine died while serving"
         return Verdict("runtime", "wording", (n,), "medium", why)
@@ -1846,6 +1852,13 @@ class Classifier:
         """Anything that says this is a vLLM log: the word vllm, a stage past the first line, or a Python
         exception's report that is no failure (every other one is a root: a log's, so it is read as one)."""
         return self._vllm or self._timeline.now > 0 or self._n == 0 or self._python
+
+
+def _built(verdict: Verdict) -> bool:
+    """The start-up markers alone place the root after the engine was built and before the API was ready
+    (``init engine … took`` and no ``Application startup complete``): in a server's start-up, or in an offline
+    ``LLM(...)``, which has no API and generates next."""
+    return verdict.rule == "markers" and verdict.stage == "api"
 
 
 SHARDS = "checkpoint shards:"

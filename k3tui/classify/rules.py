@@ -100,6 +100,8 @@ class Rules:
     """A server's words and a start-up's, read in a log's first lines when nothing names a layer."""
     runtime_after: re.Pattern[str]
     """Consequences that, printed after a root, say the engine had been serving."""
+    loop_failed: re.Pattern[str]
+    """Of those, the engine core's own word that its busy loop failed."""
     wrappers: tuple[Wrapper, ...]
     warning_root: re.Pattern[str]
     """WARNING lines that are the root when a failure follows (a broken vllm._C)."""
@@ -306,6 +308,7 @@ def load_rules() -> Rules:
         serving_talk=_alternation(pat["wording"]["serving_talk"], "patterns.toml [wording]"),
         startup_talk=_alternation(pat["wording"]["startup_talk"], "patterns.toml [wording]"),
         runtime_after=_alternation(pat["wording"]["runtime_after"], "patterns.toml [wording]"),
+        loop_failed=_rx(pat["wording"]["loop_failed"], "patterns.toml [wording]"),
         wrappers=_wrappers(pat),
         warning_root=_alternation(pat["warning_root"]["patterns"], "patterns.toml [warning_root]"),
         warning_failure=_alternation(pat["warning_root"]["failure"], "patterns.toml [warning_root]"),
