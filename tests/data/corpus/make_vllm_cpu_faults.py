@@ -274,7 +274,14 @@ def _hf_cache(d: Path, root: str, repo: str, *omit: str) -> None:
     (hub / "refs" / "main").write_text(rev)
 
 
+def _sh(d: Path, script: str) -> None:
+    """A shell command run in the run's folder ({dir} / {python} filled), e.g. openssl making a key pair."""
+    script = script.replace("{dir}", str(d)).replace("{python}", str(VLLM_VENV / "bin" / "python"))
+    subprocess.run(["sh", "-c", script], check=True, capture_output=True, cwd=d)
+
+
 SETUP = {
+    "sh": _sh,
     "hf_cache": _hf_cache,
     "bom": _bom,
     "fifo": _fifo,
@@ -393,6 +400,79 @@ PAYLOADS.update(
         "prefix_q2": _chat(_SHARED_PREFIX + " Question: where are the logs?"),
         "stop_list_100m": {"path": "/v1/chat/completions", "raw": lambda: _huge_stop_body(100_000_000)},
         "stop_list_50m": {"path": "/v1/chat/completions", "raw": lambda: _huge_stop_body(50_000_000)},
+    }
+)
+
+
+# -- session 19 round 4: payloads of the API-layer, launch-option, runtime and healthy-control faults
+_TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "Weather of a city",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+        },
+    }
+]
+_FORCE_2047 = {"model": SERVED, "prompt": "def main():", "max_tokens": 4, "temperature": 0, "logit_bias": {"2047": 100}}
+PAYLOADS.update(
+    {
+        "chat_system": {
+            "path": "/v1/chat/completions",
+            "json": {
+                "model": SERVED,
+                "messages": [
+                    {"role": "system", "content": "You are a terse assistant."},
+                    {"role": "user", "content": "Hi."},
+                    {"role": "assistant", "content": "Hello."},
+                    {"role": "user", "content": "Name a colour."},
+                ],
+                "max_tokens": 16,
+                "temperature": 0,
+            },
+        },
+        "chat_tools_auto": _chat("Weather in Paris?", tools=_TOOLS, tool_choice="auto"),
+        "chat_tools_none": _chat("Weather in Paris?", tools=_TOOLS, tool_choice="none"),
+        "chat_json_object": _chat("Give me a JSON user.", response_format={"type": "json_object"}, max_tokens=24),
+        "tokenize": {"path": "/tokenize", "json": {"model": SERVED, "prompt": "def main():"}},
+        "tokenize_chat": {
+            "path": "/tokenize",
+            "json": {"model": SERVED, "messages": [{"role": "user", "content": "Say hello."}]},
+        },
+        "detokenize": {"path": "/detokenize", "json": {"model": SERVED, "tokens": [5, 6, 7, 300]}},
+        "metrics": {"path": "/metrics", "get": True},
+        "version": {"path": "/version", "get": True},
+        "chat_schema_lookahead": _chat(
+            "Give me a code.",
+            response_format={
+                "type": "json_schema",
+                "json_schema": {
+                    "name": "code",
+                    "schema": {
+                        "type": "object",
+                        "properties": {"code": {"type": "string", "pattern": "^(?!K3)[A-Z0-9]{4}(?<=9)$"}},
+                        "required": ["code"],
+                    },
+                },
+            },
+            max_tokens=24,
+        ),
+        "completion_best_of": {
+            "path": "/v1/completions",
+            "json": {"model": SERVED, "prompt": "def main():", "max_tokens": 8, "n": 1, "best_of": 4},
+        },
+        "completion_prompt_logprobs_huge": {
+            "path": "/v1/completions",
+            "json": {"model": SERVED, "prompt": "def main():", "max_tokens": 8, "prompt_logprobs": 100},
+        },
+        "completion_logprobs_negative": {
+            "path": "/v1/completions",
+            "json": {"model": SERVED, "prompt": "def main():", "max_tokens": 8, "logprobs": -1},
+        },
+        "completion_force_2047": {"path": "/v1/completions", "json": _FORCE_2047},
+        "stream_force_2047": {"path": "/v1/completions", "json": {**_FORCE_2047, "stream": True}},
+        "chat_alias": {"path": "/v1/chat/completions", "json": {**_chat()["json"], "model": "kimi-k3"}},
     }
 )
 
@@ -4141,6 +4221,543 @@ print("k3: awake", flush=True)
             ("sleep", 0.5),
             ("signal", "main", "SIGINT"),
             ("wait_exit", 90),
+        ),
+    ),
+)
+
+
+# ================================================================ session 19 additions, round 4
+# The API layer after the engine is up, launch options of a large MoE deployment tried on this build, failures
+# that appear only when a request runs, and healthy controls of new request shapes.
+_PEM_PAIR = (
+    "openssl req -x509 -newkey rsa:2048 -nodes -keyout {dir}/tls/server.key -out {dir}/tls/server.crt -days 2 "
+    "-subj /CN=localhost"
+)
+_PEM_OTHER_KEY = "openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out {dir}/tls/other.key"
+_VOCAB_HOLE = (
+    "{python} -c \"import json; p='{dir}/model/tokenizer.json'; t=json.load(open(p)); m=t['model']; "
+    "a, b = m['merges'].pop(); del m['vocab'][a + b]; json.dump(t, open(p, 'w'))\""
+)
+_MW_NOT_CALLABLE = """K3_AUTH = {"issuer": "https://login.example", "audience": "k3"}  # the site's settings, not a middleware
+
+
+async def k3_auth(request, call_next):
+    return await call_next(request)
+"""
+_MW_INIT_RAISES = """import os
+
+
+class K3Auth:
+    # an ASGI middleware class that needs its configuration from the environment
+
+    def __init__(self, app):
+        url = os.environ.get("K3_AUTH_JWKS_URL")
+        if not url:
+            raise RuntimeError("k3 middleware: K3_AUTH_JWKS_URL is not set")
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        await self.app(scope, receive, send)
+"""
+_SYSTEM_INFLATE_TEMPLATE = (
+    "{% for m in messages %}{% if m['role'] == 'system' %}"
+    "{% for _ in range(300) %}<|im_start|>system\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
+    "{% else %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endif %}{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+_BROKEN_TEMPLATE_FILE = (
+    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor "
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+_API_STOP = (("wait", "ready"), ("request", "chat"), ("signal", "main", "SIGTERM"))
+
+FAULTS = FAULTS + (
+    # -- the API layer: TLS, sockets, host, HTTP set-up
+    Fault(
+        "api-ssl-cert-not-pem",
+        "api",
+        "--ssl-keyfile / --ssl-certfile pointing at files that exist but hold no PEM (text pasted by mistake)",
+        args=("--ssl-keyfile", "{dir}/tls/server.key", "--ssl-certfile", "{dir}/tls/server.crt"),
+        setup=(
+            ("write", "tls/server.key", "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7 not a PEM file\n"),
+            ("write", "tls/server.crt", "k3 certificate goes here\n"),
+        ),
+    ),
+    Fault(
+        "api-ssl-key-cert-mismatch",
+        "api",
+        "--ssl-certfile a valid self-signed certificate and --ssl-keyfile the private key of another pair",
+        args=("--ssl-keyfile", "{dir}/tls/other.key", "--ssl-certfile", "{dir}/tls/server.crt"),
+        setup=(("mkdir", "tls"), ("sh", _PEM_PAIR), ("sh", _PEM_OTHER_KEY)),
+    ),
+    Fault(
+        "api-ssl-ca-certs-missing",
+        "api",
+        "a valid certificate and key, with --ssl-ca-certs naming a CA bundle that does not exist and --ssl-cert-reqs 2",
+        args=(
+            "--ssl-keyfile",
+            "{dir}/tls/server.key",
+            "--ssl-certfile",
+            "{dir}/tls/server.crt",
+            "--ssl-ca-certs",
+            "{dir}/tls/ca-bundle.pem",
+            "--ssl-cert-reqs",
+            "2",
+        ),
+        setup=(("mkdir", "tls"), ("sh", _PEM_PAIR)),
+    ),
+    Fault(
+        "api-uds-path-is-regular-file",
+        "api",
+        "--uds at a path already taken by a regular file (a stale non-socket file left there)",
+        args=("--uds", "{dir}/run/k3.sock"),
+        setup=(("write", "run/k3.sock", "stale\n"),),
+    ),
+    Fault(
+        "api-uds-dir-unwritable",
+        "api",
+        "--uds in a folder the unprivileged server user cannot write (chmod 555)",
+        args=("--uds", "{dir}/run/k3.sock"),
+        setup=(("mkdir", "run"), ("chmod", "run", 0o555)),
+        uid=True,
+    ),
+    Fault(
+        "api-host-address-not-local",
+        "api",
+        "--host 192.0.2.10, an address not on this machine (a node IP from another host's manifest)",
+        args=("--host", "192.0.2.10"),
+        drop=("--host",),
+    ),
+    Fault(
+        "api-root-path-no-slash",
+        "api",
+        "--root-path 'k3/api' (no leading slash, as a proxy prefix), then requests at the usual /v1 paths",
+        args=("--root-path", "k3/api"),
+        actions=SERVE_AND_STOP,
+    ),
+    Fault(
+        "api-allowed-origins-not-json",
+        "api",
+        "--allowed-origins https://chat.example (a bare origin, not a JSON list)",
+        args=("--allowed-origins", "https://chat.example"),
+    ),
+    Fault(
+        "api-middleware-not-callable",
+        "api",
+        "--middleware naming a module attribute that exists but is a settings dict, not a function or class",
+        args=("--middleware", "k3mw.K3_AUTH"),
+        setup=(("write", "py/k3mw.py", _MW_NOT_CALLABLE),),
+        env=_PY,
+        actions=_API_STOP,
+    ),
+    Fault(
+        "api-middleware-class-init-raises",
+        "api",
+        "--middleware an ASGI middleware class whose __init__ raises (its env setting is missing), then a request",
+        args=("--middleware", "k3mw.K3Auth"),
+        setup=(("write", "py/k3mw.py", _MW_INIT_RAISES),),
+        env=_PY,
+        actions=_API_STOP,
+    ),
+    Fault(
+        "api-chat-template-cli-file-syntax-error",
+        "api",
+        "--chat-template naming a file whose Jinja has a syntax error (an unclosed for tag), then a completion and a chat",
+        args=("--chat-template", "{dir}/templates/k3.jinja"),
+        setup=(("write", "templates/k3.jinja", _BROKEN_TEMPLATE_FILE),),
+        actions=(
+            ("wait", "ready"),
+            ("request", "completion"),
+            ("request", "chat"),
+            ("request", "chat"),
+            ("signal", "main", "SIGTERM"),
+        ),
+    ),
+    Fault(
+        "api-response-role-empty",
+        "api",
+        "--response-role '' (an empty assistant role) with add_generation_prompt chats, then a normal stop",
+        args=("--response-role", ""),
+        actions=(("wait", "ready"), ("request", "chat"), ("request", "chat_system"), ("signal", "main", "SIGTERM")),
+    ),
+    Fault(
+        "api-tool-parser-plugin-missing",
+        "api",
+        "--enable-auto-tool-choice --tool-parser-plugin naming a parser file that does not exist, --tool-call-parser k3",
+        args=(
+            "--enable-auto-tool-choice",
+            "--tool-parser-plugin",
+            "{dir}/plugins/k3_tool_parser.py",
+            "--tool-call-parser",
+            "k3",
+        ),
+    ),
+    # -- launch options of a large MoE deployment tried on this build
+    Fault(
+        "launch-expert-parallel-dense",
+        "launch",
+        "--enable-expert-parallel on a dense (non-MoE) Llama model, then requests",
+        args=("--enable-expert-parallel",),
+        actions=SERVE_AND_STOP,
+    ),
+    Fault(
+        "launch-dp-headless-address-unreachable",
+        "launch",
+        "--headless --data-parallel-size 2 --data-parallel-size-local 1 --data-parallel-start-rank 1 with "
+        "--data-parallel-address 192.0.2.20 (a head node that is not there)",
+        args=(
+            "--headless",
+            "--data-parallel-size",
+            "2",
+            "--data-parallel-size-local",
+            "1",
+            "--data-parallel-start-rank",
+            "1",
+            "--data-parallel-address",
+            "192.0.2.20",
+            "--data-parallel-rpc-port",
+            "13345",
+        ),
+        timeout=150,
+    ),
+    Fault(
+        "launch-chunked-prefill-batch-below-len",
+        "launch",
+        "--enable-chunked-prefill --max-num-batched-tokens 128 (below --max-model-len 1024), then two ~640-token "
+        "prompts and a chat (prefills in chunks)",
+        args=("--enable-chunked-prefill", "--max-num-batched-tokens", "128"),
+        actions=(
+            ("wait", "ready"),
+            ("request", "prefix_q1"),
+            ("request", "prefix_q2"),
+            ("request", "chat"),
+            ("signal", "main", "SIGTERM"),
+        ),
+    ),
+    Fault(
+        "launch-optimization-level-O4",
+        "launch",
+        "-O4 (an optimization level above the highest, 3), compiled start-up",
+        args=("-O4",),
+        eager=False,
+    ),
+    Fault(
+        "launch-hf-overrides-architecture-moe",
+        "launch",
+        '--hf-overrides \'{"architectures": ["MixtralForCausalLM"], "model_type": "mixtral"}\' on the dense '
+        "Llama checkpoint (serving it as a MoE)",
+        args=("--hf-overrides", '{"architectures": ["MixtralForCausalLM"], "model_type": "mixtral"}'),
+    ),
+    Fault(
+        "launch-hf-overrides-more-layers",
+        "launch",
+        "--hf-overrides '{\"num_hidden_layers\": 4}' on a checkpoint of 2 layers",
+        args=("--hf-overrides", '{"num_hidden_layers": 4}'),
+    ),
+    Fault(
+        "launch-generation-config-folder-bad-values",
+        "launch",
+        "--generation-config a folder whose generation_config.json has max_new_tokens -1 and top_k 'forty', then "
+        "requests",
+        args=("--generation-config", "{dir}/genconf"),
+        setup=(
+            (
+                "write",
+                "genconf/generation_config.json",
+                '{"max_new_tokens": -1, "top_k": "forty", "do_sample": true}\n',
+            ),
+        ),
+        actions=SERVE_AND_STOP,
+    ),
+    Fault(
+        "launch-override-generation-config-bad-values",
+        "launch",
+        '--override-generation-config \'{"top_p": 7, "repetition_penalty": 0}\' (valid JSON, values out of range), '
+        "then requests",
+        args=("--override-generation-config", '{"top_p": 7, "repetition_penalty": 0}'),
+        actions=SERVE_AND_STOP,
+    ),
+    Fault(
+        "launch-tokenizer-mode-mistral-on-llama",
+        "launch",
+        "--tokenizer-mode mistral on a Llama model with a Hugging Face tokenizer.json (no tekken.json)",
+        args=("--tokenizer-mode", "mistral"),
+        actions=SERVE_AND_STOP,
+    ),
+    Fault(
+        "launch-limit-mm-image-text-model",
+        "launch",
+        "--limit-mm-per-prompt '{\"image\": 2}' (valid JSON) on a text-only model, then requests",
+        args=("--limit-mm-per-prompt", '{"image": 2}'),
+        actions=SERVE_AND_STOP,
+    ),
+    # -- failures that appear only when a request runs
+    Fault(
+        "rt-tokenizer-vocab-hole-decode",
+        "runtime",
+        "tokenizer.json with a hole in its vocab (id 2047 'lt' and its merge removed; the model still has 2048 "
+        "rows), then a chat, a completion whose logit_bias forces token 2047, a streamed one, and a chat",
+        setup=(("sh", _VOCAB_HOLE),),
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("request", "completion_force_2047"),
+            ("request", "stream_force_2047"),
+            ("sleep", 2),
+            ("request", "chat"),
+            ("signal", "main", "SIGTERM"),
+        ),
+    ),
+    _cfg(
+        "rt-generation-config-repetition-penalty-string",
+        "generation_config.json repetition_penalty 'high' (a string, the model's default sampling parameters), then "
+        "requests",
+        ("json_set", "generation_config.json", {"repetition_penalty": "high"}),
+        actions=(("wait", "ready"), ("request", "chat"), ("request", "completion"), ("signal", "main", "SIGTERM")),
+    ),
+    _tok(
+        "rt-chat-template-system-inflates-prompt",
+        "chat template that repeats a system message 300 times (a prompt past --max-model-len only when a system "
+        "role is sent): a user chat, a chat with a system prompt, a user chat",
+        ("write", "model/chat_template.jinja", _SYSTEM_INFLATE_TEMPLATE),
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("request", "chat_system"),
+            ("request", "chat"),
+            ("signal", "main", "SIGTERM"),
+        ),
+    ),
+    _req(
+        "rt-json-schema-pattern-lookaround",
+        "response_format json_schema whose string pattern uses regex lookahead / lookbehind (unsupported by the "
+        "grammar back-end), then a chat",
+        "chat_schema_lookahead",
+    ),
+    Fault(
+        "rt-sampling-beyond-limits",
+        "request",
+        "completions with best_of 4, prompt_logprobs 100 and logprobs -1 (each beyond the server's limits), then a chat",
+        actions=(
+            ("wait", "ready"),
+            ("request", "completion_best_of"),
+            ("request", "completion_prompt_logprobs_huge"),
+            ("request", "completion_logprobs_negative"),
+            ("request", "chat"),
+            ("signal", "main", "SIGTERM"),
+        ),
+    ),
+    Fault(
+        "rt-stream-dropped-while-queued",
+        "stop",
+        "--max-num-seqs 1: a long request running, two streams dropped by their clients while still queued behind "
+        "it, then a chat and a normal stop",
+        args=("--max-num-seqs", "1"),
+        actions=(
+            ("wait", "ready"),
+            ("request_bg", "long"),
+            ("sleep", 1),
+            ("request_drop", "stream_128", 0),
+            ("sleep", 1),
+            ("request_drop", "stream_128", 0),
+            ("request", "chat"),
+            ("signal", "main", "SIGTERM"),
+        ),
+        timeout=480,
+    ),
+    # -- healthy controls of new request shapes
+    Fault(
+        "healthy-tools-hermes-parser",
+        "stop",
+        "--enable-auto-tool-choice --tool-call-parser hermes: a chat with tools and tool_choice auto, one with "
+        "tool_choice none, a plain chat, a normal stop (control run)",
+        args=("--enable-auto-tool-choice", "--tool-call-parser", "hermes"),
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat_tools_auto"),
+            ("request", "chat_tools_none"),
+            ("request", "chat"),
+            ("signal", "main", "SIGTERM"),
+        ),
+    ),
+    Fault(
+        "healthy-json-object-response",
+        "stop",
+        "a chat with response_format json_object (structured output), a plain chat, a normal stop (control run)",
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat_json_object"),
+            ("request", "chat"),
+            ("signal", "main", "SIGTERM"),
+        ),
+    ),
+    Fault(
+        "healthy-system-prompt-chat",
+        "stop",
+        "a four-message chat with a system prompt and an earlier assistant turn, a completion, a normal stop "
+        "(control run)",
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat_system"),
+            ("request", "completion"),
+            ("signal", "main", "SIGTERM"),
+        ),
+    ),
+    Fault(
+        "healthy-tokenize-detokenize",
+        "stop",
+        "/tokenize of a prompt and of chat messages, /detokenize of four ids, a chat, a normal stop (control run)",
+        actions=(
+            ("wait", "ready"),
+            ("request", "tokenize"),
+            ("request", "tokenize_chat"),
+            ("request", "detokenize"),
+            ("request", "chat"),
+            ("signal", "main", "SIGTERM"),
+        ),
+    ),
+    Fault(
+        "healthy-models-metrics-version",
+        "stop",
+        "GET /v1/models, /version and /metrics around a chat, then a normal stop (control run)",
+        actions=(
+            ("wait", "ready"),
+            ("request", "models"),
+            ("request", "version"),
+            ("request", "chat"),
+            ("request", "metrics"),
+            ("signal", "main", "SIGTERM"),
+        ),
+    ),
+)
+
+_MW_RAISES_ON_COMPLETIONS = """async def k3_audit(request, call_next):
+    # an HTTP middleware function that fails only for one route (its audit sink is not configured)
+    if request.url.path == "/v1/completions":
+        raise KeyError("K3_AUDIT_SINK")
+    return await call_next(request)
+"""
+
+FAULTS = FAULTS + (
+    Fault(
+        "api-middleware-fn-raises-on-completions",
+        "api",
+        "--middleware an async HTTP middleware function that raises KeyError only on /v1/completions: a chat, two "
+        "completions, a chat, a normal stop",
+        args=("--middleware", "k3audit.k3_audit"),
+        setup=(("write", "py/k3audit.py", _MW_RAISES_ON_COMPLETIONS),),
+        env=_PY,
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("request", "completion"),
+            ("request", "completion"),
+            ("request", "chat"),
+            ("signal", "main", "SIGTERM"),
+        ),
+    ),
+    Fault(
+        "launch-api-server-count-2",
+        "launch",
+        "--api-server-count 2 (two API server processes in front of one engine, as large deployments scale the "
+        "frontend), then requests",
+        args=("--api-server-count", "2"),
+        actions=SERVE_AND_STOP,
+    ),
+    Fault(
+        "launch-enable-eplb-dense",
+        "launch",
+        "--enable-eplb (expert-parallel load balancing) on a dense model without --enable-expert-parallel",
+        args=("--enable-eplb",),
+        actions=SERVE_AND_STOP,
+    ),
+    Fault(
+        "launch-async-scheduling",
+        "launch",
+        "--async-scheduling on the CPU build, then requests",
+        args=("--async-scheduling",),
+        actions=SERVE_AND_STOP,
+    ),
+    Fault(
+        "healthy-served-model-name-aliases",
+        "stop",
+        "--served-model-name with two names (moonshotai/Kimi-K3 and an alias): /v1/models, a chat to the alias, a "
+        "chat, a normal stop (control run)",
+        args=("--served-model-name", SERVED, "kimi-k3"),
+        drop=("--served-model-name",),
+        actions=(
+            ("wait", "ready"),
+            ("request", "models"),
+            ("request", "chat_alias"),
+            ("request", "chat"),
+            ("signal", "main", "SIGTERM"),
+        ),
+    ),
+)
+
+
+PAYLOADS.update(
+    {
+        "completion_min_tokens_stop_oov": {
+            "path": "/v1/completions",
+            "json": {
+                "model": SERVED,
+                "prompt": "def main():",
+                "max_tokens": 8,
+                "min_tokens": 4,
+                "stop_token_ids": [99999],
+            },
+        },
+        "completion_logit_bias_oov": {
+            "path": "/v1/completions",
+            "json": {"model": SERVED, "prompt": "def main():", "max_tokens": 8, "logit_bias": {"99999": 5}},
+        },
+        "completion_bad_words": {
+            "path": "/v1/completions",
+            "json": {"model": SERVED, "prompt": "def main():", "max_tokens": 8, "bad_words": ["return", "def main"]},
+        },
+    }
+)
+
+FAULTS = FAULTS + (
+    Fault(
+        "rt-min-tokens-stop-token-oov",
+        "request",
+        "a completion with min_tokens 4 and stop_token_ids [99999] (an id beyond the 2,048-token vocab, masked by the "
+        "min-tokens logits processor), then a chat",
+        actions=(
+            ("wait", "ready"),
+            ("request", "completion_min_tokens_stop_oov"),
+            ("sleep", 2),
+            ("request", "chat"),
+            ("signal", "main", "SIGTERM"),
+        ),
+    ),
+    Fault(
+        "rt-generation-config-eos-oov",
+        "config-json",
+        "generation_config.json eos_token_id [2, 99999] (a second end-of-sequence id beyond the vocab), then a completion "
+        "with min_tokens 4 and a chat",
+        setup=(("json_set", "generation_config.json", {"eos_token_id": [2, 99999]}),),
+        actions=(
+            ("wait", "ready"),
+            ("request", "completion_min_tokens_stop_oov"),
+            ("sleep", 2),
+            ("request", "chat"),
+            ("signal", "main", "SIGTERM"),
+        ),
+    ),
+    Fault(
+        "rt-logit-bias-oov-and-bad-words",
+        "request",
+        "a completion with logit_bias on token 99999 (beyond the vocab), one with bad_words, then a chat",
+        actions=(
+            ("wait", "ready"),
+            ("request", "completion_logit_bias_oov"),
+            ("request", "completion_bad_words"),
+            ("sleep", 2),
+            ("request", "chat"),
+            ("signal", "main", "SIGTERM"),
         ),
     ),
 )
