@@ -6,6 +6,14 @@
   runtime. The client's ``EngineDeadError`` alone does not say so there (a server whose API failed to start
   stops its engine, and its client reports that death too).
 
+- A reporter's sentence that quotes a failure's words in a markdown code span (``GLM fails to initialize with
+  `CUDA out of memory` during sampler warm-up``) is no failure line of its own: the exception the excerpt
+  quotes below it is the root; the sentence only when the excerpt quotes none.
+- The interpreter that cannot start what it was asked to run (``/usr/bin/python3: No module named vllm``
+  from ``python -m vllm…`` where vllm is not installed, ``python3: can't open file '/app/serve.py': [Errno
+  2] …``) and a launcher that finds no vllm executable (``[Errno 2] No such file or directory:
+  '/usr/local/bin/vllm'``, or ``'vllm'`` looked up on the PATH): the container's root.
+
 Each on generated logs and on a real log of the tuned part; each fails without its change (the guards,
 which say what a rule must leave alone, pass either way).
 """
@@ -84,3 +92,72 @@ def test_a_real_server_whose_api_failed_to_start_is_still_the_api() -> None:
     assert res.failed_stage == "api", res.evidence
 
 
+_PHRASES = st.sampled_from(
+    ["CUDA out of memory", "NCCL error", "Error while deserializing header", "no kernel image is available"]
+)
+_WORDS = st.lists(
+    st.sampled_from(["the", "model", "fails", "to", "start", "with", "when", "using", "TP=2"]), min_size=1, max_size=6
+)
+
+
+@given(phrase=_PHRASES, before=_WORDS, after=_WORDS, fence=st.booleans())
+def test_a_sentence_quoting_the_failures_words_yields_to_the_exception_quoted_below(
+    phrase: str, before: list[str], after: list[str], fence: bool
+) -> None:
+    sentence = f"{' '.join(before).capitalize()} `{phrase}` {' '.join(after)}."
+    exc = f"RuntimeError: {phrase} occurred when warming up sampler with 256 dummy requests."
+    lines = ["### Bug", "", sentence, "", "**Error:**", *(["```", exc, "```"] if fence else [exc])]
+    res = classify_text("\n".join(lines) + "\n")
+    assert res.first_exception is not None and res.first_exception.line == exc, res.first_exception
+
+
+@given(phrase=_PHRASES, before=_WORDS, after=_WORDS)
+def test_the_sentence_alone_is_still_the_root(phrase: str, before: list[str], after: list[str]) -> None:
+    """Guard: with no exception quoted below, the sentence's words are all the excerpt says."""
+    sentence = f"{' '.join(before).capitalize()} `{phrase}` {' '.join(after)}."
+    res = classify_text("\n".join(["### Bug", "", sentence, "", "Any idea?"]) + "\n")
+    assert res.first_exception is not None and res.first_exception.line == sentence
+
+
+def test_a_real_report_quoting_cuda_out_of_memory_in_prose_then_the_error() -> None:
+    name = "6343.log"
+    assert not held_out("vllm-issues", name)
+    res = classify_text((REPO_CORPUS / "vllm-issues" / name).read_text())
+    assert res.first_exception.line.startswith("RuntimeError: CUDA out of memory occurred when warming up sampler")
+
+
+_PY = st.sampled_from(["python", "python3", "python3.12", "/usr/bin/python3", "/opt/venv/bin/python"])
+_LAUNCH_PREFIX = st.sampled_from(["", "2026-12-01T03:12:44.123Z ", "vllm-0  | "])
+
+
+@given(py=_PY, prefix=_LAUNCH_PREFIX, script=st.from_regex(r"/[a-z]{1,8}/[a-z_]{1,10}\.py", fullmatch=True))
+def test_the_interpreter_that_cannot_start_its_program_is_the_containers_root(
+    py: str, prefix: str, script: str
+) -> None:
+    for line in (
+        f"{py}: No module named vllm",
+        f"{py}: can't open file '{script}': [Errno 2] No such file or directory",
+    ):
+        res = classify_text(f"{prefix}{line}\n")
+        assert res.first_exception is not None and line in res.first_exception.line, line
+        assert res.failed_stage == "container", (line, res.evidence)
+
+
+@given(
+    where=st.sampled_from(["/usr/local/bin/vllm", "/opt/venv/bin/vllm", "vllm"]),
+    head=st.sampled_from(["FileNotFoundError: ", "Failed to run the vllm server: ", "ERROR: launch failed: "]),
+)
+def test_a_launcher_that_finds_no_vllm_executable_is_the_containers_root(where: str, head: str) -> None:
+    line = f"{head}[Errno 2] No such file or directory: '{where}'"
+    res = classify_text(line + "\n")
+    assert res.first_exception is not None and res.first_exception.line == line
+    assert res.failed_stage == "container", res.evidence
+
+
+def test_a_model_folder_named_vllm_or_another_module_missing_is_not_the_executable() -> None:
+    """Guards: a model path that happens to end in vllm is not the executable; python -m of another
+    module (pip) is not vLLM's start."""
+    res = classify_text("FileNotFoundError: [Errno 2] No such file or directory: '/models/vllm'\n")
+    assert res.failed_stage != "container"
+    res = classify_text("/usr/bin/python3: No module named pip\n")
+    assert res.first_exception is None

@@ -356,6 +356,9 @@ class Classifier:
         """A platform without vllm._C (a plugin's, TPU) was said to be in use."""
         self._named: _Root | None = None
         """A head line with no logger's prefix that states a failure naming one layer: the root when nothing else is."""
+        self._phrase: _Root | None = None
+        """A head line of prose quoting a failure's words in a code span (no exception's type with them): the
+        root only when nothing else is, after a quoted exception (``_named``) too."""
         self._oom_seen = False
         self._stopped = False
         self._warning: _Root | None = None
@@ -476,6 +479,8 @@ class Classifier:
             self._close(trace, at_end=True)
         if self._root is None and self._named is not None and not self._stopped:
             self._root = self._named
+        if self._root is None and self._phrase is not None and not self._stopped:
+            self._root = self._phrase
         if self._root is None and not self._stopped:
             self._crash_lookback(self._n + 1, force=True)
             quoted = self._quoted()
@@ -1013,7 +1018,10 @@ class Classifier:
             pass  # a Python warning (multiprocessing's 'process died unexpectedly, relaunching'): its words are not a failure
         else:
             rule = next((r for r in rules.roots if r.match.search(ln.body)), None)
-            if rule is not None:
+            if rule is not None and n <= HEAD_LINES and ln.level is None and _in_code_span(rule.match, ln.body):
+                if self._phrase is None:  # a reporter's sentence quoting the failure's words: the root only if
+                    self._phrase = self._new_root(ln, n, rule.type, ln.body)  # the log itself names none
+            elif rule is not None:
                 self._candidate(ln, n, rule.type, ln.body)
             elif rules.crash.search(ln.body):
                 self._candidate(ln, n, "NativeCrash", ln.body)
@@ -1885,6 +1893,23 @@ _BARS = (
     (CAPTURE, _CAPTURE_BAR, "engine", "the CUDA-graph capture"),
 )
 """Start-up progress bars: (look-back literal, bar, the stage of its work, the work in words)."""
+
+
+def _in_code_span(rule: re.Pattern[str], body: str) -> bool:
+    """Does the root rule match ``body`` only inside a markdown code span of prose (``GLM fails to initialize
+    with `CUDA out of memory` during …``): words before the opening backtick, so a reporter's sentence
+    quotes the failure, the line no failure of its own?"""
+    m = rule.search(body)
+    if m is None:
+        return False
+    opened = body.rfind("`", 0, m.start())
+    return (
+        opened > 0
+        and body.count("`", 0, m.start()) % 2 == 1
+        and "`" in body[m.end() :]
+        and any(c.isalpha() for c in body[:opened])
+        and not body.lstrip().startswith("`")
+    )
 
 
 def _advice(body: str, q: re.Match[str] | None = None) -> bool:
