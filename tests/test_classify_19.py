@@ -13,6 +13,8 @@
   from ``python -m vllm…`` where vllm is not installed, ``python3: can't open file '/app/serve.py': [Errno
   2] …``) and a launcher that finds no vllm executable (``[Errno 2] No such file or directory:
   '/usr/local/bin/vllm'``, or ``'vllm'`` looked up on the PATH): the container's root.
+- A model registry that has no entry for the model's class (``Model class X not found in diffusion model
+  registry``, as vLLM-Omni says it): an architecture this build does not support, the config's.
 
 Each on generated logs and on a real log of the tuned part; each fails without its change (the guards,
 which say what a rule must leave alone, pass either way).
@@ -161,3 +163,15 @@ def test_a_model_folder_named_vllm_or_another_module_missing_is_not_the_executab
     assert res.failed_stage != "container"
     res = classify_text("/usr/bin/python3: No module named pip\n")
     assert res.first_exception is None
+
+
+@given(
+    cls=st.from_regex(r"[A-Z][A-Za-z0-9]{2,20}For(?:CausalLM|ConditionalGeneration)", fullmatch=True),
+    registry=st.sampled_from(["diffusion model registry", "model registry", "the audio model registry"]),
+    prefix=st.sampled_from(["", "(APIServer pid=1) ERROR 05-01 10:00:00 [omni.py:12] "]),
+)
+def test_a_model_class_missing_from_a_registry_is_the_config(cls: str, registry: str, prefix: str) -> None:
+    line = f"{prefix}ValueError: Model class {cls} not found in {registry}."
+    res = classify_text(line + "\n")
+    assert res.first_exception is not None and res.first_exception.line == line
+    assert res.failed_stage == "config", res.evidence

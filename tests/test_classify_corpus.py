@@ -406,7 +406,6 @@ KNOWN_MISSES = {
     "vllm-cpu-faults/api-tool-parser-plugin-missing.log": "a --tool-parser-plugin file that is not there: the import of the parser module fails and is taken as the image's (container; label config with the plugin file's FileNotFoundError as the root, marked unsure)",
     "vllm-cpu-faults/launch-dp-headless-address-unreachable.log": "a headless data-parallel rank whose head is unreachable prints nothing after its launch line and hangs (none; label engine by what it was doing, marked unsure)",
     "vllm-issues/6346.log": "a bare AttributeError from TPU device sorting with no frame or message naming a layer: the engine's set-up by default (label device, marked unsure)",
-    "vllm-issues/6348.log": "vLLM-Omni's 'Model class X not found in diffusion model registry' quoted alone: no rule reads it as an unsupported architecture (engine by default; label config, marked unsure)",
     "vllm-issues/6352.log": "GPUStack's launcher line (no vllm executable) indented by the paste like the prose above it, so read as code: no root (label container)",
     "vllm-issues/6353.log": "a RunPod console export, newest first, each line behind the worker's id and [info]: the tokenizer's AttributeError is found but its frames are not read in that order (engine by default; label weights)",
     "vllm-issues/6356.log": "the client's report that the engine core died is the root; gdb's 'Program terminated with signal SIGBUS' of the core dump is printed after it (stage runtime right)",
