@@ -13,6 +13,9 @@ run another program the same way instead (``command``: ``vllm run-batch``, ``vll
 ``python -m vllm.entrypoints.openai.api_server``) or a Python script (``script``: an offline ``LLM(...)`` run,
 whose actions wait for the marker lines it prints), with the same env, limits, uid, wrapper and actions. A
 signal may go to one process (by title) or to the whole process group, as ``docker stop`` / ``docker kill`` send it.
+A fault may also plant a hook (``_hook``): a ``sitecustomize.py`` on the server's ``PYTHONPATH`` that wraps ONE
+function of vLLM as its module is imported, so that it fails in one process at a chosen moment (the Nth call, once
+a trigger file exists, for a marked request); its firings go into the sidecar (``hook_fired``).
 
 What lands on disk per fault: ``<name>.log`` — the server's stdout+stderr bytes exactly as printed,
 through one pipe (a pipe, so that ``RLIMIT_FSIZE`` does not cut the log itself), nothing of the harness
@@ -823,6 +826,11 @@ class Run:
             _killpg(self.first.pid)
             self.first.wait()
         self.memcg_report()
+        hook_log = self.dir / "k3hook.log"  # a planted hook's firings (see ``_hook``)
+        if hook_log.exists():
+            self.record["hook_fired"] = hook_log.read_text(errors="replace").splitlines()[:50]
+        elif "K3_HOOK_LOG" in self.fault.env:
+            self.record["hook_fired"] = []
         self.record["exit_code"] = self.proc.returncode
         self.record["seconds"] = round(time.monotonic() - self.t0, 1)
         self.record.setdefault("timed_out", False)
@@ -4759,6 +4767,567 @@ FAULTS = FAULTS + (
             ("request", "chat"),
             ("signal", "main", "SIGTERM"),
         ),
+    ),
+)
+
+
+# -- session 19 round 5: a failure injected INSIDE vLLM's own code. ``_hook`` plants a sitecustomize.py on the
+# server's PYTHONPATH that wraps ONE function (of vLLM, torch, transformers, safetensors) as its module is imported:
+# an import hook waits for the module, lets it run, then replaces the attribute by a wrapper (the installed files are
+# never touched). The wrapper fires only in the chosen process and at the chosen moment (the Nth call, once a trigger
+# file exists, for a marked request), and the failure then travels through vLLM's real code, logging and shutdown.
+# It appends one line per firing to {dir}/k3hook.log, which the harness copies into the sidecar ("hook_fired").
+_HOOK_SRC = '''# planted by make_vllm_cpu_faults.py: wraps ONE function so that it fails at a chosen moment
+import importlib.abc
+import importlib.util
+import multiprocessing
+import os
+import sys
+import time
+
+_MOD, _ATTR, _PROC = %(mod)r, %(attr)r, %(proc)r
+_FIRE = os.environ.get("K3_FIRE", "")  # the trigger file ("fired" once it exists)
+_calls = 0
+
+
+def _proc_ok():
+    return not _PROC or _PROC in multiprocessing.current_process().name
+
+
+def fired():
+    return bool(_FIRE) and os.path.exists(_FIRE)
+
+
+def marked(args, kwargs):
+    """A request marked by the client (seed 31337) among the new requests of a SchedulerOutput / a Request."""
+    for a in list(args) + list(kwargs.values()):
+        reqs = getattr(a, "scheduled_new_reqs", None)
+        if reqs is None:
+            reqs = [a]
+        for r in reqs:
+            sp = getattr(r, "sampling_params", None)
+            if sp is not None and getattr(sp, "seed", None) == 31337:
+                return True
+    return False
+
+
+def _log(n):
+    try:
+        with open(os.environ.get("K3_HOOK_LOG", os.devnull), "a") as f:
+            f.write("%%s.%%s fired on call %%d in %%s pid %%d\\n"
+                    %% (_MOD, _ATTR, n, multiprocessing.current_process().name, os.getpid()))
+    except OSError:
+        pass
+
+
+def _when(args, kwargs):
+    global _calls
+    if not _proc_ok():
+        return False
+    _calls += 1
+    n = _calls
+    if %(when)s:
+        _log(n)
+        return True
+    return False
+
+
+def _fire(orig, args, kwargs):
+%(fire)s
+
+
+def _wrap(orig):
+    import functools
+    import inspect
+
+    if inspect.iscoroutinefunction(orig):
+        @functools.wraps(orig)
+        async def wrapper(*args, **kwargs):
+            if _when(args, kwargs):
+                out = _fire(orig, args, kwargs)
+                return (await out) if inspect.isawaitable(out) else out
+            return await orig(*args, **kwargs)
+    else:
+        @functools.wraps(orig)
+        def wrapper(*args, **kwargs):
+            if _when(args, kwargs):
+                return _fire(orig, args, kwargs)
+            return orig(*args, **kwargs)
+    return wrapper
+
+
+def _patch(module):
+    *path, last = _ATTR.split(".")
+    obj = module
+    for p in path:
+        obj = getattr(obj, p)
+    raw = obj.__dict__.get(last) if isinstance(obj, type) else None
+    if isinstance(raw, classmethod):
+        setattr(obj, last, classmethod(_wrap(raw.__func__)))
+    elif isinstance(raw, staticmethod):
+        setattr(obj, last, staticmethod(_wrap(raw.__func__)))
+    else:
+        setattr(obj, last, _wrap(getattr(obj, last)))
+
+
+class _Finder(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name != _MOD:
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None:
+            return spec
+        run = spec.loader.exec_module
+
+        def exec_module(module):
+            run(module)
+            _patch(module)
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+if _MOD in sys.modules:
+    _patch(sys.modules[_MOD])
+else:
+    sys.meta_path.insert(0, _Finder())
+'''
+
+
+def _hook(mod: str, attr: str, fire: str, when: str = "True", proc: str = "", **env: str) -> dict:
+    """Fault kwargs (setup, env) of a planted sitecustomize.py wrapping ``mod``.``attr``.
+
+    ``fire``: the body run instead of the call when it fires (statements, indented by 4; ``orig``, ``args``,
+    ``kwargs`` at hand: raise, or ``return orig(*args, **kwargs)`` after a delay); ``when``: a Python condition
+    (``n`` the call number in that process, ``fired()`` the trigger file ``{dir}/k3fire`` exists, ``marked(args,
+    kwargs)`` a request with seed 31337); ``proc``: a substring of ``multiprocessing.current_process().name``
+    (``MainProcess`` the API server, ``EngineCore`` the engine core, ``VllmWorker`` the worker); ``env``: more
+    environment of the server (a timeout to go with a hang, say).
+    """
+    src = _HOOK_SRC % {"mod": mod, "attr": attr, "proc": proc, "when": when, "fire": fire}
+    env = {"PYTHONPATH": "{dir}/hook", "K3_FIRE": "{dir}/k3fire", "K3_HOOK_LOG": "{dir}/k3hook.log", **env}
+    return {"setup": (("write", "hook/sitecustomize.py", src),), "env": env}
+
+
+_ARM = ("setup", "write", "k3fire", "")  # the action that creates the trigger file
+_CPU_OOM = (
+    "    raise RuntimeError('[enforce fail at alloc_cpu.cpp:117] data. DefaultCPUAllocator: not enough memory: you "
+    "tried to allocate 2147483648 bytes.')"
+)
+_ILLEGAL = "    raise RuntimeError('CUDA error: an illegal memory access was encountered')"
+_EIO = "    raise OSError(5, 'Input/output error')"
+_SEGV = "    import ctypes\n    ctypes.string_at(0)"
+_HOOK_SERVE = (  # a chat that passes, the trigger file, two more requests, a normal stop
+    ("wait", "ready"),
+    ("request", "chat"),
+    _ARM,
+    ("request", "chat"),
+    ("request", "completion"),
+    ("sleep", 3),
+    ("signal", "main", "SIGTERM"),
+)
+_HOOK_MARKED = (  # a chat that passes, the marked request, one more, a normal stop
+    ("wait", "ready"),
+    ("request", "chat"),
+    ("request", "chat_k3mark"),
+    ("request", "chat"),
+    ("sleep", 3),
+    ("signal", "main", "SIGTERM"),
+)
+_HOOK_HEALTHY = (
+    ("wait", "ready"),
+    ("request", "chat"),
+    ("request", "completion"),
+    ("request", "chat"),
+    ("signal", "main", "SIGTERM"),
+)
+PAYLOADS["chat_k3mark"] = _chat("k3mark: summarize the incident report", seed=31337)
+
+_VW, _EC, _API = "VllmWorker", "EngineCore", "MainProcess"
+_RUNNER = ("vllm.v1.worker.gpu_model_runner", "GPUModelRunner.execute_model")
+
+FAULTS = FAULTS + (
+    # -- device
+    Fault(
+        "hook-dev-memory-node-info-enoent",
+        "hook",
+        "hook: vllm.utils.cpu_resource_utils.get_memory_node_info raises FileNotFoundError for the NUMA node's "
+        "meminfo in the worker (CPUWorker.__init__)",
+        **_hook(
+            "vllm.utils.cpu_resource_utils",
+            "get_memory_node_info",
+            "    raise FileNotFoundError(2, 'No such file or directory', '/sys/devices/system/node/node0/meminfo')",
+            proc=_VW,
+        ),
+    ),
+    Fault(
+        "hook-dev-autobind-cpu-ids-einval",
+        "hook",
+        "hook: OMPProcessManager._get_autobind_cpu_ids (OpenMP thread binding) raises OSError EINVAL from "
+        "sched_getaffinity",
+        **_hook(
+            "vllm.utils.ompmultiprocessing",
+            "OMPProcessManager._get_autobind_cpu_ids",
+            "    raise OSError(22, 'Invalid argument: sched_getaffinity(0) failed while binding OpenMP threads')",
+        ),
+    ),
+    Fault(
+        "hook-dev-init-device-abort",
+        "hook",
+        "hook: CPUWorker.init_device calls os.abort() in the worker (a native abort at start-up, SIGABRT)",
+        **_hook("vllm.v1.worker.cpu_worker", "CPUWorker.init_device", "    os.abort()", proc=_VW),
+    ),
+    Fault(
+        "hook-dev-init-device-no-device",
+        "hook",
+        "hook: CPUWorker.init_device raises RuntimeError 'No CUDA GPUs are available' in the worker's device set-up",
+        **_hook(
+            "vllm.v1.worker.cpu_worker",
+            "CPUWorker.init_device",
+            "    raise RuntimeError('No CUDA GPUs are available')",
+            proc=_VW,
+        ),
+    ),
+    # -- weights
+    Fault(
+        "hook-wt-st-iterator-eio-after-first",
+        "hook",
+        "hook: safetensors_weights_iterator yields the first tensor, then raises OSError EIO (a disk failing mid-read)",
+        **_hook(
+            "vllm.model_executor.model_loader.weight_utils",
+            "safetensors_weights_iterator",
+            "    def gen():\n        for i, item in enumerate(orig(*args, **kwargs)):\n            if i == 1:\n"
+            "                raise OSError(5, 'Input/output error')\n            yield item\n    return gen()",
+            proc=_VW,
+        ),
+    ),
+    Fault(
+        "hook-wt-load-weights-keyerror",
+        "hook",
+        "hook: LlamaForCausalLM.load_weights raises KeyError 'model.layers.1.mlp.gate_proj.weight' (a parameter "
+        "name the checkpoint does not map)",
+        **_hook(
+            "vllm.model_executor.models.llama",
+            "LlamaForCausalLM.load_weights",
+            "    raise KeyError('model.layers.1.mlp.gate_proj.weight')",
+        ),
+    ),
+    Fault(
+        "hook-wt-prepare-weights-http-503",
+        "hook",
+        "hook: DefaultModelLoader._prepare_weights raises huggingface_hub HfHubHTTPError 503 (the weights download "
+        "path failing)",
+        **_hook(
+            "vllm.model_executor.model_loader.default_loader",
+            "DefaultModelLoader._prepare_weights",
+            "    import httpx\n    from huggingface_hub.errors import HfHubHTTPError\n"
+            "    url = 'https://huggingface.co/api/models/moonshotai/Kimi-K3/revision/main'\n"
+            "    raise HfHubHTTPError('503 Server Error: Service Unavailable for url: ' + url,\n"
+            "                         response=httpx.Response(503, request=httpx.Request('GET', url)))",
+        ),
+    ),
+    Fault(
+        "hook-wt-process-after-loading-cpu-oom",
+        "hook",
+        "hook: process_weights_after_loading raises the CPU allocator's 'not enough memory' RuntimeError",
+        **_hook("vllm.model_executor.model_loader.utils", "process_weights_after_loading", _CPU_OOM),
+    ),
+    Fault(
+        "hook-wt-load-model-exit1",
+        "hook",
+        "hook: CPUModelRunner.load_model calls os._exit(1) in the worker (a worker that vanishes while loading)",
+        **_hook("vllm.v1.worker.cpu_model_runner", "CPUModelRunner.load_model", "    os._exit(1)", proc=_VW),
+    ),
+    # -- engine
+    Fault(
+        "hook-eng-determine-memory-cpu-oom",
+        "hook",
+        "hook: CPUWorker.determine_available_memory (KV-cache sizing) raises the CPU allocator's 'not enough "
+        "memory' RuntimeError",
+        **_hook("vllm.v1.worker.cpu_worker", "CPUWorker.determine_available_memory", _CPU_OOM),
+    ),
+    Fault(
+        "hook-eng-kv-cache-init-segv",
+        "hook",
+        "hook: CPUModelRunner.initialize_kv_cache dereferences NULL (ctypes.string_at(0): SIGSEGV) in the worker",
+        **_hook("vllm.v1.worker.cpu_model_runner", "CPUModelRunner.initialize_kv_cache", _SEGV, proc=_VW),
+    ),
+    Fault(
+        "hook-eng-dist-init-store-timeout",
+        "hook",
+        "hook: init_distributed_environment raises torch DistStoreError 'Timed out after 601 seconds waiting for "
+        "clients'",
+        **_hook(
+            "vllm.distributed.parallel_state",
+            "init_distributed_environment",
+            "    import torch.distributed\n    raise torch.distributed.DistStoreError('Timed out after 601 seconds "
+            "waiting for clients. 1/2 clients joined.')",
+            proc=_VW,
+        ),
+    ),
+    Fault(
+        "hook-eng-dist-init-hang-ready-timeout",
+        "hook",
+        "hook: init_distributed_environment hangs in the worker; VLLM_ENGINE_READY_TIMEOUT_S=45 runs out",
+        **_hook(
+            "vllm.distributed.parallel_state",
+            "init_distributed_environment",
+            "    time.sleep(3600)",
+            proc=_VW,
+            VLLM_ENGINE_READY_TIMEOUT_S="45",
+        ),
+        timeout=200,
+    ),
+    Fault(
+        "hook-eng-kv-caches-no-blocks",
+        "hook",
+        "hook: EngineCore._initialize_kv_caches raises ValueError 'No available memory for the cache blocks'",
+        **_hook(
+            "vllm.v1.engine.core",
+            "EngineCore._initialize_kv_caches",
+            "    raise ValueError('No available memory for the cache blocks. Try increasing `gpu_memory_utilization` "
+            "when initializing the engine.')",
+        ),
+    ),
+    Fault(
+        "hook-eng-warmup-profile-run-illegal-access",
+        "hook",
+        "hook (compiled start-up, no --enforce-eager): GPUModelRunner.profile_run in the warm-up raises 'CUDA "
+        "error: an illegal memory access was encountered'",
+        **_hook("vllm.v1.worker.gpu_model_runner", "GPUModelRunner.profile_run", _ILLEGAL, proc=_VW),
+        eager=False,
+    ),
+    Fault(
+        "hook-eng-compile-backend-fails",
+        "hook",
+        "hook (compiled start-up): vllm.compilation.backends.VllmBackend.__call__ raises a C++ compile error "
+        "(torch.compile's backend failing)",
+        **_hook(
+            "vllm.compilation.backends",
+            "VllmBackend.__call__",
+            "    raise RuntimeError('CppCompileError: C++ compile error: /tmp/torchinductor_root/cx/"
+            "ccx3k3.cpp:41:5: error: use of undeclared identifier at::vec')",
+        ),
+        eager=False,
+    ),
+    Fault(
+        "hook-eng-aot-compile-fails",
+        "hook",
+        "hook (compiled start-up): TorchCompileWithNoGuardsWrapper.aot_compile (the torch.compile entry of the "
+        "warm-up) raises a C++ compile error",
+        **_hook(
+            "vllm.compilation.wrapper",
+            "TorchCompileWithNoGuardsWrapper.aot_compile",
+            "    raise RuntimeError('CppCompileError: C++ compile error: /tmp/torchinductor_root/cx/"
+            "ccx3k3.cpp:41:5: error: use of undeclared identifier at::vec')",
+            proc=_VW,
+        ),
+        eager=False,
+    ),
+    # -- api
+    Fault(
+        "hook-api-register-routers-raises",
+        "hook",
+        "hook: register_api_routers (the OpenAI app's route registration) raises fastapi's FastAPIError",
+        **_hook(
+            "vllm.entrypoints.launchers.api_server.routers",
+            "register_api_routers",
+            "    from fastapi.exceptions import FastAPIError\n    raise FastAPIError('Invalid args for response field! "
+            "Hint: check that <class \\'starlette.requests.Request\\'> is a valid Pydantic field type.')",
+        ),
+    ),
+    Fault(
+        "hook-api-serving-chat-init-raises",
+        "hook",
+        "hook: OpenAIServingChat.__init__ raises a jinja2 TemplateSyntaxError (the chat serving class failing to "
+        "set up)",
+        **_hook(
+            "vllm.entrypoints.openai.chat_completion.serving",
+            "OpenAIServingChat.__init__",
+            "    import jinja2\n    raise jinja2.exceptions.TemplateSyntaxError(\"unexpected '}'\", 1)",
+        ),
+    ),
+    Fault(
+        "hook-api-init-app-state-connreset",
+        "hook",
+        "hook: init_app_state (async, the API server's state set-up) raises ConnectionResetError",
+        **_hook(
+            "vllm.entrypoints.launchers.api_server.app_state",
+            "init_app_state",
+            "    raise ConnectionResetError(104, 'Connection reset by peer')",
+        ),
+    ),
+    Fault(
+        "hook-api-tokenizer-load-eio",
+        "hook",
+        "hook: cached_tokenizer_from_config raises OSError EIO in the API server process only (the tokenizer load "
+        "of the frontend)",
+        **_hook("vllm.tokenizers.registry", "cached_tokenizer_from_config", _EIO, proc=_API),
+    ),
+    # -- runtime
+    Fault(
+        "hook-rt-execute-model-illegal-access-nth",
+        "hook",
+        "hook: GPUModelRunner.execute_model raises 'CUDA error: an illegal memory access was encountered' on its "
+        "20th call in the worker (the second request)",
+        **_hook(*_RUNNER, _ILLEGAL, when="n == 20", proc=_VW),
+        actions=_HOOK_HEALTHY,
+    ),
+    Fault(
+        "hook-rt-sample-tokens-cpu-oom",
+        "hook",
+        "hook: GPUModelRunner.sample_tokens raises the CPU allocator's 'not enough memory' RuntimeError once armed",
+        **_hook("vllm.v1.worker.gpu_model_runner", "GPUModelRunner.sample_tokens", _CPU_OOM, "fired()", _VW),
+        actions=_HOOK_SERVE,
+    ),
+    Fault(
+        "hook-rt-scheduler-schedule-assert",
+        "hook",
+        "hook: Scheduler.schedule raises an AssertionError in the engine core once armed",
+        **_hook(
+            "vllm.v1.core.sched.scheduler",
+            "Scheduler.schedule",
+            "    raise AssertionError('num_computed_tokens (48) exceeds num_tokens (32) for request chatcmpl-k3')",
+            "fired()",
+            _EC,
+        ),
+        actions=_HOOK_SERVE,
+    ),
+    Fault(
+        "hook-rt-detokenizer-unicode-error",
+        "hook",
+        "hook: FastIncrementalDetokenizer.decode_next raises UnicodeDecodeError in the API server once armed",
+        **_hook(
+            "vllm.v1.engine.detokenizer",
+            "FastIncrementalDetokenizer.decode_next",
+            "    raise UnicodeDecodeError('utf-8', b'\\xf0\\x9f', 0, 1, 'invalid continuation byte')",
+            "fired()",
+            _API,
+        ),
+        actions=_HOOK_SERVE,
+    ),
+    Fault(
+        "hook-rt-output-processor-keyerror",
+        "hook",
+        "hook: OutputProcessor.process_outputs raises KeyError in the API server once armed",
+        **_hook(
+            "vllm.v1.engine.output_processor",
+            "OutputProcessor.process_outputs",
+            "    raise KeyError('chatcmpl-k3-0')",
+            "fired()",
+            _API,
+        ),
+        actions=_HOOK_SERVE,
+    ),
+    Fault(
+        "hook-rt-worker-abort-marked",
+        "hook",
+        "hook: GPUModelRunner.execute_model calls os.abort() in the worker for a marked request (seed 31337)",
+        **_hook(*_RUNNER, "    os.abort()", "marked(args, kwargs)", _VW),
+        actions=_HOOK_MARKED,
+    ),
+    Fault(
+        "hook-rt-worker-exit1-marked",
+        "hook",
+        "hook: GPUModelRunner.execute_model calls os._exit(1) in the worker for a marked request (seed 31337)",
+        **_hook(*_RUNNER, "    os._exit(1)", "marked(args, kwargs)", _VW),
+        actions=_HOOK_MARKED,
+    ),
+    Fault(
+        "hook-rt-worker-segv-marked",
+        "hook",
+        "hook: GPUModelRunner.execute_model dereferences NULL (ctypes.string_at(0): SIGSEGV) in the worker for a "
+        "marked request (seed 31337)",
+        **_hook(*_RUNNER, _SEGV, "marked(args, kwargs)", _VW),
+        actions=_HOOK_MARKED,
+    ),
+    Fault(
+        "hook-rt-worker-hang-execute-timeout",
+        "hook",
+        "hook: GPUModelRunner.execute_model sleeps 300 s in the worker for a marked request, "
+        "VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS=20",
+        **_hook(
+            *_RUNNER,
+            "    time.sleep(300)\n    return orig(*args, **kwargs)",
+            "marked(args, kwargs)",
+            _VW,
+            VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS="20",
+        ),
+        actions=_HOOK_MARKED,
+        timeout=300,
+    ),
+    Fault(
+        "hook-rt-engine-add-request-indexerror",
+        "hook",
+        "hook: EngineCore.add_request raises IndexError in the engine core for a marked request (seed 31337)",
+        **_hook(
+            "vllm.v1.engine.core",
+            "EngineCore.add_request",
+            "    raise IndexError('list index out of range')",
+            "marked(args, kwargs)",
+            _EC,
+        ),
+        actions=_HOOK_MARKED,
+    ),
+    Fault(
+        "hook-rt-chat-handler-500-marked",
+        "hook",
+        "hook: OpenAIServingChat.create_chat_completion raises ConnectionResetError in the API server for a prompt "
+        "with the marker word k3mark (the server survives: a 500)",
+        **_hook(
+            "vllm.entrypoints.openai.chat_completion.serving",
+            "OpenAIServingChat.create_chat_completion",
+            "    raise ConnectionResetError(104, 'Connection reset by peer')",
+            "'k3mark' in str(getattr(args[1], 'messages', ''))",
+            _API,
+        ),
+        actions=_HOOK_MARKED,
+    ),
+    # -- healthy controls: the hook is installed and never fires (or only slows one request down)
+    Fault(
+        "hook-ok-execute-model-never-armed",
+        "hook",
+        "hook on GPUModelRunner.execute_model waiting for a trigger file that is never created: requests, a normal "
+        "stop (control run)",
+        **_hook(*_RUNNER, _ILLEGAL, "fired()", _VW),
+        actions=_HOOK_HEALTHY,
+    ),
+    Fault(
+        "hook-ok-load-weights-other-process",
+        "hook",
+        "hook on LlamaForCausalLM.load_weights restricted to a process that does not exist: requests, a normal "
+        "stop (control run)",
+        **_hook("vllm.model_executor.models.llama", "LlamaForCausalLM.load_weights", _EIO, proc="APIServer_7"),
+        actions=_HOOK_HEALTHY,
+    ),
+    Fault(
+        "hook-ok-chat-handler-marker-unsent",
+        "hook",
+        "hook on OpenAIServingChat.create_chat_completion for the marker word k3mark, never sent: requests, a "
+        "normal stop (control run)",
+        **_hook(
+            "vllm.entrypoints.openai.chat_completion.serving",
+            "OpenAIServingChat.create_chat_completion",
+            "    raise ConnectionResetError(104, 'Connection reset by peer')",
+            "'k3mark' in str(getattr(args[1], 'messages', ''))",
+            _API,
+        ),
+        actions=_HOOK_HEALTHY,
+    ),
+    Fault(
+        "hook-ok-scheduler-delay-marked",
+        "hook",
+        "hook on Scheduler.schedule that only sleeps 0.5 s per step of the engine core once armed (a slow but "
+        "healthy engine), requests, a normal stop (control run)",
+        **_hook(
+            "vllm.v1.core.sched.scheduler",
+            "Scheduler.schedule",
+            "    time.sleep(0.5)\n    return orig(*args, **kwargs)",
+            "fired() and n % 4 == 0",
+            _EC,
+        ),
+        actions=_HOOK_SERVE,
     ),
 )
 
