@@ -15,6 +15,11 @@
   '/usr/local/bin/vllm'``, or ``'vllm'`` looked up on the PATH): the container's root.
 - A model registry that has no entry for the model's class (``Model class X not found in diffusion model
   registry``, as vLLM-Omni says it): an architecture this build does not support, the config's.
+- A broken connection (``ConnectionResetError``, ``BrokenPipeError``) that ended the program: its traceback
+  runs from the program's first frame, nothing caught it (a server catches a client that went away and goes
+  on): a root, not a client gone.
+- torch's CPU allocator running out (``DefaultCPUAllocator: not enough memory: you tried to allocate N
+  bytes``) is an out-of-memory root.
 
 Each on generated logs and on a real log of the tuned part; each fails without its change (the guards,
 which say what a rule must leave alone, pass either way).
@@ -175,3 +180,64 @@ def test_a_model_class_missing_from_a_registry_is_the_config(cls: str, registry:
     res = classify_text(line + "\n")
     assert res.first_exception is not None and res.first_exception.line == line
     assert res.failed_stage == "config", res.evidence
+
+
+_PEER = st.sampled_from(
+    [
+        "ConnectionResetError: [Errno 104] Connection reset by peer",
+        "BrokenPipeError: [Errno 32] Broken pipe",
+        "ConnectionAbortedError: [Errno 103] Software caused connection abort",
+    ]
+)
+_SITE = "/opt/venv/lib/python3.11/site-packages"
+
+
+def _tb(frames: list[tuple[str, str]], exc: str) -> list[str]:
+    out = ["Traceback (most recent call last):"]
+    for path, func in frames:
+        out += [f'  File "{path}", line 10, in {func}', "    call()"]
+    return [*out, exc]
+
+
+@given(exc=_PEER, depth=st.integers(0, 3))
+def test_a_broken_connection_that_ended_the_program_is_a_root(exc: str, depth: int) -> None:
+    frames = [("/opt/venv/bin/vllm", "<module>"), (f"{_SITE}/vllm/entrypoints/cli/main.py", "main")]
+    frames += [(f"{_SITE}/vllm/entrypoints/openai/api_server.py", f"build_step_{i}") for i in range(depth)]
+    frames.append((f"{_SITE}/vllm/entrypoints/openai/api_server.py", "init_app_state"))
+    res = classify_text(
+        "\n".join(["INFO 12-06 17:14:40 [api_server.py:1] vLLM API server version 0.32.0", *_tb(frames, exc)]) + "\n"
+    )
+    assert res.first_exception is not None and res.first_exception.line == exc, res.evidence
+
+
+@given(exc=_PEER)
+def test_a_client_that_went_away_in_a_request_handler_is_no_root(exc: str) -> None:
+    """Guard: the server's request handling caught it (its traceback starts in the web server's loop)."""
+    frames = [
+        (f"{_SITE}/uvicorn/protocols/http/httptools_impl.py", "run_asgi"),
+        (f"{_SITE}/starlette/responses.py", "stream_response"),
+        (f"{_SITE}/vllm/entrypoints/openai/serving_chat.py", "chat_completion_stream_generator"),
+    ]
+    lines = [
+        "INFO:     Application startup complete.",
+        "ERROR:    Exception in ASGI application",
+        *_tb(frames, exc),
+        'INFO:     127.0.0.1:5000 - "POST /v1/chat/completions HTTP/1.1" 200 OK',
+    ]
+    assert classify_text("\n".join(lines) + "\n").first_exception is None
+
+
+def test_a_real_api_whose_set_up_lost_its_connection() -> None:
+    name = "hook-api-init-app-state-connreset.log"
+    assert not held_out("vllm-cpu-faults", name)
+    res = classify_text((REPO_CORPUS / "vllm-cpu-faults" / name).read_text())
+    assert res.first_exception is not None and "Connection reset by peer" in res.first_exception.line
+    assert res.failed_stage == "api", res.evidence
+
+
+@given(n=st.integers(1, 2**40), where=st.sampled_from(["alloc_cpu.cpp:117", "alloc_cpu.cpp:91"]))
+def test_the_cpu_allocator_running_out_is_an_oom_root(n: int, where: str) -> None:
+    exc = f"RuntimeError: [enforce fail at {where}] data. DefaultCPUAllocator: not enough memory: you tried to allocate {n} bytes."
+    res = classify_text("\n".join(_tb([(f"{_SITE}/vllm/v1/worker/cpu_model_runner.py", "execute_model")], exc)) + "\n")
+    assert res.first_exception is not None and res.first_exception.line == exc
+    assert res.oom_root_cause is True

@@ -411,6 +411,8 @@ KNOWN_MISSES = {
     "vllm-issues/6356.log": "the client's report that the engine core died is the root; gdb's 'Program terminated with signal SIGBUS' of the core dump is printed after it (stage runtime right)",
     "vllm-issues/6360.log": "a CANN kernel rejecting a weight format during profiling, no frame naming a layer: the engine's set-up by default (label device, marked unsure)",
     "vllm-issues/6357.log": "stage and root right; the root's line is the NPU runtime's error code, its 'EL0004: Failed to allocate memory. Possible Cause: Available memory is insufficient' is on the lines below it (oom_root_cause null; label true)",
+    "vllm-cpu-faults/hook-eng-dist-init-hang-ready-timeout.log": "distributed init made to hang: the log just stops, the ready timeout never fired and the harness's stop printed nothing (none; label engine by what it was doing, marked unsure)",
+    "vllm-cpu-faults/hook-wt-load-model-exit1.log": "the worker os._exit(1)s in load_model before its buffered lines are written: the log shows it dying right after it started, so the markers say the device's set-up (label weights by what it was doing, marked unsure)",
 }
 
 

@@ -1327,8 +1327,11 @@ class Classifier:
 
     def _engine_connection(self, body: str, trace: Trace | None) -> bool:
         """A broken connection raised through the engine's own loop (its KV cache server's socket, a
-        peer's transfer): the engine's failure, not a client that went away."""
-        return self._rules.peer.search(body) is not None and self._through_engine_loop(trace)
+        peer's transfer), or that ended the program (its traceback runs from the program's first frame:
+        nothing caught it, as a server catches a client that went away): a failure, not a client gone."""
+        if self._rules.peer.search(body) is None:
+            return False
+        return self._through_engine_loop(trace) or (trace is not None and from_program_start(trace.lines))
 
     def _helper_noise(self, trace: Trace) -> bool:
         """Every frame of the traceback is one of Python's own helper processes (multiprocessing's
