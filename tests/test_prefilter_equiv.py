@@ -514,3 +514,27 @@ def test_a_layout_learnt_from_lines_past_the_first_fetch_is_read_the_same(
     p.write_text(text, encoding="utf-8")
     check(p)
     assert len(scan(p).result.first_exception.stack) == len(tb)  # the head was read through the envelope
+
+
+_BYTES = st.binary(max_size=300).map(lambda b: bytes(c % 8 + 44 for c in b))  # a few bytes, many repeats
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    data=_BYTES,
+    needle=st.one_of(st.sampled_from([b"rror", b".py:", b"./", b"(0)"]), _BYTES.filter(bool)),
+    lo=st.integers(0, 320),
+    hi=st.integers(0, 320),
+)
+def test_the_host_programs_search_finds_what_find_finds(
+    tmp_path_factory, data: bytes, needle: bytes, lo: int, hi: int
+) -> None:  # noqa: ANN001
+    """The host program searches for a short needle with a compiled literal pattern (faster than
+    ``mmap.find`` on log text), a long one with find: either way, on the mapped file, the first place in
+    a range is find's (a regex metacharacter in a needle is a literal)."""
+    import mmap
+
+    path = tmp_path_factory.mktemp("find") / "f"
+    path.write_bytes(data + b"\n")
+    with path.open("rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+        assert prefilter_remote._find(mm, needle, lo, hi) == mm.find(needle, lo, hi)

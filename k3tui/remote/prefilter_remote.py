@@ -36,6 +36,7 @@ import hashlib
 import json
 import mmap
 import os
+import re
 import sys
 
 BLOCK = 8 << 20
@@ -47,6 +48,23 @@ def _line_start(mm, pos):
     return mm.rfind(b"\n", 0, pos) + 1
 
 
+_SEARCHES = {}
+
+
+def _find(mm, needle, pos, end):
+    """``mm.find(needle, pos, end)``; a short needle (``rror``, the ``.py:`` gate) by a compiled literal
+    pattern, whose scan for its first byte runs about twice as fast as find's on log text (find's skip table
+    for a 4-byte needle aliases the digits and letters logs are full of); a long one by find, which skips by
+    its length."""
+    if len(needle) >= 8:
+        return mm.find(needle, pos, end)
+    search = _SEARCHES.get(needle)
+    if search is None:
+        search = _SEARCHES[needle] = re.compile(re.escape(needle)).search
+    m = search(mm, pos, end)
+    return -1 if m is None else m.start()
+
+
 def _find_all(mm, needle, lo, hi, cap, out, nid):
     """Offsets in [lo, hi) where needle starts (it may run past hi); at most cap."""
     if cap == 1:  # one of a family of spellings: only the first of them all matters
@@ -55,7 +73,7 @@ def _find_all(mm, needle, lo, hi, cap, out, nid):
     pos = lo
     n = 0
     while True:
-        i = mm.find(needle, pos, end)
+        i = _find(mm, needle, pos, end)
         if i < 0 or i >= hi:
             return None
         out.append((i, nid))
@@ -74,7 +92,7 @@ def _gate_hits(mm, gate, markers, lo, hi, caps, out):
     pos, last_line = lo, -1
     dropped = {}
     while active:
-        i = mm.find(gb, pos, end)
+        i = _find(mm, gb, pos, end)
         if i < 0 or i >= hi:
             break
         ls = _line_start(mm, i)
