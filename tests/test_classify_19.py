@@ -20,6 +20,9 @@
   on): a root, not a client gone.
 - torch's CPU allocator running out (``DefaultCPUAllocator: not enough memory: you tried to allocate N
   bytes``) is an out-of-memory root.
+- A collective communicator that cannot be created (``HCCL function error: hcclCommInitRootInfoConfig(…)``,
+  ``ncclCommInitRank failed``, torch_npu's ``createHCCLComm``) is the engine's distributed set-up, wherever
+  the first collective created it (a model's layers under ``load_model`` build theirs lazily).
 
 Each on generated logs and on a real log of the tuned part; each fails without its change (the guards,
 which say what a rule must leave alone, pass either way).
@@ -241,3 +244,35 @@ def test_the_cpu_allocator_running_out_is_an_oom_root(n: int, where: str) -> Non
     res = classify_text("\n".join(_tb([(f"{_SITE}/vllm/v1/worker/cpu_model_runner.py", "execute_model")], exc)) + "\n")
     assert res.first_exception is not None and res.first_exception.line == exc
     assert res.oom_root_cause is True
+
+
+@given(
+    call=st.sampled_from(
+        [
+            "create_config:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:148 HCCL function error: "
+            "hcclCommInitRootInfoConfig(numRanks, &rootInfo, rank, config, &(comm->hcclComm_)), error code is 7",
+            "createHCCLComm:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:1479 HCCL function error: "
+            "HcclGetRootInfo(&hcclID), error code is 6",
+            "NCCL error in: /pytorch/torch/csrc/distributed/c10d/NCCLUtils.cpp:77, ncclCommInitRank failed: unhandled system error",
+        ]
+    ),
+    loader=st.sampled_from(["load_model", "load_weights", "__init__"]),
+)
+def test_a_communicator_that_cannot_be_created_is_the_engines_set_up(call: str, loader: str) -> None:
+    frames = [
+        (f"{_SITE}/vllm/v1/worker/gpu_model_runner.py", "load_model"),
+        (f"{_SITE}/vllm/model_executor/model_loader/base_loader.py", loader),
+        (f"{_SITE}/vllm/model_executor/models/deepseek_v2.py", "__init__"),
+    ]
+    exc = f"RuntimeError: {call}"
+    res = classify_text("\n".join(_tb(frames, exc)) + "\n")
+    assert res.first_exception is not None and res.first_exception.line == exc
+    assert res.failed_stage == "engine", res.evidence
+
+
+def test_a_real_dp_ep_start_whose_hccl_communicator_failed_in_model_construction() -> None:
+    name = "6375.log"
+    assert not held_out("vllm-issues", name)
+    res = classify_text((REPO_CORPUS / "vllm-issues" / name).read_text())
+    assert "hcclCommInitRootInfoConfig" in res.first_exception.line
+    assert res.failed_stage == "engine", res.evidence

@@ -413,6 +413,13 @@ KNOWN_MISSES = {
     "vllm-issues/6357.log": "stage and root right; the root's line is the NPU runtime's error code, its 'EL0004: Failed to allocate memory. Possible Cause: Available memory is insufficient' is on the lines below it (oom_root_cause null; label true)",
     "vllm-cpu-faults/hook-eng-dist-init-hang-ready-timeout.log": "distributed init made to hang: the log just stops, the ready timeout never fired and the harness's stop printed nothing (none; label engine by what it was doing, marked unsure)",
     "vllm-cpu-faults/hook-wt-load-model-exit1.log": "the worker os._exit(1)s in load_model before its buffered lines are written: the log shows it dying right after it started, so the markers say the device's set-up (label weights by what it was doing, marked unsure)",
+    "vllm-issues/6373.log": "torch_npu's 'The Inner error is reported as above' wrapper is taken as the root; the label takes the CANN line under it ('Memory_Allocation_Failure(EL0004): Failed to allocate memory.'; other labels of the corpus take the wrapper), and no start-up line says the server was serving (engine by default; label runtime from the prose, marked unsure)",
+    "vllm-issues/6374.log": "torch's fake-tensor warning line ([rank7]:E0106 … fake_tensor) before the op's dtype RuntimeError is taken as the root (stage engine right)",
+    "vllm-issues/6379.log": "a hand-wrapped quote of UCX's CUDA IPC errors: the UCX ERROR line is the root, its message ('cuMemcpyDtoDAsync_v2 … failed: invalid argument') is on the wrapped next line (stage runtime right)",
+    "vllm-issues/6381.log": "three UCX lines quoted alone, no start-up line: the last start-up marker seen places it in the engine's set-up (label runtime from the thread, marked unsure)",
+    "vllm-issues/6382.log": "a TypeError in the MTP drafter's dummy run with no start-up line: the engine's set-up by default (label runtime from the prose, marked unsure: the same path runs in warm-up)",
+    "vllm-issues/6384.log": "stage engine right (the HCCL communicator that could not be created); the label takes the CANN line 'Bind_Failed(EJ0003)' under torch_npu's RuntimeError as the root",
+    "vllm-issues/6385.log": "a P/D KV link failure (llm_datadist LLMException) with no start-up line: the engine's set-up by default (label runtime from the thread, marked unsure)",
 }
 
 
