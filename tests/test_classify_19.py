@@ -23,6 +23,8 @@
 - A collective communicator that cannot be created (``HCCL function error: hcclCommInitRootInfoConfig(…)``,
   ``ncclCommInitRank failed``, torch_npu's ``createHCCLComm``) is the engine's distributed set-up, wherever
   the first collective created it (a model's layers under ``load_model`` build theirs lazily).
+- torch.compile's compile id after glog's prefix (``E0106 03:23:01.677000 37645 torch/x.py:2721] [0/0] …``)
+  is part of the prefix: the traceback torch logs behind it is read as one, its exception line the root.
 
 Each on generated logs and on a real log of the tuned part; each fails without its change (the guards,
 which say what a rule must leave alone, pass either way).
@@ -276,3 +278,19 @@ def test_a_real_dp_ep_start_whose_hccl_communicator_failed_in_model_construction
     res = classify_text((REPO_CORPUS / "vllm-issues" / name).read_text())
     assert "hcclCommInitRootInfoConfig" in res.first_exception.line
     assert res.failed_stage == "engine", res.evidence
+
+
+@given(
+    cid=st.from_regex(r"\[\d{1,2}/\d{1,2}(?:_\d)?\]", fullmatch=True),
+    rank=st.sampled_from(["", "[rank7]:", "(Worker_DP1_TP3_EP7 pid=37645) [rank7]:"]),
+)
+def test_a_traceback_torch_logs_behind_a_compile_id_is_read(cid: str, rank: str) -> None:
+    pre = f"{rank}E0106 03:23:01.677000 37645 site-packages/torch/_subclasses/fake_tensor.py:2721] {cid} "
+    body = _tb(
+        [(f"{_SITE}/torch/_subclasses/fake_tensor.py", "_dispatch_impl")], "RuntimeError: scale's dtype must be float32"
+    )
+    lines = [f"{pre}failed while attempting to run meta for npu.npu_quant_matmul.default", *(pre + x for x in body)]
+    res = classify_text("\n".join(lines) + "\n")
+    assert res.first_exception is not None and res.first_exception.line.endswith(
+        "RuntimeError: scale's dtype must be float32"
+    )

@@ -109,7 +109,11 @@ _RAY_CPP = re.compile(
     r"^\[(?P<date>\d{4}-\d\d-\d\d) (?P<t>\d\d:\d\d:\d\d),\d+ (?P<g>[IWEF]) \d+ \d+\] (?:\([\w.\-]+\) )?[\w.\-/]+:\d+: ?"
 )
 """Ray's own C++ log lines: ``[2025-06-13 01:49:41,730 E 1 1] gcs_rpc_client.h:179: …``."""
-_GLOG = re.compile(r"^\[?(?P<g>[IWEF])(?P<d>\d{4}) (?P<t>\d\d:\d\d:\d\d)\.\d+ +\d+ [\w.\-/]+:\d+\] ?")
+_GLOG = re.compile(
+    r"^\[?(?P<g>[IWEF])(?P<d>\d{4}) (?P<t>\d\d:\d\d:\d\d)\.\d+ +\d+ [\w.\-/]+:\d+\] ?(?:\[\d+/\d+(?:_\d+)?\] )?"
+)
+"""glog's prefix as torch's Python logging prints it (``E0106 03:23:01.677000 37645 torch/x.py:2721] ``), with the
+compile id torch.compile's logs carry after it (``[0/0] ``, ``[1/2_1] ``: the frame and its compile attempt)."""
 _CUT = re.compile(r"^(?:[\d:.\-]+ )?\[?[\w.\-/<>]+\.py:\d+\] ?")
 """A vLLM prefix cut before its level: ``[file.py:N] `` or ``08:25:25 file.py:226] ``."""
 _LEVELS = "DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL"
