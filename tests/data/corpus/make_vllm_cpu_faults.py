@@ -5332,6 +5332,359 @@ FAULTS = FAULTS + (
 )
 
 
+# -- session 19 round 6: several ranks, ONE failing. The CPU build runs TP 2, DP 2 and PP 2 of the tiny model on the
+# 2-core machine once OpenMP threads are bound by hand (``VLLM_CPU_OMP_THREADS_BIND=0|1``: the automatic binding wants
+# one NUMA node per rank and stops with "Not enough allowed NUMA nodes", see ``env-tp2-on-2-cores``). A hook fires in
+# ONE rank only: a worker by its multiprocessing name (``VllmWorker-1`` is the worker of global rank 1 under TP / PP),
+# an engine core of DP (``EngineCore_DP1``), or a DP rank's worker by its parent's title (``_DP1_WORKER``).
+_BIND = {"VLLM_CPU_OMP_THREADS_BIND": "0|1"}
+_LAYOUT = {
+    "tp2": ("--tensor-parallel-size", "2"),
+    "dp2": ("--data-parallel-size", "2"),
+    "pp2": ("--pipeline-parallel-size", "2"),
+}
+_W0, _W1 = "VllmWorker-0", "VllmWorker-1"
+_DP1_WORKER = "'EngineCore_DP1' in open('/proc/%d/cmdline' % os.getppid()).read()"
+_DP0_WORKER = "'EngineCore_DP0' in open('/proc/%d/cmdline' % os.getppid()).read()"
+_KILL9 = "    import signal\n    os.kill(os.getpid(), signal.SIGKILL)"
+_RANK_SERVE = (  # a chat that passes, the trigger file, three more requests (DP spreads them), a normal stop
+    ("wait", "ready"),
+    ("request", "chat"),
+    _ARM,
+    ("request", "chat"),
+    ("request", "completion"),
+    ("request", "chat"),
+    ("sleep", 3),
+    ("signal", "main", "SIGTERM"),
+)
+
+
+def _rank(
+    name: str,
+    what: str,
+    layout: str,
+    mod: str,
+    attr: str,
+    fire: str,
+    when: str = "True",
+    proc: str = "",
+    actions: tuple = (),
+    timeout: float = 300.0,
+    env: dict | None = None,
+    **kw: object,
+) -> Fault:
+    """A fault of the ``rank`` family: ``layout`` (tp2 / dp2 / pp2) with a hook that fires in one rank only."""
+    hook = _hook(mod, attr, fire, when, proc, **(env or {}))
+    return Fault(
+        name,
+        "rank",
+        what,
+        args=_LAYOUT[layout],
+        setup=hook["setup"],
+        env={**hook["env"], **_BIND},
+        actions=actions,
+        timeout=timeout,
+        **kw,
+    )
+
+
+_DEV = ("vllm.v1.worker.cpu_worker", "CPUWorker.init_device")
+_LOADW = ("vllm.model_executor.model_loader.default_loader", "DefaultModelLoader.load_weights")
+_MISSING = (
+    '    raise ValueError("Following weights were not initialized from checkpoint: '
+    "{'model.layers.1.self_attn.o_proj.weight'}\")"
+)
+_ORDINAL = (
+    "    raise RuntimeError('CUDA error: invalid device ordinal\\nCUDA kernel errors might be asynchronously reported "
+    "at some other API call, so the stacktrace below might be incorrect.')"
+)
+_ALLREDUCE = ("vllm.distributed.parallel_state", "GroupCoordinator.all_reduce")
+# the healthy rank waits in a collective for the failed one: a short execute_model timeout ends the wait
+_EXEC_TIMEOUT = {"VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS": "30"}
+
+FAULTS = FAULTS + (
+    # -- start-up, TP 2
+    _rank(
+        "rank-tp1-init-device-invalid-ordinal",
+        "TP 2: CPUWorker.init_device raises 'CUDA error: invalid device ordinal' in the worker of rank 1 only",
+        "tp2",
+        *_DEV,
+        _ORDINAL,
+        proc=_W1,
+    ),
+    _rank(
+        "rank-tp0-init-device-invalid-ordinal",
+        "TP 2: CPUWorker.init_device raises 'CUDA error: invalid device ordinal' in the worker of rank 0 only",
+        "tp2",
+        *_DEV,
+        _ORDINAL,
+        proc=_W0,
+    ),
+    _rank(
+        "rank-tp1-weights-tensor-missing",
+        "TP 2: DefaultModelLoader.load_weights raises ValueError 'Following "
+        "weights were not initialized from checkpoint' in rank 1 only",
+        "tp2",
+        *_LOADW,
+        _MISSING,
+        proc=_W1,
+    ),
+    _rank(
+        "rank-tp0-weights-tensor-missing",
+        "TP 2: DefaultModelLoader.load_weights raises ValueError 'Following "
+        "weights were not initialized from checkpoint' in rank 0 only",
+        "tp2",
+        *_LOADW,
+        _MISSING,
+        proc=_W0,
+    ),
+    _rank(
+        "rank-tp1-kv-sizing-tiny",
+        "TP 2: CPUWorker.determine_available_memory reports 64 KiB in rank 1 only (the "
+        "ranks disagree on the KV-cache size)",
+        "tp2",
+        "vllm.v1.worker.cpu_worker",
+        "CPUWorker.determine_available_memory",
+        "    return 65536",
+        proc=_W1,
+    ),
+    _rank(
+        "rank-tp1-warmup-cpu-oom",
+        "TP 2: CPUWorker.compile_or_warm_up_model (the warm-up step) raises the CPU allocator's 'not enough "
+        "memory' RuntimeError in rank 1 only",
+        "tp2",
+        "vllm.v1.worker.cpu_worker",
+        "CPUWorker.compile_or_warm_up_model",
+        _CPU_OOM,
+        proc=_W1,
+    ),
+    _rank(
+        "rank-tp1-dist-init-hang-ready-timeout",
+        "TP 2: init_distributed_environment hangs in rank 1 only; VLLM_ENGINE_READY_TIMEOUT_S=45",
+        "tp2",
+        "vllm.distributed.parallel_state",
+        "init_distributed_environment",
+        "    time.sleep(3600)",
+        proc=_W1,
+        timeout=200,
+        env={"VLLM_ENGINE_READY_TIMEOUT_S": "45"},
+    ),
+    _rank(
+        "rank-tp1-first-allreduce-hang",
+        "TP 2: the first GroupCoordinator.all_reduce hangs in rank 1 only "
+        "(start-up); VLLM_ENGINE_READY_TIMEOUT_S=60, VLLM_RINGBUFFER_WARNING_INTERVAL=15",
+        "tp2",
+        *_ALLREDUCE,
+        "    time.sleep(3600)",
+        "n == 1",
+        _W1,
+        timeout=200,
+        env={"VLLM_ENGINE_READY_TIMEOUT_S": "60", "VLLM_RINGBUFFER_WARNING_INTERVAL": "15"},
+    ),
+    _rank(
+        "rank-tp1-sigkill-loading",
+        "TP 2: the worker of rank 1 SIGKILLs itself in CPUModelRunner.load_model",
+        "tp2",
+        "vllm.v1.worker.cpu_model_runner",
+        "CPUModelRunner.load_model",
+        _KILL9,
+        proc=_W1,
+    ),
+    _rank(
+        "rank-tp1-segv-kv-cache-init",
+        "TP 2: CPUModelRunner.initialize_kv_cache dereferences NULL (SIGSEGV) in rank 1 only",
+        "tp2",
+        "vllm.v1.worker.cpu_model_runner",
+        "CPUModelRunner.initialize_kv_cache",
+        _SEGV,
+        proc=_W1,
+    ),
+    # -- runtime, TP 2
+    _rank(
+        "rank-tp1-execute-model-raise-nth",
+        "TP 2: GPUModelRunner.execute_model raises 'CUDA error: an illegal "
+        "memory access was encountered' on its 20th call in rank 1 only; VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS=30",
+        "tp2",
+        *_RUNNER,
+        _ILLEGAL,
+        "n == 20",
+        _W1,
+        _HOOK_HEALTHY,
+        env=_EXEC_TIMEOUT,
+    ),
+    _rank(
+        "rank-tp0-execute-model-raise-nth",
+        "TP 2: GPUModelRunner.execute_model raises 'CUDA error: an illegal "
+        "memory access was encountered' on its 20th call in rank 0 only; VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS=30",
+        "tp2",
+        *_RUNNER,
+        _ILLEGAL,
+        "n == 20",
+        _W0,
+        _HOOK_HEALTHY,
+        env=_EXEC_TIMEOUT,
+    ),
+    _rank(
+        "rank-tp1-execute-model-shape-marked",
+        "TP 2: GPUModelRunner.execute_model raises a shape RuntimeError in "
+        "rank 1 only for a marked request (seed 31337); VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS=30",
+        "tp2",
+        *_RUNNER,
+        "    raise RuntimeError(\"shape '[1, 8, 2, 32]' is invalid for input of size 256\")",
+        "marked(args, kwargs)",
+        _W1,
+        _HOOK_MARKED,
+        env=_EXEC_TIMEOUT,
+    ),
+    _rank(
+        "rank-tp1-sigkill-inflight-marked",
+        "TP 2: the worker of rank 1 SIGKILLs itself in execute_model for a marked request (seed 31337)",
+        "tp2",
+        *_RUNNER,
+        _KILL9,
+        "marked(args, kwargs)",
+        _W1,
+        _HOOK_MARKED,
+    ),
+    _rank(
+        "rank-tp0-sigkill-inflight-marked",
+        "TP 2: the worker of rank 0 SIGKILLs itself in execute_model for a marked request (seed 31337)",
+        "tp2",
+        *_RUNNER,
+        _KILL9,
+        "marked(args, kwargs)",
+        _W0,
+        _HOOK_MARKED,
+    ),
+    _rank(
+        "rank-tp1-allreduce-hang-serving",
+        "TP 2: GroupCoordinator.all_reduce hangs in rank 1 only once armed "
+        "while serving; VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS=20, VLLM_RINGBUFFER_WARNING_INTERVAL=10",
+        "tp2",
+        *_ALLREDUCE,
+        "    time.sleep(3600)",
+        "fired()",
+        _W1,
+        _HOOK_SERVE,
+        240,
+        {"VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS": "20", "VLLM_RINGBUFFER_WARNING_INTERVAL": "10"},
+    ),
+    # -- DP 2
+    _rank(
+        "rank-dp1-weights-tensor-missing",
+        "DP 2: DefaultModelLoader.load_weights raises ValueError 'Following "
+        "weights were not initialized from checkpoint' in the worker of DP rank 1 only",
+        "dp2",
+        *_LOADW,
+        _MISSING,
+        _DP1_WORKER,
+    ),
+    _rank(
+        "rank-dp0-weights-tensor-missing",
+        "DP 2: DefaultModelLoader.load_weights raises ValueError 'Following "
+        "weights were not initialized from checkpoint' in the worker of DP rank 0 only",
+        "dp2",
+        *_LOADW,
+        _MISSING,
+        _DP0_WORKER,
+    ),
+    _rank(
+        "rank-dp1-kv-init-hang-ready-timeout",
+        "DP 2: EngineCore._initialize_kv_caches hangs in EngineCore_DP1 only; VLLM_ENGINE_READY_TIMEOUT_S=45",
+        "dp2",
+        "vllm.v1.engine.core",
+        "EngineCore._initialize_kv_caches",
+        "    time.sleep(3600)",
+        proc="EngineCore_DP1",
+        timeout=200,
+        env={"VLLM_ENGINE_READY_TIMEOUT_S": "45"},
+    ),
+    _rank(
+        "rank-dp1-scheduler-assert-serving",
+        "DP 2: Scheduler.schedule raises AssertionError in EngineCore_DP1 only once armed",
+        "dp2",
+        "vllm.v1.core.sched.scheduler",
+        "Scheduler.schedule",
+        "    raise AssertionError('num_computed_tokens (48) exceeds num_tokens (32) for request cmpl-k3')",
+        "fired()",
+        "EngineCore_DP1",
+        _RANK_SERVE,
+    ),
+    _rank(
+        "rank-dp1-engine-sigkill-serving",
+        "DP 2: EngineCore_DP1 SIGKILLs itself in Scheduler.schedule once armed (one DP engine killed while serving)",
+        "dp2",
+        "vllm.v1.core.sched.scheduler",
+        "Scheduler.schedule",
+        _KILL9,
+        "fired()",
+        "EngineCore_DP1",
+        _RANK_SERVE,
+    ),
+    # -- PP 2
+    _rank(
+        "rank-pp1-execute-model-raise-nth",
+        "PP 2: GPUModelRunner.execute_model raises 'CUDA error: an illegal "
+        "memory access was encountered' on its 20th call in the last pipeline stage (rank 1) only; VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS=30",
+        "pp2",
+        *_RUNNER,
+        _ILLEGAL,
+        "n == 20",
+        _W1,
+        _HOOK_HEALTHY,
+        env=_EXEC_TIMEOUT,
+    ),
+    _rank(
+        "rank-pp1-warmup-exit1",
+        "PP 2: the worker of pipeline rank 1 calls os._exit(1) in CPUWorker.compile_or_warm_up_model (the warm-up step)",
+        "pp2",
+        "vllm.v1.worker.cpu_worker",
+        "CPUWorker.compile_or_warm_up_model",
+        "    os._exit(1)",
+        proc=_W1,
+    ),
+    # -- healthy controls
+    _rank(
+        "rank-ok-tp2-hook-never-armed",
+        "TP 2, a hook on execute_model in rank 1 waiting for a trigger file never "
+        "created: requests, a normal stop (control run)",
+        "tp2",
+        *_RUNNER,
+        _ILLEGAL,
+        "fired()",
+        _W1,
+        _HOOK_HEALTHY,
+    ),
+    _rank(
+        "rank-ok-tp1-kv-sizing-half",
+        "TP 2: CPUWorker.determine_available_memory reports half of its KV space in rank 1 only (the ranks disagree, "
+        "both sizes ample): requests, a normal stop (control run)",
+        "tp2",
+        "vllm.v1.worker.cpu_worker",
+        "CPUWorker.determine_available_memory",
+        "    return orig(*args, **kwargs) // 2",
+        proc=_W1,
+        actions=_HOOK_HEALTHY,
+    ),
+    Fault(
+        "rank-ok-dp2-healthy",
+        "rank",
+        "DP 2 (two engine cores, threads bound 0|1): requests, a normal stop (control run)",
+        args=_LAYOUT["dp2"],
+        env=dict(_BIND),
+        actions=_HOOK_HEALTHY,
+    ),
+    Fault(
+        "rank-ok-pp2-healthy",
+        "rank",
+        "PP 2 (two pipeline stages, threads bound 0|1): requests, a normal stop (control run)",
+        args=_LAYOUT["pp2"],
+        env=dict(_BIND),
+        actions=_HOOK_HEALTHY,
+    ),
+)
+
+
 # ---------------------------------------------------------------- CLI
 
 
