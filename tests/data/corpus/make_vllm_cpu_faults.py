@@ -64,6 +64,7 @@ from tests.support.vllm import SERVER_ENV, VLLM_VENV, build_tiny_model, vllm_ava
 
 OUT = HERE / "vllm-cpu-faults"
 WORK = Path(os.environ.get("K3TUI_FAULT_WORK", "/var/tmp/k3tui-faults"))
+CGROUP = Path("/sys/fs/cgroup")  # cgroup v1 controllers (Fault.cgroups)
 MEMCG = Path("/sys/fs/cgroup/memory")  # cgroup v1 memory controller (Fault.memcg)
 SERVED = "moonshotai/Kimi-K3"
 READY = "Application startup complete."
@@ -94,6 +95,8 @@ class Fault:
     cpus: tuple = ()  # CPU affinity of the server (as a container's cpuset or taskset would give it)
     wrap: tuple = ()  # argv prefix the server runs under (placeholders filled), e.g. unshare + sh -c for a private
     # mount namespace of the server only: what it mounts there (a tiny /dev/shm, a read-only /) dies with it
+    cgroups: dict = field(default_factory=dict)  # controller -> {file: value}: a v1 cgroup of the fault's own (e.g.
+    # {"pids": {"pids.max": "40"}, "cpu": {"cpu.cfs_quota_us": "2000"}}) the server joins, removed after the run
     memcg: int = 0  # bytes: a memory cgroup (v1) limit on the server's whole process tree (a container's limit)
     # Other programs than ``vllm serve`` (placeholders filled; {python} / {vllm} are the vLLM venv's):
     script: str = ""  # Python source written to {dir}/script.py and run by the venv's python (an offline LLM(...)
@@ -555,6 +558,8 @@ class Run:
         self.first: subprocess.Popen | None = None  # port_taken "vllm": a first server already on the port
         self.uid = 61000 + zlib.crc32(fault.name.encode()) % 3000 if fault.uid else None
         self.memcg: Path | None = MEMCG / f"k3tui-fault-{fault.name}" if fault.memcg else None
+        self.cgs = {ctl: CGROUP / ctl / f"k3tui-fault-{fault.name}" for ctl in fault.cgroups}
+        self.subcgs: list[Path] = []  # cgroups made by the "cgroup_join" action
 
     # -- preparation
     def prepare(self) -> None:
@@ -626,6 +631,8 @@ class Run:
             os.sched_setaffinity(0, self.fault.cpus)
         if self.memcg:
             (self.memcg / "cgroup.procs").write_text(str(os.getpid()))
+        for cg in self.cgs.values():
+            (cg / "cgroup.procs").write_text(str(os.getpid()))
         for name, value in self.fault.limits.items():
             lim = getattr(resource, name)
             resource.setrlimit(lim, (value, value))
@@ -646,6 +653,12 @@ class Run:
             self.record.update(cpus=list(self.fault.cpus))
         if self.memcg:
             self._memcg_create()
+        for ctl, cg in self.cgs.items():
+            _memcg_remove(cg)
+            cg.mkdir()
+            for key, value in self.fault.cgroups[ctl].items():
+                (cg / key).write_text(str(value))
+            self.record.setdefault("cgroups", {})[str(cg)] = dict(self.fault.cgroups[ctl])
         self.t0 = time.monotonic()
         if self.fault.port_taken == "vllm":
             self._first_server(argv, env)
@@ -725,10 +738,47 @@ class Run:
                 self._listen()
             elif op == "wait_exit":
                 self._wait_exit(params[0])
+            elif op == "cgroup":  # change a limit of the fault's own cgroup while the server runs
+                self._cgroup_set(self.cgs[params[0]], params[1], params[2])
+            elif op == "cgroup_join":  # processes (by title) and their descendants into a new cgroup with limits
+                self._cgroup_join(params[0], params[1], params[2])
+            elif op == "nsexec":  # a shell command in the server's own mount namespace (nsenter)
+                r = subprocess.run(
+                    ["nsenter", "-t", str(self.proc.pid), "-m", "sh", "-c", str(self._fill(params[0]))],
+                    capture_output=True,
+                    text=True,
+                    timeout=60,
+                )
+                self.note("nsexec", command=params[0], rc=r.returncode, output=(r.stdout + r.stderr)[-400:])
             elif op == "setup":  # a setup operation while the server runs (files changed under it)
                 SETUP[params[0]](self.dir, *params[1:])
                 self.note("setup while running", op=params[0], params=_jsonable(list(params[1:])))
         return True
+
+    def _cgroup_set(self, cg: Path, key: str, value: object) -> None:
+        if value == "current":  # e.g. pids.max = pids.current: no new thread or process from now on
+            value = (cg / key.replace(".max", ".current")).read_text().strip()
+        try:
+            (cg / key).write_text(str(value))
+            self.note("cgroup set", cgroup=str(cg), key=key, value=str(value))
+        except OSError as e:
+            self.note("cgroup set failed", cgroup=str(cg), key=key, value=str(value), error=repr(e))
+
+    def _cgroup_join(self, title: str, ctl: str, limits: dict) -> None:
+        cg = CGROUP / ctl / f"k3tui-fault-{self.fault.name}-{len(self.subcgs)}"
+        _memcg_remove(cg)
+        cg.mkdir()
+        self.subcgs.append(cg)
+        for key, value in limits.items():
+            (cg / key).write_text(str(value))
+        roots = _find(self.proc.pid, title)
+        pids = sorted({*roots, *(c for r in roots for c in _children(r))})
+        for pid in pids:
+            try:
+                (cg / "cgroup.procs").write_text(str(pid))
+            except OSError:
+                pass
+        self.note("cgroup join", cgroup=str(cg), title=title, pids=pids, limits=limits)
 
     def _healthy(self, seconds: float = 30.0) -> bool:
         """uvicorn listens just after 'Application startup complete.': wait for /health 200 before requests."""
@@ -826,6 +876,7 @@ class Run:
             _killpg(self.first.pid)
             self.first.wait()
         self.memcg_report()
+        self.cgroups_report()
         hook_log = self.dir / "k3hook.log"  # a planted hook's firings (see ``_hook``)
         if hook_log.exists():
             self.record["hook_fired"] = hook_log.read_text(errors="replace").splitlines()[:50]
@@ -860,6 +911,20 @@ class Run:
             pass
         self.record.setdefault("memcg", {}).update(seen)
         _memcg_remove(self.memcg)
+
+    def cgroups_report(self) -> None:
+        """What the fault's own cgroups saw (limit hits, OOM kills, throttling), then remove them."""
+        for cg in [*self.cgs.values(), *self.subcgs]:
+            if not cg.exists():
+                continue
+            seen: dict = {}
+            for key in ("memory.max_usage_in_bytes", "memory.failcnt", "pids.events", "cpu.stat", "memory.oom_control"):
+                try:
+                    seen[key] = (cg / key).read_text().strip()
+                except OSError:
+                    pass
+            self.record.setdefault("cgroups_seen", {})[str(cg)] = seen
+            _memcg_remove(cg)
 
     def _continue_group(self) -> None:
         try:
@@ -974,6 +1039,8 @@ def run_fault(fault: Fault, model_src: Path, out: Path) -> dict:
             run.first.wait()
         if run.memcg:
             _memcg_remove(run.memcg)
+        for cg in [*run.cgs.values(), *run.subcgs]:
+            _memcg_remove(cg)
         _cleanup_dir(run.dir)
     (out / f"{fault.name}.fault.json").write_text(json.dumps(run.record, indent=1) + "\n")
     return run.record
@@ -5681,6 +5748,324 @@ FAULTS = FAULTS + (
         args=_LAYOUT["pp2"],
         env=dict(_BIND),
         actions=_HOOK_HEALTHY,
+    ),
+)
+
+
+# -- session 19 round 7: a container's limits on a multi-rank server (TP 2 / DP 2, threads bound 0|1), as a pod
+# shows them: a tiny, full or read-only /dev/shm and read-only root / TMPDIR / HOME / caches in the server's own mount
+# namespace (``_ns``), and v1 cgroups of the fault's own (``cgroups``: pids.max, cpu.cfs_quota_us) or made while it
+# runs for ONE process (the ``cgroup_join`` action: one worker in a memory cgroup of its own, a pod's OOM killer).
+_CTR_SERVE = (
+    ("wait", "ready"),
+    ("request", "chat"),
+    ("request", "completion"),
+    ("request", "chat"),
+    ("sleep", 2),
+    ("signal", "main", "SIGTERM"),
+)
+_FILL_SHM = "{ dd if=/dev/zero of=/dev/shm/k3-stale-segment bs=1M 2>/dev/null || true; }"
+_RO = "mount --bind {dir}/%s {dir}/%s && mount -o remount,bind,ro {dir}/%s"
+
+
+def _ctr(
+    name: str,
+    what: str,
+    layout: str,
+    actions: tuple = (),
+    env: dict | None = None,
+    timeout: float = 240.0,
+    **kw: object,
+) -> Fault:
+    """A fault of the ``container`` family: ``layout`` (tp2 / dp2) under a limit a container runtime puts on it."""
+    return Fault(
+        name,
+        "container",
+        what,
+        args=_LAYOUT[layout],
+        env={**_BIND, **(env or {})},
+        actions=actions,
+        timeout=timeout,
+        **kw,
+    )
+
+
+FAULTS = FAULTS + (
+    # -- /dev/shm
+    _ctr(
+        "ctr-tp2-dev-shm-4k",
+        "TP 2: /dev/shm a 4 KiB tmpfs in the server's own mount namespace (a pod's shm far below docker's 64 MiB)",
+        "tp2",
+        wrap=_ns("mount -t tmpfs -o size=4k,mode=1777 k3shm /dev/shm"),
+    ),
+    _ctr(
+        "ctr-dp2-dev-shm-4k",
+        "DP 2: /dev/shm a 4 KiB tmpfs in the server's own mount namespace (a pod's shm far below docker's 64 MiB)",
+        "dp2",
+        wrap=_ns("mount -t tmpfs -o size=4k,mode=1777 k3shm /dev/shm"),
+    ),
+    _ctr(
+        "ctr-tp2-dev-shm-prefilled",
+        "TP 2: /dev/shm a 64 MiB tmpfs already filled to the last block by a stale segment before start (the "
+        "server's own mount namespace)",
+        "tp2",
+        wrap=_ns("mount -t tmpfs -o size=64m,mode=1777 k3shm /dev/shm && " + _FILL_SHM),
+    ),
+    _ctr(
+        "ctr-tp2-dev-shm-read-only",
+        "TP 2: /dev/shm an empty read-only 64 MiB tmpfs in the server's own mount namespace",
+        "tp2",
+        wrap=_ns("mount -t tmpfs -o ro,size=64m k3shm /dev/shm"),
+    ),
+    _ctr(
+        "ctr-tp2-dev-shm-filled-serving",
+        "TP 2: /dev/shm a 64 MiB tmpfs (the server's own mount namespace) filled to the last block by another "
+        "writer while serving, then more requests",
+        "tp2",
+        (
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("nsexec", _FILL_SHM.strip("{} ;").replace(" || true", "")),
+            ("request", "chat"),
+            ("request", "long"),
+            ("request", "completion"),
+            ("sleep", 2),
+            ("signal", "main", "SIGTERM"),
+        ),
+        wrap=_ns("mount -t tmpfs -o size=64m,mode=1777 k3shm /dev/shm"),
+    ),
+    # a 64 MiB /dev/shm (docker's default) is below the 160 MiB the TP 2 broadcast queue asks for: the three above
+    # stop at start-up like the 4 KiB one; these give room for the queue first
+    _ctr(
+        "ctr-tp2-dev-shm-256m-filled-serving",
+        "TP 2: /dev/shm a 256 MiB tmpfs (the server's own mount namespace) filled to the last block by another "
+        "writer while serving, then more requests",
+        "tp2",
+        (
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("nsexec", "dd if=/dev/zero of=/dev/shm/k3-stale-segment bs=1M 2>/dev/null"),
+            ("request", "chat"),
+            ("request", "long"),
+            ("request", "completion"),
+            ("sleep", 2),
+            ("signal", "main", "SIGTERM"),
+        ),
+        wrap=_ns("mount -t tmpfs -o size=256m,mode=1777 k3shm /dev/shm"),
+    ),
+    _ctr(
+        "ctr-tp2-dev-shm-256m-stale-200m",
+        "TP 2: /dev/shm a 256 MiB tmpfs holding a 200 MiB stale segment of an earlier run before start (the "
+        "server's own mount namespace)",
+        "tp2",
+        wrap=_ns(
+            "mount -t tmpfs -o size=256m,mode=1777 k3shm /dev/shm && "
+            "dd if=/dev/zero of=/dev/shm/psm_k3stale bs=1M count=200 2>/dev/null"
+        ),
+    ),
+    _ctr(
+        "ctr-tp2-dev-shm-256m-read-only",
+        "TP 2: /dev/shm an empty read-only 256 MiB tmpfs in the server's own mount namespace (room enough, "
+        "nothing writable)",
+        "tp2",
+        _CTR_SERVE,
+        wrap=_ns("mount -t tmpfs -o ro,size=256m k3shm /dev/shm"),
+    ),
+    # -- pids.max
+    _ctr(
+        "ctr-tp2-pids-max-32-startup",
+        "TP 2: the server's whole tree in a pids cgroup with pids.max 32 (a pod's pids limit: threads and processes)",
+        "tp2",
+        cgroups={"pids": {"pids.max": "32"}},
+    ),
+    _ctr(
+        "ctr-dp2-pids-max-64-startup",
+        "DP 2: the server's whole tree in a pids cgroup with pids.max 64 (a pod's pids limit: threads and processes)",
+        "dp2",
+        cgroups={"pids": {"pids.max": "64"}},
+    ),
+    _ctr(
+        "ctr-tp2-pids-max-frozen-serving",
+        "TP 2: a pids cgroup whose pids.max is lowered to the tasks already running once ready (no new thread "
+        "or process from then on), then requests",
+        "tp2",
+        (
+            ("wait", "ready"),
+            ("cgroup", "pids", "pids.max", "current"),
+            ("request", "chat"),
+            ("request", "stream_128"),
+            ("request", "long"),
+            ("request", "chat"),
+            ("sleep", 2),
+            ("signal", "main", "SIGTERM"),
+        ),
+        cgroups={"pids": {"pids.max": "max"}},
+    ),
+    # -- one worker's memory cgroup
+    _ctr(
+        "ctr-tp2-memcg-worker1-oom-loading",
+        "TP 2: the worker of rank 1 moved into a 96 MiB memory cgroup of its own as it starts to load the model "
+        "(its OOM killer takes that worker only)",
+        "tp2",
+        (
+            ("wait", "Starting to load model"),
+            ("cgroup_join", "Worker_TP1", "memory", {"memory.limit_in_bytes": 96 << 20}),
+            ("wait_exit", 150),
+        ),
+    ),
+    _ctr(
+        "ctr-tp2-memcg-worker1-oom-serving",
+        "TP 2: the worker of rank 1 moved into an 8 MiB memory cgroup of its own once serving (new allocations "
+        "only are charged), then requests",
+        "tp2",
+        (
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("cgroup_join", "Worker_TP1", "memory", {"memory.limit_in_bytes": 8 << 20}),
+            ("request", "long"),
+            ("request", "chat"),
+            ("request", "completion"),
+            ("sleep", 2),
+            ("signal", "main", "SIGTERM"),
+        ),
+        timeout=300,
+    ),
+    _ctr(
+        "ctr-dp2-memcg-engine1-oom-loading",
+        "DP 2: EngineCore_DP1 and its worker moved into a 128 MiB memory cgroup of their own as the model starts "
+        "loading (its OOM killer takes a process of DP rank 1 only)",
+        "dp2",
+        (
+            ("wait", "Starting to load model"),
+            ("cgroup_join", "EngineCore_DP1", "memory", {"memory.limit_in_bytes": 128 << 20}),
+            ("wait_exit", 150),
+        ),
+    ),
+    # -- cpu.cfs_quota_us
+    _ctr(
+        "ctr-tp2-cpu-quota-ready-timeout",
+        "TP 2: a cpu cgroup whose quota drops to 1 ms per 100 ms (cpu.max 1000 100000) as the model starts "
+        "loading; VLLM_ENGINE_READY_TIMEOUT_S=60",
+        "tp2",
+        (
+            ("wait", "Starting to load model"),
+            ("cgroup", "cpu", "cpu.cfs_quota_us", "1000"),
+            ("wait_exit", 200),
+        ),
+        {"VLLM_ENGINE_READY_TIMEOUT_S": "60"},
+        timeout=280,
+        cgroups={"cpu": {"cpu.cfs_quota_us": "-1"}},
+    ),
+    _ctr(
+        "ctr-tp2-cpu-quota-execute-timeout",
+        "TP 2: a cpu cgroup whose quota drops to 1 ms per 100 ms once serving, then a 900-token request; "
+        "VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS=20 (the quota lifted before the normal stop)",
+        "tp2",
+        (
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("cgroup", "cpu", "cpu.cfs_quota_us", "1000"),
+            ("request", "long"),
+            ("request", "chat"),
+            ("cgroup", "cpu", "cpu.cfs_quota_us", "-1"),
+            ("sleep", 3),
+            ("signal", "main", "SIGTERM"),
+        ),
+        {"VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS": "20"},
+        timeout=330,
+        cgroups={"cpu": {"cpu.cfs_quota_us": "-1"}},
+    ),
+    # -- read-only file systems
+    _ctr(
+        "ctr-tp2-rootfs-read-only-model-mount",
+        "TP 2: the root file system read-only in the server's own mount namespace, the model a read-only bind "
+        "mount of its own (a readOnlyRootFilesystem pod with no writable /tmp; /dev/shm stays writable)",
+        "tp2",
+        _CTR_SERVE,
+        wrap=_ns(_RO % ("model", "model", "model") + " && mount -o remount,bind,ro /"),
+    ),
+    _ctr(
+        "ctr-dp2-rootfs-read-only",
+        "DP 2: the root file system read-only in the server's own mount namespace (a readOnlyRootFilesystem pod "
+        "with no writable /tmp; /dev/shm stays writable)",
+        "dp2",
+        _CTR_SERVE,
+        wrap=_ns("mount -o remount,bind,ro /"),
+    ),
+    _ctr(
+        "ctr-tp2-tmpdir-read-only",
+        "TP 2: TMPDIR an empty folder on a read-only bind mount (the server's own mount namespace)",
+        "tp2",
+        _CTR_SERVE,
+        {"TMPDIR": "{dir}/tmp"},
+        setup=(("mkdir", "tmp"),),
+        wrap=_ns(_RO % ("tmp", "tmp", "tmp")),
+    ),
+    _ctr(
+        "ctr-tp2-slash-tmp-read-only-tmpdir-ok",
+        "TP 2: /tmp a read-only bind mount (the server's own mount namespace) while TMPDIR points at a writable "
+        "tmpfs emptyDir",
+        "tp2",
+        _CTR_SERVE,
+        {"TMPDIR": "{dir}/tmp"},
+        setup=(("mkdir", "tmp"),),
+        wrap=_ns("mount --bind /tmp /tmp && mount -o remount,bind,ro /tmp && mount -t tmpfs k3tmp {dir}/tmp"),
+    ),
+    _ctr(
+        "ctr-tp2-home-read-only",
+        "TP 2: HOME an empty folder on a read-only bind mount (the server's own mount namespace)",
+        "tp2",
+        _CTR_SERVE,
+        wrap=_ns(_RO % ("home", "home", "home")),
+    ),
+    _ctr(
+        "ctr-tp2-caches-read-only-compiled",
+        "TP 2, compiled (no --enforce-eager): XDG_CACHE_HOME and VLLM_CACHE_ROOT under an empty folder on a "
+        "read-only bind mount (the server's own mount namespace)",
+        "tp2",
+        _CTR_SERVE,
+        {"XDG_CACHE_HOME": "{dir}/cache", "VLLM_CACHE_ROOT": "{dir}/cache/vllm"},
+        timeout=330,
+        eager=False,
+        setup=(("mkdir", "cache"),),
+        wrap=_ns(_RO % ("cache", "cache", "cache")),
+    ),
+    # -- healthy controls
+    _ctr(
+        "ctr-ok-tp2-generous-limits",
+        "TP 2 under generous container limits: /dev/shm a 256 MiB tmpfs, pids.max 4096, cpu quota 2 CPUs, a "
+        "12 GiB memory cgroup: requests, a normal stop (control run)",
+        "tp2",
+        _CTR_SERVE,
+        memcg=12 << 30,
+        cgroups={"pids": {"pids.max": "4096"}, "cpu": {"cpu.cfs_quota_us": "200000"}},
+        wrap=_ns("mount -t tmpfs -o size=256m,mode=1777 k3shm /dev/shm"),
+    ),
+    _ctr(
+        "ctr-ok-dp2-rootfs-ro-emptydirs",
+        "DP 2: the root file system read-only with writable tmpfs emptyDirs for TMPDIR and HOME (the server's own "
+        "mount namespace): requests, a normal stop (control run)",
+        "dp2",
+        _CTR_SERVE,
+        {"TMPDIR": "{dir}/tmp"},
+        setup=(("mkdir", "tmp"),),
+        wrap=_ns("mount -t tmpfs k3tmp {dir}/tmp && mount -t tmpfs k3home {dir}/home && mount -o remount,bind,ro /"),
+    ),
+    _ctr(
+        "ctr-ok-tp2-memcg-worker1-4g",
+        "TP 2: the worker of rank 1 moved into a 4 GiB memory cgroup of its own once serving (room enough): "
+        "requests, a normal stop (control run)",
+        "tp2",
+        (
+            ("wait", "ready"),
+            ("cgroup_join", "Worker_TP1", "memory", {"memory.limit_in_bytes": 4 << 30}),
+            ("request", "chat"),
+            ("request", "long"),
+            ("request", "chat"),
+            ("sleep", 2),
+            ("signal", "main", "SIGTERM"),
+        ),
+        timeout=300,
     ),
 )
 
