@@ -25,6 +25,8 @@
   the first collective created it (a model's layers under ``load_model`` build theirs lazily).
 - torch.compile's compile id after glog's prefix (``E0106 03:23:01.677000 37645 torch/x.py:2721] [0/0] …``)
   is part of the prefix: the traceback torch logs behind it is read as one, its exception line the root.
+- The model registry failing to write its model-info cache (``Error saving model info cache.`` and the
+  traceback of the folder it could not make) goes on without it: never a root.
 
 Each on generated logs and on a real log of the tuned part; each fails without its change (the guards,
 which say what a rule must leave alone, pass either way).
@@ -294,3 +296,46 @@ def test_a_traceback_torch_logs_behind_a_compile_id_is_read(cid: str, rank: str)
     assert res.first_exception is not None and res.first_exception.line.endswith(
         "RuntimeError: scale's dtype must be float32"
     )
+
+
+_CACHE_ERRORS = st.sampled_from(
+    [
+        "FileNotFoundError: [Errno 2] No such file or directory: '/home/u/.cache/vllm/modelinfos'",
+        "PermissionError: [Errno 13] Permission denied: '/root/.cache/vllm'",
+        "OSError: [Errno 30] Read-only file system: '/root/.cache/vllm/modelinfos'",
+    ]
+)
+
+
+@given(err=_CACHE_ERRORS, proc=st.sampled_from(["APIServer pid=6986", "EngineCore_DP0 pid=7"]))
+def test_the_registry_failing_to_save_its_model_info_cache_is_no_root(err: str, proc: str) -> None:
+    pre = f"({proc}) ERROR 12-06 18:32:31 [registry.py:1041] "
+    lines = [
+        f"({proc}) INFO 12-06 18:32:30 [model.py:733] Resolved architecture: LlamaForCausalLM",
+        pre + "Error saving model info cache.",
+        *(pre + x for x in _tb([("/usr/lib/python3.11/pathlib.py", "mkdir")], err)),
+        f"({proc}) INFO 12-06 18:32:40 [core.py:402] init engine (profile, create kv cache, warmup model) took 4.38 s",
+        "(APIServer pid=6986) INFO:     Application startup complete.",
+    ]
+    res = classify_text("\n".join(lines) + "\n")
+    assert res.first_exception is None, res.first_exception
+
+
+@given(err=_CACHE_ERRORS)
+def test_a_failure_after_the_cache_error_is_still_the_root(err: str) -> None:
+    """Guard: the start-up's own failure after it stays the root."""
+    pre = "(APIServer pid=1) ERROR 12-06 18:32:31 [registry.py:1041] "
+    real = "(Worker_TP1 pid=8222) ERROR 12-06 18:34:10 [multiproc_executor.py:1063] OSError: [Errno 30] Read-only file system: '/c/torch_compile_cache'"
+    lines = [
+        pre + "Error saving model info cache.",
+        *(pre + x for x in _tb([("/usr/lib/python3.11/pathlib.py", "mkdir")], err)),
+        real,
+    ]
+    res = classify_text("\n".join(lines) + "\n")
+    assert res.first_exception is not None and res.first_exception.line == real
+
+
+def test_a_real_tp2_server_with_a_read_only_home_is_healthy() -> None:
+    name = "ctr-tp2-home-read-only.log"
+    assert not held_out("vllm-cpu-faults", name)
+    assert classify_text((REPO_CORPUS / "vllm-cpu-faults" / name).read_text()).first_exception is None
