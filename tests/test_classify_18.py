@@ -21,7 +21,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from k3tui.classify import Classifier, classify_text
-from tests.support.corpus import REPO_CORPUS, held_out, issue_text
+from tests.support.corpus import REPO_CORPUS, held_out, issue_text, tuned_text
 
 PREFIXES = st.sampled_from(["", "[rank0]: ", "ERROR 03-02 10:11:12 async_llm_engine.py:63] ", "(VLLMActor pid=50643) "])
 LOOP = st.sampled_from(
@@ -224,8 +224,7 @@ def test_a_sentence_about_memory_allocation_is_not_a_crash() -> None:
 
 
 def test_real_rust_allocation_failure_after_ready() -> None:
-    assert not held_out("vllm-cpu-faults", "ulimit-v-3g5-huge-body.log")
-    res = classify_text((REPO_CORPUS / "vllm-cpu-faults" / "ulimit-v-3g5-huge-body.log").read_text())
+    res = classify_text(tuned_text("vllm-cpu-faults", "ulimit-v-3g5-huge-body.log"))
     fe = res.first_exception
     assert fe is not None and fe.line == "memory allocation of 800000008 bytes failed", fe
     assert res.failed_stage == "runtime" and res.oom_root_cause is True
@@ -321,8 +320,7 @@ def test_building_the_custom_logits_processors_is_the_engines_set_up(outer) -> N
 
 
 def test_real_logits_processor_constructor_failing() -> None:
-    assert not held_out("vllm-cpu-faults", "lp-constructor-file-missing.log")
-    res = classify_text((REPO_CORPUS / "vllm-cpu-faults" / "lp-constructor-file-missing.log").read_text())
+    res = classify_text(tuned_text("vllm-cpu-faults", "lp-constructor-file-missing.log"))
     assert res.failed_stage == "engine", res.evidence
 
 

@@ -38,7 +38,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from k3tui.classify import classify_text
-from tests.support.corpus import REPO_CORPUS, held_out
+from tests.support.corpus import tuned_text
+from tests.support.tracebacks import traceback_text
 
 _PROC = st.sampled_from(["EngineCore", "EngineCore_DP0"])
 _HEAD = [
@@ -92,8 +93,7 @@ def test_the_clients_engine_dead_error_alone_leaves_the_markers_stage(proc: str,
 
 def test_a_real_offline_run_whose_worker_the_memory_cgroup_killed_while_generating() -> None:
     name = "offline-memcg-oom-prompt-logprobs.log"
-    assert not held_out("vllm-cpu-faults", name)
-    res = classify_text((REPO_CORPUS / "vllm-cpu-faults" / name).read_text())
+    res = classify_text(tuned_text("vllm-cpu-faults", name))
     assert "died unexpectedly" in res.first_exception.line
     assert res.failed_stage == "runtime", res.evidence
 
@@ -101,8 +101,7 @@ def test_a_real_offline_run_whose_worker_the_memory_cgroup_killed_while_generati
 def test_a_real_server_whose_api_failed_to_start_is_still_the_api() -> None:
     """Guard: the chat template broke the API's start; the client's EngineDeadError followed."""
     name = "tok-chat-template-broken-jinja.log"
-    assert not held_out("vllm-cpu-faults", name)
-    res = classify_text((REPO_CORPUS / "vllm-cpu-faults" / name).read_text())
+    res = classify_text(tuned_text("vllm-cpu-faults", name))
     assert res.failed_stage == "api", res.evidence
 
 
@@ -135,8 +134,7 @@ def test_the_sentence_alone_is_still_the_root(phrase: str, before: list[str], af
 
 def test_a_real_report_quoting_cuda_out_of_memory_in_prose_then_the_error() -> None:
     name = "6343.log"
-    assert not held_out("vllm-issues", name)
-    res = classify_text((REPO_CORPUS / "vllm-issues" / name).read_text())
+    res = classify_text(tuned_text("vllm-issues", name))
     assert res.first_exception.line.startswith("RuntimeError: CUDA out of memory occurred when warming up sampler")
 
 
@@ -199,20 +197,13 @@ _PEER = st.sampled_from(
 _SITE = "/opt/venv/lib/python3.11/site-packages"
 
 
-def _tb(frames: list[tuple[str, str]], exc: str) -> list[str]:
-    out = ["Traceback (most recent call last):"]
-    for path, func in frames:
-        out += [f'  File "{path}", line 10, in {func}', "    call()"]
-    return [*out, exc]
-
-
 @given(exc=_PEER, depth=st.integers(0, 3))
 def test_a_broken_connection_that_ended_the_program_is_a_root(exc: str, depth: int) -> None:
     frames = [("/opt/venv/bin/vllm", "<module>"), (f"{_SITE}/vllm/entrypoints/cli/main.py", "main")]
     frames += [(f"{_SITE}/vllm/entrypoints/openai/api_server.py", f"build_step_{i}") for i in range(depth)]
     frames.append((f"{_SITE}/vllm/entrypoints/openai/api_server.py", "init_app_state"))
     res = classify_text(
-        "\n".join(["INFO 12-06 17:14:40 [api_server.py:1] vLLM API server version 0.32.0", *_tb(frames, exc)]) + "\n"
+        "INFO 12-06 17:14:40 [api_server.py:1] vLLM API server version 0.32.0\n" + traceback_text(frames, exc)
     )
     assert res.first_exception is not None and res.first_exception.line == exc, res.evidence
 
@@ -228,7 +219,7 @@ def test_a_client_that_went_away_in_a_request_handler_is_no_root(exc: str) -> No
     lines = [
         "INFO:     Application startup complete.",
         "ERROR:    Exception in ASGI application",
-        *_tb(frames, exc),
+        *traceback_text(frames, exc).splitlines(),
         'INFO:     127.0.0.1:5000 - "POST /v1/chat/completions HTTP/1.1" 200 OK',
     ]
     assert classify_text("\n".join(lines) + "\n").first_exception is None
@@ -236,8 +227,7 @@ def test_a_client_that_went_away_in_a_request_handler_is_no_root(exc: str) -> No
 
 def test_a_real_api_whose_set_up_lost_its_connection() -> None:
     name = "hook-api-init-app-state-connreset.log"
-    assert not held_out("vllm-cpu-faults", name)
-    res = classify_text((REPO_CORPUS / "vllm-cpu-faults" / name).read_text())
+    res = classify_text(tuned_text("vllm-cpu-faults", name))
     assert res.first_exception is not None and "Connection reset by peer" in res.first_exception.line
     assert res.failed_stage == "api", res.evidence
 
@@ -245,7 +235,7 @@ def test_a_real_api_whose_set_up_lost_its_connection() -> None:
 @given(n=st.integers(1, 2**40), where=st.sampled_from(["alloc_cpu.cpp:117", "alloc_cpu.cpp:91"]))
 def test_the_cpu_allocator_running_out_is_an_oom_root(n: int, where: str) -> None:
     exc = f"RuntimeError: [enforce fail at {where}] data. DefaultCPUAllocator: not enough memory: you tried to allocate {n} bytes."
-    res = classify_text("\n".join(_tb([(f"{_SITE}/vllm/v1/worker/cpu_model_runner.py", "execute_model")], exc)) + "\n")
+    res = classify_text(traceback_text([(f"{_SITE}/vllm/v1/worker/cpu_model_runner.py", "execute_model")], exc))
     assert res.first_exception is not None and res.first_exception.line == exc
     assert res.oom_root_cause is True
 
@@ -269,15 +259,14 @@ def test_a_communicator_that_cannot_be_created_is_the_engines_set_up(call: str, 
         (f"{_SITE}/vllm/model_executor/models/deepseek_v2.py", "__init__"),
     ]
     exc = f"RuntimeError: {call}"
-    res = classify_text("\n".join(_tb(frames, exc)) + "\n")
+    res = classify_text(traceback_text(frames, exc))
     assert res.first_exception is not None and res.first_exception.line == exc
     assert res.failed_stage == "engine", res.evidence
 
 
 def test_a_real_dp_ep_start_whose_hccl_communicator_failed_in_model_construction() -> None:
     name = "6375.log"
-    assert not held_out("vllm-issues", name)
-    res = classify_text((REPO_CORPUS / "vllm-issues" / name).read_text())
+    res = classify_text(tuned_text("vllm-issues", name))
     assert "hcclCommInitRootInfoConfig" in res.first_exception.line
     assert res.failed_stage == "engine", res.evidence
 
@@ -288,9 +277,9 @@ def test_a_real_dp_ep_start_whose_hccl_communicator_failed_in_model_construction
 )
 def test_a_traceback_torch_logs_behind_a_compile_id_is_read(cid: str, rank: str) -> None:
     pre = f"{rank}E0106 03:23:01.677000 37645 site-packages/torch/_subclasses/fake_tensor.py:2721] {cid} "
-    body = _tb(
+    body = traceback_text(
         [(f"{_SITE}/torch/_subclasses/fake_tensor.py", "_dispatch_impl")], "RuntimeError: scale's dtype must be float32"
-    )
+    ).splitlines()
     lines = [f"{pre}failed while attempting to run meta for npu.npu_quant_matmul.default", *(pre + x for x in body)]
     res = classify_text("\n".join(lines) + "\n")
     assert res.first_exception is not None and res.first_exception.line.endswith(
@@ -313,7 +302,7 @@ def test_the_registry_failing_to_save_its_model_info_cache_is_no_root(err: str, 
     lines = [
         f"({proc}) INFO 12-06 18:32:30 [model.py:733] Resolved architecture: LlamaForCausalLM",
         pre + "Error saving model info cache.",
-        *(pre + x for x in _tb([("/usr/lib/python3.11/pathlib.py", "mkdir")], err)),
+        *(pre + x for x in traceback_text([("/usr/lib/python3.11/pathlib.py", "mkdir")], err).splitlines()),
         f"({proc}) INFO 12-06 18:32:40 [core.py:402] init engine (profile, create kv cache, warmup model) took 4.38 s",
         "(APIServer pid=6986) INFO:     Application startup complete.",
     ]
@@ -323,12 +312,12 @@ def test_the_registry_failing_to_save_its_model_info_cache_is_no_root(err: str, 
 
 @given(err=_CACHE_ERRORS)
 def test_a_failure_after_the_cache_error_is_still_the_root(err: str) -> None:
-    """Guard: the start-up's own failure after it stays the root."""
+    """The start-up's own failure after it is the root (before the rule, the cache's error was taken for it)."""
     pre = "(APIServer pid=1) ERROR 12-06 18:32:31 [registry.py:1041] "
     real = "(Worker_TP1 pid=8222) ERROR 12-06 18:34:10 [multiproc_executor.py:1063] OSError: [Errno 30] Read-only file system: '/c/torch_compile_cache'"
     lines = [
         pre + "Error saving model info cache.",
-        *(pre + x for x in _tb([("/usr/lib/python3.11/pathlib.py", "mkdir")], err)),
+        *(pre + x for x in traceback_text([("/usr/lib/python3.11/pathlib.py", "mkdir")], err).splitlines()),
         real,
     ]
     res = classify_text("\n".join(lines) + "\n")
@@ -337,5 +326,4 @@ def test_a_failure_after_the_cache_error_is_still_the_root(err: str) -> None:
 
 def test_a_real_tp2_server_with_a_read_only_home_is_healthy() -> None:
     name = "ctr-tp2-home-read-only.log"
-    assert not held_out("vllm-cpu-faults", name)
-    assert classify_text((REPO_CORPUS / "vllm-cpu-faults" / name).read_text()).first_exception is None
+    assert classify_text(tuned_text("vllm-cpu-faults", name)).first_exception is None

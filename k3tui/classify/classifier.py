@@ -310,6 +310,10 @@ _PIECE_OF_NAME = re.compile(r"[\w.]*(?:Error|Exception|Exit|Interrupt|Failure|Fa
 """The rest of an exception's name a cut left (``OfMemoryError: …``, ``_safetensors_rust.SafetensorError: …``)."""
 
 
+_FIND_FROM = 8
+"""Needles at least this long are searched for with ``str.find`` (measured: ``bench/README.md``)."""
+
+
 @functools.cache
 def _finder(needle: str) -> Callable[[str, int, int], re.Match[str] | None] | None:
     """How the prefilter searches a chunk for ``needle``: a short one (``rror``, the ``.py:`` gate) by a
@@ -317,10 +321,6 @@ def _finder(needle: str) -> Callable[[str, int, int], re.Match[str] | None] | No
     on log text (find's skip table of a 4-character needle aliases the digits and letters a log is full
     of); a long one (a marker's words) by ``str.find`` (None), which skips by its length."""
     return re.compile(re.escape(needle)).search if len(needle) < _FIND_FROM else None
-
-
-_FIND_FROM = 8
-"""Needles at least this long are searched for with ``str.find`` (measured: ``bench/README.md``)."""
 
 
 class Classifier:
@@ -1017,8 +1017,8 @@ class Classifier:
         elif _PY_WARNING.search(ln.body) and not rules.py_warning_root.search(ln.body):
             pass  # a Python warning (multiprocessing's 'process died unexpectedly, relaunching'): its words are not a failure
         else:
-            rule = next((r for r in rules.roots if r.match.search(ln.body)), None)
-            if rule is not None and n <= HEAD_LINES and ln.level is None and _in_code_span(rule.match, ln.body):
+            rule, hit = next(((r, m) for r in rules.roots if (m := r.match.search(ln.body))), (None, None))
+            if rule is not None and n <= HEAD_LINES and ln.level is None and _in_code_span(hit, ln.body):
                 if self._phrase is None:  # a reporter's sentence quoting the failure's words: the root only if
                     self._phrase = self._new_root(ln, n, rule.type, ln.body)  # the log itself names none
             elif rule is not None:
@@ -1814,27 +1814,35 @@ class Classifier:
         return res
 
     def _late(self, ln: Line, n: int) -> None:
-        """Note the first line after the root that says the engine had been serving."""
+        """Note the first line after the root that says the engine had been serving, and the first where the
+        engine core says its busy loop failed (one of those lines)."""
         root = self._root
-        if (
-            self._serving_after is None
-            and root is not None
-            and n > root.n
-            and self._rules.runtime_after.search(ln.body)
+        if root is None or n <= root.n:
+            return
+        if (self._serving_after is None or self._loop_failed_after is None) and self._rules.runtime_after.search(
+            ln.body
         ):
-            self._serving_after = n
-        if self._loop_failed_after is None and root is not None and n > root.n and self._rules.loop_failed.search(ln.body):
-            self._loop_failed_after = n
+            if self._serving_after is None:
+                self._serving_after = n
+            if self._loop_failed_after is None and self._rules.loop_failed.search(ln.body):
+                self._loop_failed_after = n
 
     def _serving(self, root: _Root, verdict: Verdict) -> Verdict:
-        """A root with only weak evidence that an EngineDeadError followed: it killed a serving engine."""
-        n = self._serving_after
-        if verdict.confidence != "low" and _built(verdict):
-            n = self._loop_failed_after
-        if n is None or n <= root.n or not (verdict.confidence == "low" or _built(verdict)):
+        """A root with only weak evidence that an EngineDeadError followed: it killed a serving engine. A root
+        the markers alone place between the engine's build and the API's ready (:func:`_built`) that the engine
+        core's own word of its busy loop failing followed: it was running requests."""
+        if verdict.confidence == "low":
+            n, why = self._serving_after, "an EngineDeadError followed it (line {}): the engine died while serving"
+        elif _built(verdict):
+            n, why = (
+                self._loop_failed_after,
+                "the engine core said its busy loop failed (line {}): it was running requests",
+            )
+        else:
             return verdict
-        why = f"an EngineDeadError followed it (line {n}): the engine died while serving"
-        return Verdict("runtime", "wording", (n,), "medium", why)
+        if n is None or n <= root.n:
+            return verdict
+        return Verdict("runtime", "wording", (n,), "medium", why.format(n))
 
     def _unfinished(self, root: _Root, verdict: Verdict) -> Verdict:
         """A root with only weak evidence, and a start-up progress bar stuck short of its total after
@@ -1898,11 +1906,10 @@ _BARS = (
 """Start-up progress bars: (look-back literal, bar, the stage of its work, the work in words)."""
 
 
-def _in_code_span(rule: re.Pattern[str], body: str) -> bool:
-    """Does the root rule match ``body`` only inside a markdown code span of prose (``GLM fails to initialize
+def _in_code_span(m: re.Match[str] | None, body: str) -> bool:
+    """Is a root rule's match ``m`` in ``body`` inside a markdown code span of prose (``GLM fails to initialize
     with `CUDA out of memory` during …``): words before the opening backtick, so a reporter's sentence
     quotes the failure, the line no failure of its own?"""
-    m = rule.search(body)
     if m is None:
         return False
     opened = body.rfind("`", 0, m.start())

@@ -307,7 +307,9 @@ def load_rules() -> Rules:
         engine_process=_rx(pat["wording"]["engine_process"], "patterns.toml [wording]"),
         serving_talk=_alternation(pat["wording"]["serving_talk"], "patterns.toml [wording]"),
         startup_talk=_alternation(pat["wording"]["startup_talk"], "patterns.toml [wording]"),
-        runtime_after=_alternation(pat["wording"]["runtime_after"], "patterns.toml [wording]"),
+        runtime_after=_alternation(
+            [*pat["wording"]["runtime_after"], pat["wording"]["loop_failed"]], "patterns.toml [wording]"
+        ),
         loop_failed=_rx(pat["wording"]["loop_failed"], "patterns.toml [wording]"),
         wrappers=_wrappers(pat),
         warning_root=_alternation(pat["warning_root"]["patterns"], "patterns.toml [warning_root]"),

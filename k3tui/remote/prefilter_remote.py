@@ -55,7 +55,8 @@ def _find(mm, needle, pos, end):
     """``mm.find(needle, pos, end)``; a short needle (``rror``, the ``.py:`` gate) by a compiled literal
     pattern, whose scan for its first byte runs about twice as fast as find's on log text (find's skip table
     for a 4-byte needle aliases the digits and letters logs are full of); a long one by find, which skips by
-    its length."""
+    its length. (The bound is the classifier's ``_FIND_FROM``, written again: this program runs on the host
+    and imports nothing of k3tui.)"""
     if len(needle) >= 8:
         return mm.find(needle, pos, end)
     search = _SEARCHES.get(needle)

@@ -57,6 +57,13 @@ def issue_text(name: str) -> str:
     return (REPO_CORPUS / "vllm-issues" / name).read_text(encoding="utf-8", errors="replace")
 
 
+def tuned_text(folder: str, name: str) -> str:
+    """The text of one log of the TUNED part of ``tests/data/corpus`` (as :meth:`Case.text` reads it); a
+    held-out name fails the caller (a test may rest on a tuned log only)."""
+    assert not held_out(folder, name), f"{folder}/{name} is in the held-out part"
+    return (REPO_CORPUS / folder / name).read_text(encoding="utf-8", errors="replace")
+
+
 def cases(root: Path = REPO_CORPUS) -> list[Case]:
     """Every labelled log under ``root`` (one folder per source, each with ``labels.jsonl``)."""
     out: list[Case] = []
