@@ -166,6 +166,10 @@ _IGNORED = "Exception ignored in"
 _CUSTOMIZE = ("Error in sitecustomize", "Error in usercustomize")
 """CPython's site module: a ``sitecustomize`` that raised, reported (``Error in sitecustomize; set
 PYTHONVERBOSE for traceback:`` then ``Type: msg``) and ignored: the process goes on without it."""
+_LOGGING_FRAME = re.compile(r'File "[^"]*/logging/__init__\.py", line \d+, in ')
+"""The first frame of a traceback Python's logging printed for a record it could not emit."""
+_ARG_ERRORS = ("ValueError", "TypeError")
+"""What vLLM's checks of a call's arguments raise (an offline call refused: ``_call_refused``)."""
 _AT_EXIT = re.compile(r"Python is likely shutting down|(?:after|at|during) interpreter shutdown")
 """CPython's words for an exception raised while the interpreter exits (``sys.meta_path is None, Python
 is likely shutting down``, ``cannot schedule new futures after interpreter shutdown``): noise at exit,
@@ -267,6 +271,10 @@ class _Root:
     frames (the engine's busy loop around a collective that timed out), evidence of its stage."""
     chain_at: int = 0
     """The line of the last chain sentence seen after this root's traceback (0: none)."""
+    during: bool = False
+    """That sentence was ``During handling of the above exception …``, not ``The above exception was the direct cause …``."""
+    handling: list[Trace] = field(default_factory=list)
+    """Those of ``outer`` chained by ``During handling …`` (see :func:`_callers`)."""
     goes_on: int = 0
     """Lines a paste wrapped a one-line root's message onto (its stage evidence, not its line)."""
     following: bool = True
@@ -833,7 +841,11 @@ class Classifier:
                 and self._root is None
             ):
                 self._candidate(ln, n, "Error", ln.body.strip())  # what a bare "Error:" line announced
-            elif n <= HEAD_LINES or any(s in low for s in self._sentinels):
+            elif (
+                n <= HEAD_LINES
+                or any(s in low for s in self._sentinels)
+                or (self._root is not None and self._root.chain_at and ln.body.startswith(TB_HEAD))
+            ):  # (the head of a traceback Python chained to the root's carries no sentinel when unprefixed)
                 self._other(ln, n, low)
             if ln.level is None and _ERROR_LABEL.match(ln.body):
                 self._labelled = True  # the message is the next line
@@ -901,7 +913,7 @@ class Classifier:
         if last.mode == "tb" or n == last.last:
             return  # still being printed
         if ln.key == root.key and len(root.outer) < MAX_CHAIN and _CHAINED.match(ln.body) and n - last.last <= 3:
-            root.chain_at = n
+            root.chain_at, root.during = n, ln.body.startswith("During")
         elif n - last.last > 3 and (not root.chain_at or n - root.chain_at > 2):
             root.following = False
 
@@ -1137,6 +1149,8 @@ class Classifier:
             root.trace, root.stack = trace, trace.lines
         elif root and root.following and root.chain_at and root.key == ln.key and n - root.chain_at <= 2:
             root.outer.append(trace)  # the traceback Python chained to the root's: its callers
+            if root.during:
+                root.handling.append(trace)
             root.chain_at = 0
 
     def _exception_line(self, trace: Trace, ln: Line, n: int) -> None:
@@ -1160,8 +1174,10 @@ class Classifier:
             typ, msg = m["type"], (m["msg"] if m["msg"] is not None else (m["rmsg"] or ""))
         else:
             typ, _, msg = body.partition(": ") if ": " in body else ("", "", body)
-        if self._refused(ln, msg, trace) or self._chained_to_quiet(trace) or self._one_request(trace, body):
+        if self._refused(ln, msg, trace, typ) or self._chained_to_quiet(trace) or self._one_request(trace, body):
             trace.quiet = True  # one request refused and answered: logged, survived
+            if (root := self._root) is not None and trace in root.outer and self._refused(ln, msg, trace, typ):
+                self._root = None  # the root's traceback was chained to the refusal: it was the refusal's cause
             return
         if self._helper_noise(trace):
             trace.quiet = True  # Python's own helper process (the resource tracker) cleaning up: noise
@@ -1352,24 +1368,50 @@ class Classifier:
         # the main program's whole stack is the program failing, unless it is a client's
         return not from_program_start(trace.lines) or any(rules.client_frames.search(f) for f in seen)
 
-    def _refused(self, ln: Line, msg: str, trace: Trace | None = None) -> bool:
-        """ONE request refused and answered (the server goes on): too long for the model, or a front-end
-        request handler that could not prepare its input (its chat template, processor, grammar).
-        Not when its traceback runs through the engine's own loop: nothing caught it for that
-        request, it ended the engine."""
+    def _refused(self, ln: Line, msg: str, trace: Trace | None = None, typ: str = "") -> bool:
+        """ONE request refused and answered (the server goes on): too long for the model, one of vLLM's
+        client errors, a front-end request handler that could not prepare its input (its chat template,
+        processor, grammar), or an offline script's call whose input vLLM refused. Not when its
+        traceback runs through the engine's own loop: nothing caught it for that request, it ended
+        the engine."""
         rules = self._rules
         refused = (
             rules.request_refused.search(msg) is not None
+            or (typ != "" and rules.refused_types.search(typ) is not None and self._a_call(trace))
             or (rules.handler_at.search(ln.raw) is not None and rules.handler_refused.search(ln.body) is not None)
             or rules.parser_at.search(ln.raw) is not None
+            or self._call_refused(typ, trace)
         )
         # (the frames are read only for a refusal: most exception lines are none)
         return refused and not self._through_engine_loop(trace)
 
+    def _a_call(self, trace: Trace | None) -> bool:
+        """The traceback is a call's: a request's handling (it does not run from the program's first
+        frame: the server runs each request in a task of its own) or an offline script's call of an
+        ``LLM`` method. (A server's start-up checking its arguments runs from the first frame.)"""
+        if trace is None:
+            return False
+        return not from_program_start(trace.lines) or any(
+            self._rules.offline_call.search(f) for f in _frame_names(trace)
+        )
+
+    def _call_refused(self, typ: str, trace: Trace | None) -> bool:
+        """An offline script's call of an ``LLM`` method (``embed`` on a generative model) that vLLM's
+        own code refused with a ValueError or TypeError in the script's process, nothing of the engine
+        on the stack: that call's input was refused; the engine was healthy and never asked."""
+        if trace is None or typ.rsplit(".", 1)[-1] not in _ARG_ERRORS or not from_program_start(trace.lines):
+            return False
+        paths = [path for _i, (path, _func) in frames(trace.lines) if path]
+        if not paths or "/vllm/" not in paths[-1]:
+            return False  # raised by the script's own code, or by a library vLLM called
+        seen = _frame_names(trace)
+        rules = self._rules
+        return any(rules.offline_call.search(f) for f in seen) and not any(rules.engine_frames.search(f) for f in seen)
+
     def _candidate(self, ln: Line, n: int, typ: str, msg: str, trace: Trace | None = None) -> None:
         if trace is None and typ and self._reparse(self._line_before()).body.lstrip().startswith(_CUSTOMIZE):
             return  # Python reported a broken sitecustomize and went on
-        if self._stopped or (typ and (self._refused(ln, msg, trace) or _AT_EXIT.search(msg))):
+        if self._stopped or (typ and (self._refused(ln, msg, trace, typ) or _AT_EXIT.search(msg))):
             self._python = self._python or bool(typ)
             return
         if self._named is not None and self._root is None and ln.level is None and ln.process is None:
@@ -1706,7 +1748,7 @@ class Classifier:
         more = [self._reparse(x).body.strip() for x, k in zip(root.stack, root.numbers, strict=False) if k > root.n]
         if more := [x for x in more if not self._rules.consequence.search(x)]:  # not a workload manager's line
             text = f"{text} {' '.join(more)}"  # the message's own next lines (a tool's stderr it quotes)
-        outer = [t for t in reversed(root.outer) if t is not root.trace]  # outermost first
+        outer = [t for t in reversed(root.outer) if t is not root.trace and _callers(t, root)]  # outermost first
         stack = [x for t in outer for x in t.lines] + root.stack + root.borrowed
         numbers = [x for t in outer for x in t.numbers] + root.numbers + root.borrowed_numbers
         ev = Evidence(text, root.n, stack, numbers, root.header, root.stage_idx, root.marks, root.raw)
@@ -1937,6 +1979,14 @@ def _quoted_type(q: re.Match[str]) -> str:
 def _quoted_msg(q: re.Match[str]) -> str:
     g = q.groupdict()
     return g["msg"] or g["rmsg"] or g.get("qmsg") or g.get("pmsg") or ""
+
+
+def _callers(trace: Trace, root: _Root) -> bool:
+    """Do a traceback's frames, chained to the root's, hold the root's callers? Not when it is one
+    Python's logging printed for a record it could not format while the root was handled (``During
+    handling …``, its first frame logging's own): those are the logger's frames. (Another handler's
+    exception was raised in the root's callers, and its frames hold them.)"""
+    return trace not in root.handling or not (len(trace.lines) > 1 and _LOGGING_FRAME.search(trace.lines[1]))
 
 
 def _cjk_quote(body: str) -> re.Match[str] | None:

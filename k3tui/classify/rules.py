@@ -143,6 +143,10 @@ class Rules:
     """Exception words that say the engine failed, whatever frames carried them to a request."""
     request_refused: re.Pattern[str]
     """Exception messages that refuse ONE request (too long for the model): never a root."""
+    refused_types: re.Pattern[str]
+    """Exception types vLLM raises for a fault of the request (its client errors): never a root."""
+    offline_call: re.Pattern[str]
+    """Frames of an offline script's call of an ``LLM`` method (not its constructor)."""
     teardown: re.Pattern[str]
     """The client's 'engine process gone' note: a root only when a failure follows it."""
     own_stop: re.Pattern[str]
@@ -330,6 +334,8 @@ def load_rules() -> Rules:
         parser_at=_rx(pat["request_error"]["parser_at"], "patterns.toml [request_error]"),
         handler_refused=_alternation(pat["request_error"]["handler_refused"], "patterns.toml [request_error]"),
         request_refused=_alternation(pat["request_error"]["refused"], "patterns.toml [request_error]"),
+        refused_types=_rx(pat["request_error"]["refused_types"], "patterns.toml [request_error]"),
+        offline_call=_rx(pat["request_error"]["offline_call"], "patterns.toml [request_error]"),
         request_frames=_rx(pat["request_error"]["request_frames"], "patterns.toml [request_error]"),
         client_frames=_rx(pat["request_error"]["client_frames"], "patterns.toml [request_error]"),
         engine_frames=_rx(pat["request_error"]["engine_frames"], "patterns.toml [request_error]"),

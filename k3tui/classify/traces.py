@@ -15,7 +15,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from .lines import Line, parse, unescape
+from .lines import Line, parse, unescape, unglue
 
 MAX_TRACE_LINES = 1000
 """Lines kept per traceback (a recursion error prints thousands); the rest is counted."""
@@ -259,6 +259,9 @@ def rebuild(text: str, ln: Line, n: int, max_line: int, reparse: Callable[[str],
     if head.body[:1] in (" ", "\t") and head.body.lstrip(" \t").startswith(TB_HEAD):
         cut = len(head.body) - len(head.body.lstrip(" \t"))  # the paste's indentation, off every line
         lines = [raw[cut:] if raw[:cut].isspace() else raw for raw in lines]
+        head = reparse(lines[0][:max_line])
+    if not head.body.startswith(TB_HEAD) and (two := unglue(lines[0].rstrip("\r"))) is not None:
+        lines[0] = two[1]  # a progress bar's carriage return, and the head printed after it
         head = reparse(lines[0][:max_line])
     if head.key != ln.key or head.level != ln.level or not head.body.startswith(TB_HEAD):
         return None

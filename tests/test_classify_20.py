@@ -1,0 +1,279 @@
+"""Issue 13, twentieth session: calls refused, and the tracebacks Python chains.
+
+- An offline script's call of an ``LLM`` method (``llm.embed`` on a generative model, a list of
+  parameters that does not fit the prompts) that vLLM's own code refuses with a ValueError or TypeError,
+  nothing of the engine on the stack: that call's input was refused in the script's own process; the engine
+  was healthy and was never asked. No root, as for a request a server refuses.
+- vLLM's client errors (``VLLMValidationError``, ``VLLMNotFoundError``, ``VLLMUnprocessableEntityError``:
+  the request's fault, answered with a 4xx) raised in a call (a request's task, an offline call) are a
+  refusal, never a root. Raised by the server's start-up checking its own arguments (a ``--chat-template``
+  that is no file), from the program's first frame, they are the root still.
+- A traceback whose last exception is such a refusal ends the chain Python printed: the exceptions chained
+  before it (the grammar back-end's ``JSONDecodeError``) were that refusal's causes, not a root.
+- The head of a traceback Python chained to the root's, printed without a logger's prefix, is followed
+  wherever it comes in the log (it carries no word the fast scan looks for).
+- A traceback's head printed right after a progress bar's carriage return (``Rendering prompts: 0%| | 0/1
+  [00:00<?, ?it/s]Traceback (most recent call last):``) opens that traceback.
+- A traceback Python's logging printed for a record it could not format while the root was being handled
+  (``During handling of the above exception …``, its first frame logging's ``emit``) is the logger's own
+  failure: its frames (a config's ``__repr__``) are not the root's callers and say nothing of its stage.
+
+Each on generated logs and on a real log of the tuned part; each fails without its change (the guards,
+which say what a rule must leave alone, pass either way).
+"""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from k3tui.classify import classify_text
+from tests.support.corpus import tuned_text
+from tests.support.tracebacks import traceback_text
+
+_SITE = "/opt/venv/lib/python3.11/site-packages"
+_STARTED = [
+    "INFO 12-06 15:31:11 [utils.py:253] non-default args: {'model': '/m'}",
+    "(EngineCore pid=7) INFO 12-06 15:31:23 [core.py:95] Initializing a V1 LLM engine (v0.32.0) with config: model='/m'",
+    "(EngineCore pid=7) INFO 12-06 15:31:35 [gpu_model_runner.py:2602] Starting to load model /m...",
+    "(EngineCore pid=7) INFO 12-06 15:31:37 [kv_cache_utils.py:1240] GPU KV cache size: 9,184 tokens",
+    "(EngineCore pid=7) INFO 12-06 15:31:41 [core.py:402] init engine (profile, create kv cache, warmup model) took 4.38 s",
+]
+_STOPPED = [
+    "(MainProcess pid=5) INFO 12-06 15:33:01 [utils.py:628] [shutdown] Process manager: send sigterm to process EngineCore",
+    "(EngineCore pid=7) INFO 12-06 15:33:01 [core.py:1454] [shutdown] EngineCore: trigger received signal=SIGTERM",
+]
+_SCRIPT = "/work/run/script.py"
+_METHOD = st.sampled_from(
+    [
+        ("vllm/entrypoints/llm.py", "generate"),
+        ("vllm/entrypoints/llm.py", "chat"),
+        ("vllm/entrypoints/pooling/offline.py", "embed"),
+        ("vllm/entrypoints/llm.py", "score"),
+    ]
+)
+_CHECK = st.sampled_from(
+    [
+        ("vllm/entrypoints/pooling/offline.py", "_verify_pooling_task"),
+        ("vllm/entrypoints/common/offline.py", "_validate_and_add_requests"),
+        ("vllm/entrypoints/llm.py", "_check_inputs"),
+    ]
+)
+_ARG_ERROR = st.sampled_from(
+    [
+        "ValueError: LLM.encode() is only supported for pooling models. Try passing `--runner pooling`.",
+        "ValueError: The lengths of prompts and sampling_params must be the same.",
+        "TypeError: score() missing 1 required positional argument: 'data_2'",
+    ]
+)
+
+
+def _offline(stack: str, started: bool = True) -> str:
+    head = _STARTED if started else _STARTED[:1]
+    return "\n".join([*head, "k3: generating", stack.rstrip("\n"), *_STOPPED]) + "\n"
+
+
+def _script_frames(method: tuple[str, str], inner: list[tuple[str, str]]) -> str:
+    path, func = method
+    return traceback_text(
+        [(_SCRIPT, "main"), (f"{_SITE}/{path}", func), *[(f"{_SITE}/{p}", f) for p, f in inner]],
+        "{error}",
+        module=_SCRIPT,
+    )
+
+
+@given(method=_METHOD, check=_CHECK, error=_ARG_ERROR)
+def test_an_offline_call_refused_by_vllms_checks_is_no_root(
+    method: tuple[str, str], check: tuple[str, str], error: str
+) -> None:
+    res = classify_text(_offline(_script_frames(method, [check]).replace("{error}", error)))
+    assert res.first_exception is None, res.first_exception
+    assert res.failed_stage == "none", res.evidence
+
+
+@given(method=_METHOD, error=_ARG_ERROR)
+def test_guard_an_offline_call_that_the_engine_failed_is_a_root(method: tuple[str, str], error: str) -> None:
+    """The same call failing inside the engine (its core's busy loop, a worker): the engine's failure."""
+    inner = [("vllm/v1/engine/core_client.py", "get_output"), ("vllm/v1/engine/core.py", "run_busy_loop")]
+    res = classify_text(_offline(_script_frames(method, inner).replace("{error}", error)))
+    assert res.first_exception is not None and error in res.first_exception.line
+
+
+@given(method=_METHOD)
+def test_guard_an_offline_call_failing_in_a_library_is_a_root(method: tuple[str, str]) -> None:
+    """Raised by a library vLLM called (jinja compiling a chat template), not by vLLM's own checks."""
+    inner = [("vllm/renderers/hf.py", "apply_hf_chat_template"), ("jinja2/environment.py", "from_string")]
+    error = "jinja2.exceptions.TemplateSyntaxError: unexpected '}'"
+    res = classify_text(_offline(_script_frames(method, inner).replace("{error}", error)))
+    assert res.first_exception is not None and error in res.first_exception.line
+
+
+def test_a_real_offline_pooling_call_on_a_generative_model_is_no_root() -> None:
+    res = classify_text(tuned_text("vllm-cpu-faults", "offline-embed-generative-model.log"))
+    assert res.first_exception is None, res.first_exception
+    assert res.failed_stage == "none"
+
+
+_CLIENT_ERROR = st.sampled_from(
+    [
+        "vllm.exceptions.VLLMValidationError: Grammar spec is not valid for the backend",
+        "vllm.exceptions.VLLMNotFoundError: The model `k3` does not exist.",
+        "VLLMUnprocessableEntityError: The prompt could not be processed",
+    ]
+)
+
+
+@given(error=_CLIENT_ERROR, method=_METHOD)
+def test_vllms_client_errors_raised_in_an_offline_call_are_no_root(error: str, method: tuple[str, str]) -> None:
+    inner = [("vllm/v1/engine/input_processor.py", "process_inputs"), ("vllm/sampling_params.py", "verify")]
+    res = classify_text(_offline(_script_frames(method, inner).replace("{error}", error)))
+    assert res.first_exception is None, res.first_exception
+
+
+@given(error=_CLIENT_ERROR)
+def test_vllms_client_errors_in_a_requests_task_are_no_root(error: str) -> None:
+    stack = traceback_text(
+        [
+            (f"{_SITE}/vllm/entrypoints/openai/completion/api_router.py", "create_completion"),
+            (f"{_SITE}/vllm/v1/engine/async_llm.py", "add_request"),
+            (f"{_SITE}/vllm/v1/engine/input_processor.py", "process_inputs"),
+        ],
+        error,
+    )
+    ready = "(APIServer pid=5) INFO 12-06 15:31:50 [launcher.py:44] Application startup complete."
+    text = "\n".join([*_STARTED, ready, stack.rstrip("\n")]) + "\n"
+    res = classify_text(text)
+    assert res.first_exception is None, res.first_exception
+
+
+@given(error=_CLIENT_ERROR)
+def test_guard_a_client_error_from_the_servers_own_start_up_is_the_root(error: str) -> None:
+    """The server checking its own arguments at launch (``validate_chat_template``): from the first frame."""
+    stack = traceback_text(
+        [
+            (f"{_SITE}/vllm/entrypoints/cli/main.py", "main"),
+            (f"{_SITE}/vllm/entrypoints/cli/serve.py", "validate"),
+            (f"{_SITE}/vllm/renderers/chat_utils.py", "validate_chat_template"),
+        ],
+        error,
+        module="/opt/venv/bin/vllm",
+    )
+    res = classify_text(stack)
+    assert res.first_exception is not None and error in res.first_exception.line
+
+
+def test_a_real_chat_template_path_that_is_no_file_is_still_the_launchs_root() -> None:
+    res = classify_text(tuned_text("vllm-cpu-faults", "args-chat-template-missing.log"))
+    assert res.first_exception is not None and "VLLMValidationError" in res.first_exception.line
+
+
+_CAUSE = st.sampled_from(
+    [
+        "json.decoder.JSONDecodeError: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)",
+        "RuntimeError: [15:34:42] /project/cpp/json_schema_converter.cc:4950: Cannot find field $defs",
+    ]
+)
+
+
+@given(cause=_CAUSE, method=_METHOD, filler=st.integers(0, 40), how=st.sampled_from(["cause", "handling"]))
+def test_exceptions_chained_before_a_refusal_are_its_causes(
+    cause: str, method: tuple[str, str], filler: int, how: str
+) -> None:
+    first = traceback_text(
+        [(f"{_SITE}/vllm/v1/structured_output/backend_xgrammar.py", "validate_xgrammar_grammar")], cause
+    )
+    chain = (
+        "The above exception was the direct cause of the following exception:"
+        if how == "cause"
+        else "During handling of the above exception, another exception occurred:"
+    )
+    last = _script_frames(method, [("vllm/sampling_params.py", "_validate_structured_outputs")]).replace(
+        "{error}", "vllm.exceptions.VLLMValidationError: Invalid JSON grammar specification."
+    )
+    busy = [f"(EngineCore pid=7) INFO 12-06 15:31:4{i % 10} [core.py:1] warming up" for i in range(filler)]
+    stack = f"{first}\n{chain}\n\n{last}"
+    text = "\n".join([*_STARTED, *busy, "k3: generating", stack.rstrip("\n"), *_STOPPED]) + "\n"
+    res = classify_text(text)
+    assert res.first_exception is None, res.first_exception
+
+
+@given(cause=_CAUSE, filler=st.integers(0, 40))
+def test_guard_exceptions_chained_before_a_failure_stay_the_root(cause: str, filler: int) -> None:
+    first = traceback_text([(f"{_SITE}/vllm/v1/structured_output/backend_xgrammar.py", "compile_grammar")], cause)
+    last = traceback_text(
+        [
+            (f"{_SITE}/vllm/v1/engine/core.py", "run_busy_loop"),
+            (f"{_SITE}/vllm/v1/structured_output/__init__.py", "grammar_init"),
+        ],
+        "RuntimeError: grammar compilation failed",
+    )
+    busy = [f"(EngineCore pid=7) INFO 12-06 15:31:4{i % 10} [core.py:1] warming up" for i in range(filler)]
+    stack = f"{first}\nThe above exception was the direct cause of the following exception:\n\n{last}"
+    res = classify_text("\n".join([*_STARTED, *busy, stack.rstrip("\n")]) + "\n")
+    assert res.first_exception is not None and cause in res.first_exception.line
+
+
+def test_a_real_offline_structured_output_refusal_chain_is_no_root() -> None:
+    for name in ("offline-structured-json-not-json.log", "offline-structured-schema-bad-ref.log"):
+        res = classify_text(tuned_text("vllm-cpu-faults", name))
+        assert res.first_exception is None, (name, res.first_exception)
+        assert res.failed_stage == "none", name
+
+
+@given(bar=st.sampled_from(["Rendering prompts", "Adding requests", "Processed prompts"]), done=st.integers(0, 9))
+def test_a_traceback_head_glued_to_a_progress_bar_opens_it(bar: str, done: int) -> None:
+    frames_ = [
+        (_SCRIPT, "main"),
+        (f"{_SITE}/vllm/entrypoints/llm.py", "generate"),
+        (f"{_SITE}/vllm/v1/engine/core_client.py", "get_output"),
+        (f"{_SITE}/vllm/v1/worker/gpu_model_runner.py", "execute_model"),
+    ]
+    stack = traceback_text(frames_, "IndexError: index out of range in self", module=_SCRIPT)
+    glued = f"\r{bar}:   {done}0%|          | {done}/10 [00:00<?, ?it/s]" + stack
+    res = classify_text("\n".join([*_STARTED, *(["(EngineCore pid=7) INFO x [core.py:1] idle"] * 40)]) + "\n" + glued)
+    assert res.first_exception is not None and "IndexError" in res.first_exception.line
+    assert len(res.first_exception.stack) > 1, res.first_exception.stack  # its frames were read
+    assert res.failed_stage == "runtime", res.evidence
+
+
+_LOGGING_FAILURE = [
+    "During handling of the above exception, another exception occurred:",
+    "",
+    "Traceback (most recent call last):",
+    '  File "/usr/lib/python3.12/logging/__init__.py", line 1160, in emit',
+    "    msg = self.format(record)",
+    '  File "/usr/local/lib/python3.12/dist-packages/vllm/config.py", line 4484, in __str__',
+    '    f"compilation_config={self.compilation_config!r}")',
+    '  File "/usr/local/lib/python3.12/dist-packages/vllm/config.py", line 3868, in __repr__',
+    "    for k, v in asdict(self).items():",
+    "TypeError: cannot pickle 'torch._C.Generator' object",
+]
+
+
+@given(filler=st.integers(0, 40))
+def test_a_loggers_own_failure_while_handling_says_nothing_of_the_stage(filler: int) -> None:
+    stack = traceback_text(
+        [
+            ("/usr/local/lib/python3.12/dist-packages/vllm/v1/engine/core.py", "execute_model"),
+            ("/usr/local/lib/python3.12/dist-packages/vllm/v1/worker/gpu_model_runner.py", "execute_model"),
+        ],
+        "RuntimeError: CUDA error: an illegal memory access was encountered",
+    )
+    busy = ["INFO 05-20 03:26:30 [loggers.py:111] Engine 000: Avg prompt throughput: 1.0 tokens/s"] * filler
+    text = "\n".join([*busy, stack.rstrip("\n"), "", *_LOGGING_FAILURE]) + "\n"
+    res = classify_text(text)
+    assert res.first_exception is not None and "illegal memory access" in res.first_exception.line
+    assert res.failed_stage == "runtime", res.evidence
+
+
+def test_guard_a_handlers_exception_raised_in_the_callers_keeps_their_frames() -> None:
+    """Another handler's exception (a device's init re-raised as RuntimeError) was raised in the root's
+    callers: its frames (the engine core's device set-up) are evidence, as before."""
+    res = classify_text(tuned_text("vllm-issues", "5961.log"))
+    assert res.failed_stage == "device", res.evidence
+
+
+def test_a_real_illegal_access_whose_log_record_failed_to_format_is_runtime() -> None:
+    res = classify_text(tuned_text("vllm-issues", "2730.log"))
+    assert res.first_exception is not None and "illegal memory access" in res.first_exception.line
+    assert res.failed_stage == "runtime", res.evidence
