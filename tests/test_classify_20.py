@@ -18,6 +18,10 @@
   (``During handling of the above exception …``, its first frame logging's ``emit``) is the logger's own
   failure: its frames (a config's ``__repr__``) are not the root's callers and say nothing of its stage.
 
+- ``AsyncLLM output_handler failed.`` printed bare (``VLLM_CONFIGURE_LOGGING=0``: no logger's prefix) before the
+  EngineDeadError traceback it heads says, as the same ERROR line would, that the engine died under the
+  requests that task serves: the root, runtime.
+
 Each on generated logs and on a real log of the tuned part; each fails without its change (the guards,
 which say what a rule must leave alone, pass either way).
 """
@@ -277,3 +281,62 @@ def test_a_real_illegal_access_whose_log_record_failed_to_format_is_runtime() ->
     res = classify_text(tuned_text("vllm-issues", "2730.log"))
     assert res.first_exception is not None and "illegal memory access" in res.first_exception.line
     assert res.failed_stage == "runtime", res.evidence
+
+
+_UVICORN_READY = [
+    "INFO:     Started server process [27456]",
+    "INFO:     Waiting for application startup.",
+    "INFO:     Application startup complete.",
+]
+
+
+@given(served=st.integers(0, 40), bare=st.booleans())
+def test_a_bare_output_handler_header_says_the_engine_died_serving(served: int, bare: bool) -> None:
+    header = (
+        "AsyncLLM output_handler failed."
+        if bare
+        else "ERROR 12-06 14:44:01 [async_llm.py:853] AsyncLLM output_handler failed."
+    )
+    dead = traceback_text(
+        [
+            (f"{_SITE}/vllm/v1/engine/async_llm.py", "output_handler"),
+            (f"{_SITE}/vllm/v1/engine/core_client.py", "get_output_async"),
+        ],
+        "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root cause.",
+    )
+    requests = ['INFO:     127.0.0.1:57944 - "POST /v1/chat/completions HTTP/1.1" 200 OK'] * served
+    after = [
+        'INFO:     127.0.0.1:57956 - "POST /v1/chat/completions HTTP/1.1" 500 Internal Server Error',
+        "INFO:     Shutting down",
+    ]
+    text = "\n".join(["Triton is not installed.", *_UVICORN_READY, *requests, header, dead.rstrip("\n"), *after]) + "\n"
+    res = classify_text(text)
+    assert res.first_exception is not None and "EngineDeadError" in res.first_exception.line
+    assert res.failed_stage == "runtime", res.evidence
+
+
+def test_a_real_engine_killed_serving_with_vllms_logging_off_is_runtime() -> None:
+    res = classify_text(tuned_text("vllm-cpu-faults", "log-configure-off-kill9-engine-inflight.log"))
+    assert res.failed_stage == "runtime", res.evidence
+
+
+@given(bare=st.booleans())
+def test_guard_an_output_handler_failing_after_the_server_stopped_is_the_stops(bare: bool) -> None:
+    """The operator's stop, logged without vLLM's handler (no ``shutdown triggered``): uvicorn shuts down
+    first, and the output handler fails as the engine goes: the stop's noise, as before."""
+    header = (
+        "AsyncLLM output_handler failed."
+        if bare
+        else "ERROR 12-06 14:44:01 [async_llm.py:853] AsyncLLM output_handler failed."
+    )
+    dead = traceback_text(
+        [(f"{_SITE}/vllm/v1/engine/async_llm.py", "output_handler")],
+        "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root cause.",
+    )
+    stop = [
+        "INFO:     Shutting down",
+        "INFO:     Waiting for application shutdown.",
+        "INFO:     Application shutdown complete.",
+    ]
+    res = classify_text("\n".join([*_UVICORN_READY, *stop, header, dead.rstrip("\n")]) + "\n")
+    assert res.failed_stage == "none", res.evidence

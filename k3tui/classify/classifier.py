@@ -168,6 +168,9 @@ _CUSTOMIZE = ("Error in sitecustomize", "Error in usercustomize")
 PYTHONVERBOSE for traceback:`` then ``Type: msg``) and ignored: the process goes on without it."""
 _LOGGING_FRAME = re.compile(r'File "[^"]*/logging/__init__\.py", line \d+, in ')
 """The first frame of a traceback Python's logging printed for a record it could not emit."""
+_SERVER_STOPPING = "Shutting down"
+"""The web server's first word of its shutdown (uvicorn's ``Shutting down``, vLLM's ``Shutting down FastAPI
+HTTP server.``): an output handler failing after it is the stop's doing, logged the same way."""
 _ARG_ERRORS = ("ValueError", "TypeError")
 """What vLLM's checks of a call's arguments raise (an offline call refused: ``_call_refused``)."""
 _AT_EXIT = re.compile(r"Python is likely shutting down|(?:after|at|during) interpreter shutdown")
@@ -1104,8 +1107,11 @@ class Classifier:
         was set up, or cut off by a paste) on the line right before a traceback that starts ``back`` characters
         before the current line: read out of the history (a prefiltered scan may not have read it), it makes
         the traceback one request's, or a plugin's that was skipped, as the same ERROR header would."""
-        if said := self._reparse(self._line_before(back)).body.strip():
+        head = self._reparse(self._line_before(back))
+        if said := head.body.strip():
             self._headed(trace, said)
+            if trace.header is None and self._rules.runtime_wording.search(said):
+                trace.header = (head, trace.start - 1)  # (``AsyncLLM output_handler failed.``: what failed)
 
     def _headed(self, trace: Trace, header: str) -> None:
         """What the header logged before a traceback says of it: one request failed and was answered with an
@@ -1334,6 +1340,13 @@ class Classifier:
             return False
         if rules.handler_at.search(ln.raw) or rules.runtime_wording.search(msg):
             return True
+        if (
+            trace is not None
+            and trace.header is not None
+            and rules.runtime_wording.search(trace.header[0].body)
+            and self._history.since(_SERVER_STOPPING) is None
+        ):  # its header says so (``AsyncLLM output_handler failed.``: that task serves requests), and the
+            return True  # web server was not stopping before it (a stop ends the engine, and that task, too)
         return trace is not None and any(rules.request_frames.search(f) for f in _frame_names(trace))
 
     def _through_engine_loop(self, trace: Trace | None) -> bool:
