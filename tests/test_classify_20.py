@@ -22,6 +22,10 @@
   EngineDeadError traceback it heads says, as the same ERROR line would, that the engine died under the
   requests that task serves: the root, runtime.
 
+- The host's resources running out under a request's handling (``RuntimeError: can't start new thread`` as a
+  container's ``pids.max`` bites, ``Too many open files``, ``No space left on device``) fail the server, not
+  that one request: the root, as an out-of-memory there is.
+
 Each on generated logs and on a real log of the tuned part; each fails without its change (the guards,
 which say what a rule must leave alone, pass either way).
 """
@@ -340,3 +344,46 @@ def test_guard_an_output_handler_failing_after_the_server_stopped_is_the_stops(b
     ]
     res = classify_text("\n".join([*_UVICORN_READY, *stop, header, dead.rstrip("\n")]) + "\n")
     assert res.failed_stage == "none", res.evidence
+
+
+_HANDLER = [
+    (f"{_SITE}/starlette/routing.py", "app"),
+    (f"{_SITE}/vllm/entrypoints/openai/chat_completion/api_router.py", "create_chat_completion"),
+    (f"{_SITE}/vllm/entrypoints/openai/chat_completion/serving.py", "create_chat_completion"),
+]
+
+
+@given(
+    error=st.sampled_from(
+        [
+            "RuntimeError: can't start new thread",
+            "OSError: [Errno 24] Too many open files",
+            "OSError: [Errno 28] No space left on device",
+            "BlockingIOError: [Errno 11] Resource temporarily unavailable",
+        ]
+    ),
+    served=st.integers(0, 40),
+)
+def test_the_hosts_resources_running_out_under_a_request_fail_the_server(error: str, served: int) -> None:
+    stack = traceback_text([*_HANDLER, ("/usr/lib/python3.11/threading.py", "start")], error)
+    requests = ['INFO:     127.0.0.1:57944 - "POST /v1/chat/completions HTTP/1.1" 200 OK'] * served
+    res = classify_text(
+        "\n".join([*_UVICORN_READY, *requests, "ERROR:    Exception in ASGI application", stack.rstrip("\n")]) + "\n"
+    )
+    assert res.first_exception is not None and error in res.first_exception.line
+    assert res.failed_stage == "runtime", res.evidence
+
+
+@given(error=st.sampled_from(["KeyError: 'messages'", "ValueError: image URL could not be fetched"]))
+def test_guard_one_requests_own_error_in_its_handler_is_no_root(error: str) -> None:
+    stack = traceback_text(_HANDLER, error)
+    res = classify_text(
+        "\n".join([*_UVICORN_READY, "ERROR:    Exception in ASGI application", stack.rstrip("\n")]) + "\n"
+    )
+    assert res.first_exception is None, res.first_exception
+
+
+def test_a_real_frozen_thread_limit_while_serving_is_runtime() -> None:
+    res = classify_text(tuned_text("vllm-cpu-faults", "ctr-tp2-pids-max-frozen-serving.log"))
+    assert res.first_exception is not None and "can't start new thread" in res.first_exception.line
+    assert res.failed_stage == "runtime", res.evidence

@@ -419,7 +419,6 @@ KNOWN_MISSES = {
     "vllm-cpu-faults/rank-tp1-dist-init-hang-ready-timeout.log": "TP 2 with rank 1's distributed init made to hang: no timeout fired and the log shows no error at all (none; label engine by what it was doing, marked unsure)",
     "vllm-cpu-faults/ctr-tp2-cpu-quota-ready-timeout.log": "start-up crawling under a 1 % CPU quota until the harness's own timeout: no error line at all (none; label engine by what it was doing, marked unsure)",
     "vllm-cpu-faults/ctr-tp2-pids-max-32-startup.log": "pids.max 32: 'RuntimeError: Resource temporarily unavailable' raised in the workers' distributed set-up, whose frames place it in the engine (label container: the pod's limit, marked unsure with engine defensible)",
-    "vllm-cpu-faults/ctr-tp2-pids-max-frozen-serving.log": "pids.max frozen after ready: each request is answered 500 ('can't start new thread') and the server goes on (none; label runtime, marked unsure)",
 }
 
 
