@@ -26,6 +26,10 @@
   container's ``pids.max`` bites, ``Too many open files``, ``No space left on device``) fail the server, not
   that one request: the root, as an out-of-memory there is.
 
+- V1's executor's ``Worker failed with error: …`` (a colon, the worker's error after it or on the next line)
+  quotes the failure it reports, as its ``Worker failed with error '…'`` form does: when nothing above explains
+  it, it is the root (an excerpt of that line alone is a failure, not "not a vLLM log").
+
 Each on generated logs and on a real log of the tuned part; each fails without its change (the guards,
 which say what a rule must leave alone, pass either way).
 """
@@ -387,3 +391,44 @@ def test_a_real_frozen_thread_limit_while_serving_is_runtime() -> None:
     res = classify_text(tuned_text("vllm-cpu-faults", "ctr-tp2-pids-max-frozen-serving.log"))
     assert res.first_exception is not None and "can't start new thread" in res.first_exception.line
     assert res.failed_stage == "runtime", res.evidence
+
+
+_WORKER_ERROR = st.sampled_from(
+    [
+        "'GPUModelRunner' object has no attribute 'drafter'",
+        "CUDA error: an illegal memory access was encountered",
+        "shape '[-1, 16, 56]' is invalid for input of size 36864",
+    ]
+)
+
+
+@given(error=_WORKER_ERROR, next_line=st.booleans(), fence=st.booleans())
+def test_a_workers_error_quoted_after_a_colon_is_the_root_when_nothing_explains_it(
+    error: str, next_line: bool, fence: bool
+) -> None:
+    said = (
+        ["RuntimeError: Worker failed with error:", error]
+        if next_line
+        else [f"RuntimeError: Worker failed with error: {error}"]
+    )
+    lines = ["```text", *said, "```"] if fence else said
+    res = classify_text("\n".join(lines) + "\n")
+    assert res.failed_stage != "unknown", res.evidence
+    assert res.first_exception is not None and "Worker failed with error" in res.first_exception.line
+
+
+@given(error=_WORKER_ERROR)
+def test_guard_the_workers_own_traceback_above_it_is_the_root(error: str) -> None:
+    worker = [
+        "(Worker_TP0 pid=9) ERROR 12-06 10:00:00 [multiproc_executor.py:671] Traceback (most recent call last):",
+        '(Worker_TP0 pid=9) ERROR 12-06 10:00:00 [multiproc_executor.py:671]   File "/v/vllm/v1/worker/gpu_worker.py", line 1, in execute_model',
+        "(Worker_TP0 pid=9) ERROR 12-06 10:00:00 [multiproc_executor.py:671] ValueError: the worker's own failure",
+    ]
+    line = f"(EngineCore_DP0 pid=8) ERROR 12-06 10:00:01 [core.py:710] RuntimeError: Worker failed with error: {error}"
+    res = classify_text("\n".join([*worker, line]) + "\n")
+    assert res.first_exception is not None and "the worker's own failure" in res.first_exception.line
+
+
+def test_a_real_excerpt_of_the_executors_line_alone_is_a_failure() -> None:
+    res = classify_text(tuned_text("vllm-issues", "1469.log"))
+    assert res.failed_stage == "engine", res.evidence
