@@ -30,6 +30,10 @@
   quotes the failure it reports, as its ``Worker failed with error '…'`` form does: when nothing above explains
   it, it is the root (an excerpt of that line alone is a failure, not "not a vLLM log").
 
+- A reporter's sentence quoting a failure's words between typographic or straight double quotes or CJK corner
+  brackets (``the job that starts later reports an “address already in use” error``), as between backticks, is
+  no failure line of its own: the exception the excerpt quotes below it is the root.
+
 Each on generated logs and on a real log of the tuned part; each fails without its change (the guards,
 which say what a rule must leave alone, pass either way).
 """
@@ -432,3 +436,18 @@ def test_guard_the_workers_own_traceback_above_it_is_the_root(error: str) -> Non
 def test_a_real_excerpt_of_the_executors_line_alone_is_a_failure() -> None:
     res = classify_text(tuned_text("vllm-issues", "1469.log"))
     assert res.failed_stage == "engine", res.evidence
+
+
+@given(
+    marks=st.sampled_from([("\u201c", "\u201d"), ('"', '"'), ("\u300c", "\u300d"), ("`", "`")]),
+    phrase=st.sampled_from(["address already in use", "CUDA out of memory"]),
+)
+def test_a_sentence_quoting_a_failure_is_not_the_root_of_the_log_below_it(marks: tuple[str, str], phrase: str) -> None:
+    opening, closing = marks
+    prose = f"The job that starts later reports an {opening}{phrase}{closing} error, the first one works."
+    stack = traceback_text(
+        [(f"{_SITE}/vllm/v1/worker/gpu_worker.py", "determine_available_memory")],
+        "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization`.",
+    )
+    res = classify_text("\n".join([prose, "", "error log:", stack.rstrip("\n")]) + "\n")
+    assert res.first_exception is not None and "No available memory" in res.first_exception.line

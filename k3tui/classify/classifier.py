@@ -1962,19 +1962,31 @@ _BARS = (
 
 
 def _in_code_span(m: re.Match[str] | None, body: str) -> bool:
-    """Is a root rule's match ``m`` in ``body`` inside a markdown code span of prose (``GLM fails to initialize
-    with `CUDA out of memory` during …``): words before the opening backtick, so a reporter's sentence
-    quotes the failure, the line no failure of its own?"""
+    """Is a root rule's match ``m`` in ``body`` inside a markdown code span or a quotation of prose (``GLM fails
+    to initialize with `CUDA out of memory` during …``, ``the job reports an “address already in use” error``):
+    words before the opening mark, so a reporter's sentence quotes the failure, the line no failure of its own?"""
     if m is None:
         return False
-    opened = body.rfind("`", 0, m.start())
-    return (
-        opened > 0
-        and body.count("`", 0, m.start()) % 2 == 1
-        and "`" in body[m.end() :]
-        and any(c.isalpha() for c in body[:opened])
-        and not body.lstrip().startswith("`")
-    )
+    for opening, closing in _QUOTE_MARKS:
+        opened = body.rfind(opening, 0, m.start())
+        inside = (
+            body.count(opening, 0, m.start()) % 2 == 1
+            if opening == closing
+            else body.count(opening, 0, m.start()) > body.count(closing, 0, m.start())
+        )
+        if (
+            opened > 0
+            and inside
+            and closing in body[m.end() :]
+            and any(c.isalpha() for c in body[:opened])
+            and not body.lstrip().startswith(opening)
+        ):
+            return True
+    return False
+
+
+_QUOTE_MARKS = (("`", "`"), ("\u201c", "\u201d"), ('"', '"'), ("\u300c", "\u300d"))
+"""Marks a sentence quotes words between: markdown's backticks, typographic and straight double quotes, CJK corners."""
 
 
 def _advice(body: str, q: re.Match[str] | None = None) -> bool:
