@@ -236,8 +236,13 @@ def test_a_real_offline_structured_output_refusal_chain_is_no_root() -> None:
         assert res.failed_stage == "none", name
 
 
-@given(bar=st.sampled_from(["Rendering prompts", "Adding requests", "Processed prompts"]), done=st.integers(0, 9))
-def test_a_traceback_head_glued_to_a_progress_bar_opens_it(bar: str, done: int) -> None:
+@given(
+    bar=st.sampled_from(["Rendering prompts", "Adding requests", "Processed prompts"]),
+    done=st.integers(0, 9),
+    prefix=st.sampled_from(["", "[pod/vllm-0/vllm] 2026-11-30T03:29:01.123456789Z ", "2026-11-30T03:29:01.1234567Z "]),
+)
+def test_a_traceback_head_glued_to_a_progress_bar_opens_it(bar: str, done: int, prefix: str) -> None:
+    """Also behind a collector's prefix on every line (``kubectl logs --prefix --timestamps``)."""
     frames_ = [
         (_SCRIPT, "main"),
         (f"{_SITE}/vllm/entrypoints/llm.py", "generate"),
@@ -246,7 +251,8 @@ def test_a_traceback_head_glued_to_a_progress_bar_opens_it(bar: str, done: int) 
     ]
     stack = traceback_text(frames_, "IndexError: index out of range in self", module=_SCRIPT)
     glued = f"\r{bar}:   {done}0%|          | {done}/10 [00:00<?, ?it/s]" + stack
-    res = classify_text("\n".join([*_STARTED, *(["(EngineCore pid=7) INFO x [core.py:1] idle"] * 40)]) + "\n" + glued)
+    lines = [*_STARTED, *(["(EngineCore pid=7) INFO x [core.py:1] idle"] * 40), *glued.rstrip("\n").split("\n")]
+    res = classify_text("\n".join(prefix + x for x in lines) + "\n")
     assert res.first_exception is not None and "IndexError" in res.first_exception.line
     assert len(res.first_exception.stack) > 1, res.first_exception.stack  # its frames were read
     assert res.failed_stage == "runtime", res.evidence
