@@ -6070,6 +6070,390 @@ FAULTS = FAULTS + (
 )
 
 
+# -- round 8 (cc-): torch.compile / Dynamo / Inductor and the C++ toolchain Inductor calls on this CPU build. Every
+# compiled fault gets an Inductor cache of its own under its run folder (never /tmp/torchinductor_<user>).
+_CC_ENV = {"TORCHINDUCTOR_CACHE_DIR": "{dir}/inductor"}
+_CC_SHARED = WORK / "cc-cache-from-ok"  # the caches a first healthy compiled run leaves ("a previous run")
+_CC_SHARED_ENV = {"VLLM_CACHE_ROOT": f"{_CC_SHARED}/vllm", "TORCHINDUCTOR_CACHE_DIR": f"{_CC_SHARED}/inductor"}
+_CC_FIXED = WORK / "cc-fixed"  # a model copy at one path and its VLLM_CACHE_ROOT, shared by three runs in order
+_CC_COPY_CACHE = ("sh", f"mkdir -p {{dir}}/cache && cp -a {_CC_SHARED}/. {{dir}}/cache/")
+_CC_COPIED_ENV = {"VLLM_CACHE_ROOT": "{dir}/cache/vllm", "TORCHINDUCTOR_CACHE_DIR": "{dir}/cache/inductor"}
+PAYLOADS["cc_mid"] = _chat("the quick brown fox jumps over the lazy dog " * 60, max_tokens=32)
+PAYLOADS["cc_one"] = {"path": "/v1/completions", "json": {"model": SERVED, "prompt": "x", "max_tokens": 1}}
+_CC_SERVE = (  # requests of several lengths (new batch shapes), then a normal stop
+    ("wait", "ready"),
+    ("request", "cc_one"),
+    ("request", "chat"),
+    ("request", "cc_mid"),
+    ("request", "stream_128"),
+    ("signal", "main", "SIGTERM"),
+)
+_CC_ARMED = (  # a request, the trigger file, requests of new lengths, a normal stop
+    ("wait", "ready"),
+    ("request", "chat"),
+    _ARM,
+    ("request", "cc_one"),
+    ("request", "cc_mid"),
+    ("request", "stream_128"),
+    ("sleep", 3),
+    ("signal", "main", "SIGTERM"),
+)
+_CXX_KILLED = (
+    "#!/bin/sh\necho 'g++: fatal error: Killed signal terminated program cc1plus' >&2\n"
+    "echo 'compilation terminated.' >&2\nexit 1\n"
+)
+_CXX_AFTER_FIRE = (
+    '#!/bin/sh\nif [ -e "$K3_FIRE" ]; then\n  echo "g++: fatal error: cannot execute \'cc1plus\': '
+    'execvp: No such file or directory" >&2\n  echo "compilation terminated." >&2\n  exit 1\nfi\nexec /usr/bin/g++ "$@"\n'
+)
+
+PAYLOADS["cc_200"] = _chat("the quick brown fox jumps over the lazy dog " * 4, max_tokens=24)
+PAYLOADS["cc_600"] = {
+    "path": "/v1/completions",
+    "json": {"model": SERVED, "prompt": "a b c d e f g h " * 36, "max_tokens": 24},
+}
+_CC_SERVE2 = (  # prompts of three lengths and a stream (new batch shapes), then a normal stop
+    ("wait", "ready"),
+    ("request", "cc_one"),
+    ("request", "cc_200"),
+    ("request", "cc_600"),
+    ("request", "stream_128"),
+    ("signal", "main", "SIGTERM"),
+)
+_CXX_BAD_INCLUDE = '#!/bin/sh\nexec /usr/bin/g++ -include k3_vec_isa.h "$@"\n'
+
+FAULTS = FAULTS + (
+    # -- --compilation-config values (type, unknown sub-keys, Inductor options)
+    Fault(
+        "cc-cfg-compile-sizes-string",
+        "compile",
+        '--compilation-config \'{"compile_sizes": "1,2,4"}\' (a string where a list of sizes is wanted)',
+        args=("--compilation-config", '{"compile_sizes": "1,2,4"}'),
+        env=_CC_ENV,
+        actions=SERVE_AND_STOP,
+    ),
+    Fault(
+        "cc-cfg-pass-config-unknown-key",
+        "compile",
+        '--compilation-config \'{"pass_config": {"k3_fuse_everything": true}}\' (an unknown pass option)',
+        args=("--compilation-config", '{"pass_config": {"k3_fuse_everything": true}}'),
+        env=_CC_ENV,
+        actions=SERVE_AND_STOP,
+    ),
+    Fault(
+        "cc-cfg-capture-sizes-negative",
+        "compile",
+        "--compilation-config '{\"cudagraph_capture_sizes\": [-4, 0]}' (negative and zero batch sizes)",
+        args=("--compilation-config", '{"cudagraph_capture_sizes": [-4, 0]}'),
+        env=_CC_ENV,
+        actions=SERVE_AND_STOP,
+    ),
+    Fault(
+        "cc-cfg-inductor-option-unknown-compiled",
+        "compile",
+        '--compilation-config \'{"inductor_compile_config": {"k3_no_such_option": 1}}\', compiled start-up '
+        "(an Inductor config key that does not exist)",
+        args=("--compilation-config", '{"inductor_compile_config": {"k3_no_such_option": 1}}'),
+        env=_CC_ENV,
+        eager=False,
+        actions=SERVE_AND_STOP,
+    ),
+    Fault(
+        "cc-cfg-custom-ops-bogus-compiled",
+        "compile",
+        '--compilation-config \'{"custom_ops": ["+k3_no_such_op"]}\', compiled start-up',
+        args=("--compilation-config", '{"custom_ops": ["+k3_no_such_op"]}'),
+        env=_CC_ENV,
+        eager=False,
+        actions=SERVE_AND_STOP,
+    ),
+    # -- the C++ toolchain Inductor calls
+    Fault(
+        "cc-cxx-missing-compiled",
+        "compile",
+        "CXX names a compiler that does not exist ({dir}/bin/g++-13), compiled start-up",
+        env={**_CC_ENV, "CXX": "{dir}/bin/g++-13", "CC": "{dir}/bin/gcc-13"},
+        eager=False,
+        actions=SERVE_AND_STOP,
+    ),
+    Fault(
+        "cc-cxx-bin-false-compiled",
+        "compile",
+        "CXX=/bin/false (a compiler that fails silently), compiled start-up",
+        env={**_CC_ENV, "CXX": "/bin/false", "CC": "/bin/false"},
+        eager=False,
+        actions=SERVE_AND_STOP,
+    ),
+    Fault(
+        "cc-cxx-cc1plus-killed-compiled",
+        "compile",
+        "CXX a g++ that prints 'g++: fatal error: Killed signal terminated program cc1plus' (the OOM killer taking "
+        "the compiler) and exits 1, compiled start-up",
+        setup=(("write", "bin/g++", _CXX_KILLED), ("chmod", "bin/g++", 0o755)),
+        env={**_CC_ENV, "CXX": "{dir}/bin/g++"},
+        eager=False,
+        actions=SERVE_AND_STOP,
+    ),
+    Fault(
+        "cc-path-no-compiler-compiled",
+        "compile",
+        "PATH holds only the vLLM venv's bin (no gcc/g++, CXX unset: an image without a compiler), compiled start-up",
+        env={**_CC_ENV, "PATH": str(VLLM_VENV / "bin")},
+        unset=("CXX", "CC"),
+        eager=False,
+        actions=SERVE_AND_STOP,
+    ),
+    Fault(
+        "cc-path-only-lscpu-no-compiler-compiled",
+        "compile",
+        "PATH holds the vLLM venv's bin and a folder with lscpu only (no gcc/g++, CXX unset: an image without a "
+        "compiler that still has util-linux), compiled start-up",
+        setup=(("sh", "mkdir -p {dir}/pathbin && ln -s /usr/bin/lscpu {dir}/pathbin/lscpu"),),
+        env={**_CC_ENV, "PATH": "{dir}/pathbin:" + str(VLLM_VENV / "bin")},
+        unset=("CXX", "CC"),
+        eager=False,
+        actions=SERVE_AND_STOP,
+    ),
+    Fault(
+        "cc-cxx-bin-false-dynamo-verbose-compiled",
+        "compile",
+        "CXX=/bin/false with TORCHDYNAMO_VERBOSE=1 and TORCH_LOGS=recompiles,graph_breaks (a failing compile in "
+        "torch's verbose log shape), compiled start-up",
+        env={**_CC_ENV, "CXX": "/bin/false", "TORCHDYNAMO_VERBOSE": "1", "TORCH_LOGS": "recompiles,graph_breaks"},
+        eager=False,
+        actions=SERVE_AND_STOP,
+    ),
+    Fault(
+        "cc-cxx-breaks-after-ready-compiled",
+        "compile",
+        "CXX a g++ wrapper that works until a trigger file exists after ready, then fails ('cannot execute "
+        "cc1plus'); requests of new lengths follow, compiled start-up",
+        setup=(("write", "bin/g++", _CXX_AFTER_FIRE), ("chmod", "bin/g++", 0o755)),
+        env={**_CC_ENV, "CXX": "{dir}/bin/g++", "K3_FIRE": "{dir}/k3fire"},
+        eager=False,
+        actions=_CC_ARMED,
+    ),
+    # -- Inductor's cache folder
+    Fault(
+        "cc-inductor-cache-tmpfs-full-compiled",
+        "compile",
+        "TORCHINDUCTOR_CACHE_DIR on a 64 KiB tmpfs (the server's own mount namespace), compiled start-up",
+        setup=(("mkdir", "inductor"),),
+        env=_CC_ENV,
+        wrap=_ns("mount -t tmpfs -o size=64k,mode=0777 tmpfs {dir}/inductor"),
+        eager=False,
+        actions=SERVE_AND_STOP,
+    ),
+    Fault(
+        "cc-inductor-cache-read-only-compiled",
+        "compile",
+        "TORCHINDUCTOR_CACHE_DIR an empty folder on a read-only bind mount (the server's own mount namespace), "
+        "compiled start-up",
+        setup=(("mkdir", "inductor"),),
+        env=_CC_ENV,
+        wrap=_ns("mount --bind {dir}/inductor {dir}/inductor && mount -o remount,bind,ro {dir}/inductor"),
+        eager=False,
+        actions=SERVE_AND_STOP,
+    ),
+    # -- memory that bites during the compile only
+    Fault(
+        "cc-memcg-worker-at-compile",
+        "compile",
+        "the worker moved into a 64 MiB memory cgroup of its own at 'Warming up model for the compilation' (the "
+        "compile and the compiler it starts are charged), compiled start-up",
+        env=_CC_ENV,
+        eager=False,
+        actions=(
+            ("wait", "Warming up model for the compilation"),
+            ("cgroup_join", "VLLM::Worker", "memory", {"memory.limit_in_bytes": 64 << 20}),
+            *SERVE_AND_STOP,
+        ),
+    ),
+    # -- hooks in torch's compile path
+    Fault(
+        "cc-hook-cpp-builder-second-build-enospc",
+        "compile",
+        "hook (compiled start-up): torch._inductor.cpp_builder.CppBuilder.build raises OSError 28 'No space left on "
+        "device' on its second call in the worker",
+        **_hook(
+            "torch._inductor.cpp_builder",
+            "CppBuilder.build",
+            "    raise OSError(28, 'No space left on device')",
+            when="n == 2",
+            proc=_VW,
+            **_CC_ENV,
+        ),
+        eager=False,
+        actions=SERVE_AND_STOP,
+    ),
+    Fault(
+        "cc-hook-compiled-call-fails-serving",
+        "compile",
+        "hook (compiled start-up): TorchCompileWithNoGuardsWrapper.__call__ (the compiled model's entry) raises "
+        "torch's 'BackendCompilerFailed' text once a trigger file exists after ready (a recompile failing while "
+        "serving)",
+        **_hook(
+            "vllm.compilation.wrapper",
+            "TorchCompileWithNoGuardsWrapper.__call__",
+            "    raise RuntimeError(\"backend='inductor' raised:\\nCppCompileError: C++ compile error\\n\\nCommand:\\n"
+            "g++ /tmp/torchinductor_root/k3/ck3.cpp -shared -fPIC -O3 -o ck3.so\\n\\nOutput:\\n"
+            'ck3.cpp:17:10: fatal error: omp.h: No such file or directory")',
+            when="fired()",
+            proc=_VW,
+            **_CC_ENV,
+        ),
+        eager=False,
+        actions=_CC_ARMED,
+    ),
+    Fault(
+        "cc-hook-aot-call-fails-serving",
+        "compile",
+        "hook (compiled start-up): maybe_use_cudagraph_partition_wrapper in vllm.compilation.decorators (entered on "
+        "every call of the AOT-compiled model) raises torch's 'BackendCompilerFailed' text once a trigger file exists "
+        "after ready (a recompile failing while serving)",
+        **_hook(
+            "vllm.compilation.decorators",
+            "maybe_use_cudagraph_partition_wrapper",
+            "    raise RuntimeError(\"backend='inductor' raised:\\nCppCompileError: C++ compile error\\n\\nCommand:\\n"
+            "g++ /tmp/torchinductor_root/k3/ck3.cpp -shared -fPIC -O3 -o ck3.so\\n\\nOutput:\\n"
+            'ck3.cpp:17:10: fatal error: omp.h: No such file or directory")',
+            when="fired()",
+            proc=_VW,
+            **_CC_ENV,
+        ),
+        eager=False,
+        actions=_CC_ARMED,
+    ),
+    # -- Dynamo / compile switched off by env, a compiled config
+    Fault(
+        "cc-ok-torch-compile-disable-compiled",
+        "compile",
+        "TORCH_COMPILE_DISABLE=1 with a compiled start-up (no --enforce-eager), requests of several lengths, a "
+        "normal stop",
+        env={**_CC_ENV, "TORCH_COMPILE_DISABLE": "1"},
+        eager=False,
+        actions=_CC_SERVE,
+    ),
+    # -- a first healthy compiled run whose caches later runs reuse (a warm cache, a corrupt one)
+    Fault(
+        "cc-ok-compile-sizes-first-run",
+        "compile",
+        "healthy compiled start-up with compile_sizes [1, 4] and VLLM_CACHE_ROOT / TORCHINDUCTOR_CACHE_DIR kept "
+        "for later runs, requests of several lengths, a normal stop",
+        args=("--compilation-config", '{"compile_sizes": [1, 4]}'),
+        setup=(("sh", f"rm -rf {_CC_SHARED} && mkdir -p {_CC_SHARED}"),),
+        env=_CC_SHARED_ENV,
+        eager=False,
+        actions=_CC_SERVE,
+    ),
+    Fault(
+        "cc-ok-warm-cache-compiled",
+        "compile",
+        "healthy compiled start-up on a warm vLLM/Inductor cache left by a previous healthy run of the same "
+        "config, requests of several lengths, a normal stop",
+        args=("--compilation-config", '{"compile_sizes": [1, 4]}'),
+        setup=(_CC_COPY_CACHE,),
+        env=_CC_COPIED_ENV,
+        eager=False,
+        actions=_CC_SERVE,
+    ),
+    Fault(
+        "cc-cache-corrupt-from-previous-run-compiled",
+        "compile",
+        "a previous run's vLLM torch.compile and Inductor caches with every file overwritten by 4 KiB of random "
+        "bytes, then a compiled start-up of the same config",
+        args=("--compilation-config", '{"compile_sizes": [1, 4]}'),
+        setup=(
+            _CC_COPY_CACHE,
+            ("sh", "find {dir}/cache -type f -exec sh -c 'head -c 4096 /dev/urandom > \"$1\"' k3 {} \\;"),
+        ),
+        env=_CC_COPIED_ENV,
+        eager=False,
+        actions=SERVE_AND_STOP,
+    ),
+    # the compile cache's key holds the model's path: these three serve one model copy at a fixed path, in order
+    Fault(
+        "cc-ok-fixed-path-first-run",
+        "compile",
+        "healthy compiled start-up of a model copy at a fixed path with VLLM_CACHE_ROOT kept for the next runs, "
+        "requests of several lengths, a normal stop",
+        setup=(("sh", f"rm -rf {_CC_FIXED} && mkdir -p {_CC_FIXED} && cp -a {{dir}}/model {_CC_FIXED}/model"),),
+        model=f"{_CC_FIXED}/model",
+        env={**_CC_ENV, "VLLM_CACHE_ROOT": f"{_CC_FIXED}/vllm"},
+        eager=False,
+        actions=_CC_SERVE2,
+    ),
+    Fault(
+        "cc-ok-fixed-path-warm-cache",
+        "compile",
+        "healthy compiled start-up of the same model path and config on the warm VLLM_CACHE_ROOT the previous run "
+        "left (the AOT-compiled model is loaded, not compiled), requests of several lengths, a normal stop",
+        model=f"{_CC_FIXED}/model",
+        env={**_CC_ENV, "VLLM_CACHE_ROOT": f"{_CC_FIXED}/vllm"},
+        eager=False,
+        actions=_CC_SERVE2,
+    ),
+    Fault(
+        "cc-cache-corrupt-fixed-path-compiled",
+        "compile",
+        "the torch.compile cache a previous healthy run of the same model path and config left in VLLM_CACHE_ROOT, "
+        "every file overwritten with 4 KiB of random bytes, then a compiled start-up",
+        setup=(
+            (
+                "sh",
+                f"find {_CC_FIXED}/vllm/torch_compile_cache -type f -exec sh -c "
+                "'head -c 4096 /dev/urandom > \"$1\"' k3 {} \\;",
+            ),
+        ),
+        model=f"{_CC_FIXED}/model",
+        env={**_CC_ENV, "VLLM_CACHE_ROOT": f"{_CC_FIXED}/vllm"},
+        eager=False,
+        actions=SERVE_AND_STOP,
+    ),
+    Fault(
+        "cc-cache-truncated-from-previous-run-compiled",
+        "compile",
+        "a previous run's vLLM torch.compile and Inductor caches with every file truncated to 0 bytes (a run killed "
+        "while saving), then a compiled start-up of the same config",
+        args=("--compilation-config", '{"compile_sizes": [1, 4]}'),
+        setup=(_CC_COPY_CACHE, ("sh", "find {dir}/cache -type f -exec truncate -s 0 {} +")),
+        env=_CC_COPIED_ENV,
+        eager=False,
+        actions=_CC_SERVE2,
+    ),
+    Fault(
+        "cc-cxx-bad-include-compiled",
+        "compile",
+        "CXX a g++ wrapper that adds '-include k3_vec_isa.h' (a header that does not exist): every real compile "
+        "fails with gcc's own error, compiled start-up",
+        setup=(("write", "bin/g++", _CXX_BAD_INCLUDE), ("chmod", "bin/g++", 0o755)),
+        env={**_CC_ENV, "CXX": "{dir}/bin/g++"},
+        eager=False,
+        actions=SERVE_AND_STOP,
+    ),
+    Fault(
+        "cc-cxx-hangs-ready-timeout-compiled",
+        "compile",
+        "CXX a g++ wrapper that hangs (sleep 300) and VLLM_ENGINE_READY_TIMEOUT_S=45: the compile of the warm-up "
+        "outlasts the API server's wait for the engine, compiled start-up",
+        setup=(("write", "bin/g++", '#!/bin/sh\nsleep 300\nexec /usr/bin/g++ "$@"\n'), ("chmod", "bin/g++", 0o755)),
+        env={**_CC_ENV, "CXX": "{dir}/bin/g++", "VLLM_ENGINE_READY_TIMEOUT_S": "45"},
+        eager=False,
+        actions=SERVE_AND_STOP,
+        timeout=240,
+    ),
+    Fault(
+        "cc-ok-torch-logs-recompiles-compiled",
+        "compile",
+        "healthy compiled start-up with TORCH_LOGS=recompiles,graph_breaks and TORCHDYNAMO_VERBOSE=1, requests of "
+        "several lengths (a 1-character prompt, ~180 and ~580 characters, a stream), a normal stop",
+        env={**_CC_ENV, "TORCH_LOGS": "recompiles,graph_breaks", "TORCHDYNAMO_VERBOSE": "1"},
+        eager=False,
+        actions=_CC_SERVE2,
+    ),
+)
+
+
 # ---------------------------------------------------------------- CLI
 
 
