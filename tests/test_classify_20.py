@@ -34,6 +34,11 @@
   brackets (``the job that starts later reports an “address already in use” error``), as between backticks, is
   no failure line of its own: the exception the excerpt quotes below it is the root.
 
+- A log with no failure line that ENDS with the server waiting, twice or more, on a part that never answers
+  (``No available shared memory broadcast block found in 60 seconds``, ``Waiting for 1 local, 0 remote core
+  engine proc(s) to start.``) hung there: in the engine's start-up before the API was ready, while serving
+  after. Once, or with the log going on after them (a long compile prints the first too), it was only slow.
+
 Each on generated logs and on a real log of the tuned part; each fails without its change (the guards,
 which say what a rule must leave alone, pass either way).
 """
@@ -457,3 +462,55 @@ def test_a_sentence_quoting_a_failure_is_not_the_root_of_the_log_below_it(marks:
     )
     res = classify_text("\n".join([prose, "", "error log:", stack.rstrip("\n")]) + "\n")
     assert res.first_exception is not None and "No available memory" in res.first_exception.line
+
+
+_SHM_WAIT = (
+    "(EngineCore_DP0 pid=214) INFO 02-02 13:2{i}:32 [shm_broadcast.py:542] No available shared memory broadcast block "
+    "found in 60 seconds. This typically happens when some processes are hanging or doing some time-consuming work."
+)
+_CORE_WAIT = "(APIServer pid=1) DEBUG 04-12 21:3{i}:28 [v1/engine/utils.py:1143] Waiting for 1 local, 0 remote core engine proc(s) to start."
+
+
+@given(
+    wait=st.sampled_from([_SHM_WAIT, _CORE_WAIT]),
+    times=st.integers(2, 6),
+    head=st.integers(0, len(_STARTED)),
+    tail=st.sampled_from([[], [""], ["", "```"]]),
+)
+def test_a_log_that_ends_waiting_on_a_part_that_never_answers_hung(
+    wait: str, times: int, head: int, tail: list[str]
+) -> None:
+    lines = [*_STARTED[:head], *(wait.format(i=i) for i in range(times)), *tail]
+    res = classify_text("\n".join(lines) + "\n")
+    assert res.first_exception is None
+    assert res.evidence is not None and res.evidence.rule == "hang", res.evidence
+    # where its start-up had got to (the weights, the engine), the engine's start-up when no marker says
+    assert res.failed_stage == "engine" if head < 3 else res.failed_stage in ("weights", "engine", "api"), res.evidence
+
+
+@given(times=st.integers(2, 6))
+def test_a_server_that_ends_waiting_after_it_was_ready_hung_serving(times: int) -> None:
+    ready = "(APIServer pid=1) INFO 02-02 13:19:00 [launcher.py:44] Application startup complete."
+    res = classify_text("\n".join([*_STARTED, ready, *(_SHM_WAIT.format(i=i) for i in range(times))]) + "\n")
+    assert res.failed_stage == "runtime", res.evidence
+
+
+@given(wait=st.sampled_from([_SHM_WAIT, _CORE_WAIT]), times=st.integers(1, 6), after=st.integers(0, 3))
+def test_guard_waiting_once_or_going_on_after_it_is_no_hang(wait: str, times: int, after: int) -> None:
+    """A slow start-up (a long compile) waits and then goes on: healthy, as a single such line is."""
+    went_on = [
+        "(Worker_TP0 pid=271) INFO 02-02 13:25:03 [backends.py:278] Compiling a graph for compile range (1, 2048) takes 325.75 s",
+        "(EngineCore_DP0 pid=214) INFO 02-02 13:25:05 [kv_cache_utils.py:1291] GPU KV cache size: 183,744 tokens",
+        "(Worker_TP0 pid=271) INFO 02-02 13:25:04 [gpu_worker.py:375] Available KV cache memory: 4.02 GiB",
+        "(EngineCore_DP0 pid=214) INFO 02-02 13:25:05 [kv_cache_utils.py:1296] Maximum concurrency for 131,072 tokens per request: 6.17x",
+    ] * (after + 1)
+    waits = [wait.format(i=i) for i in range(times)]
+    lines = [*_STARTED, *waits] if times == 1 else [*_STARTED, *waits, *went_on]
+    res = classify_text("\n".join(lines) + "\n")
+    assert res.failed_stage == "none", res.evidence
+
+
+def test_real_excerpts_that_end_waiting_for_the_engine_core_hung_in_its_start_up() -> None:
+    for name in ("3458.log", "5111.log"):
+        res = classify_text(tuned_text("vllm-issues", name))
+        assert res.failed_stage == "engine", (name, res.evidence)

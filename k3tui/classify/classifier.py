@@ -168,6 +168,8 @@ _CUSTOMIZE = ("Error in sitecustomize", "Error in usercustomize")
 PYTHONVERBOSE for traceback:`` then ``Type: msg``) and ignored: the process goes on without it."""
 _LOGGING_FRAME = re.compile(r'File "[^"]*/logging/__init__\.py", line \d+, in ')
 """The first frame of a traceback Python's logging printed for a record it could not emit."""
+HANG_TAIL = 3
+"""Lines a log may go on after its last ``[hang]`` line and still end with it (blank lines, a paste's fence)."""
 _SERVER_STOPPING = "Shutting down"
 """The web server's first word of its shutdown (uvicorn's ``Shutting down``, vLLM's ``Shutting down FastAPI
 HTTP server.``): an output handler failing after it is the stop's doing, logged the same way."""
@@ -389,6 +391,9 @@ class Classifier:
         self._dead: _Root | None = None
         """The first report of an engine dead under a request in flight (EngineDeadError): the root when
         nothing else is (an excerpt that kept only the front end's report)."""
+        self._hangs = self._rules.hang_needles
+        self._hang: list[int] = []
+        """The lines of the last ``[hang]`` lines read (a server waiting on a part that never answers)."""
         self._part = 0
         """The part of the current line being read, when a flattened paste was split."""
         self._ready_part = 0
@@ -962,6 +967,9 @@ class Classifier:
 
     def _other(self, ln: Line, n: int, low: str) -> None:
         """A relevant line outside any traceback: a trace start, a root, an OOM, a marker."""
+        if any(h in ln.body for h in self._hangs):
+            self._hang = [*self._hang[-1:], n]  # (the last two are all the end of the log needs)
+            return
         if opens_trace(ln.body):
             self._open(ln, n)
             return
@@ -1816,6 +1824,23 @@ class Classifier:
         i = bisect.bisect_left(joins, (n,)) - 1  # the last joined line before n
         return n + joins[i][1]
 
+    def _hung(self, marks: list[StageMark]) -> Verdict | None:
+        """A log with no failure line that ENDS with a server waiting on a part that never answers, said at
+        least twice (``[hang]``): it hung there. Before the API was ready, in the engine's start-up (what
+        the waiting is for, whatever marker the log reached before it); after, while serving."""
+        if not self._ended or len(self._hang) < 2 or self._n - self._hang[-1] > HANG_TAIL:
+            return None
+        ready = next((m.line for m in marks if m.stage == "runtime"), None)
+        now = self._timeline.now
+        if ready is not None and ready < self._hang[0]:
+            stage = "runtime"
+        elif STAGES.index("weights") <= now < STAGES.index("runtime"):
+            stage = STAGES[now]
+        else:
+            stage = "engine"  # (no marker past the config: the waiting is for the engine core's start-up)
+        why = f"the log ends with the server waiting on a part that never answered (line {self._hang[-1]}): it hung"
+        return Verdict(stage, "hang", tuple(self._hang), "low", why)
+
     def _result(self) -> ClassifyResult:
         res = self._logical_result()
         if not self._joins:
@@ -1839,6 +1864,9 @@ class Classifier:
                 why = "the server printed nothing at all: it died before its first line"
                 res.evidence = Verdict("container", "empty-log", (), "low", why)
                 res.advice = advice_text(self._rules, "container")
+            elif (hung := self._hung(res.stages)) is not None:
+                res.failed_stage, res.evidence = hung.stage, hung
+                res.advice, res.confidence = advice_text(self._rules, hung.stage), "low"
             elif self._recognised() or not self._ended:  # a live view never calls a log "unknown" yet
                 ready = next((m.line for m in res.stages if m.stage == "runtime"), None)
                 res.advice = advice_text(self._rules, "none")

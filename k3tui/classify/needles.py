@@ -66,7 +66,7 @@ class Needles:
 def needles() -> Needles:
     """The literals that can make a line matter to the classifier, and the windows around them."""
     rules = load_rules()
-    words = tuple(dict.fromkeys((*rules.always, *rules.warning_needles)))
+    words = tuple(dict.fromkeys((*rules.always, *rules.warning_needles, *rules.hang_needles)))
     plain = tuple((s.index, m) for s in rules.stages for m in s.plain)
     gated = tuple((s.index, m.lower()) for s in rules.stages for m in s.markers)
     gated += tuple((s.index + 1, m.lower()) for s in rules.stages for m in s.done)

@@ -158,6 +158,8 @@ class Rules:
     crash: re.Pattern[str]
     """Native crash and kill lines (no Python traceback): a root found by looking back."""
     warning_needles: tuple[str, ...]
+    hang_needles: tuple[str, ...]
+    """Literals as printed of the lines a server repeats while it waits on a part that never answers."""
     """Literals as printed, one of which every ``plugin_platform`` and ``py_warning_root`` line carries."""
     crash_needles: tuple[str, ...]
     """Lowercase literals, one of which every ``crash`` line carries."""
@@ -347,6 +349,7 @@ def load_rules() -> Rules:
         crash_needles=tuple(n.lower() for n in crash["needles"]),
         recognise=tuple(dict.fromkeys(pat["recognise"]["words"])),
         warning_needles=tuple(pat["warning_root"]["needles"]),
+        hang_needles=tuple(pat["hang"]["needles"]),
         crash_trigger=_alternation(crash["after"], "patterns.toml [crash]"),
         faulthandler=_rx(crash["faulthandler"], "patterns.toml [crash]"),
         crash_ran=_rx(crash["ran"], "patterns.toml [crash]"),

@@ -47,7 +47,8 @@ EPILOG = """\
   advice           what the failed layer means and the one next step there
   evidence         {rule, lines, why}: what decided failed_stage. rule is one of
                    message, frames, api-ready, wording, markers, exception-type, default,
-                   no-root, not-a-vllm-log; lines are the log lines it rests on
+                   hang (no failure line; the log ends with the server waiting on a part that
+                   never answered), no-root, not-a-vllm-log; lines are the log lines it rests on
   confidence       high (the root's own message or stack), medium (when it happened,
                    the wording, the start-up markers), low (its type alone, or nothing)
   host_fault       only with --host-log: null, or the kernel's fatal Xid/SXid close before
