@@ -39,6 +39,10 @@
   engine proc(s) to start.``) hung there: in the engine's start-up before the API was ready, while serving
   after. Once, or with the log going on after them (a long compile prints the first too), it was only slow.
 
+- A reporter's sentence that tells of a failure in their own words (a first person, Chinese prose before the
+  words a root rule matched: ``When I start the second server I get an address already in use error:``) is,
+  like a quoted one, the root only when the excerpt holds nothing else.
+
 Each on generated logs and on a real log of the tuned part; each fails without its change (the guards,
 which say what a rule must leave alone, pass either way).
 """
@@ -514,3 +518,40 @@ def test_real_excerpts_that_end_waiting_for_the_engine_core_hung_in_its_start_up
     for name in ("3458.log", "5111.log"):
         res = classify_text(tuned_text("vllm-issues", name))
         assert res.failed_stage == "engine", (name, res.evidence)
+
+
+@given(
+    told=st.sampled_from(
+        [
+            "When I start the second server I get an address already in use error:",
+            "We also see it fail, but it reports an NCCL error:",
+            "DeepSeek-Coder-V2-Lite-Instruct也是在determine_num_available_blocks处fails, 但是报一个NCCL error:",
+            "My server cannot start, no space left on device it says:",
+        ]
+    )
+)
+def test_a_reporters_sentence_telling_of_a_failure_is_not_the_root_of_the_log_below_it(told: str) -> None:
+    stack = traceback_text(
+        [(f"{_SITE}/vllm/v1/worker/gpu_worker.py", "determine_available_memory")],
+        "RuntimeError: NCCL Error 3: internal error - please report this issue to the NCCL developers",
+    )
+    res = classify_text("\n".join([told, "", "```", stack.rstrip("\n"), "```"]) + "\n")
+    assert res.first_exception is not None and "NCCL Error 3" in res.first_exception.line
+
+
+@given(
+    told=st.sampled_from(
+        [
+            "When I start the second server I get an address already in use error.",
+            "我启动第二个服务时报错 address already in use",
+        ]
+    )
+)
+def test_guard_a_reporters_sentence_is_the_root_when_the_excerpt_has_nothing_else(told: str) -> None:
+    res = classify_text(told + "\n")
+    assert res.first_exception is not None and "address already in use" in res.first_exception.line
+
+
+def test_a_real_chinese_sentence_before_the_workers_nccl_error_is_not_its_root() -> None:
+    res = classify_text(tuned_text("vllm-issues", "2258.log"))
+    assert res.first_exception is not None and "NCCL Error 3" in res.first_exception.line

@@ -252,7 +252,6 @@ KNOWN_MISSES = {
     "vllm-issues/2199.log": "a broadcast_shapes ValueError from the engine core: that it came with a long request is in the thread",
     "vllm-issues/2207.log": "Ascend CANN's device assertion and DumpHead lines with no vLLM word: taken for not a vLLM log",
     "vllm-issues/2221.log": "'module torch has no attribute nvfp4' quoted alone: an API mismatch reads as the image's, the label (after ready) rests on the issue's title",
-    "vllm-issues/2258.log": "a reporter's Chinese sentence naming 'NCCL error:' comes before the log and is taken; the label takes the NCCL error line after it",
     "vllm-issues/2261.log": "a bare AssertionError whose frames are the model loader's: the label says the launch's settings (config)",
     "vllm-issues/2262.log": "a traceback joined into one line with double spaces: split again, but the label quotes the assert's code and its exception as one",
     "vllm-issues/2263.log": "the front end's _validate_input traceback cut before its exception (a request refused, label none): the cut traceback is taken",

@@ -1041,7 +1041,12 @@ class Classifier:
             pass  # a Python warning (multiprocessing's 'process died unexpectedly, relaunching'): its words are not a failure
         else:
             rule, hit = next(((r, m) for r in rules.roots if (m := r.match.search(ln.body))), (None, None))
-            if rule is not None and n <= HEAD_LINES and ln.level is None and _in_code_span(hit, ln.body):
+            if (
+                rule is not None
+                and n <= HEAD_LINES
+                and ln.level is None
+                and (_in_code_span(hit, ln.body) or _told(ln.body, hit))
+            ):
                 if self._phrase is None:  # a reporter's sentence quoting the failure's words: the root only if
                     self._phrase = self._new_root(ln, n, rule.type, ln.body)  # the log itself names none
             elif rule is not None:
@@ -2011,6 +2016,23 @@ def _in_code_span(m: re.Match[str] | None, body: str) -> bool:
         ):
             return True
     return False
+
+
+def _told(body: str, m: re.Match[str] | None) -> bool:
+    """Is ``body`` a reporter's sentence that tells of the failure a root rule matched in it (``if I want to serve
+    the model without a HF Hub connection … I cannot serve it``, ``…也是在 determine_num_available_blocks 处fails,
+    但是报一个NCCL error:``): the reporter's own words before the match (a first person, CJK prose), not the
+    failure's line?"""
+    if m is None:
+        return False
+    before = body[: m.start()]
+    return _FIRST_PERSON.search(before) is not None or _CJK_WORDS.search(before) is not None
+
+
+_FIRST_PERSON = re.compile(r"(?<![\w/])(?:I|I'm|I've|my|My|we|We|our|Our)\s+[a-z]")
+"""The reporter speaking (``I cannot``, ``my server``, ``we tried``): a sentence of prose, not a program's line."""
+_CJK_WORDS = re.compile(r"[\u4e00-\u9fff]{2}")
+"""Two Chinese characters in a row: prose around a quoted failure (a program's message is not written so)."""
 
 
 _QUOTE_MARKS = (("`", "`"), ("\u201c", "\u201d"), ('"', '"'), ("\u300c", "\u300d"))
