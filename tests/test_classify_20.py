@@ -43,6 +43,9 @@
   words a root rule matched: ``When I start the second server I get an address already in use error:``) is,
   like a quoted one, the root only when the excerpt holds nothing else.
 
+- A KV connector registering the KV caches with its transfer agent (``register_kv_caches``) runs once, when the
+  caches are allocated: the engine's start-up, not a step's transfer while serving.
+
 Each on generated logs and on a real log of the tuned part; each fails without its change (the guards,
 which say what a rule must leave alone, pass either way).
 """
@@ -555,3 +558,39 @@ def test_guard_a_reporters_sentence_is_the_root_when_the_excerpt_has_nothing_els
 def test_a_real_chinese_sentence_before_the_workers_nccl_error_is_not_its_root() -> None:
     res = classify_text(tuned_text("vllm-issues", "2258.log"))
     assert res.first_exception is not None and "NCCL Error 3" in res.first_exception.line
+
+
+_CONNECTOR = st.sampled_from(
+    ["nixl_connector.py", "lmcache_connector.py", "p2p/p2p_nccl_connector.py", "offloading_connector.py"]
+)
+
+
+@given(connector=_CONNECTOR)
+def test_a_kv_connector_registering_the_caches_is_the_engines_start_up(connector: str) -> None:
+    stack = traceback_text(
+        [  # (an excerpt cut above the model runner's frames, as threads quote it)
+            (f"{_SITE}/vllm/distributed/kv_transfer/kv_connector/v1/{connector}", "register_kv_caches"),
+            (f"{_SITE}/nixl/_api.py", "prep_xfer_dlist"),
+        ],
+        "nixl._bindings.nixlNotFoundError: NIXL_ERR_NOT_FOUND",
+    )
+    res = classify_text(stack)
+    assert res.failed_stage == "engine", res.evidence
+
+
+@given(connector=_CONNECTOR, func=st.sampled_from(["start_load_kv", "get_finished", "save_kv_layer", "wait_for_save"]))
+def test_guard_a_kv_connectors_per_step_work_is_serving(connector: str, func: str) -> None:
+    stack = traceback_text(
+        [
+            (f"{_SITE}/vllm/distributed/kv_transfer/kv_connector/v1/{connector}", func),
+            (f"{_SITE}/nixl/_api.py", "transfer"),
+        ],
+        "nixl._bindings.nixlBackendError: NIXL_ERR_BACKEND",
+    )
+    res = classify_text(stack)
+    assert res.failed_stage == "runtime", res.evidence
+
+
+def test_a_real_nixl_error_registering_the_kv_caches_is_the_engines() -> None:
+    res = classify_text(tuned_text("vllm-issues", "6478.log"))
+    assert res.failed_stage == "engine", res.evidence
