@@ -46,6 +46,10 @@
 - A KV connector registering the KV caches with its transfer agent (``register_kv_caches``) runs once, when the
   caches are allocated: the engine's start-up, not a step's transfer while serving.
 
+- A time stamp, a level and a logger's name or target (``2025-05-16T04:56:18.119Z ERROR engine.run_mp_engine:
+  NIXL_ERR_BACKEND`` as NVIDIA Dynamo's Rust tracing logs; Python's ``%(asctime)s %(levelname)s %(name)s:``) is one
+  prefix: the line is an ERROR line, the header of the traceback cut under it.
+
 Each on generated logs and on a real log of the tuned part; each fails without its change (the guards,
 which say what a rule must leave alone, pass either way).
 """
@@ -56,6 +60,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from k3tui.classify import classify_text
+from k3tui.classify.lines import parse
 from tests.support.corpus import tuned_text
 from tests.support.tracebacks import traceback_text
 
@@ -594,3 +599,45 @@ def test_guard_a_kv_connectors_per_step_work_is_serving(connector: str, func: st
 def test_a_real_nixl_error_registering_the_kv_caches_is_the_engines() -> None:
     res = classify_text(tuned_text("vllm-issues", "6478.log"))
     assert res.failed_stage == "engine", res.evidence
+
+
+_STAMPS = st.sampled_from(["2025-05-16T04:56:18.119Z", "2025-05-16T04:56:18.119874Z", "2024-01-01 10:00:00,123"])
+_TARGETS = st.sampled_from(
+    ["engine.run_mp_engine", "dynamo_runtime::component", "vllm.engine.llm_engine", "__main__", "root"]
+)
+
+
+@given(
+    stamp=_STAMPS,
+    target=_TARGETS,
+    level=st.sampled_from(["ERROR", "WARN", "INFO", "DEBUG"]),
+    pad=st.sampled_from([" ", "  "]),
+)
+def test_a_time_level_and_logger_prefix_is_read_as_one(stamp: str, target: str, level: str, pad: str) -> None:
+    ln = parse(f"{stamp}{pad}{level} {target}: NIXL_ERR_BACKEND")
+    assert ln.body == "NIXL_ERR_BACKEND" and ln.level is not None and ln.level.startswith(level[:4])
+
+
+@given(stamp=_STAMPS)
+def test_guard_an_exception_type_after_a_level_stays_in_the_message(stamp: str) -> None:
+    assert parse(f"{stamp} ERROR ValueError: x").body.endswith("ValueError: x")
+
+
+@given(stamp=_STAMPS, target=_TARGETS)
+def test_a_logged_error_over_a_cut_traceback_is_its_root(stamp: str, target: str) -> None:
+    lines = [
+        f"{stamp} INFO {target}: Initialized NIXL agent",
+        f"{stamp} ERROR {target}: NIXL_ERR_BACKEND",
+        "Traceback (most recent call last):",
+        f'  File "{_SITE}/vllm/engine/multiprocessing/engine.py", line 586, in run_mp_engine',
+        "    engine = MQLLMEngine.from_vllm_config(",
+    ]
+    res = classify_text("\n".join(lines) + "\n")
+    assert res.first_exception is not None and "NIXL_ERR_BACKEND" in res.first_exception.line
+
+
+def test_a_real_dynamo_log_of_nixl_failing_at_start_up_names_its_error_line() -> None:
+    res = classify_text(tuned_text("vllm-issues", "6479.log"))
+    assert (
+        res.first_exception is not None and "ERROR engine.run_mp_engine: NIXL_ERR_BACKEND" in res.first_exception.line
+    )

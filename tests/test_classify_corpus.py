@@ -187,7 +187,6 @@ KNOWN_MISSES = {
     "vllm-issues/6445.log": "a CUDA out-of-memory logged by V0's engine.py with no frames: engine by its type (label runtime, marked unsure)",
     "vllm-issues/6446.log": "the excerpt ends at the engine core's 'Invocation of collective_rpc method failed' ERROR line (no exception line): the prose's quoted 'address already in use' is the only root left (api; label runtime)",
     "vllm-issues/6475.log": "a reporter's quoted 'Server process exited unexpectedly with code 2' is taken before the quoted argparse error below it (runtime by its type; label config)",
-    "vllm-issues/6479.log": "NIXL's backend error quoted as a cut traceback: its bare head is reported (engine by default, right stage); the label quotes the NIXL line",
     "vllm-issues/6481.log": "a model config missing vision_config (AttributeError on LlavaConfig) with no frames: engine by default (label weights, marked unsure)",
     "vllm-issues/6486.log": "the only line is a quoted V0 ERROR line 'Bfloat16 is only supported on GPUs with compute capability …' with no exception type: no root (label device)",
     "vllm-cpu-faults/cc-cfg-inductor-option-unknown-compiled.log": "torch.compile refusing an unknown Inductor option while the worker builds the model under load_model: weights by its frames (label engine, marked unsure: weights or config defensible)",

@@ -125,6 +125,11 @@ _DASHED = re.compile(
     rf"^(?:[-|] )?(?:(?!(?:{_LEVELS})\b)[\w.\-]+ [-|] )?(?P<lvl>{_LEVELS}) *[-|:] (?:[\w.\-<>]+:[\w.\-<>]+:\d+ - )?"
 )
 """After a timestamp: ``- vllm.engine - ERROR - message`` or ``| ERROR    | mod:fn:12 - message``."""
+_TARGET = re.compile(rf"^ ?(?P<lvl>{_LEVELS}) +[a-z_][\w\-]*(?:(?:\.|::)[\w\-]+)*: ")
+"""After a timestamp, a level and the logger's name or target: ``2025-05-16T04:56:18.119Z ERROR
+engine.run_mp_engine: NIXL_ERR_BACKEND`` (Rust's tracing, as NVIDIA Dynamo logs), Python's ``%(asctime)s
+%(levelname)s %(name)s: %(message)s`` (``… ERROR vllm.engine: …``). The name starts lowercase: an exception's type
+after a level (``ERROR ValueError: …``) is the message's own."""
 _C10 = re.compile(r"^\[(?P<g>[IWEF])(?:\d{3,4} [\d:.]+)? ?[\w.\-]+\.(?:cpp|cc|h|cu):\d+\] ?")
 """c10 / glog inside torch: ``[E ProcessGroupNCCL.cpp:475] …``, ``[E616 02:08:15.93 socket.cpp:1023] …``
 (torch prints the month without its leading zero)."""
@@ -340,8 +345,8 @@ def _wrappers(text: str) -> tuple[str, str, str | None]:
     return text, service, time
 
 
-def _level(text: str) -> tuple[str, str | None, str | None, str | None]:
-    """Strip the logging prefix: (rest, level, time, pid)."""
+def _level(text: str, stamped: bool = False) -> tuple[str, str | None, str | None, str | None]:
+    """Strip the logging prefix: (rest, level, time, pid). ``stamped``: a wrapper's time stamp led the line."""
     time = None
     if m := _ISO.match(text):
         time, text = m.group(1), text[m.end() :]
@@ -358,6 +363,8 @@ def _level(text: str) -> tuple[str, str | None, str | None, str | None]:
     if text[:1] == "[" and (m := _BRACKETED.match(text)):
         return text[m.end() :], _lvl(m["lvl"]), time, None
     if time is not None and (m := _DASHED.match(text)):
+        return text[m.end() :], _lvl(m["lvl"]), time, None
+    if (stamped or time is not None) and (m := _TARGET.match(text)):
         return text[m.end() :], _lvl(m["lvl"]), time, None
     if m := _CUT.match(text):
         return text[m.end() :], None, time, None
@@ -565,7 +572,7 @@ def parse(raw: str) -> Line:
         )
     if text[:1] == "[" and (m := _TAG.match(text)):
         text = text[m.end() :]  # a launcher's tag for the part of the pipeline (vllm-omni's [Stage-0])
-    body, level, ltime, pid = _level(text)
+    body, level, ltime, pid = _level(text, time is not None)
     if level is not None and body[:1] in "(DIWEC" and (_PROC.match(body) or _LEVEL.match(body) or _UVICORN.match(body)):
         # another program's logger re-logged a vLLM line (``… - INFO - ERROR 07-11 … [core.py:390] …``):
         # the line's own level and process are vLLM's, not the outer record's
