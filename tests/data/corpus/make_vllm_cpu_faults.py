@@ -6457,6 +6457,446 @@ FAULTS = FAULTS + (
 # ---------------------------------------------------------------- CLI
 
 
+# -- session 20 round 9: remote-code tokenizers as Kimi ships them (tokenization_kimi.py + tiktoken.model +
+# auto_map, --trust-remote-code), the Kimi tool-call tokens, chat template and parsers, broken the ways deployments
+# break them. The base (``_rct``) turns the tiny model's tokenizer.json into a tiktoken BPE file (same ids, same
+# encoding), removes tokenizer.json and adds a TikTokenTokenizer class of the checkpoint's own.
+_RCT_TOKENIZER = '"""Tokenizer of the K3 checkpoint: a tiktoken BPE (tiktoken.model) plus the special tokens of tokenizer_config.json."""\nimport os\n\nimport tiktoken\nfrom tiktoken.load import load_tiktoken_bpe\nfrom transformers import PreTrainedTokenizer\n\nPAT_STR = r"""\'s|\'t|\'re|\'ve|\'m|\'ll|\'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+"""\n\n\ndef _bytes_to_unicode():\n    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("\\xa1"), ord("\\xac") + 1)) + list(range(ord("\\xae"), ord("\\xff") + 1))\n    cs, n = bs[:], 0\n    for b in range(256):\n        if b not in bs:\n            bs.append(b)\n            cs.append(256 + n)\n            n += 1\n    return dict(zip(bs, map(chr, cs)))\n\n\nclass TikTokenTokenizer(PreTrainedTokenizer):\n    vocab_files_names = {"vocab_file": "tiktoken.model"}\n    model_input_names = ["input_ids", "attention_mask"]\n\n    def __init__(self, vocab_file, bos_token="<|endoftext|>", eos_token="<|im_end|>", pad_token="<|endoftext|>",\n                 unk_token=None, added_tokens_decoder=None, **kwargs):\n        self.vocab_file = vocab_file\n        mergeable_ranks = load_tiktoken_bpe(vocab_file)\n        self.num_base_tokens = len(mergeable_ranks)\n        specials = {}\n        for i, tok in (added_tokens_decoder or {}).items():\n            content = tok["content"] if isinstance(tok, dict) else getattr(tok, "content", str(tok))\n            specials[content] = int(i)\n        self.special_tokens = specials\n        self.model = tiktoken.Encoding(name=os.path.basename(vocab_file), pat_str=PAT_STR,\n                                       mergeable_ranks=mergeable_ranks, special_tokens=specials)\n        self.byte_encoder = _bytes_to_unicode()\n        self.byte_decoder = {v: k for k, v in self.byte_encoder.items()}\n        self.encoder = {"".join(self.byte_encoder[b] for b in k): v for k, v in mergeable_ranks.items()}\n        self.encoder.update(specials)\n        self.decoder = {v: k for k, v in self.encoder.items()}\n        super().__init__(bos_token=bos_token, eos_token=eos_token, pad_token=pad_token, unk_token=unk_token,\n                         **kwargs)\n\n    @property\n    def vocab_size(self):\n        return self.model.n_vocab\n\n    def get_vocab(self):\n        return dict(self.encoder)\n\n    def _tokenize(self, text, **kwargs):\n        return [self.decoder[t] for t in self.model.encode(text, allowed_special="all")]\n\n    def _convert_token_to_id(self, token):\n        return self.encoder.get(token, 0)\n\n    def _convert_id_to_token(self, index):\n        return self.decoder[index]\n\n    def convert_tokens_to_string(self, tokens):\n        text = "".join(t for t in tokens)\n        return bytearray(self.byte_decoder[c] for c in text if c in self.byte_decoder).decode("utf-8", "replace")\n\n    def save_vocabulary(self, save_directory, filename_prefix=None):\n        return (self.vocab_file,)\n'
+_RCT_TOOL_TOKENS = (
+    "<|tool_calls_section_begin|>",
+    "<|tool_calls_section_end|>",
+    "<|tool_call_begin|>",
+    "<|tool_call_argument_begin|>",
+    "<|tool_call_end|>",
+    "<think>",
+    "</think>",
+)
+# Run in the run's folder by the vLLM venv's python: model/tokenizer.json -> model/tiktoken.model (+ config, template).
+# argv[1]: "none" (only the 3 specials), "in_vocab" (the Kimi tool tokens replace the last BPE ranks),
+# "beyond" (the tool tokens get ids 2048.. past the model's vocab of 2048)
+_RCT_MAKE = r"""import base64, json, sys
+mode = sys.argv[1]
+TOOL = __TOOL__
+t = json.load(open("model/tokenizer.json"))
+bs = list(range(33, 127)) + list(range(161, 173)) + list(range(174, 256))
+cs, n = bs[:], 0
+for b in range(256):
+    if b not in bs:
+        bs.append(b); cs.append(256 + n); n += 1
+dec = {chr(c): b for b, c in zip(bs, cs)}
+specials = {a["id"]: a["content"] for a in t["added_tokens"]}
+ranks = sorted((i, tok) for tok, i in t["model"]["vocab"].items() if i not in specials)
+if mode == "in_vocab":
+    ranks = ranks[: -len(TOOL)]
+    specials.update({2048 - len(TOOL) + k: s for k, s in enumerate(TOOL)})
+elif mode == "beyond":
+    specials.update({2048 + k: s for k, s in enumerate(TOOL)})
+with open("model/tiktoken.model", "w") as f:
+    for i, tok in ranks:
+        f.write(base64.b64encode(bytes(dec[c] for c in tok)).decode() + " %d\n" % i)
+c = json.load(open("model/tokenizer_config.json"))
+c.pop("backend", None)
+c["tokenizer_class"] = "TikTokenTokenizer"
+c["auto_map"] = {"AutoTokenizer": ["tokenization_kimi.TikTokenTokenizer", None]}
+c["added_tokens_decoder"] = {
+    str(i): {"content": s, "lstrip": False, "normalized": False, "rstrip": False, "single_word": False, "special": True}
+    for i, s in sorted(specials.items())
+}
+json.dump(c, open("model/tokenizer_config.json", "w"), indent=2)
+""".replace("__TOOL__", repr(_RCT_TOOL_TOKENS))
+# A chat template in Kimi's shape: tools declared, assistant tool calls written with the tool-call tokens
+_RCT_TEMPLATE = (
+    "{%- if tools -%}<|im_start|>system\n# Tools\n{{ tools | tojson }}<|im_end|>\n{%- endif -%}"
+    "{%- for m in messages -%}<|im_start|>{{ m['role'] }}\n"
+    "{%- if m['content'] is string %}{{ m['content'] }}{% endif -%}"
+    "{%- if m.get('tool_calls') -%}<|tool_calls_section_begin|>{%- for tc in m['tool_calls'] -%}"
+    "<|tool_call_begin|>functions.{{ tc['function']['name'] }}:{{ loop.index0 }}<|tool_call_argument_begin|>"
+    "{{ tc['function']['arguments'] }}<|tool_call_end|>{%- endfor -%}<|tool_calls_section_end|>{%- endif -%}"
+    "<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+_RCT_PARSERS = ("--enable-auto-tool-choice", "--tool-call-parser", "kimi_k2", "--reasoning-parser", "kimi_k2")
+
+
+def _rct_setup(tool_tokens: str = "none", tokenizer: str = _RCT_TOKENIZER) -> tuple:
+    return (
+        ("write", "model/tokenization_kimi.py", tokenizer),
+        ("write", "rct_make.py", _RCT_MAKE),
+        ("sh", f"{{python}} rct_make.py {tool_tokens}"),
+        ("remove", "model/tokenizer.json"),
+        ("write", "model/chat_template.jinja", _RCT_TEMPLATE),
+    )
+
+
+def _rct(
+    name: str,
+    what: str,
+    *setup: tuple,
+    tool_tokens: str = "none",
+    tokenizer: str = _RCT_TOKENIZER,
+    trust: bool = True,
+    args: tuple = (),
+    **kw: object,
+) -> Fault:
+    """A fault on the Kimi-style remote-code tokenizer: the base setup, then ``setup``; --trust-remote-code."""
+    kw.setdefault("actions", SERVE_AND_STOP)
+    return Fault(
+        name,
+        "remote-tokenizer",
+        what,
+        args=(("--trust-remote-code",) if trust else ()) + args,
+        setup=_rct_setup(tool_tokens, tokenizer) + setup,
+        **kw,
+    )
+
+
+_RCT_TOOL_HISTORY = {
+    "path": "/v1/chat/completions",
+    "json": {
+        "model": SERVED,
+        "tools": _TOOLS,
+        "messages": [
+            {"role": "user", "content": "Weather in Paris?"},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    {
+                        "id": "functions.get_weather:0",
+                        "type": "function",
+                        "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "functions.get_weather:0", "content": "18 C, clear"},
+        ],
+        "max_tokens": 16,
+        "temperature": 0,
+    },
+}
+PAYLOADS.update(
+    {
+        "rct_tools_history": _RCT_TOOL_HISTORY,
+        "rct_completion_tool_token": {
+            "path": "/v1/completions",
+            "json": {"model": SERVED, "prompt": "<|tool_call_begin|>functions.get_weather:0", "max_tokens": 8},
+        },
+        "rct_detokenize_last": {"path": "/detokenize", "json": {"model": SERVED, "tokens": [2045, 2046, 2047]}},
+        "rct_chat_special_in_user": _chat("Repeat this literally: <|im_start|>"),
+        "rct_tools_required": _chat("Weather in Paris?", tools=_TOOLS, tool_choice="required"),
+        # with the tool tokens in vocab (ids 2041-2047), 2041 is <|tool_calls_section_begin|>, 2043 <|tool_call_begin|>
+        "rct_tools_force_section": _chat(
+            "Weather in Paris?", tools=_TOOLS, tool_choice="auto", logit_bias={"2041": 100}
+        ),
+        "rct_tools_force_call_stream": _chat(
+            "Weather in Paris?", tools=_TOOLS, tool_choice="auto", logit_bias={"2043": 100}, stream=True
+        ),
+    }
+)
+_RCT_TIKTOKEN_BLOCKED = "import sys\nsys.modules['tiktoken'] = None  # as if tiktoken were not installed\n"
+_RCT_LFS_POINTER = (
+    "version https://git-lfs.github.com/spec/v1\n"
+    "oid sha256:b6c497a7469b33ced9c38afb1ad6e47f03f5e5dc05f15930799210ec050c5103\n"
+    "size 2795286\n"
+)
+
+FAULTS = FAULTS + (
+    # -- healthy controls
+    _rct(
+        "rct-ok-remote-tokenizer",
+        "healthy: a Kimi-style remote-code tokenizer (tokenization_kimi.py, tiktoken.model, auto_map, "
+        "--trust-remote-code): tokenize, chat, completion, detokenize of the last ids, normal stop",
+        actions=(
+            ("wait", "ready"),
+            ("request", "tokenize_chat"),
+            ("request", "chat"),
+            ("request", "completion"),
+            ("request", "rct_detokenize_last"),
+            ("signal", "main", "SIGTERM"),
+        ),
+    ),
+    _rct(
+        "rct-ok-tools-kimi-parsers",
+        "healthy: remote-code tokenizer with the Kimi tool-call tokens in its vocab, --enable-auto-tool-choice "
+        "--tool-call-parser kimi_k2 --reasoning-parser kimi_k2; chats with tools, a tool-call history, normal stop",
+        tool_tokens="in_vocab",
+        args=_RCT_PARSERS,
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat_tools_auto"),
+            ("request", "rct_tools_history"),
+            ("request", "chat"),
+            ("signal", "main", "SIGTERM"),
+        ),
+    ),
+    _rct(
+        "rct-ok-tokenizer-own-folder",
+        "healthy: the remote-code tokenizer in a folder of its own given with --tokenizer (same vocab), normal stop",
+        ("sh", "mkdir tok && mv model/tokenization_kimi.py model/tiktoken.model model/tokenizer_config.json tok/"),
+        args=("--tokenizer", "{dir}/tok"),
+    ),
+    _rct(
+        "rct-ok-decode-last-id",
+        "healthy: remote-code tokenizer, completions forced (logit_bias) to emit id 2047, the last of the vocab, "
+        "plain and streamed, normal stop",
+        actions=(
+            ("wait", "ready"),
+            ("request", "completion_force_2047"),
+            ("request", "stream_force_2047"),
+            ("request", "chat"),
+            ("signal", "main", "SIGTERM"),
+        ),
+    ),
+    # -- the tokenizer's code
+    _rct(
+        "rct-module-missing",
+        "tokenizer_config.json auto_map names tokenization_kimi.TikTokenTokenizer but tokenization_kimi.py is absent",
+        ("remove", "model/tokenization_kimi.py"),
+    ),
+    _rct(
+        "rct-module-raises-at-import",
+        "tokenization_kimi.py (remote-code tokenizer) raising RuntimeError at import",
+        tokenizer="raise RuntimeError('k3 injected: tokenization_kimi cannot be imported')\n" + _RCT_TOKENIZER,
+    ),
+    _rct(
+        "rct-init-raises",
+        "remote-code TikTokenTokenizer whose __init__ raises ValueError",
+        tokenizer=_RCT_TOKENIZER.replace(
+            "        self.vocab_file = vocab_file\n",
+            "        raise ValueError('k3 injected: TikTokenTokenizer refuses to initialise')\n",
+        ),
+    ),
+    _rct(
+        "rct-needs-blobfile",
+        "tokenization_kimi.py importing blobfile (as tiktoken's remote loading does), not installed",
+        tokenizer="import blobfile  # noqa: F401\n" + _RCT_TOKENIZER,
+    ),
+    _rct(
+        "rct-tiktoken-not-importable",
+        "remote-code tokenizer that needs tiktoken, with tiktoken made unimportable (sys.modules['tiktoken'] = None "
+        "in a sitecustomize, as if it were not installed)",
+        ("write", "py/sitecustomize.py", _RCT_TIKTOKEN_BLOCKED),
+        env=_PY,
+    ),
+    # -- the BPE file
+    _rct(
+        "rct-bpe-missing",
+        "remote-code tokenizer with its tiktoken.model BPE file absent",
+        ("remove", "model/tiktoken.model"),
+    ),
+    _rct(
+        "rct-bpe-truncated",
+        "tiktoken.model truncated mid-line to 6000 bytes (an interrupted download)",
+        ("truncate", "model/tiktoken.model", 6000),
+    ),
+    _rct(
+        "rct-bpe-lfs-pointer",
+        "tiktoken.model is a Git LFS pointer file (a clone without git lfs pull)",
+        ("write", "model/tiktoken.model", _RCT_LFS_POINTER),
+    ),
+    _rct(
+        "rct-bpe-duplicate-rank",
+        "tiktoken.model with two BPE entries of the same rank (line 2 given rank 3)",
+        ("sh", "sed -i '2s/ 4$/ 3/' model/tiktoken.model"),
+    ),
+    # -- special tokens
+    _rct(
+        "rct-special-collides-with-bpe",
+        "tokenizer_config.json added_tokens_decoder gives <|tool_call_begin|> id 100, an id of an ordinary BPE token",
+        (
+            "sh",
+            "{python} -c \"import json; p='model/tokenizer_config.json'; c=json.load(open(p)); "
+            "c['added_tokens_decoder']['100']={'content': '<|tool_call_begin|>', 'special': True}; "
+            "json.dump(c, open(p, 'w'))\"",
+        ),
+    ),
+    _rct(
+        "rct-special-ids-beyond-vocab",
+        "the Kimi tool-call special tokens at ids 2048-2054, past the model's vocab_size 2048; a completion whose "
+        "prompt holds <|tool_call_begin|>",
+        tool_tokens="beyond",
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("request", "rct_completion_tool_token"),
+            ("sleep", 3),
+            ("request", "chat"),
+            ("signal", "main", "SIGTERM"),
+        ),
+    ),
+    _rct(
+        "rct-eos-not-special",
+        "tokenizer_config.json eos_token <|im_end|> missing from added_tokens_decoder and from the BPE file",
+        (
+            "sh",
+            "{python} -c \"import json; p='model/tokenizer_config.json'; c=json.load(open(p)); "
+            "del c['added_tokens_decoder']['2']; json.dump(c, open(p, 'w'))\"",
+        ),
+    ),
+    _rct(
+        "rct-encode-disallows-special",
+        "remote-code tokenizer calling tiktoken encode() without allowed_special, so the <|im_start|> the chat "
+        "template writes is refused; a completion, then chats",
+        tokenizer=_RCT_TOKENIZER.replace('self.model.encode(text, allowed_special="all")', "self.model.encode(text)"),
+        actions=(
+            ("wait", "ready"),
+            ("request", "completion"),
+            ("request", "chat"),
+            ("request", "rct_chat_special_in_user"),
+            ("request", "completion"),
+            ("signal", "main", "SIGTERM"),
+        ),
+    ),
+    _rct(
+        "rct-decode-raises-last-id",
+        "remote-code tokenizer whose _convert_id_to_token raises KeyError for id 2047; a completion forced to emit it",
+        tokenizer=_RCT_TOKENIZER.replace(
+            "    def _convert_id_to_token(self, index):\n",
+            "    def _convert_id_to_token(self, index):\n"
+            "        if index == 2047:\n"
+            "            raise KeyError(f'k3 injected: no token for id {index}')\n",
+        ),
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("request", "completion_force_2047"),
+            ("sleep", 3),
+            ("request", "chat"),
+            ("signal", "main", "SIGTERM"),
+        ),
+    ),
+    # -- launch options
+    _rct(
+        "rct-without-trust-remote-code",
+        "Kimi-style remote-code tokenizer (auto_map, no tokenizer.json) served without --trust-remote-code",
+        trust=False,
+    ),
+    _rct(
+        "rct-tokenizer-folder-smaller-vocab",
+        "--tokenizer pointing at a remote-code tokenizer folder whose tiktoken.model holds only the first 1000 "
+        "ranks (vocab 1003 for a model of 2048); chats and a completion forced to emit id 2047",
+        (
+            "sh",
+            "mkdir tok && cp model/tokenization_kimi.py model/tokenizer_config.json tok/ && "
+            "head -n 1000 model/tiktoken.model > tok/tiktoken.model",
+        ),
+        args=("--tokenizer", "{dir}/tok"),
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("request", "completion_force_2047"),
+            ("sleep", 3),
+            ("request", "chat"),
+            ("signal", "main", "SIGTERM"),
+        ),
+    ),
+    _rct(
+        "rct-tokenizer-mode-kimi-k3",
+        "--tokenizer-mode kimi_k3 on the Kimi-style remote-code tokenizer of the tiny model",
+        args=("--tokenizer-mode", "kimi_k3"),
+    ),
+    _rct(
+        "rct-tool-parser-unknown-tokens",
+        "--enable-auto-tool-choice --tool-call-parser kimi_k2 with a tokenizer that lacks the Kimi tool-call tokens "
+        "(the template writes them as plain text); chats with tools, tool_choice required, a tool-call history",
+        args=("--enable-auto-tool-choice", "--tool-call-parser", "kimi_k2"),
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat_tools_auto"),
+            ("request", "rct_tools_required"),
+            ("request", "rct_tools_history"),
+            ("request", "chat"),
+            ("signal", "main", "SIGTERM"),
+        ),
+    ),
+    _rct(
+        "rct-reasoning-parser-no-think-tokens",
+        "--reasoning-parser kimi_k2 with a remote-code tokenizer that has no <think> / </think> tokens; chats",
+        args=("--reasoning-parser", "kimi_k2"),
+    ),
+    _rct(
+        "rct-tool-parser-without-auto-choice",
+        "--tool-call-parser kimi_k2 --reasoning-parser kimi_k2 without --enable-auto-tool-choice (tool tokens in "
+        "vocab); a chat with tool_choice auto, then a plain chat",
+        tool_tokens="in_vocab",
+        args=("--tool-call-parser", "kimi_k2", "--reasoning-parser", "kimi_k2"),
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat_tools_auto"),
+            ("request", "chat"),
+            ("signal", "main", "SIGTERM"),
+        ),
+    ),
+    _rct(
+        "rct-tools-forced-tool-tokens",
+        "Kimi tool tokens in vocab, --enable-auto-tool-choice --tool-call-parser kimi_k2 --reasoning-parser kimi_k2; "
+        "chats with tools whose output is forced (logit_bias) to <|tool_calls_section_begin|> and, streamed, to "
+        "<|tool_call_begin|> over and over",
+        tool_tokens="in_vocab",
+        args=_RCT_PARSERS,
+        actions=(
+            ("wait", "ready"),
+            ("request", "rct_tools_force_section"),
+            ("request", "rct_tools_force_call_stream"),
+            ("sleep", 3),
+            ("request", "chat"),
+            ("signal", "main", "SIGTERM"),
+        ),
+    ),
+    _rct(
+        "rct-kimi-k3-parsers-k2-tokens",
+        "--enable-auto-tool-choice --tool-call-parser kimi_k3 --reasoning-parser kimi_k3 on a tokenizer with the K2 "
+        "tool-call tokens; a chat with tools, a tool-call history, a plain chat",
+        tool_tokens="in_vocab",
+        args=("--enable-auto-tool-choice", "--tool-call-parser", "kimi_k3", "--reasoning-parser", "kimi_k3"),
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat_tools_auto"),
+            ("request", "rct_tools_history"),
+            ("request", "chat"),
+            ("signal", "main", "SIGTERM"),
+        ),
+    ),
+    _rct(
+        "rct-bpe-empty",
+        "remote-code tokenizer whose tiktoken.model is an empty file",
+        ("truncate", "model/tiktoken.model", 0),
+    ),
+    _rct(
+        "rct-tokenizer-mode-deepseek-v32",
+        "--tokenizer-mode deepseek_v32 on the Kimi-style remote-code tokenizer; chats and a completion",
+        args=("--tokenizer-mode", "deepseek_v32"),
+    ),
+    _rct(
+        "rct-json-output-tokens-beyond-vocab",
+        "the Kimi tool-call special tokens at ids 2048-2054 past the model's vocab; a chat with response_format "
+        "json_object (a grammar over the tokenizer's vocab), then a plain chat",
+        tool_tokens="beyond",
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("request", "chat_json_object"),
+            ("sleep", 3),
+            ("request", "chat"),
+            ("signal", "main", "SIGTERM"),
+        ),
+    ),
+    _rct(
+        "rct-tools-required-tokens-beyond-vocab",
+        "the Kimi tool-call tokens at ids 2048-2054 past the model's vocab, --enable-auto-tool-choice "
+        "--tool-call-parser kimi_k2; a chat with tool_choice required, then a plain chat",
+        tool_tokens="beyond",
+        args=("--enable-auto-tool-choice", "--tool-call-parser", "kimi_k2"),
+        actions=(
+            ("wait", "ready"),
+            ("request", "rct_tools_required"),
+            ("sleep", 3),
+            ("request", "chat"),
+            ("signal", "main", "SIGTERM"),
+        ),
+    ),
+)
+
+
 def _round_robin(faults: list[Fault]) -> list[Fault]:
     """One fault of each family in turn, so that a run cut short still covers every family."""
     families: dict[str, list[Fault]] = {}
