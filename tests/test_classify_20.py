@@ -50,6 +50,9 @@
   NIXL_ERR_BACKEND`` as NVIDIA Dynamo's Rust tracing logs; Python's ``%(asctime)s %(levelname)s %(name)s:``) is one
   prefix: the line is an ERROR line, the header of the traceback cut under it.
 
+- An unprefixed traceback past the log's head whose exception line carries no ``rror`` (``Exception: …``,
+  ``pyo3_runtime.PanicException: …`` from tiktoken's Rust core) is read: ``xception`` is a prefilter word too.
+
 Each on generated logs and on a real log of the tuned part; each fails without its change (the guards,
 which say what a rule must leave alone, pass either way).
 """
@@ -641,3 +644,29 @@ def test_a_real_dynamo_log_of_nixl_failing_at_start_up_names_its_error_line() ->
     assert (
         res.first_exception is not None and "ERROR engine.run_mp_engine: NIXL_ERR_BACKEND" in res.first_exception.line
     )
+
+
+@given(
+    error=st.sampled_from(
+        [
+            "Exception: WorkerProc initialization failed due to an exception in a background process.",
+            "pyo3_runtime.PanicException: Encoder and decoder must be of equal length.",
+            "ray.exceptions.RaySystemException: System error: the actor died",
+            "TokenizerException: vocab file is empty",
+        ]
+    ),
+    before=st.integers(30, 80),
+)
+def test_an_unprefixed_traceback_past_the_head_ending_in_an_exception_type_is_read(error: str, before: int) -> None:
+    """Its exception line carries no ``rror``: the prefilter's ``xception`` finds it (before, nothing read it)."""
+    head = [f"(APIServer pid=5) INFO 12-06 10:00:{i % 60:02d} [core.py:1] starting" for i in range(before)]
+    stack = traceback_text([(f"{_SITE}/vllm/v1/worker/gpu_worker.py", "load_model")], error)
+    res = classify_text("\n".join([*head, stack.rstrip("\n")]) + "\n")
+    assert res.first_exception is not None and error in res.first_exception.line
+    assert res.failed_stage == "weights", res.evidence
+
+
+def test_a_real_tiktoken_panic_in_a_remote_code_tokenizer_is_the_weights_root() -> None:
+    res = classify_text(tuned_text("vllm-cpu-faults", "rct-bpe-duplicate-rank.log"))
+    assert res.first_exception is not None and "PanicException" in res.first_exception.line
+    assert res.failed_stage == "weights", res.evidence
