@@ -300,8 +300,12 @@ def _without_logger_prefix(text: str) -> str:
 
 
 STRIPPED_CHANGES = {
-    # a renderer's warm-up logs a traceback at WARNING and goes on: without its level it reads as a failure
-    "tok-chat-template-not-string.log",
+    # (tok-chat-template-not-string.log left this list in session 20: its renderer's WARNING traceback, read
+    # without its level, is placed at the API's start-up, its label's stage, as with it)
+    # Inductor's C++ compile error printed by the worker under the engine core's report: without the processes'
+    # prefixes the compiler's output lines join the engine core's traceback, whose innermost vLLM frame is then
+    # an import (the process start)
+    "cc-cxx-bad-include-compiled.log",
     # (ulimit-cpu-10s.log left this list in session 19: the engine core's 'encountered a fatal error' after
     # the worker's death places it with and without the prefixes alike)
     # a WARNING the server survives ('User-specified max_model_len … is greater than the derived …') reads,

@@ -491,11 +491,16 @@ _CORE_WAIT = "(APIServer pid=1) DEBUG 04-12 21:3{i}:28 [v1/engine/utils.py:1143]
     times=st.integers(2, 6),
     head=st.integers(0, len(_STARTED)),
     tail=st.sampled_from([[], [""], ["", "```"]]),
+    bare=st.booleans(),
 )
 def test_a_log_that_ends_waiting_on_a_part_that_never_answers_hung(
-    wait: str, times: int, head: int, tail: list[str]
+    wait: str, times: int, head: int, tail: list[str], bare: bool
 ) -> None:
-    lines = [*_STARTED[:head], *(wait.format(i=i) for i in range(times)), *tail]
+    """Also printed bare (``VLLM_CONFIGURE_LOGGING=0``: no logger's prefix, so no ``.py:`` for the prefilter)."""
+    waits = [wait.format(i=i) for i in range(times)]
+    if bare:
+        waits = [x.split("] ", 1)[1] for x in waits]
+    lines = [*_STARTED[:head], *(["(APIServer pid=1) INFO x [core.py:1] idle"] * 35), *waits, *tail]
     res = classify_text("\n".join(lines) + "\n")
     assert res.first_exception is None
     assert res.evidence is not None and res.evidence.rule == "hang", res.evidence

@@ -256,13 +256,14 @@ def rebuild(text: str, ln: Line, n: int, max_line: int, reparse: Callable[[str],
     lines = text.split("\n")[:-1]
     first = n - len(lines)
     head = reparse(lines[0][:max_line])
+    if not head.body.lstrip(" \t").startswith(TB_HEAD) and (two := unglue(head.body.rstrip("\r"))) is not None:
+        prefix = lines[0][: len(lines[0]) - len(head.body)] if lines[0].endswith(head.body) else ""
+        indent = head.body[: len(head.body) - len(head.body.lstrip(" \t"))]
+        lines[0] = prefix + indent + two[1]  # a progress bar's carriage return, and the head printed after it
+        head = reparse(lines[0][:max_line])
     if head.body[:1] in (" ", "\t") and head.body.lstrip(" \t").startswith(TB_HEAD):
         cut = len(head.body) - len(head.body.lstrip(" \t"))  # the paste's indentation, off every line
         lines = [raw[cut:] if raw[:cut].isspace() else raw for raw in lines]
-        head = reparse(lines[0][:max_line])
-    if not head.body.startswith(TB_HEAD) and (two := unglue(head.body.rstrip("\r"))) is not None:
-        prefix = lines[0][: len(lines[0]) - len(head.body)] if lines[0].endswith(head.body) else ""
-        lines[0] = prefix + two[1]  # a progress bar's carriage return, and the head printed after it
         head = reparse(lines[0][:max_line])
     if head.key != ln.key or head.level != ln.level or not head.body.startswith(TB_HEAD):
         return None
