@@ -53,11 +53,16 @@
 - An unprefixed traceback past the log's head whose exception line carries no ``rror`` (``Exception: …``,
   ``pyo3_runtime.PanicException: …`` from tiktoken's Rust core) is read: ``xception`` is a prefilter word too.
 
+- A traceback rebuilt from the log's history reads the TEXT of docker's json-file records (``{"log": …}``), not
+  their JSON: its frames and the line before it are read as the classifier read them.
+
 Each on generated logs and on a real log of the tuned part; each fails without its change (the guards,
 which say what a rule must leave alone, pass either way).
 """
 
 from __future__ import annotations
+
+import json
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -675,3 +680,36 @@ def test_a_real_tiktoken_panic_in_a_remote_code_tokenizer_is_the_weights_root() 
     res = classify_text(tuned_text("vllm-cpu-faults", "rct-bpe-duplicate-rank.log"))
     assert res.first_exception is not None and "PanicException" in res.first_exception.line
     assert res.failed_stage == "weights", res.evidence
+
+
+def _docker_json(text: str) -> str:
+    """The log as docker's json-file driver stores it: one record per line, the line in its ``log`` field."""
+    stamp = "2026-11-30T03:29:01.123456789Z"
+    return "".join(json.dumps({"log": x + "\n", "stream": "stderr", "time": stamp}) + "\n" for x in text.splitlines())
+
+
+@given(before=st.integers(30, 60), method=_METHOD, check=_CHECK, error=_ARG_ERROR)
+def test_an_unprefixed_traceback_in_dockers_json_records_is_read_with_its_frames(
+    before: int, method: tuple[str, str], check: tuple[str, str], error: str
+) -> None:
+    """Its frames are rebuilt from the records' text, not their JSON (an offline call refused stays no root)."""
+    stack = _script_frames(method, [check]).replace("{error}", error)
+    idle = [f"(EngineCore pid=7) INFO 12-06 15:31:4{i % 10} [core.py:1] idle" for i in range(before)]
+    text = "\n".join([*_STARTED, *idle, stack.rstrip("\n"), *_STOPPED]) + "\n"
+    plain, wrapped = classify_text(text), classify_text(_docker_json(text))
+    assert plain.first_exception is None and wrapped.first_exception is None, wrapped.first_exception
+    assert wrapped.failed_stage == plain.failed_stage == "none"
+
+
+def test_real_runs_keep_their_verdict_in_dockers_json_records() -> None:
+    for name in (
+        "offline-embed-generative-model.log",
+        "offline-structured-json-not-json.log",
+        "log-configure-off-kill9-engine-inflight.log",
+        "hook-api-init-app-state-connreset.log",
+        "rct-bpe-duplicate-rank.log",
+    ):
+        text = tuned_text("vllm-cpu-faults", name)
+        plain, wrapped = classify_text(text), classify_text(_docker_json(text))
+        assert wrapped.failed_stage == plain.failed_stage, (name, plain.evidence, wrapped.evidence)
+        assert (wrapped.first_exception is None) == (plain.first_exception is None), name

@@ -756,7 +756,10 @@ class Classifier:
             self._one(raw, n)
 
     def _reparse(self, raw: str) -> Line:
-        """``parse`` of a line read before, without a source's name learnt for it (see ``_unprefix``)."""
+        """``parse`` of a line read before, without a source's name learnt for it (see ``_unprefix``); of a
+        structured record (docker's ``{"log": …}``), its text's last line, as it was read."""
+        if raw[:2] in ('{"', "{ ") and (lines := unjson(raw)) is not None:
+            raw = lines[-1]
         return parse(self._known_source_off(raw))
 
     def _known_source_off(self, text: str) -> str:
@@ -1028,7 +1031,7 @@ class Classifier:
         m = rules.exception.match(ln.body)
         if m and ln.level is None and ln.key not in self._traces:
             text = self._history.since(TB_HEAD)
-            trace = rebuild(text, ln, n, MAX_LINE, self._reparse) if text else None
+            trace = rebuild(_as_read(text), ln, n, MAX_LINE, self._reparse) if text else None
             if trace is not None:  # an unprefixed traceback: its frames carried no sentinel
                 trace.quiet = self._ignored_before(len(text))
                 self._bare_header(trace, len(text))
@@ -2071,6 +2074,18 @@ def _cjk_quote(body: str) -> re.Match[str] | None:
 def _frame_names(trace: Trace) -> list[str]:
     """``PATH FUNC`` of each frame of a traceback that names its file (what the request rules match)."""
     return [f"{path} {func}" for _i, (path, func) in frames(trace.lines) if path]
+
+
+def _as_read(text: str) -> str:
+    """Lines of the log's history as the classifier read them: a structured record (docker's ``{"log": …}``,
+    one per line) is its text. (Rebuilding a traceback from the history reads its frames from the text.)"""
+    if '{"' not in text and "{ " not in text:
+        return text
+    out = []
+    for raw in text.split("\n"):
+        lines = unjson(raw) if raw[:2] in ('{"', "{ ") else None
+        out.append(lines[-1] if lines else raw)  # (one line per record: the numbering stays the file's)
+    return "\n".join(out)
 
 
 def _flattened(raw: str) -> list[str] | None:
