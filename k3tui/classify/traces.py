@@ -257,9 +257,18 @@ def rebuild(text: str, ln: Line, n: int, max_line: int, reparse: Callable[[str],
     first = n - len(lines)
     head = reparse(lines[0][:max_line])
     if not head.body.lstrip(" \t").startswith(TB_HEAD) and (two := unglue(head.body.rstrip("\r"))) is not None:
-        prefix = lines[0][: len(lines[0]) - len(head.body)] if lines[0].endswith(head.body) else ""
-        indent = head.body[: len(head.body) - len(head.body.lstrip(" \t"))]
-        lines[0] = prefix + indent + two[1]  # a progress bar's carriage return, and the head printed after it
+        # a progress bar's carriage return, and the head printed after it: the line as it would have been printed
+        # without the bar (what a collector or a paste put before the bar's carriage return stays)
+        # (its first frame's line says what goes before a line of this traceback: a collector's prefix, a
+        # paste's indentation, and Python's two spaces more)
+        frame = lines[1] if len(lines) > 1 else ""
+        body = reparse(frame[:max_line]).body
+        if frame.endswith(body) and body.lstrip(" \t").startswith('File "'):
+            indent = len(body) - len(body.lstrip(" \t"))
+            lines[0] = frame[: len(frame) - len(body)] + body[: max(0, indent - 2)] + two[1]
+        else:
+            raw = lines[0].rstrip("\r")
+            lines[0] = (raw[: len(raw) - len(head.body)] if raw.endswith(head.body) else "") + two[1]
         head = reparse(lines[0][:max_line])
     if head.body[:1] in (" ", "\t") and head.body.lstrip(" \t").startswith(TB_HEAD):
         cut = len(head.body) - len(head.body.lstrip(" \t"))  # the paste's indentation, off every line
