@@ -306,6 +306,9 @@ STRIPPED_CHANGES = {
     # prefixes the compiler's output lines join the engine core's traceback, whose innermost vLLM frame is then
     # an import (the process start)
     "cc-cxx-bad-include-compiled.log",
+    # a compile that hangs: the engine core's repeated shared-memory wait lines end the log; without their '.py:'
+    # prefix the prefilter does not read them (the hang rule's lines are not prefilter words: measured too costly)
+    "cc-cxx-hangs-ready-timeout-compiled.log",
     # (ulimit-cpu-10s.log left this list in session 19: the engine core's 'encountered a fatal error' after
     # the worker's death places it with and without the prefixes alike)
     # a WARNING the server survives ('User-specified max_model_len … is greater than the derived …') reads,

@@ -50,8 +50,6 @@
   NIXL_ERR_BACKEND`` as NVIDIA Dynamo's Rust tracing logs; Python's ``%(asctime)s %(levelname)s %(name)s:``) is one
   prefix: the line is an ERROR line, the header of the traceback cut under it.
 
-- An unprefixed traceback past the log's head whose exception line carries no ``rror`` (``Exception: …``,
-  ``pyo3_runtime.PanicException: …`` from tiktoken's Rust core) is read: ``xception`` is a prefilter word too.
 
 - A traceback rebuilt from the log's history reads the TEXT of docker's json-file records (``{"log": …}``), not
   their JSON: its frames and the line before it are read as the classifier read them.
@@ -496,15 +494,13 @@ _CORE_WAIT = "(APIServer pid=1) DEBUG 04-12 21:3{i}:28 [v1/engine/utils.py:1143]
     times=st.integers(2, 6),
     head=st.integers(0, len(_STARTED)),
     tail=st.sampled_from([[], [""], ["", "```"]]),
-    bare=st.booleans(),
 )
 def test_a_log_that_ends_waiting_on_a_part_that_never_answers_hung(
-    wait: str, times: int, head: int, tail: list[str], bare: bool
+    wait: str, times: int, head: int, tail: list[str]
 ) -> None:
-    """Also printed bare (``VLLM_CONFIGURE_LOGGING=0``: no logger's prefix, so no ``.py:`` for the prefilter)."""
+    """(Printed bare, with vLLM's logging off, such lines carry no ``.py:`` and the prefilter does not read them:
+    two more words cost the startup flood its 0.5, measured.)"""
     waits = [wait.format(i=i) for i in range(times)]
-    if bare:
-        waits = [x.split("] ", 1)[1] for x in waits]
     lines = [*_STARTED[:head], *(["(APIServer pid=1) INFO x [core.py:1] idle"] * 35), *waits, *tail]
     res = classify_text("\n".join(lines) + "\n")
     assert res.first_exception is None
@@ -654,32 +650,6 @@ def test_a_real_dynamo_log_of_nixl_failing_at_start_up_names_its_error_line() ->
     assert (
         res.first_exception is not None and "ERROR engine.run_mp_engine: NIXL_ERR_BACKEND" in res.first_exception.line
     )
-
-
-@given(
-    error=st.sampled_from(
-        [
-            "Exception: WorkerProc initialization failed due to an exception in a background process.",
-            "pyo3_runtime.PanicException: Encoder and decoder must be of equal length.",
-            "ray.exceptions.RaySystemException: System error: the actor died",
-            "TokenizerException: vocab file is empty",
-        ]
-    ),
-    before=st.integers(30, 80),
-)
-def test_an_unprefixed_traceback_past_the_head_ending_in_an_exception_type_is_read(error: str, before: int) -> None:
-    """Its exception line carries no ``rror``: the prefilter's ``xception`` finds it (before, nothing read it)."""
-    head = [f"(APIServer pid=5) INFO 12-06 10:00:{i % 60:02d} [core.py:1] starting" for i in range(before)]
-    stack = traceback_text([(f"{_SITE}/vllm/v1/worker/gpu_worker.py", "load_model")], error)
-    res = classify_text("\n".join([*head, stack.rstrip("\n")]) + "\n")
-    assert res.first_exception is not None and error in res.first_exception.line
-    assert res.failed_stage == "weights", res.evidence
-
-
-def test_a_real_tiktoken_panic_in_a_remote_code_tokenizer_is_the_weights_root() -> None:
-    res = classify_text(tuned_text("vllm-cpu-faults", "rct-bpe-duplicate-rank.log"))
-    assert res.first_exception is not None and "PanicException" in res.first_exception.line
-    assert res.failed_stage == "weights", res.evidence
 
 
 def _docker_json(text: str) -> str:

@@ -187,6 +187,7 @@ KNOWN_MISSES = {
     "vllm-issues/6445.log": "a CUDA out-of-memory logged by V0's engine.py with no frames: engine by its type (label runtime, marked unsure)",
     "vllm-issues/6446.log": "the excerpt ends at the engine core's 'Invocation of collective_rpc method failed' ERROR line (no exception line): the prose's quoted 'address already in use' is the only root left (api; label runtime)",
     "vllm-cpu-faults/rct-without-trust-remote-code.log": "a remote-code tokenizer served without --trust-remote-code: transformers' refusal is read by its frames as the config (label weights, marked unsure: round 9's labeller notes rc-config-without-trust-remote-code was labelled config)",
+    "vllm-cpu-faults/rct-bpe-duplicate-rank.log": "an unprefixed traceback past the log's head ending in tiktoken's 'pyo3_runtime.PanicException' (no 'rror' in the line): the prefilter never reads it (a second word for it was measured too costly, see patterns.toml [prefilter])",
     "vllm-issues/6475.log": "a reporter's quoted 'Server process exited unexpectedly with code 2' is taken before the quoted argparse error below it (runtime by its type; label config)",
     "vllm-issues/6481.log": "a model config missing vision_config (AttributeError on LlavaConfig) with no frames: engine by default (label weights, marked unsure)",
     "vllm-issues/6486.log": "the only line is a quoted V0 ERROR line 'Bfloat16 is only supported on GPUs with compute capability …' with no exception type: no root (label device)",

@@ -451,7 +451,7 @@ class Classifier:
         self._joins: list[tuple[int, int]] = []
         """(line, pieces after it so far) of each line joined from a hard wrap's pieces: lines are
         counted as the log printed them, and reported by the file's numbering (:meth:`_physical`)."""
-        self._always = tuple(a.lower() for a in (*self._rules.always, *self._rules.hang_needles))
+        self._always = tuple(a.lower() for a in self._rules.always)
         self._recognise = tuple(w.lower() for w in self._rules.recognise)
         self._sentinels: tuple[str, ...] = ()
         self._finders: tuple[tuple[str, Callable[[str, int, int], re.Match[str] | None] | None], ...] = ()
