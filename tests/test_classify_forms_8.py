@@ -29,6 +29,7 @@ from hypothesis import strategies as st
 from k3tui.classify import classify_text
 from k3tui.classify.lines import parse, unflatten, unglue, unjson
 from tests.support.corpus import issue_text
+from tests.support.shippers import docker_json_record
 
 PROCS = st.sampled_from(["EngineCore_DP0", "Worker_TP3", "VllmWorkerProcess", "Worker"])
 LEVELS = st.sampled_from(["ERROR", "WARNING", "INFO"])
@@ -431,14 +432,10 @@ TB_LINES = [
 ]  # fmt: skip
 
 
-def _docker(line: str, stream: str = "stderr") -> str:
-    return json.dumps({"log": line + "\n", "stream": stream, "time": "2026-12-05T06:00:00.000000000Z"})
-
-
 @given(PROCS, st.sampled_from(["stdout", "stderr"]))
 def test_dockers_json_file_records_are_the_log_they_hold(proc: str, stream: str) -> None:
     p = f"({proc} pid=7) ERROR 12-05 06:00:00 [weight_utils.py:42] "
-    text = "\n".join(_docker(p + x, stream) for x in TB_LINES) + "\n"
+    text = "\n".join(docker_json_record(p + x, stream) for x in TB_LINES) + "\n"
     res = classify_text(text)
     assert res.failed_stage == "weights"
     assert res.first_exception is not None and res.first_exception.line.endswith("HeaderTooLarge")

@@ -1196,9 +1196,10 @@ class Classifier:
             typ, msg = m["type"], (m["msg"] if m["msg"] is not None else (m["rmsg"] or ""))
         else:
             typ, _, msg = body.partition(": ") if ": " in body else ("", "", body)
-        if self._refused(ln, msg, trace, typ) or self._chained_to_quiet(trace) or self._one_request(trace, body):
+        refused = self._refused(ln, msg, trace, typ)
+        if refused or self._chained_to_quiet(trace) or self._one_request(trace, body):
             trace.quiet = True  # one request refused and answered: logged, survived
-            if (root := self._root) is not None and trace in root.outer and self._refused(ln, msg, trace, typ):
+            if refused and (root := self._root) is not None and trace in root.outer:
                 self._root = None  # the root's traceback was chained to the refusal: it was the refusal's cause
             return
         if self._helper_noise(trace):
@@ -1430,10 +1431,9 @@ class Classifier:
         on the stack: that call's input was refused; the engine was healthy and never asked."""
         if trace is None or typ.rsplit(".", 1)[-1] not in _ARG_ERRORS or not from_program_start(trace.lines):
             return False
-        paths = [path for _i, (path, _func) in frames(trace.lines) if path]
-        if not paths or "/vllm/" not in paths[-1]:
-            return False  # raised by the script's own code, or by a library vLLM called
         seen = _frame_names(trace)
+        if not seen or "/vllm/" not in seen[-1].rsplit(" ", 1)[0]:
+            return False  # raised by the script's own code, or by a library vLLM called
         rules = self._rules
         return any(rules.offline_call.search(f) for f in seen) and not any(rules.engine_frames.search(f) for f in seen)
 

@@ -158,9 +158,9 @@ class Rules:
     crash: re.Pattern[str]
     """Native crash and kill lines (no Python traceback): a root found by looking back."""
     warning_needles: tuple[str, ...]
+    """Literals as printed, one of which every ``plugin_platform`` and ``py_warning_root`` line carries."""
     hang_needles: tuple[str, ...]
     """Literals as printed of the lines a server repeats while it waits on a part that never answers."""
-    """Literals as printed, one of which every ``plugin_platform`` and ``py_warning_root`` line carries."""
     crash_needles: tuple[str, ...]
     """Lowercase literals, one of which every ``crash`` line carries."""
     recognise: tuple[str, ...]

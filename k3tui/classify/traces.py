@@ -258,9 +258,8 @@ def rebuild(text: str, ln: Line, n: int, max_line: int, reparse: Callable[[str],
     head = reparse(lines[0][:max_line])
     if not head.body.lstrip(" \t").startswith(TB_HEAD) and (two := unglue(head.body.rstrip("\r"))) is not None:
         # a progress bar's carriage return, and the head printed after it: the line as it would have been printed
-        # without the bar (what a collector or a paste put before the bar's carriage return stays)
-        # (its first frame's line says what goes before a line of this traceback: a collector's prefix, a
-        # paste's indentation, and Python's two spaces more)
+        # without the bar; its first frame's line says what goes before a line of this traceback (a collector's
+        # prefix, a paste's indentation, and Python's two spaces more)
         frame = lines[1] if len(lines) > 1 else ""
         body = reparse(frame[:max_line]).body
         if frame.endswith(body) and body.lstrip(" \t").startswith('File "'):
