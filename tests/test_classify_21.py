@@ -1,0 +1,168 @@
+"""Issue 13, twenty-first session: what a root's message says of the model's own files; Slurm's task labels.
+
+- A LoRA adapter that does not fit the model or the engine's LoRA limits (``LoRA rank 64 is greater than
+  max_lora_rank 16``, ``While loading /adapters/a, expected target modules in […]``, a weight an adapter may
+  not carry, an adapter not found) is the adapter's files: the weights, when nothing else places it. One a
+  request named, with the engine's death after it, failed while serving.
+- A model's configuration class (transformers' ``LlavaConfig``, a quantization scheme's config) without an
+  attribute the model's code reads: the model's ``config.json`` does not carry what the code expects: the
+  weights, when nothing else places it. vLLM's own engine config classes (``ModelConfig``, ``CacheConfig``) are
+  not the model's files.
+- Sleep mode's allocator out of memory as it maps memory back (``CUDA Error: out of memory at
+  …/cumem_allocator.cpp:62``), nothing else placing it: an engine woken after it had served (RL frameworks put
+  it to sleep between rollouts); under the weights' load at start-up the markers say so first.
+- ``srun --label``'s task number before each line of a Slurm job step's output (`` 0: ``, padded to the widest):
+  a wrapper, the task the line's source, as a compose service is; no verdict changes under it.
+
+Each on generated logs and on a real log of the tuned part; each fails without its change (the guards,
+which say what a rule must leave alone, pass either way).
+"""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from k3tui.classify import classify_text
+from tests.support.corpus import tuned_text
+
+_PREFIX = st.sampled_from(
+    [
+        "",
+        "(Worker_TP1 pid=4182) ERROR 06-08 16:56:54 [multiproc_executor.py:962] ",
+        "(EngineCore_DP0 pid=27368) ERROR 11-21 09:27:00 [core.py:842] ",
+        "[rank0]: ",
+    ]
+)
+_ADAPTER = st.from_regex(r"/[a-z]{2,8}(?:/[a-z0-9_\-]{1,12}){1,3}", fullmatch=True)
+_RANK = st.integers(min_value=17, max_value=512)
+
+
+def _lora_error(kind: int, adapter: str, rank: int) -> str:
+    return [
+        f"ValueError: LoRA rank {rank} is greater than max_lora_rank 16.",
+        f"ValueError: While loading {adapter}, expected target modules in ['o_proj', 'qkv_proj'] but received ['fc1'].",
+        "ValueError: base_model.model.lm_head.weight is unsupported LoRA weight",
+        f"vllm.exceptions.LoRAAdapterNotFoundError: Loading lora k3 failed: No adapter found for {adapter}",
+    ][kind]
+
+
+@given(prefix=_PREFIX, kind=st.integers(0, 3), adapter=_ADAPTER, rank=_RANK)
+def test_a_lora_adapter_that_does_not_fit_is_the_weights(prefix: str, kind: int, adapter: str, rank: int) -> None:
+    error = _lora_error(kind, adapter, rank)
+    res = classify_text(f"{prefix}{error}\n")
+    assert res.first_exception is not None and error in res.first_exception.line
+    assert res.failed_stage == "weights", res.evidence
+
+
+@given(kind=st.integers(0, 3), adapter=_ADAPTER, rank=_RANK)
+def test_guard_a_lora_adapter_a_request_named_failed_serving(kind: int, adapter: str, rank: int) -> None:
+    """The engine died of it, V1 says, while serving (its EngineDeadError after the root)."""
+    error = _lora_error(kind, adapter, rank)
+    dead = "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root cause."
+    res = classify_text(f"client called the server\n{error}\n...\n{dead}\n")
+    assert res.failed_stage == "runtime", res.evidence
+
+
+def test_a_real_lora_rank_over_the_engines_limit_is_the_weights() -> None:
+    res = classify_text(tuned_text("vllm-issues", "2144.log"))
+    assert res.first_exception is not None and "LoRA rank 64" in res.first_exception.line
+    assert res.failed_stage == "weights", res.evidence
+
+
+_MODEL_CONFIG = st.sampled_from(
+    ["LlavaConfig", "Llama4VisionConfig", "Qwen2_5OmniConfig", "DeepseekV3Config", "AscendCompressedTensorsConfig"]
+)
+_ATTRIBUTE = st.from_regex(r"[a-z]{3,10}(?:_[a-z]{2,8}){0,2}", fullmatch=True)
+
+
+@given(prefix=_PREFIX, cls=_MODEL_CONFIG, attr=_ATTRIBUTE)
+def test_a_models_config_without_an_attribute_its_code_reads_is_the_weights(prefix: str, cls: str, attr: str) -> None:
+    error = f"AttributeError: '{cls}' object has no attribute '{attr}'"
+    res = classify_text(f"{prefix}{error}\n")
+    assert res.first_exception is not None and error in res.first_exception.line
+    assert res.failed_stage == "weights", res.evidence
+
+
+@given(
+    prefix=_PREFIX, cls=st.sampled_from(["ModelConfig", "VllmConfig", "CacheConfig", "ParallelConfig"]), attr=_ATTRIBUTE
+)
+def test_guard_vllms_own_config_classes_are_not_the_models_files(prefix: str, cls: str, attr: str) -> None:
+    res = classify_text(f"{prefix}AttributeError: '{cls}' object has no attribute '{attr}'\n")
+    assert res.failed_stage != "weights", res.evidence
+
+
+def test_a_real_llava_config_without_a_vision_config_is_the_weights() -> None:
+    res = classify_text(tuned_text("vllm-issues", "6481.log"))
+    assert res.first_exception is not None and "'LlavaConfig' object has no attribute" in res.first_exception.line
+    assert res.failed_stage == "weights", res.evidence
+
+
+_CUMEM_LINE = st.sampled_from([62, 139])
+
+
+@given(prefix=_PREFIX, line=_CUMEM_LINE, wrapped=st.booleans())
+def test_sleep_modes_allocator_running_out_as_it_wakes_is_serving(prefix: str, line: int, wrapped: bool) -> None:
+    """Sleep mode's allocator out of memory as it maps memory back, nothing else placing it: the engine was woken
+    after it had served (RL frameworks put it to sleep between rollouts)."""
+    error = (
+        f"{'RuntimeError: ' if wrapped else ''}CUDA Error: out of memory at /workspace/csrc/cumem_allocator.cpp:{line}"
+    )
+    res = classify_text(f"{prefix}{error}\n")
+    assert res.first_exception is not None and "cumem_allocator.cpp" in res.first_exception.line
+    assert res.failed_stage == "runtime", res.evidence
+
+
+def test_guard_sleep_modes_allocator_out_of_memory_while_loading_is_the_weights() -> None:
+    """The same allocator under the weights' load at start-up: the markers say where it was."""
+    log = "\n".join(
+        [
+            "INFO 12-06 15:31:11 [utils.py:253] non-default args: {'model': '/m', 'enable_sleep_mode': True}",
+            "(EngineCore pid=7) INFO 12-06 15:31:23 [core.py:95] Initializing a V1 LLM engine (v0.32.0) with config: model='/m'",
+            "(EngineCore pid=7) INFO 12-06 15:31:35 [gpu_model_runner.py:2602] Starting to load model /m...",
+            "(EngineCore pid=7) CUDA Error: out of memory at /workspace/csrc/cumem_allocator.cpp:62",
+        ]
+    )
+    res = classify_text(log + "\n")
+    assert res.failed_stage == "weights", res.evidence
+
+
+def test_a_real_rl_rollout_actor_out_of_memory_in_sleep_modes_allocator_is_serving() -> None:
+    res = classify_text(tuned_text("vllm-issues", "1912.log"))
+    assert res.first_exception is not None and "cumem_allocator.cpp" in res.first_exception.line
+    assert res.failed_stage == "runtime", res.evidence
+
+
+# srun --label's task numbers before each line (a Slurm job step's output file).
+_LABELLED = [
+    "vllm-issues/151.log",
+    "vllm-issues/682.log",
+    "vllm-issues/976.log",
+    "vllm-issues/1318.log",
+    "vllm-issues/1433.log",
+]
+
+
+def _srun_label(text: str, task: int, width: int) -> str:
+    return "\n".join(f"{task:>{width}}: {line}" if line else line for line in text.split("\n"))
+
+
+@given(task=st.integers(0, 15), width=st.integers(1, 3), which=st.sampled_from(_LABELLED))
+def test_srun_task_labels_before_each_line_change_no_verdict(task: int, width: int, which: str) -> None:
+    folder, name = which.split("/")
+    text = tuned_text(folder, name)
+    plain, labelled = classify_text(text), classify_text(_srun_label(text, task, width))
+    assert labelled.failed_stage == plain.failed_stage, labelled.evidence
+    assert (labelled.first_exception is None) == (plain.first_exception is None)
+    if plain.first_exception is not None:
+        assert plain.first_exception.line.strip() in labelled.first_exception.line
+
+
+def test_srun_tasks_are_sources_of_their_own() -> None:
+    """Two tasks' lines interleaved: each task's traceback is read whole, as two compose services' are."""
+    from k3tui.classify.lines import parse
+
+    one = parse(" 1: (EngineCore_DP1 pid=7) ERROR 12-06 15:31:41 [core.py:1101] RuntimeError: boom")
+    zero = parse(" 0: (EngineCore_DP1 pid=7) ERROR 12-06 15:31:41 [core.py:1101] RuntimeError: boom")
+    assert one.body == "RuntimeError: boom" and one.level == "ERROR"
+    assert one.key != zero.key
