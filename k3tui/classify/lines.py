@@ -284,6 +284,9 @@ recognised only where a process prefix or a vLLM level follows."""
 _KUBECTL = re.compile(r"^\[(pod/[\w.\-]+/[\w.\-]+)\] ")
 """``kubectl logs --prefix`` (with ``-l``, ``--all-containers``, a deployment's pods): ``[pod/NAME/CONTAINER] ``
 in front of each line; the pod and container are the source, like a compose service."""
+_SRUN = re.compile(r"^ {0,6}(\d{1,6}): ")
+"""``srun --label`` (a Slurm job step's tasks): each line's task number, padded to the widest, a colon and a space.
+The task is the source, like a compose service: lines of two tasks are not one process's."""
 _GREP_N = re.compile(r"^\d{1,7}:(?!\d)")
 """``grep -n`` over one file: the line's number and a colon (not a time of day's ``12:34``)."""
 _TS = re.compile(r"^([A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)?) ")
@@ -308,7 +311,7 @@ _GREP = re.compile(r"^([\w.\-/~+]*\.(?:out|err|log|txt|stdout|stderr)):(?:\d+[:\
 ``-n`` the line number, in front of each line; recognised only where a process prefix or a vLLM level
 follows. The file is the source, like a compose service: lines of two nodes' files are not one process's."""
 _WRAPPERS = (
-    _NUMBERED, _GREP_N, _BK, _KUBECTL, _CRI, _TAB_STAMP, _DOCKER_TS, _CI_TS, _STAMP, _CLOCK, _COMPOSE, _JOURNALD, _TS,
+    _NUMBERED, _SRUN, _GREP_N, _BK, _KUBECTL, _CRI, _TAB_STAMP, _DOCKER_TS, _CI_TS, _STAMP, _CLOCK, _COMPOSE, _JOURNALD, _TS,
     _CONSOLE, _APP, _RICH, _GREP,
 )  # fmt: skip
 """The wrappers a line can carry, tried in this order: each at most once, stacked in any order (a
@@ -321,7 +324,7 @@ _STARTS = {
     _CRI: _DIGITS, _DOCKER_TS: _DIGITS, _CLOCK: _DIGITS, _CI_TS: "[", _STAMP: _DIGITS, _JOURNALD: _UPPER, _CONSOLE: "[",
     _APP: _DIGITS, _RICH: "[ ", _COMPOSE: _DIGITS + _UPPER + _UPPER.lower(),
     _GREP: _DIGITS + _UPPER + _UPPER.lower() + "_./~+-",
-    _BK: "b_\x1b", _KUBECTL: "[", _NUMBERED: " " + _DIGITS, _GREP_N: _DIGITS, _TS: _UPPER, _TAB_STAMP: _DIGITS,
+    _BK: "b_\x1b", _KUBECTL: "[", _NUMBERED: " " + _DIGITS, _SRUN: " " + _DIGITS, _GREP_N: _DIGITS, _TS: _UPPER, _TAB_STAMP: _DIGITS,
 }  # fmt: skip
 _BY_FIRST = {chr(c): tuple(p for p in _WRAPPERS if chr(c) in _STARTS[p]) for c in range(128)}
 """The wrappers a line can start with, by its first character: a vLLM line starting ``(`` tries none."""
@@ -333,7 +336,7 @@ def _wrappers(text: str) -> tuple[str, str, str | None]:
     used: list[re.Pattern[str]] = []
     while m := next((m for p in _BY_FIRST.get(text[:1], ()) if p not in used and (m := p.match(text))), None):
         used.append(m.re)
-        if m.re is _COMPOSE or m.re is _CONSOLE or m.re is _GREP or m.re is _KUBECTL:
+        if m.re is _COMPOSE or m.re is _CONSOLE or m.re is _GREP or m.re is _KUBECTL or m.re is _SRUN:
             service = m.group(1)
         elif m.re is _NUMBERED or m.re is _GREP_N:
             pass
