@@ -1,4 +1,4 @@
-"""Issue 13, twenty-first session: what a root's message says of the model's own files; Slurm's task labels.
+"""Issue 13, twenty-first session: what a root's message says of the model's own files; launchers' and shippers' prefixes.
 
 - A LoRA adapter that does not fit the model or the engine's LoRA limits (``LoRA rank 64 is greater than
   max_lora_rank 16``, ``While loading /adapters/a, expected target modules in […]``, a weight an adapter may
@@ -13,6 +13,10 @@
   it to sleep between rollouts); under the weights' load at start-up the markers say so first.
 - ``srun --label``'s task number before each line of a Slurm job step's output (`` 0: ``, padded to the widest):
   a wrapper, the task the line's source, as a compose service is; no verdict changes under it.
+- journald's other time forms (``journalctl -o short-iso``'s ``2026-12-06T10:00:00+0000 host vllm[42]: ``,
+  ``-o short-precise``'s microseconds), Open MPI's ``mpirun --tag-output`` (``[1,0]<stdout>:``) and torchrun's
+  ``--tee`` (``[default0]:``) before each line are wrappers too (the rank the source); a time, a level and a
+  logger's target (``… ERROR engine.run_mp_engine: …``) is still no journald host and program.
 
 Each on generated logs and on a real log of the tuned part; each fails without its change (the guards,
 which say what a rule must leave alone, pass either way).
@@ -166,3 +170,44 @@ def test_srun_tasks_are_sources_of_their_own() -> None:
     zero = parse(" 0: (EngineCore_DP1 pid=7) ERROR 12-06 15:31:41 [core.py:1101] RuntimeError: boom")
     assert one.body == "RuntimeError: boom" and one.level == "ERROR"
     assert one.key != zero.key
+
+
+# Other shippers and launchers that put their own words before every line of a server's output.
+_RUNS = [
+    "ld-preload-throw.log",
+    "args-bad-choice-load-format.log",
+    "args-pp-4-layers-2.log",
+    "kill-segv-worker-inflight.log",
+    "kv-gpu-util-0.001.log",
+    "ld-path-libcrypto-no-symbols.log",
+    "plugin-general-missing-dependency.log",
+]
+_SHIPPED = {
+    "journalctl -o short-iso": lambda n: f"2026-12-06T10:{n // 60 % 60:02d}:{n % 60:02d}+0000 gpu-node-3 vllm[4242]: ",
+    "journalctl -o short-precise": lambda n: (
+        f"Dec 06 10:{n // 60 % 60:02d}:{n % 60:02d}.{n:06d} gpu-node-3 vllm[4242]: "
+    ),
+    "mpirun --tag-output": lambda n: "[1,0]<stdout>:",
+    "torchrun --tee": lambda n: "[default0]:",
+}
+
+
+@given(run=st.sampled_from(_RUNS), shipper=st.sampled_from(sorted(_SHIPPED)))
+def test_real_runs_keep_their_verdict_under_journald_mpirun_and_torchrun_prefixes(run: str, shipper: str) -> None:
+    text = tuned_text("vllm-cpu-faults", run)
+    wrap = _SHIPPED[shipper]
+    shipped = "\n".join(wrap(n) + line if line else line for n, line in enumerate(text.split("\n")))
+    plain, got = classify_text(text), classify_text(shipped)
+    assert got.failed_stage == plain.failed_stage, got.evidence
+    assert (got.first_exception is None) == (plain.first_exception is None)
+    if plain.first_exception is not None:
+        assert plain.first_exception.line.strip() in got.first_exception.line
+    assert [s.stage for s in got.stages] == [s.stage for s in plain.stages]
+
+
+def test_guard_a_time_level_and_target_is_not_journalds_host_and_program() -> None:
+    """``2025-05-16T04:56:18.119Z ERROR engine.run_mp_engine: …`` (a Rust tracing line) keeps its level."""
+    from k3tui.classify.lines import parse
+
+    line = parse("2025-05-16T04:56:18.119Z ERROR engine.run_mp_engine: NIXL_ERR_BACKEND")
+    assert line.level == "ERROR" and line.body == "NIXL_ERR_BACKEND"

@@ -46,7 +46,17 @@ _STAMP = re.compile(
 """Someone's own stamp in front of a vLLM line (a reporter's ``2025-06-27 17:14:23: ``, a shipper's
 ``2025-06-27 17:14:23 ``), recognised only where a process prefix or a vLLM level follows."""
 _COMPOSE = re.compile(r"^([A-Za-z0-9][\w.\-]*) +\| ?")
-_JOURNALD = re.compile(r"^([A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d) [\w.\-]+ [^\s:\[]+(?:\[\d+\])?: ")
+_JOURNALD = re.compile(
+    r"^([A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d{1,9})?|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?) "
+    r"(?!(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL|FATAL) )[\w.\-]+ [^\s:\[]+(?:\[\d+\])?: "
+)
+"""journald (``journalctl``'s default ``Dec 06 10:00:00 host vllm[42]: ``, ``-o short-precise``'s microseconds,
+``-o short-iso``'s ``2026-12-06T10:00:00+0000 host vllm[42]: ``) and syslog files: a time, the host, the program
+(not a time, a level and a logger's target: see ``_TARGET``)."""
+_MPI_TAG = re.compile(r"^\[(\d+,\d+)\]<(?:stdout|stderr|stddiag)>:")
+"""Open MPI's ``mpirun --tag-output``: ``[JOB,RANK]<stdout>:`` before each line; the rank is the source."""
+_LOCAL_RANK = re.compile(r"^\[((?!rank\d)[a-z_]+\d+)\]:(?=\S| )")
+"""torchrun's ``--tee`` / ``--local-ranks-filter`` prefix, its role and local rank (``[default0]:``): the source."""
 _PROC = re.compile(
     r"^(?:[\w.\-]+ )?\((?P<proc>[\w.\-]+(?:\([\w.\-]*(?:\([\w.\-]*\))?\))?(?: [\w.\-]+(?:=[\w.\-]+)?)*) pid=(?P<pid>\d+)"
     r"(?:, ip=[0-9a-fA-F.:]+)?\) ?"
@@ -311,7 +321,7 @@ _GREP = re.compile(r"^([\w.\-/~+]*\.(?:out|err|log|txt|stdout|stderr)):(?:\d+[:\
 ``-n`` the line number, in front of each line; recognised only where a process prefix or a vLLM level
 follows. The file is the source, like a compose service: lines of two nodes' files are not one process's."""
 _WRAPPERS = (
-    _NUMBERED, _SRUN, _GREP_N, _BK, _KUBECTL, _CRI, _TAB_STAMP, _DOCKER_TS, _CI_TS, _STAMP, _CLOCK, _COMPOSE, _JOURNALD, _TS,
+    _NUMBERED, _SRUN, _GREP_N, _BK, _KUBECTL, _MPI_TAG, _LOCAL_RANK, _CRI, _TAB_STAMP, _JOURNALD, _DOCKER_TS, _CI_TS, _STAMP, _CLOCK, _COMPOSE, _TS,
     _CONSOLE, _APP, _RICH, _GREP,
 )  # fmt: skip
 """The wrappers a line can carry, tried in this order: each at most once, stacked in any order (a
@@ -321,13 +331,17 @@ second one of a kind is the message's."""
 
 _DIGITS, _UPPER = "0123456789", "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _STARTS = {
-    _CRI: _DIGITS, _DOCKER_TS: _DIGITS, _CLOCK: _DIGITS, _CI_TS: "[", _STAMP: _DIGITS, _JOURNALD: _UPPER, _CONSOLE: "[",
+    _CRI: _DIGITS, _DOCKER_TS: _DIGITS, _CLOCK: _DIGITS, _CI_TS: "[", _STAMP: _DIGITS, _JOURNALD: _UPPER + _DIGITS, _CONSOLE: "[",
     _APP: _DIGITS, _RICH: "[ ", _COMPOSE: _DIGITS + _UPPER + _UPPER.lower(),
     _GREP: _DIGITS + _UPPER + _UPPER.lower() + "_./~+-",
-    _BK: "b_\x1b", _KUBECTL: "[", _NUMBERED: " " + _DIGITS, _SRUN: " " + _DIGITS, _GREP_N: _DIGITS, _TS: _UPPER, _TAB_STAMP: _DIGITS,
+    _BK: "b_\x1b", _KUBECTL: "[", _MPI_TAG: "[", _LOCAL_RANK: "[", _NUMBERED: " " + _DIGITS, _SRUN: " " + _DIGITS, _GREP_N: _DIGITS, _TS: _UPPER, _TAB_STAMP: _DIGITS,
 }  # fmt: skip
 _BY_FIRST = {chr(c): tuple(p for p in _WRAPPERS if chr(c) in _STARTS[p]) for c in range(128)}
 """The wrappers a line can start with, by its first character: a vLLM line starting ``(`` tries none."""
+
+
+_SOURCES = (_COMPOSE, _CONSOLE, _GREP, _KUBECTL, _SRUN, _MPI_TAG, _LOCAL_RANK)
+"""Wrappers that name the line's source (a service, a pod, a task, a rank): lines of two sources are two processes'."""
 
 
 def _wrappers(text: str) -> tuple[str, str, str | None]:
@@ -336,7 +350,7 @@ def _wrappers(text: str) -> tuple[str, str, str | None]:
     used: list[re.Pattern[str]] = []
     while m := next((m for p in _BY_FIRST.get(text[:1], ()) if p not in used and (m := p.match(text))), None):
         used.append(m.re)
-        if m.re is _COMPOSE or m.re is _CONSOLE or m.re is _GREP or m.re is _KUBECTL or m.re is _SRUN:
+        if m.re in _SOURCES:
             service = m.group(1)
         elif m.re is _NUMBERED or m.re is _GREP_N:
             pass
