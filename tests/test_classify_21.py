@@ -8,6 +8,9 @@
   attribute the model's code reads: the model's ``config.json`` does not carry what the code expects: the
   weights, when nothing else places it. vLLM's own engine config classes (``ModelConfig``, ``CacheConfig``) are
   not the model's files.
+- transformers' tokenizers back-end without an attribute the processor reads (``TokenizersBackend has no
+  attribute …``) and a tokenizer's vocabulary file that cannot be fetched or read (openai_harmony's ``error downloading
+  or loading vocab file``) are the model's files too.
 - Sleep mode's allocator out of memory as it maps memory back (``CUDA Error: out of memory at
   …/cumem_allocator.cpp:62``), nothing else placing it: an engine woken after it had served (RL frameworks put
   it to sleep between rollouts); under the weights' load at start-up the markers say so first.
@@ -211,3 +214,24 @@ def test_guard_a_time_level_and_target_is_not_journalds_host_and_program() -> No
 
     line = parse("2025-05-16T04:56:18.119Z ERROR engine.run_mp_engine: NIXL_ERR_BACKEND")
     assert line.level == "ERROR" and line.body == "NIXL_ERR_BACKEND"
+
+
+@given(
+    prefix=_PREFIX,
+    error=st.sampled_from(
+        [
+            "AttributeError: TokenizersBackend has no attribute all_special_tokens_extended.",
+            "openai_harmony.HarmonyError: error downloading or loading vocab file: failed to download or load vocab file",
+        ]
+    ),
+)
+def test_a_tokenizers_backend_or_vocabulary_file_that_fails_is_the_weights(prefix: str, error: str) -> None:
+    res = classify_text(f"{prefix}{error}\n")
+    assert res.first_exception is not None and error in res.first_exception.line
+    assert res.failed_stage == "weights", res.evidence
+
+
+def test_a_real_harmony_vocabulary_that_could_not_be_fetched_is_the_weights() -> None:
+    res = classify_text(tuned_text("vllm-issues", "6154.log"))
+    assert res.first_exception is not None and "vocab file" in res.first_exception.line
+    assert res.failed_stage == "weights", res.evidence
