@@ -7731,6 +7731,45 @@ _V011_FAULTS: tuple[Fault, ...] = (
         "vLLM 0.11.0: SIGTERM of the API server at 'Starting to load model' (an operator stop during start-up)",
         actions=(("wait", "Starting to load model"), ("signal", "main", "SIGTERM"), ("wait_exit", 90)),
     ),
+    # -- second batch (session 21)
+    _v011(
+        "v011-env-use-v1-0",
+        "vLLM 0.11.0: VLLM_USE_V1=0 (the V0 engine, asked for by an old deployment's env)",
+        env={"VLLM_USE_V1": "0"},
+        actions=SERVE_AND_STOP,
+    ),
+    _v011(
+        "v011-ld-preload-segv",
+        "vLLM 0.11.0: LD_PRELOAD library whose constructor segfaults",
+        ("cc", "libk3segv.so", _SEGV_CTOR),
+        env={"LD_PRELOAD": "{dir}/libk3segv.so"},
+    ),
+    _v011_kill(
+        "v011-kill9-engine-at-kv-cache",
+        "vLLM 0.11.0: SIGKILL of VLLM::EngineCore at 'GPU KV cache size'",
+        "GPU KV cache size",
+        "EngineCore",
+        "SIGKILL",
+    ),
+    _v011(
+        "v011-fs-model-dir-unreadable",
+        "vLLM 0.11.0: model folder chmod 000, served by an unprivileged user",
+        ("chmod", "model", 0o000),
+        uid=True,
+    ),
+    _v011("v011-args-max-num-seqs-0", "vLLM 0.11.0: --max-num-seqs 0", args=("--max-num-seqs", "0")),
+    _v011(
+        "v011-kv-blocks-override-4-long",
+        "vLLM 0.11.0: --num-gpu-blocks-override 4 (512 tokens of KV cache), then a long request (~920 tokens) and a chat",
+        args=("--num-gpu-blocks-override", "4"),
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("request", "long"),
+            ("request", "chat"),
+            ("signal", "main", "SIGTERM"),
+        ),
+    ),
 )
 FAULTS = FAULTS + _V011_FAULTS
 
