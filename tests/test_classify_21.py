@@ -15,11 +15,17 @@
   …/cumem_allocator.cpp:62``), nothing else placing it: an engine woken after it had served (RL frameworks put
   it to sleep between rollouts); under the weights' load at start-up the markers say so first.
 - ``srun --label``'s task number before each line of a Slurm job step's output (`` 0: ``, padded to the widest):
-  a wrapper, the task the line's source, as a compose service is; no verdict changes under it.
+  a wrapper (told from ``grep -n``'s number by the odd space after its colon); no verdict changes under it.
 - journald's other time forms (``journalctl -o short-iso``'s ``2026-12-06T10:00:00+0000 host vllm[42]: ``,
   ``-o short-precise``'s microseconds), Open MPI's ``mpirun --tag-output`` (``[1,0]<stdout>:``) and torchrun's
   ``--tee`` (``[default0]:``) before each line are wrappers too (the rank the source); a time, a level and a
   logger's target (``… ERROR engine.run_mp_engine: …``) is still no journald host and program.
+- A server stopped by its operator, then launched again in the same log (a requeued Slurm job's next attempt
+  appended to its output file, a container restarted under ``docker logs``): its launch line (``non-default args``)
+  ends the stop; a failure after it is the new run's root, placed by the new run's own start-up, read back from the
+  relaunch (not by the stopped run's stages: its API had been ready).
+- A workload manager's line (``srun: Job step aborted …``) printed between ``The above exception was the direct cause …``
+  and the traceback it announces does not cut that traceback off the root's callers.
 
 Each on generated logs and on a real log of the tuned part; each fails without its change (the guards,
 which say what a rule must leave alone, pass either way).
@@ -165,14 +171,22 @@ def test_srun_task_labels_before_each_line_change_no_verdict(task: int, width: i
         assert plain.first_exception.line.strip() in labelled.first_exception.line
 
 
-def test_srun_tasks_are_sources_of_their_own() -> None:
-    """Two tasks' lines interleaved: each task's traceback is read whole, as two compose services' are."""
-    from k3tui.classify.lines import parse
+def test_srun_labels_and_grep_n_numbers_keep_a_tracebacks_frames() -> None:
+    """srun's ``0: `` before a frame's two spaces, grep -n's ``12:`` before them: the same frames either way."""
+    from tests.support.tracebacks import traceback_text
 
-    one = parse(" 1: (EngineCore_DP1 pid=7) ERROR 12-06 15:31:41 [core.py:1101] RuntimeError: boom")
-    zero = parse(" 0: (EngineCore_DP1 pid=7) ERROR 12-06 15:31:41 [core.py:1101] RuntimeError: boom")
-    assert one.body == "RuntimeError: boom" and one.level == "ERROR"
-    assert one.key != zero.key
+    tb = traceback_text(
+        [("/opt/venv/lib/python3.11/site-packages/vllm/transformers_utils/config.py", "get_config")],
+        "json.decoder.JSONDecodeError: Expecting value: line 3 column 1 (char 23)",
+    )
+    lines = ["INFO 12-06 15:31:11 [utils.py:253] non-default args: {'model': '/m'}", *tb.rstrip("\n").split("\n")]
+    plain = classify_text("\n".join(lines) + "\n")
+    srun = classify_text("\n".join(f"0: {x}" for x in lines) + "\n")
+    grep = classify_text("\n".join(f"{k}:{x}" for k, x in enumerate(lines, 1)) + "\n")
+    assert plain.first_exception is not None and len(plain.first_exception.stack) > 2
+    for got in (srun, grep):
+        assert got.failed_stage == plain.failed_stage, got.evidence
+        assert got.first_exception is not None and len(got.first_exception.stack) == len(plain.first_exception.stack)
 
 
 # Other shippers and launchers that put their own words before every line of a server's output.
@@ -235,3 +249,103 @@ def test_a_real_harmony_vocabulary_that_could_not_be_fetched_is_the_weights() ->
     res = classify_text(tuned_text("vllm-issues", "6154.log"))
     assert res.first_exception is not None and "vocab file" in res.first_exception.line
     assert res.failed_stage == "weights", res.evidence
+
+
+# A server stopped by its operator, then launched again in the same log (a requeued Slurm job's next attempt
+# appended to its output file, a container restarted under `docker logs`).
+_RUN = [
+    "(APIServer pid={pid}) INFO 12-06 23:16:53 [api_utils.py:286] non-default args: {{'model_tag': '/m', 'port': 8000}}",
+    "(EngineCore pid={core}) INFO 12-06 23:16:58 [core.py:95] Initializing a V1 LLM engine (v0.32.0) with config: model='/m'",
+    "(EngineCore pid={core}) INFO 12-06 23:17:00 [gpu_model_runner.py:2602] Starting to load model /m...",
+    "(EngineCore pid={core}) INFO 12-06 23:17:03 [kv_cache_utils.py:1240] CPU KV cache size: 9,184 tokens",
+    "(APIServer pid={pid}) INFO 12-06 23:17:05 [api_server.py:1000] Starting vLLM server on http://127.0.0.1:8000",
+    "INFO:     Application startup complete.",
+]
+_STOP = [
+    "(APIServer pid={pid}) INFO 12-06 23:17:13 [launcher.py:254] [shutdown] API server: shutdown triggered",
+    "(EngineCore pid={core}) INFO 12-06 23:17:13 [core.py:1454] [shutdown] EngineCore: trigger received signal=SIGTERM",
+    "INFO:     Shutting down",
+]
+_SECOND = [
+    "(APIServer pid=9131) INFO 12-06 23:17:24 [api_utils.py:286] non-default args: {'model_tag': '/m', 'port': 8000}",
+    "Traceback (most recent call last):",
+    '  File "/opt/venv/lib/python3.11/site-packages/vllm/transformers_utils/config.py", line 640, in get_config',
+    "    config_dict = json.load(f)",
+    "json.decoder.JSONDecodeError: Expecting value: line 3 column 1 (char 23)",
+]
+_SLURM_END = [
+    "srun: Job step aborted: Waiting up to 5 seconds for job step to finish.",
+    "slurmstepd-n1: error: *** STEP 30.0 ON n1 CANCELLED AT 2026-12-06T23:17:13 DUE TO JOB REQUEUE ***",
+]
+
+
+def _first_run(pid: int, core: int, slurm: bool) -> list[str]:
+    lines = [x.format(pid=pid, core=core) for x in _RUN]
+    return lines + (_SLURM_END if slurm else []) + [x.format(pid=pid, core=core) for x in _STOP]
+
+
+@given(pid=st.integers(100, 99999), core=st.integers(100, 99999), slurm=st.booleans(), gap=st.integers(0, 40))
+def test_a_failure_after_the_server_was_launched_again_is_the_new_runs(
+    pid: int, core: int, slurm: bool, gap: int
+) -> None:
+    filler = [f"(APIServer pid={pid}) INFO 12-06 23:17:14 [launcher.py:304] [shutdown] step {i}" for i in range(gap)]
+    res = classify_text("\n".join([*_first_run(pid, core, slurm), *filler, *_SECOND]) + "\n")
+    assert res.first_exception is not None and "JSONDecodeError" in res.first_exception.line
+    assert res.failed_stage == "weights", res.evidence  # the new run's config.json: not the stopped run's serving
+
+
+@given(pid=st.integers(100, 99999), core=st.integers(100, 99999), slurm=st.booleans())
+def test_guard_a_failure_printed_after_the_stop_with_no_new_launch_is_the_stops_noise(
+    pid: int, core: int, slurm: bool
+) -> None:
+    res = classify_text("\n".join([*_first_run(pid, core, slurm), *_SECOND[1:]]) + "\n")
+    assert res.first_exception is None, res.first_exception
+
+
+def test_a_real_requeued_jobs_second_attempt_failing_is_found_after_the_first_ones_stop() -> None:
+    res = classify_text(tuned_text("vllm-cpu-faults", "slm-append-healthy-then-config-broken.log"))
+    assert res.first_exception is not None and "JSONDecodeError" in res.first_exception.line
+    assert res.failed_stage == "weights", res.evidence
+
+
+@given(
+    pid=st.integers(100, 99999),
+    slurm=st.booleans(),
+    failure=st.sampled_from(
+        [
+            "(EngineCore pid=9200) ERROR 12-06 23:17:31 [core.py:1101] RuntimeError: boom",
+            "Segmentation fault (core dumped)",
+        ]
+    ),
+)
+def test_the_new_runs_own_start_up_places_a_failure_nothing_else_places(pid: int, slurm: bool, failure: str) -> None:
+    """Its markers, read back from the relaunch: it was loading the weights, not serving as the stopped run was."""
+    second = [
+        "(APIServer pid=9131) INFO 12-06 23:17:24 [api_utils.py:286] non-default args: {'model_tag': '/m'}",
+        "(EngineCore pid=9200) INFO 12-06 23:17:30 [gpu_model_runner.py:2602] Starting to load model /m...",
+        failure,
+    ]
+    res = classify_text("\n".join([*_first_run(pid, pid + 1, slurm), *second]) + "\n")
+    assert res.first_exception is not None and failure.split("] ")[-1] in res.first_exception.line
+    assert res.failed_stage == "weights", res.evidence
+
+
+@given(
+    extra=st.sampled_from(
+        [
+            "srun: Job step aborted: Waiting up to 32 seconds for job step to finish.",
+            "slurmstepd-n1: error: *** STEP 12.0 ON n1 CANCELLED AT 2026-12-06T23:17:13 ***",
+        ]
+    ),
+    after=st.integers(0, 1),
+)
+def test_a_workload_managers_line_between_chained_tracebacks_keeps_the_callers(extra: str, after: int) -> None:
+    """srun reports a step's end wherever the output stands: between ``The above exception was the direct cause …``
+    and the traceback it announces, that traceback still holds the root's callers (here: the program's start)."""
+    lines = tuned_text("vllm-cpu-faults", "cli-chat-no-server.log").splitlines()
+    at = next(i for i, x in enumerate(lines) if x.startswith("The above exception was the direct cause")) + 1 + after
+    ref = classify_text("\n".join(lines) + "\n")
+    got = classify_text("\n".join([*lines[:at], extra, *lines[at:]]) + "\n")
+    assert got.first_exception is not None and ref.first_exception is not None
+    assert got.first_exception.line == ref.first_exception.line
+    assert got.failed_stage == ref.failed_stage == "container", got.evidence

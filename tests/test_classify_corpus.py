@@ -20,6 +20,14 @@ SHARED = cases(SHARED_CORPUS)
 TUNED = tuned_cases()
 
 KNOWN_MISSES = {
+    "vllm-cpu-faults/slm-time-limit-startup.log": "Slurm's time limit at start-up: stage right by the markers; the label's root is slurmstepd's 'CANCELLED … DUE TO TIME LIMIT', the classifier takes the worker's death after it",
+    "vllm-cpu-faults/slm-background-no-wait.log": "a job whose script ends with the server started in the background: Slurm kills it mid-start-up with no line saying so; no root (label config, null root, unsure)",
+    "vllm-cpu-faults/slm-chdir-missing.log": "a relative model path from a missing --chdir read as a hub id: HFValidationError's pydantic 'Value error' is taken as the config's (label weights, unsure)",
+    "vllm-cpu-faults/v011-kill9-engine-at-engine-init.log": "vLLM 0.11's engine core killed at its first line: 'Failed core proc(s): {}' does not say it was a kill; markers say device (label engine, unsure)",
+    "vllm-cpu-faults/v011-kill9-api-at-load.log": "vLLM 0.11's API server SIGKILLed at load: nothing printed after it, no root (label weights, null root)",
+    "vllm-cpu-faults/v011-kill9-api-inflight.log": "vLLM 0.11's API server SIGKILLed in flight: the log just ends after the request lines, no root (label runtime, null root)",
+    "vllm-cpu-faults/v011-env-use-v1-0.log": "a bare AssertionError of vLLM 0.11's 'assert envs.VLLM_USE_V1' (VLLM_USE_V1=0): markers say device (label config, unsure)",
+    "vllm-cpu-faults/v011-kv-blocks-override-4-long.log": "a request that never fits a 4-block KV cache waits forever ('Waiting: 1 reqs'): no hang wording the classifier knows, no root (label runtime, null root, unsure)",
     "vllm-issues/5450.log": "uvloop's 'this event loop is already running' when the API server starts, nothing naming the front end: assumed serving (label api)",
     "vllm-issues/5452.log": "Xinference's 500 quoting 'AsyncEngineArgs.__init__() got an unexpected keyword argument' in Chinese prose, no exception type: no root (label config)",
     "vllm-issues/5501.log": "a native 'terminate called' right after Neuron's 'Done Sharding weights' (no marker the classifier knows): read by the crash's type (label weights)",

@@ -129,6 +129,8 @@ _FAILURE_WORDS = re.compile(
     r"|not (?:supported|allowed|found|available|defined|enough|compatible))\b"
 )
 _CHAINED = re.compile(r"(?:The above exception was the direct cause|During handling of the above exception)")
+_WORKLOAD = re.compile(r"^(?:srun|slurmstepd|salloc|sbatch)(?:-[\w.\-]+)?(?:\[\d+\])?: ")
+"""A line of Slurm's own (srun, slurmstepd) in a job's output, wherever it comes."""
 _FIELD = re.compile(r"^[A-Za-z_][\w.\[\]]*$")
 """The field a pydantic error names on its own line, between its header and its ``Input should …``."""
 _MID_SENTENCE = re.compile(r"""(?:,|\b[a-z]+|\w['"])$""")
@@ -374,6 +376,12 @@ class Classifier:
         root only when nothing else is, after a quoted exception (``_named``) too."""
         self._oom_seen = False
         self._stopped = False
+        self._relaunch_at: int | None = None
+        """The line where the server was launched again after the operator's last stop (``_relaunched``)."""
+        self._relaunch_marks: list[tuple[str, int]] = []
+        """The stages the relaunched run's start-up reached (name, line), read back from the history."""
+        self._relaunch_now = (0, 0)
+        """The furthest stage (or begun, after a stage's closing line) it reached, and up to which line it was read."""
         self._warning: _Root | None = None
         self._step_cancelled: _Root | None = None
         """The workload manager's cancel of a start-up: the root at the end if nothing else failed."""
@@ -491,6 +499,8 @@ class Classifier:
             tail, self._tail = self._tail, ""
             self._scan(tail + "\n", len(tail) + 1)
         self._history.at_end()  # before closing: a cut traceback looks back for a stop from the end
+        if (self._relaunch_at is None or self._stopped) and self._relaunched(self._n + 1):
+            self._stopped = False  # the server was launched again after the operator's last stop
         for trace in list(self._traces.values()):
             self._close(trace, at_end=True)
         if self._root is None and self._named is not None and not self._stopped:
@@ -914,7 +924,11 @@ class Classifier:
             self._root, self._cancelled = cancelled, None
 
     def _follow_chain(self, root: _Root, ln: Line, n: int) -> None:
-        """After the root's traceback: a chained one (``The above exception …``) holds its callers."""
+        """After the root's traceback: a chained one (``The above exception …``) holds its callers (a workload
+        manager's report of a step's end printed between them, as srun's may be anywhere, is not in the way)."""
+        if root.chain_at and n - root.chain_at <= 2 and _WORKLOAD.match(ln.body):
+            root.chain_at += 1
+            return
         last = root.outer[-1] if root.outer else root.trace
         if last is None:
             self._message_goes_on(root, ln, n)
@@ -1440,6 +1454,8 @@ class Classifier:
     def _candidate(self, ln: Line, n: int, typ: str, msg: str, trace: Trace | None = None) -> None:
         if trace is None and typ and self._reparse(self._line_before()).body.lstrip().startswith(_CUSTOMIZE):
             return  # Python reported a broken sitecustomize and went on
+        if self._stopped and self._relaunched(n):
+            self._stopped = False  # the server was launched again after the stop: a new run's failure
         if self._stopped or (typ and (self._refused(ln, msg, trace, typ) or _AT_EXIT.search(msg))):
             self._python = self._python or bool(typ)
             return
@@ -1484,7 +1500,7 @@ class Classifier:
             ):
                 self._dead = self._new_root(ln, n, typ, msg or ln.body, trace)
             return
-        if self._stop_before():
+        if self._stop_before(n):
             self._stopped = True
             return
         if self._rules.assert_before.search(msg):  # the kernel's own assertion, printed before it, says which failed
@@ -1780,7 +1796,12 @@ class Classifier:
         outer = [t for t in reversed(root.outer) if t is not root.trace and _callers(t, root)]  # outermost first
         stack = [x for t in outer for x in t.lines] + root.stack + root.borrowed
         numbers = [x for t in outer for x in t.numbers] + root.numbers + root.borrowed_numbers
-        ev = Evidence(text, root.n, stack, numbers, root.header, root.stage_idx, root.marks, root.raw)
+        marks, stage_idx = root.marks, root.stage_idx
+        if (r := self._relaunch_at) is not None and root.n >= r:  # the new run's start-up, not the stopped run's
+            marks = [mark for mark in self._relaunch_marks if mark[1] <= root.n]
+            now, upto = self._relaunch_now
+            stage_idx = now if upto < root.n else furthest(marks)
+        ev = Evidence(text, root.n, stack, numbers, root.header, stage_idx, marks, root.raw)
         ev.native = root.type in ("NativeCrash", "NativeError", "Killed", "FatalError", "LinkError", "CompileError")
         ev.said = root.type in ("NativeError", "CompileError") or (
             ev.native and self._rules.crash_ran.search(root.body) is not None
@@ -1795,9 +1816,34 @@ class Classifier:
             ev.talk = ("startup", self._talk["startup"])
         return decide(self._rules, ev)
 
-    def _stop_before(self) -> bool:
-        """Did the operator stop the server (``shutdown triggered``) shortly before this line?"""
-        return any(self._history.since(s) is not None for s in self._rules.normal_stop)
+    def _stop_before(self, n: int | None = None) -> bool:
+        """Did the operator stop the server (``shutdown triggered``) shortly before this line, and not launch it
+        again since? (With ``n``, the line being classified: a launch since is noted, :meth:`_relaunched`.)"""
+        if n is not None:
+            return self._since_stop() is not None and not self._relaunched(n)
+        since = self._since_stop()
+        return since is not None and self._rules.relaunch.search(since) is None
+
+    def _since_stop(self) -> str | None:
+        """The text from the operator's last stop to this line (None: no stop in the last MiB)."""
+        texts = [t for s in self._rules.normal_stop if (t := self._history.since(s)) is not None]
+        return min(texts, key=len) if texts else None
+
+    def _relaunched(self, n: int) -> bool:
+        """Was the server launched again (its arguments' line: ``non-default args``) after the operator's last
+        stop, before line ``n`` (the line being classified)? A requeued job's next attempt appended to its output
+        file, a container's restart in ``docker logs``: what fails after it is the new run's. Notes the line."""
+        since = self._since_stop()
+        if since is None or (m := self._rules.relaunch.search(since)) is None:
+            return False
+        at = n - since.count("\n", m.start())
+        if at != self._relaunch_at:  # the new run's own start-up, read back: the stages it reached
+            self._relaunch_at, timeline = at, Timeline(self._rules, 0)
+            for k, raw in enumerate(since[since.rfind("\n", 0, m.start()) + 1 :].splitlines()):
+                timeline.see(self._reparse(raw), at + k, raw.lower())
+            self._relaunch_marks = [(STAGES[0], at), *((mark.stage, mark.line) for mark in timeline.marks)]
+            self._relaunch_now = (timeline.now, n - 1)
+        return True
 
     # --- stages ------------------------------------------------------------------------------
 

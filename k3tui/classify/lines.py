@@ -73,14 +73,15 @@ _INDENTED_PREFIX = re.compile(
     r"|(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault|Timeout)(?:: |\(|\s*$)"
     r"|usage: |[\w.\-/]+(?: [\w.\-]+)?: error: |Fatal Python error: |terminate called |\*\*\* |!{3,} |Failed to import from "
     r"|The above exception was the direct cause|During handling of the above exception"
-    r"|[\w./\-]+: (?:symbol lookup error|error while loading shared libraries): "
+    r"|[\w./\-]+: (?:symbol lookup error|error while loading shared libraries): |[\w./\-]+: line \d+: "
     r"|\[?[IWEF]\d{4} \d\d:\d\d:\d\d|\[[IWEF](?:\d{3,4} [\d:.]+)? ?[\w.\-]+\.(?:cpp|cc|h|cu):\d+\]|[\w.\-]+:\d+:\d+ \[\d+\] NCCL "
     r"|\[[A-Za-z][\w.\-]{0,31}\] (?:\([A-Za-z][\w.\-]*[ )]|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) )"
 )
 """What starts a log line whatever indentation a paste put before it (a markdown code block, a list
 item): a process prefix, torch's rank, vLLM's and uvicorn's levels, a timestamp, glog's and c10's
 prefixes, NCCL's, an exception's line and Python's chaining of two, argparse's usage and error, the
-dynamic loader's errors, a tag before a process prefix or a level (``VLLM_LOGGING_PREFIX=[node-7]``), a native crash's first words (an indented traceback's head is
+dynamic loader's errors, a shell's error on a script's line (``slurm_script: line 21: vllm: command not
+found``), a tag before a process prefix or a level (``VLLM_LOGGING_PREFIX=[node-7]``), a native crash's first words (an indented traceback's head is
 Trace.indent's). Never what starts a traceback's own indented frame or code line (``File "…"``,
 ``raise …``), so a real log reads the same."""
 _BAR = r"\s{0,8}[|│](?= |$) ?"
@@ -234,11 +235,13 @@ _INNER = re.compile(
     r"(?<=[\s|,;:\]>\"'])(?:\x1b\[[0-9;]*m)*(?:\(\w[\w.\-]*(?: [\w.\-]+=?[\w.\-]*)* pid=\d+(?:, ip=[0-9a-fA-F.:]+)?\)(?:\x1b\[[0-9;]*m)? |"
     + _VLEVEL
     + r" +\d\d-\d\d \d\d:\d\d:\d\d|Traceback \(most recent call last\):|\[rank\d+\]: | {2,8}File \"[^\"]+\", line \d+"
-    r"|(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt): |usage: \w[\w.\-/]*|\w[\w.\-/]*(?: [\w.\-]+)?: error: )"
+    r"|(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt): |usage: \w[\w.\-/]*|(?<!:)(?!(?:srun|slurmstepd|sbatch|salloc)\b)\w[\w.\-/]*(?: (?!(?:srun|slurmstepd|sbatch|salloc)\b)[\w.\-]+)?: error: )"
 )
 """A vLLM line inside another program's record: its process prefix, its level and time, a traceback's
 head or frame, an exception's line, argparse's words or torch's rank, right after a separator (a colour
-code may come first: vLLM colours its process prefix) (what an envelope ends with, see :func:`envelope`)."""
+code may come first: vLLM colours its process prefix) (what an envelope ends with, see :func:`envelope`).
+Argparse's ``prog: error:`` is not Slurm's ``slurmstepd-n1: error:`` nor ``srun: error:``, and never begins inside a
+time (``…T03:29:01.123Z slurmstepd-n1: error:`` is a stamp and Slurm's line, no envelope)."""
 _LEVEL_WORDS = "DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL|TRACE"
 """Level words any logger prints (in any case), as an envelope's words."""
 _ANY_LEVEL = rf"(?i:{_LEVEL_WORDS})"
@@ -294,9 +297,12 @@ recognised only where a process prefix or a vLLM level follows."""
 _KUBECTL = re.compile(r"^\[(pod/[\w.\-]+/[\w.\-]+)\] ")
 """``kubectl logs --prefix`` (with ``-l``, ``--all-containers``, a deployment's pods): ``[pod/NAME/CONTAINER] ``
 in front of each line; the pod and container are the source, like a compose service."""
-_SRUN = re.compile(r"^ {0,6}(\d{1,6}): ")
+_SRUN = re.compile(r"^[ \t]{0,6}(\d{1,6}): (?=(?:  )*\S)")
 """``srun --label`` (a Slurm job step's tasks): each line's task number, padded to the widest, a colon and a space.
-The task is the source, like a compose service: lines of two tasks are not one process's."""
+``grep -n``'s number and colon come with no space after them but a line's own indentation, which is even in a
+traceback (two for ``File``, four for its code): an odd number of spaces after the colon is srun's one and the line's
+own (a traceback's indentation keeps its depth either way). No source: a line's task and a grep's line number are
+told apart by that space alone, so neither may split a traceback's lines (their process prefixes still do)."""
 _GREP_N = re.compile(r"^\d{1,7}:(?!\d)")
 """``grep -n`` over one file: the line's number and a colon (not a time of day's ``12:34``)."""
 _TS = re.compile(r"^([A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)?) ")
@@ -334,13 +340,13 @@ _STARTS = {
     _CRI: _DIGITS, _DOCKER_TS: _DIGITS, _CLOCK: _DIGITS, _CI_TS: "[", _STAMP: _DIGITS, _JOURNALD: _UPPER + _DIGITS, _CONSOLE: "[",
     _APP: _DIGITS, _RICH: "[ ", _COMPOSE: _DIGITS + _UPPER + _UPPER.lower(),
     _GREP: _DIGITS + _UPPER + _UPPER.lower() + "_./~+-",
-    _BK: "b_\x1b", _KUBECTL: "[", _MPI_TAG: "[", _LOCAL_RANK: "[", _NUMBERED: " " + _DIGITS, _SRUN: " " + _DIGITS, _GREP_N: _DIGITS, _TS: _UPPER, _TAB_STAMP: _DIGITS,
+    _BK: "b_\x1b", _KUBECTL: "[", _MPI_TAG: "[", _LOCAL_RANK: "[", _NUMBERED: " " + _DIGITS, _SRUN: " \t" + _DIGITS, _GREP_N: _DIGITS, _TS: _UPPER, _TAB_STAMP: _DIGITS,
 }  # fmt: skip
 _BY_FIRST = {chr(c): tuple(p for p in _WRAPPERS if chr(c) in _STARTS[p]) for c in range(128)}
 """The wrappers a line can start with, by its first character: a vLLM line starting ``(`` tries none."""
 
 
-_SOURCES = (_COMPOSE, _CONSOLE, _GREP, _KUBECTL, _SRUN, _MPI_TAG, _LOCAL_RANK)
+_SOURCES = (_COMPOSE, _CONSOLE, _GREP, _KUBECTL, _MPI_TAG, _LOCAL_RANK)
 """Wrappers that name the line's source (a service, a pod, a task, a rank): lines of two sources are two processes'."""
 
 

@@ -78,6 +78,8 @@ class Rules:
     gate: str
     always: tuple[str, ...]
     normal_stop: tuple[str, ...]
+    relaunch: re.Pattern[str]
+    """A launch line of the server after a normal stop: the stop was of an earlier run."""
     oom: re.Pattern[str]
     exception: re.Pattern[str]
     roots: tuple[RootRule, ...]
@@ -298,6 +300,7 @@ def load_rules() -> Rules:
         gate=st.get("gate", ".py:"),
         always=tuple(pat["prefilter"]["always"]),
         normal_stop=tuple(pat["stop"]["normal"]),
+        relaunch=_alternation([re.escape(x) for x in pat["stop"]["relaunch"]], "patterns.toml [stop]"),
         oom=_rx(pat["oom"]["pattern"], "patterns.toml [oom]"),
         exception=_rx(pat["exception"]["pattern"], "patterns.toml [exception]"),
         roots=tuple(RootRule(_rx(r["match"], "patterns.toml [[root]]"), r["type"]) for r in pat.get("root", [])),
