@@ -33,6 +33,7 @@ which say what a rule must leave alone, pass either way).
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -77,12 +78,6 @@ def test_guard_a_lora_adapter_a_request_named_failed_serving(kind: int, adapter:
     assert res.failed_stage == "runtime", res.evidence
 
 
-def test_a_real_lora_rank_over_the_engines_limit_is_the_weights() -> None:
-    res = classify_text(tuned_text("vllm-issues", "2144.log"))
-    assert res.first_exception is not None and "LoRA rank 64" in res.first_exception.line
-    assert res.failed_stage == "weights", res.evidence
-
-
 _MODEL_CONFIG = st.sampled_from(
     ["LlavaConfig", "Llama4VisionConfig", "Qwen2_5OmniConfig", "DeepseekV3Config", "AscendCompressedTensorsConfig"]
 )
@@ -103,12 +98,6 @@ def test_a_models_config_without_an_attribute_its_code_reads_is_the_weights(pref
 def test_guard_vllms_own_config_classes_are_not_the_models_files(prefix: str, cls: str, attr: str) -> None:
     res = classify_text(f"{prefix}AttributeError: '{cls}' object has no attribute '{attr}'\n")
     assert res.failed_stage != "weights", res.evidence
-
-
-def test_a_real_llava_config_without_a_vision_config_is_the_weights() -> None:
-    res = classify_text(tuned_text("vllm-issues", "6481.log"))
-    assert res.first_exception is not None and "'LlavaConfig' object has no attribute" in res.first_exception.line
-    assert res.failed_stage == "weights", res.evidence
 
 
 _CUMEM_LINE = st.sampled_from([62, 139])
@@ -138,12 +127,6 @@ def test_guard_sleep_modes_allocator_out_of_memory_while_loading_is_the_weights(
     )
     res = classify_text(log + "\n")
     assert res.failed_stage == "weights", res.evidence
-
-
-def test_a_real_rl_rollout_actor_out_of_memory_in_sleep_modes_allocator_is_serving() -> None:
-    res = classify_text(tuned_text("vllm-issues", "1912.log"))
-    assert res.first_exception is not None and "cumem_allocator.cpp" in res.first_exception.line
-    assert res.failed_stage == "runtime", res.evidence
 
 
 # srun --label's task numbers before each line (a Slurm job step's output file).
@@ -245,12 +228,6 @@ def test_a_tokenizers_backend_or_vocabulary_file_that_fails_is_the_weights(prefi
     assert res.failed_stage == "weights", res.evidence
 
 
-def test_a_real_harmony_vocabulary_that_could_not_be_fetched_is_the_weights() -> None:
-    res = classify_text(tuned_text("vllm-issues", "6154.log"))
-    assert res.first_exception is not None and "vocab file" in res.first_exception.line
-    assert res.failed_stage == "weights", res.evidence
-
-
 # A server stopped by its operator, then launched again in the same log (a requeued Slurm job's next attempt
 # appended to its output file, a container restarted under `docker logs`).
 _RUN = [
@@ -302,12 +279,6 @@ def test_guard_a_failure_printed_after_the_stop_with_no_new_launch_is_the_stops_
     assert res.first_exception is None, res.first_exception
 
 
-def test_a_real_requeued_jobs_second_attempt_failing_is_found_after_the_first_ones_stop() -> None:
-    res = classify_text(tuned_text("vllm-cpu-faults", "slm-append-healthy-then-config-broken.log"))
-    assert res.first_exception is not None and "JSONDecodeError" in res.first_exception.line
-    assert res.failed_stage == "weights", res.evidence
-
-
 @given(
     pid=st.integers(100, 99999),
     slurm=st.booleans(),
@@ -349,3 +320,20 @@ def test_a_workload_managers_line_between_chained_tracebacks_keeps_the_callers(e
     assert got.first_exception is not None and ref.first_exception is not None
     assert got.first_exception.line == ref.first_exception.line
     assert got.failed_stage == ref.failed_stage == "container", got.evidence
+
+
+# Each rule above on a real log of the tuned part: (folder, log, words of its root line, stage).
+_REAL = [
+    ("vllm-issues", "2144.log", "LoRA rank 64", "weights"),  # an adapter's rank over the engine's limit
+    ("vllm-issues", "6481.log", "'LlavaConfig' object has no attribute", "weights"),  # a model config's attribute
+    ("vllm-issues", "1912.log", "cumem_allocator.cpp", "runtime"),  # an RL rollout actor woken out of memory
+    ("vllm-issues", "6154.log", "vocab file", "weights"),  # openai_harmony's vocabulary not fetched
+    ("vllm-cpu-faults", "slm-append-healthy-then-config-broken.log", "JSONDecodeError", "weights"),  # a requeue
+]
+
+
+@pytest.mark.parametrize(("folder", "name", "words", "stage"), _REAL, ids=[r[1] for r in _REAL])
+def test_real_logs_of_this_sessions_rules(folder: str, name: str, words: str, stage: str) -> None:
+    res = classify_text(tuned_text(folder, name))
+    assert res.first_exception is not None and words in res.first_exception.line
+    assert res.failed_stage == stage, res.evidence

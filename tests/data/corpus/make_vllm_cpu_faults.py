@@ -879,8 +879,8 @@ class Run:
         except subprocess.TimeoutExpired:
             pass
 
-    def finish(self) -> None:
-        """Let a dying server exit by itself; else a normal stop (SIGTERM), then SIGKILL of the group.
+    def _settle(self) -> None:
+        """Let a dying server exit by itself; else the harness's normal stop (:meth:`_harness_stop`), 40 s to exit.
 
         A fault without actions that comes up healthy anyway is stopped 5 s after ready, not at its timeout.
         """
@@ -893,10 +893,17 @@ class Run:
             self._wait_exit(3)
         if self.proc.poll() is None:
             self.record["timed_out"] = self.left() <= 0
-            self._continue_group()
-            self.note("harness stop", signal="SIGTERM")
-            self.proc.send_signal(signal.SIGTERM)
+            self._harness_stop()
             self._wait_exit(40)
+
+    def _harness_stop(self) -> None:
+        self._continue_group()
+        self.note("harness stop", signal="SIGTERM")
+        self.proc.send_signal(signal.SIGTERM)
+
+    def finish(self) -> None:
+        """:meth:`_settle`, then SIGKILL of the group, and the record."""
+        self._settle()
         _killpg(self.proc.pid)
         self.proc.wait()
         self.reader.join(timeout=10)
@@ -1276,26 +1283,13 @@ class SlurmRun(Run):
         r = self._as_user("scancel", *opts, self.proc.job_id)
         self.note("scancel", options=list(opts), rc=r.returncode, output=(r.stdout + r.stderr).strip())
 
-    def _wait_exit(self, seconds: float) -> None:
-        try:
-            self.proc.wait(timeout=min(seconds, max(self.left(), 1)))
-        except subprocess.TimeoutExpired:
-            pass
+    def _harness_stop(self) -> None:
+        self.note("harness stop", command="scancel")
+        self._scancel()
 
     def finish(self) -> None:
         """As Run.finish, but the stop is ``scancel`` (a normal stop of a job), then ``scancel --signal=KILL``."""
-        if not self.fault.actions and self.wait_for(READY):
-            self.note("ready although no failure was expected")
-            self._wait_exit(5)
-        elif not self.fault.actions:
-            self._wait_exit(max(self.left(), 0))
-        else:
-            self._wait_exit(3)
-        if self.proc.poll() is None:
-            self.record["timed_out"] = self.left() <= 0
-            self.note("harness stop", command="scancel")
-            self._scancel()
-            self._wait_exit(40)
+        self._settle()
         if self.proc.poll() is None:
             self.kill()
         self.reader.join(timeout=20)
