@@ -605,7 +605,10 @@ def test_corpus_events_agree_with_result(case: Case) -> None:
 # torch.compile and the C++ toolchain, remote-code tokenizers; 25/24/0 as they came). On all 635: stage 498
 # (78.4 %), root 567 (89.3 %), fifteen. The rules carried the stage above 0.77: that is the floor now; the root
 # floor rises to 0.88, the ceiling falls to fifteen.
-HELD_OUT_FLOOR = {"stage": 0.77, "root": 0.88}
+# Session 21: on the 635 held-out logs it started with, its rules moved stage 498 -> 500 (78.7 %), root 567 and
+# fifteen unchanged. Then 16 fresh held-out logs (excerpts; Slurm batch jobs; vLLM 0.11.0 runs: 12/14/0 as they came).
+# On all 651: stage 512 (78.6 %), root 581 (89.2 %), fifteen. The rules carried the stage above 0.78: the floor now.
+HELD_OUT_FLOOR = {"stage": 0.78, "root": 0.88}
 HELD_OUT_NONE_WITH_EXCEPTION_CEILING = 15
 
 
