@@ -499,7 +499,7 @@ class Classifier:
             tail, self._tail = self._tail, ""
             self._scan(tail + "\n", len(tail) + 1)
         self._history.at_end()  # before closing: a cut traceback looks back for a stop from the end
-        if (self._relaunch_at is None or self._stopped) and self._relaunched(self._n + 1):
+        if (self._relaunch_at is None or self._stopped) and self._relaunched(self._n + 1, self._since_stop()):
             self._stopped = False  # the server was launched again after the operator's last stop
         for trace in list(self._traces.values()):
             self._close(trace, at_end=True)
@@ -1454,7 +1454,7 @@ class Classifier:
     def _candidate(self, ln: Line, n: int, typ: str, msg: str, trace: Trace | None = None) -> None:
         if trace is None and typ and self._reparse(self._line_before()).body.lstrip().startswith(_CUSTOMIZE):
             return  # Python reported a broken sitecustomize and went on
-        if self._stopped and self._relaunched(n):
+        if self._stopped and self._relaunched(n, self._since_stop()):
             self._stopped = False  # the server was launched again after the stop: a new run's failure
         if self._stopped or (typ and (self._refused(ln, msg, trace, typ) or _AT_EXIT.search(msg))):
             self._python = self._python or bool(typ)
@@ -1819,21 +1819,23 @@ class Classifier:
     def _stop_before(self, n: int | None = None) -> bool:
         """Did the operator stop the server (``shutdown triggered``) shortly before this line, and not launch it
         again since? (With ``n``, the line being classified: a launch since is noted, :meth:`_relaunched`.)"""
-        if n is not None:
-            return self._since_stop() is not None and not self._relaunched(n)
         since = self._since_stop()
-        return since is not None and self._rules.relaunch.search(since) is None
+        if since is None:
+            return False
+        if n is not None:
+            return not self._relaunched(n, since)
+        return self._rules.relaunch.search(since) is None
 
     def _since_stop(self) -> str | None:
         """The text from the operator's last stop to this line (None: no stop in the last MiB)."""
         texts = [t for s in self._rules.normal_stop if (t := self._history.since(s)) is not None]
         return min(texts, key=len) if texts else None
 
-    def _relaunched(self, n: int) -> bool:
+    def _relaunched(self, n: int, since: str | None) -> bool:
         """Was the server launched again (its arguments' line: ``non-default args``) after the operator's last
-        stop, before line ``n`` (the line being classified)? A requeued job's next attempt appended to its output
-        file, a container's restart in ``docker logs``: what fails after it is the new run's. Notes the line."""
-        since = self._since_stop()
+        stop, before line ``n`` (the line being classified)? ``since``: the text from that stop (:meth:`_since_stop`).
+        A requeued job's next attempt appended to its output file, a container's restart in ``docker logs``: what
+        fails after it is the new run's. Notes the line."""
         if since is None or (m := self._rules.relaunch.search(since)) is None:
             return False
         at = n - since.count("\n", m.start())
