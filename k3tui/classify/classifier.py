@@ -82,6 +82,10 @@ QUIET_CHAIN_GAP = 4
 """Lines from a survived traceback's end to the head of one chained to it (blank, 'During handling …', blank, head)."""
 EMIT_AFTER = 50
 """Lines after a one-line root (no traceback followed) when it is announced anyway."""
+TYPED_AGAIN = 2000
+"""Lines within which a message printed without its type may be followed by its typed exception line."""
+TYPED_MIN = 24
+"""Characters of a message that make it the same failure's (not a short, common one such as ``'text'``)."""
 HEADER_WINDOW = 50
 """A traceback takes the ERROR line logged at most this many lines before it as its header."""
 MAX_TRACES = 32
@@ -1226,7 +1230,7 @@ class Classifier:
             if self._cancelled is None or n > self._cancel_until:
                 self._cancelled = self._new_root(ln, n, typ, msg, trace)  # a consequence, unless a timeout follows
             self._cancel_until = n + 3
-        if self._root is None or self._wrapping():
+        if self._root is None or self._wrapping() or self._typed_again(self._root, ln, n, typ, msg):
             self._candidate(ln, n, typ, msg, trace)
 
     def _close(self, trace: Trace, at_end: bool = False) -> None:
@@ -1468,6 +1472,8 @@ class Classifier:
                 and not self._rules.consequence.search(ln.body)
             ):
                 self._unwrap(self._new_root(ln, n, typ, msg, trace))
+            elif self._typed_again(self._root, ln, n, typ, msg):
+                self._root = self._new_root(ln, n, typ, msg, trace)
             return
         if self._rules.consequence.search(ln.body) and not self._engine_connection(ln.body, trace):
             self._crash_lookback(n)
@@ -1570,6 +1576,21 @@ class Classifier:
         return quoted if quoted is not None and self._rules.carries.search(quoted.body) else None
 
     # --- wrappers: report the root a wrapper line wraps ---------------------------------------
+
+    def _typed_again(self, root: _Root, ln: Line, n: int, typ: str, msg: str) -> bool:
+        """The root is a message printed without its exception's type (V0's engine logging ``str(e)``
+        before the traceback ``logger.exception`` prints, a library's line), and the same process now
+        prints the exception line that carries that very message with its type: the same failure, told
+        whole (its stack is the traceback that ends there)."""
+        if not typ or ln.key != root.key or n - root.n > TYPED_AGAIN or root.wrap is not None:
+            return False
+        if not self._rules.exception.match(f"{typ}: "):
+            return False  # (a native crash's, a kill's or a rule's own type: no Python exception line)
+        said = root.body.strip()
+        if self._rules.exception.match(said):
+            return False  # the root already has its type
+        again = msg.strip()
+        return len(again) >= TYPED_MIN and (said == again or said.startswith(again) or again.startswith(said))
 
     def _wrapping(self) -> bool:
         root = self._root
