@@ -14,6 +14,8 @@
 - vLLM's ``Automatically detected platform`` line is printed as vLLM is imported, in every process, before the
   command line is read: no device stage (V0's config lines after it were lost under it). V0's ``Initializing a V0
   LLM engine`` is the device's stage as its siblings are, and its CPU back-end's ``# cpu blocks`` the engine's.
+- The engine version the launch's environment asked for refused with what it was given (``VLLM_USE_V1=1 is not
+  supported with device type=cpu``, ``with --kv-cache-dtype``) is the launch's configuration.
 
 Each on generated logs and on a real log of the tuned part; each fails without its change (the guards,
 which say what a rule must leave alone, pass either way).
@@ -216,4 +218,20 @@ def test_v0s_engine_markers_on_real_logs() -> None:
     assert "config" in [m.stage for m in res.stages]
     assert res.failed_stage == "engine", res.evidence
     res = classify_text(tuned_text("vllm-cpu-faults", "v011-env-use-v1-0.log"))
+    assert res.failed_stage == "config", res.evidence
+
+
+@given(
+    prefix=_PREFIX,
+    v=st.sampled_from(["0", "1"]),
+    what=st.sampled_from(["device type=cpu.", "--kv-cache-dtype.", "--task transcription.", "speculative decoding."]),
+)
+def test_the_engine_version_the_environment_asked_for_refused_is_the_config(prefix: str, v: str, what: str) -> None:
+    res = classify_text(f"{prefix}NotImplementedError: VLLM_USE_V1={v} is not supported with {what}\n")
+    assert res.failed_stage == "config", res.evidence
+
+
+def test_the_engine_version_the_environment_asked_for_refused_on_a_real_log() -> None:
+    """vLLM 0.9's CPU platform refusing V1 after its platform line (an excerpt)."""
+    res = classify_text(tuned_text("vllm-issues", "1427.log"))
     assert res.failed_stage == "config", res.evidence
