@@ -54,6 +54,7 @@ import time
 import urllib.error
 import urllib.request
 import zlib
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -906,11 +907,7 @@ class Run:
         self._settle()
         _killpg(self.proc.pid)
         self.proc.wait()
-        self.reader.join(timeout=10)
-        for t in self.bg:
-            t.join(timeout=30)
-        if self.listener:
-            self.listener.close()
+        self._joined(reader_timeout=10)
         if self.first:
             _killpg(self.first.pid)
             self.first.wait()
@@ -921,6 +918,17 @@ class Run:
             self.record["hook_fired"] = hook_log.read_text(errors="replace").splitlines()[:50]
         elif "K3_HOOK_LOG" in self.fault.env:
             self.record["hook_fired"] = []
+        self._closing_record()
+
+    def _joined(self, reader_timeout: float) -> None:
+        """The log's reader, the background requests and the port's listener done with."""
+        self.reader.join(timeout=reader_timeout)
+        for t in self.bg:
+            t.join(timeout=30)
+        if self.listener:
+            self.listener.close()
+
+    def _closing_record(self) -> None:
         self.record["exit_code"] = self.proc.returncode
         self.record["seconds"] = round(time.monotonic() - self.t0, 1)
         self.record.setdefault("timed_out", False)
@@ -1123,6 +1131,24 @@ class _Job:
         return self.returncode  # type: ignore[return-value]
 
 
+def _signal_titled(pids: list[int], title: str, sig: int) -> list[int]:
+    """Send ``sig`` to those of ``pids`` whose command line holds ``title``; the pids signalled."""
+    hit = []
+    for pid in pids:
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
+        except OSError:
+            continue
+        if title in cmd:
+            hit.append(pid)
+    for pid in hit:
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            pass
+    return hit
+
+
 class SlurmRun(Run):
     """The server as a Slurm batch job of the cluster's test user; the log is the job's ``--output`` file.
 
@@ -1245,19 +1271,7 @@ class SlurmRun(Run):
         return sorted({*roots, *(c for r in roots for c in _children(r))})
 
     def _signal(self, title: str, sig: int) -> None:
-        pids = []
-        for pid in self._job_pids():
-            try:
-                cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
-            except OSError:
-                continue
-            if title in cmd:
-                pids.append(pid)
-        for pid in pids:
-            try:
-                os.kill(pid, sig)
-            except ProcessLookupError:
-                pass
+        pids = _signal_titled(self._job_pids(), title, sig)
         self.note("signal", target=title, signal=signal.Signals(sig).name, pids=pids)
 
     def _requeue(self) -> None:
@@ -1292,14 +1306,8 @@ class SlurmRun(Run):
         self._settle()
         if self.proc.poll() is None:
             self.kill()
-        self.reader.join(timeout=20)
-        for t in self.bg:
-            t.join(timeout=30)
-        if self.listener:
-            self.listener.close()
-        self.record["exit_code"] = self.proc.returncode
-        self.record["seconds"] = round(time.monotonic() - self.t0, 1)
-        self.record.setdefault("timed_out", False)
+        self._joined(reader_timeout=20)
+        self._closing_record()
         self.record["slurm"] = self._report()
         log = self.out / f"{self.fault.name}.log"
         if self.outfile.exists():
@@ -1653,19 +1661,7 @@ class DockerRun(Run):
         if title in ("main", "group"):  # docker kill: the signal to the container's main process
             self._docker_action("kill", f"--signal={name}", self.ctr)
             return
-        pids = []
-        for pid in self._pids():
-            try:
-                cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
-            except OSError:
-                continue
-            if title in cmd:
-                pids.append(pid)
-        for pid in pids:
-            try:
-                os.kill(pid, sig)
-            except ProcessLookupError:
-                pass
+        pids = _signal_titled(self._pids(), title, sig)
         self.note("signal", target=title, signal=name, pids=pids)
 
     def _harness_stop(self) -> None:
@@ -1679,14 +1675,8 @@ class DockerRun(Run):
         self._settle()
         if self.proc.poll() is None:
             self.kill()
-        self.reader.join(timeout=30)
-        for t in self.bg:
-            t.join(timeout=30)
-        if self.listener:
-            self.listener.close()
-        self.record["exit_code"] = self.proc.returncode
-        self.record["seconds"] = round(time.monotonic() - self.t0, 1)
-        self.record.setdefault("timed_out", False)
+        self._joined(reader_timeout=30)
+        self._closing_record()
         st = _docker_state(self.ctr)
         self.record["docker_state"] = {k: st.get(k) for k in (*DOCKER_STATE, "RestartCount")} if st else None
         if self.fault.log != "run":
@@ -7896,17 +7886,165 @@ _V011 = "/opt/k3tui-vllm-0.11.0"
 _V011_TOK = ("json_set", "tokenizer_config.json", {"tokenizer_class": "PreTrainedTokenizerFast", "backend": DEL})
 
 
-def _v011(name: str, what: str, *setup: tuple, tok: bool = True, **kw: object) -> Fault:
+def _inflight_actions(target: str, sig: str, payload: str = "long") -> tuple:
+    """A good chat, a long (or streamed) request in the background, the signal 1.5 s into it, then a chat."""
+    acts = (("wait", "ready"), ("request", "chat"), ("request_bg", payload), ("sleep", 1.5), ("signal", target, sig))
+    return (*acts, ("wait_exit", 60), ("request", "chat"))
+
+
+def _kill_actions(marker: str, target: str, sig: str) -> tuple:
+    """The signal at a start-up marker line."""
+    return (("wait", marker), ("signal", target, sig), ("wait_exit", 90))
+
+
+def _same_v1_kinds(make: Callable[..., Fault], prefix: str, ver: str) -> tuple[Fault, ...]:
+    """The stops, kills and KV-cache size the older V1 rounds (0.11.0, 0.10.1.1: an ``EngineCore`` process, no
+    worker) run alike; V0's engine process has no such title, so its round names its own targets."""
+    v = f"vLLM {ver}"
+    return (
+        make(
+            f"{prefix}-stop-sigterm-idle",
+            f"{v}: healthy start, a chat and a completion, SIGTERM",
+            actions=SERVE_AND_STOP,
+        ),
+        make(
+            f"{prefix}-stop-sigint-idle",
+            f"{v}: healthy start, a chat, SIGINT (Ctrl-C)",
+            actions=(("wait", "ready"), ("request", "chat"), ("signal", "main", "SIGINT")),
+        ),
+        make(
+            f"{prefix}-stop-sigterm-streams",
+            f"{v}: healthy start, a streaming chat and /v1/models, SIGTERM",
+            actions=(
+                ("wait", "ready"),
+                ("request", "stream_long"),
+                ("request", "models"),
+                ("signal", "main", "SIGTERM"),
+            ),
+        ),
+        make(
+            f"{prefix}-stop-sigterm-compiled",
+            f"{v}: healthy compiled start-up (no --enforce-eager), a chat and a completion, SIGTERM",
+            eager=False,
+            actions=SERVE_AND_STOP,
+        ),
+        make(
+            f"{prefix}-kill9-api-at-load",
+            f"{v}: SIGKILL of the API server (main process) at 'Starting to load model'",
+            actions=_kill_actions("Starting to load model", "main", "SIGKILL"),
+        ),
+        make(
+            f"{prefix}-kill9-engine-inflight",
+            f"{v}: SIGKILL of VLLM::EngineCore during a long request",
+            actions=_inflight_actions("EngineCore", "SIGKILL"),
+        ),
+        make(
+            f"{prefix}-kill-segv-engine-inflight",
+            f"{v}: SIGSEGV sent to VLLM::EngineCore during a streaming request",
+            actions=_inflight_actions("EngineCore", "SIGSEGV", "stream_long"),
+        ),
+        make(
+            f"{prefix}-kill9-engine-idle",
+            f"{v}: SIGKILL of VLLM::EngineCore while idle after a good chat, then a chat",
+            actions=(
+                ("wait", "ready"),
+                ("request", "chat"),
+                ("sleep", 2),
+                ("signal", "EngineCore", "SIGKILL"),
+                ("sleep", 5),
+                ("request", "chat"),
+                ("wait_exit", 30),
+            ),
+        ),
+        make(f"{prefix}-kv-space-0", f"{v}: VLLM_CPU_KVCACHE_SPACE=0", env={"VLLM_CPU_KVCACHE_SPACE": "0"}),
+    )
+
+
+def _same_kinds(make: Callable[..., Fault], prefix: str, ver: str) -> tuple[Fault, ...]:
+    """The kinds of fault every older-version round runs alike (bad flags and values, broken model files, an
+    unreadable model folder, a port taken, an oversize prompt, a shadowed package), named ``PREFIX-KIND``; ``make``
+    is the round's own constructor (its venv, its family, the tiny model's fixes for that version's transformers)."""
+    v = f"vLLM {ver}"
+    return (
+        make(
+            f"{prefix}-args-unknown-flag-typo",
+            f"{v}: a misspelt flag --max-model-length 512",
+            args=("--max-model-length", "512"),
+        ),
+        make(f"{prefix}-args-bad-choice-dtype", f"{v}: --dtype float7 (not a choice)", args=("--dtype", "float7")),
+        make(
+            f"{prefix}-args-tp-16",
+            f"{v}: --tensor-parallel-size 16 on a 4-head model",
+            args=("--tensor-parallel-size", "16"),
+        ),
+        make(
+            f"{prefix}-args-max-model-len-4096",
+            f"{v}: --max-model-len 4096 above the model's 2048",
+            args=("--max-model-len", "4096"),
+            drop=("--max-model-len",),
+        ),
+        make(f"{prefix}-args-max-num-seqs-0", f"{v}: --max-num-seqs 0", args=("--max-num-seqs", "0")),
+        make(
+            f"{prefix}-cfg-architecture-unknown",
+            f"{v}: config.json architectures [NoSuchForCausalLM]",
+            ("json_set", "config.json", {"architectures": ["NoSuchForCausalLM"]}),
+        ),
+        make(
+            f"{prefix}-tok-json-invalid",
+            f"{v}: tokenizer.json is not JSON",
+            ("write", "model/tokenizer.json", '{"version": "1.0", '),
+        ),
+        make(
+            f"{prefix}-st-truncated-half",
+            f"{v}: model.safetensors truncated to half",
+            ("truncate", "model/model.safetensors", 850000),
+        ),
+        make(
+            f"{prefix}-st-missing",
+            f"{v}: model.safetensors removed, no other weights",
+            ("remove", "model/model.safetensors"),
+        ),
+        make(
+            f"{prefix}-st-wrong-shape-size",
+            f"{v}: safetensors embed_tokens shape [4096, 128] over 2048 rows of data",
+            ("st_header", "model.safetensors", "model.embed_tokens.weight", "shape", [4096, 128]),
+        ),
+        make(
+            f"{prefix}-fs-model-dir-unreadable",
+            f"{v}: model folder chmod 000, served by an unprivileged user",
+            ("chmod", "model", 0o000),
+            uid=True,
+        ),
+        make(
+            f"{prefix}-port-taken-before-start",
+            f"{v}: another process listens on 127.0.0.1:PORT before start",
+            port_taken="127.0.0.1",
+        ),
+        make(
+            f"{prefix}-req-oversize-chat",
+            f"{v}: a chat prompt of ~3,600 tokens over max-model-len 1024, then a chat",
+            actions=(("wait", "ready"), ("request", "oversize"), ("request", "chat"), ("signal", "main", "SIGTERM")),
+        ),
+        make(
+            f"{prefix}-py-shadow-transformers-empty",
+            f"{v}: PYTHONPATH shadows transformers with an empty package",
+            ("write", "py/transformers/__init__.py", ""),
+            env={"PYTHONPATH": "{dir}/py"},
+        ),
+    )
+
+
+def _v011(name: str, what: str, *setup: tuple, tok: bool = True, dtype: bool = False, **kw: object) -> Fault:
+    # (``dtype`` for _same_kinds: 0.11.0's transformers reads the tiny model's ``dtype``, no fix to leave out)
     return Fault(name, "ver", what, setup=((_V011_TOK,) if tok else ()) + setup, venv=_V011, **kw)
 
 
 def _v011_inflight(name: str, what: str, target: str, sig: str, payload: str = "long") -> Fault:
-    acts = (("wait", "ready"), ("request", "chat"), ("request_bg", payload), ("sleep", 1.5), ("signal", target, sig))
-    return _v011(name, what, actions=(*acts, ("wait_exit", 60), ("request", "chat")))
+    return _v011(name, what, actions=_inflight_actions(target, sig, payload))
 
 
 def _v011_kill(name: str, what: str, marker: str, target: str, sig: str) -> Fault:
-    return _v011(name, what, actions=(("wait", marker), ("signal", target, sig), ("wait_exit", 90)))
+    return _v011(name, what, actions=_kill_actions(marker, target, sig))
 
 
 _V011_FAULTS: tuple[Fault, ...] = (
@@ -7916,65 +8054,12 @@ _V011_FAULTS: tuple[Fault, ...] = (
         "by vLLM 0.11.0 with transformers 4.57",
         tok=False,
     ),
-    _v011(
-        "v011-stop-sigterm-idle", "vLLM 0.11.0: healthy start, a chat and a completion, SIGTERM", actions=SERVE_AND_STOP
-    ),
-    _v011(
-        "v011-args-unknown-flag-typo",
-        "vLLM 0.11.0: a misspelt flag --max-model-length 512",
-        args=("--max-model-length", "512"),
-    ),
-    _v011("v011-args-bad-choice-dtype", "vLLM 0.11.0: --dtype float7 (not a choice)", args=("--dtype", "float7")),
-    _v011(
-        "v011-args-tp-16",
-        "vLLM 0.11.0: --tensor-parallel-size 16 on a 4-head model",
-        args=("--tensor-parallel-size", "16"),
-    ),
-    _v011(
-        "v011-args-max-model-len-4096",
-        "vLLM 0.11.0: --max-model-len 4096 above the model's 2048",
-        args=("--max-model-len", "4096"),
-        drop=("--max-model-len",),
-    ),
+    *_same_v1_kinds(_v011, "v011", "0.11.0"),
+    *_same_kinds(_v011, "v011", "0.11.0"),
     _v011(
         "v011-cfg-invalid-json",
         "vLLM 0.11.0: config.json is not JSON",
         ("write", "model/config.json", '{\n  "architectures": [\n'),
-    ),
-    _v011(
-        "v011-cfg-architecture-unknown",
-        "vLLM 0.11.0: config.json architectures [NoSuchForCausalLM]",
-        ("json_set", "config.json", {"architectures": ["NoSuchForCausalLM"]}),
-    ),
-    _v011(
-        "v011-tok-json-invalid",
-        "vLLM 0.11.0: tokenizer.json is not JSON",
-        ("write", "model/tokenizer.json", '{"version": "1.0", '),
-    ),
-    _v011(
-        "v011-st-truncated-half",
-        "vLLM 0.11.0: model.safetensors truncated to half",
-        ("truncate", "model/model.safetensors", 850000),
-    ),
-    _v011(
-        "v011-st-missing",
-        "vLLM 0.11.0: model.safetensors removed, no other weights",
-        ("remove", "model/model.safetensors"),
-    ),
-    _v011(
-        "v011-stop-sigint-idle",
-        "vLLM 0.11.0: healthy start, a chat, SIGINT (Ctrl-C)",
-        actions=(("wait", "ready"), ("request", "chat"), ("signal", "main", "SIGINT")),
-    ),
-    _v011(
-        "v011-st-wrong-shape-size",
-        "vLLM 0.11.0: safetensors embed_tokens shape [4096, 128] over 2048 rows of data",
-        ("st_header", "model.safetensors", "model.embed_tokens.weight", "shape", [4096, 128]),
-    ),
-    _v011(
-        "v011-port-taken-before-start",
-        "vLLM 0.11.0: another process listens on 127.0.0.1:PORT before start",
-        port_taken="127.0.0.1",
     ),
     _v011(
         "v011-port-taken-at-kv-cache",
@@ -7988,11 +8073,6 @@ _V011_FAULTS: tuple[Fault, ...] = (
         "EngineCore",
         "SIGKILL",
     ),
-    _v011(
-        "v011-stop-sigterm-streams",
-        "vLLM 0.11.0: healthy start, a streaming chat and /v1/models, SIGTERM",
-        actions=(("wait", "ready"), ("request", "stream_long"), ("request", "models"), ("signal", "main", "SIGTERM")),
-    ),
     _v011_kill(
         "v011-kill9-engine-at-engine-init",
         "vLLM 0.11.0: SIGKILL of VLLM::EngineCore at 'Initializing a V1 LLM engine'",
@@ -8000,52 +8080,12 @@ _V011_FAULTS: tuple[Fault, ...] = (
         "EngineCore",
         "SIGKILL",
     ),
-    _v011_kill(
-        "v011-kill9-api-at-load",
-        "vLLM 0.11.0: SIGKILL of the API server (main process) at 'Starting to load model'",
-        "Starting to load model",
-        "main",
-        "SIGKILL",
-    ),
-    _v011_inflight(
-        "v011-kill9-engine-inflight",
-        "vLLM 0.11.0: SIGKILL of VLLM::EngineCore during a long request",
-        "EngineCore",
-        "SIGKILL",
-    ),
-    _v011_inflight(
-        "v011-kill-segv-engine-inflight",
-        "vLLM 0.11.0: SIGSEGV sent to VLLM::EngineCore during a streaming request",
-        "EngineCore",
-        "SIGSEGV",
-        payload="stream_long",
-    ),
     _v011_inflight(
         "v011-kill9-api-inflight",
         "vLLM 0.11.0: SIGKILL of the API server (main process) during a long request",
         "main",
         "SIGKILL",
     ),
-    _v011(
-        "v011-stop-sigterm-compiled",
-        "vLLM 0.11.0: healthy compiled start-up (no --enforce-eager), a chat and a completion, SIGTERM",
-        eager=False,
-        actions=SERVE_AND_STOP,
-    ),
-    _v011(
-        "v011-kill9-engine-idle",
-        "vLLM 0.11.0: SIGKILL of VLLM::EngineCore while idle after a good chat, then a chat",
-        actions=(
-            ("wait", "ready"),
-            ("request", "chat"),
-            ("sleep", 2),
-            ("signal", "EngineCore", "SIGKILL"),
-            ("sleep", 5),
-            ("request", "chat"),
-            ("wait_exit", 30),
-        ),
-    ),
-    _v011("v011-kv-space-0", "vLLM 0.11.0: VLLM_CPU_KVCACHE_SPACE=0", env={"VLLM_CPU_KVCACHE_SPACE": "0"}),
     _v011(
         "v011-kv-blocks-override-4",
         "vLLM 0.11.0: --num-gpu-blocks-override 4 (64 tokens of KV cache for max-model-len 1024)",
@@ -8059,21 +8099,10 @@ _V011_FAULTS: tuple[Fault, ...] = (
         actions=SERVE_AND_STOP,
     ),
     _v011(
-        "v011-req-oversize-chat",
-        "vLLM 0.11.0: a chat prompt of ~3,600 tokens over max-model-len 1024, then a chat",
-        actions=(("wait", "ready"), ("request", "oversize"), ("request", "chat"), ("signal", "main", "SIGTERM")),
-    ),
-    _v011(
         "v011-ld-preload-missing",
         "vLLM 0.11.0: LD_PRELOAD names a library that does not exist",
         env={"LD_PRELOAD": "{dir}/libk3-missing.so"},
         actions=SERVE_AND_STOP,
-    ),
-    _v011(
-        "v011-py-shadow-transformers-empty",
-        "vLLM 0.11.0: PYTHONPATH shadows transformers with an empty package",
-        ("write", "py/transformers/__init__.py", ""),
-        env={"PYTHONPATH": "{dir}/py"},
     ),
     _v011(
         "v011-py-module-missing-plugin",
@@ -8106,13 +8135,6 @@ _V011_FAULTS: tuple[Fault, ...] = (
         "EngineCore",
         "SIGKILL",
     ),
-    _v011(
-        "v011-fs-model-dir-unreadable",
-        "vLLM 0.11.0: model folder chmod 000, served by an unprivileged user",
-        ("chmod", "model", 0o000),
-        uid=True,
-    ),
-    _v011("v011-args-max-num-seqs-0", "vLLM 0.11.0: --max-num-seqs 0", args=("--max-num-seqs", "0")),
     _v011(
         "v011-kv-blocks-override-4-long",
         "vLLM 0.11.0: --num-gpu-blocks-override 4 (512 tokens of KV cache), then a long request (~920 tokens) and a chat",
@@ -8149,12 +8171,11 @@ def _v085(name: str, what: str, *setup: tuple, tok: bool = True, dtype: bool = T
 
 
 def _v085_inflight(name: str, what: str, target: str, sig: str, payload: str = "long") -> Fault:
-    acts = (("wait", "ready"), ("request", "chat"), ("request_bg", payload), ("sleep", 1.5), ("signal", target, sig))
-    return _v085(name, what, actions=(*acts, ("wait_exit", 60), ("request", "chat")))
+    return _v085(name, what, actions=_inflight_actions(target, sig, payload))
 
 
 def _v085_kill(name: str, what: str, marker: str, target: str, sig: str) -> Fault:
-    return _v085(name, what, actions=(("wait", marker), ("signal", target, sig), ("wait_exit", 90)))
+    return _v085(name, what, actions=_kill_actions(marker, target, sig))
 
 
 def _v085_offline(name: str, what: str, body: str, **kw: object) -> Fault:
@@ -8205,24 +8226,12 @@ _V085_FAULTS: tuple[Fault, ...] = (
         args=("--disable-frontend-multiprocessing",),
         actions=SERVE_AND_STOP,
     ),
+    *_same_kinds(_v085, "v085", "0.8.5"),
     _v085(
-        "v085-args-unknown-flag-typo",
-        "vLLM 0.8.5: a misspelt flag --max-model-length 512",
-        args=("--max-model-length", "512"),
+        "v085-cfg-invalid-json",
+        "vLLM 0.8.5: config.json is not JSON",
+        ("write", "model/config.json", '{\n  "architectures": [\n'),
     ),
-    _v085("v085-args-bad-choice-dtype", "vLLM 0.8.5: --dtype float7 (not a choice)", args=("--dtype", "float7")),
-    _v085(
-        "v085-args-tp-16",
-        "vLLM 0.8.5: --tensor-parallel-size 16 on a 4-head model",
-        args=("--tensor-parallel-size", "16"),
-    ),
-    _v085(
-        "v085-args-max-model-len-4096",
-        "vLLM 0.8.5: --max-model-len 4096 above the model's 2048",
-        args=("--max-model-len", "4096"),
-        drop=("--max-model-len",),
-    ),
-    _v085("v085-args-max-num-seqs-0", "vLLM 0.8.5: --max-num-seqs 0", args=("--max-num-seqs", "0")),
     _v085(
         "v085-args-device-cuda",
         "vLLM 0.8.5 CPU build: --device cuda on a machine without a GPU",
@@ -8240,50 +8249,9 @@ _V085_FAULTS: tuple[Fault, ...] = (
         env={"VLLM_CPU_OMP_THREADS_BIND": "60-63"},
     ),
     _v085(
-        "v085-cfg-invalid-json",
-        "vLLM 0.8.5: config.json is not JSON",
-        ("write", "model/config.json", '{\n  "architectures": [\n'),
-    ),
-    _v085(
-        "v085-cfg-architecture-unknown",
-        "vLLM 0.8.5: config.json architectures [NoSuchForCausalLM]",
-        ("json_set", "config.json", {"architectures": ["NoSuchForCausalLM"]}),
-    ),
-    _v085(
         "v085-cfg-heads-not-divisible",
         "vLLM 0.8.5: config.json num_attention_heads 3 for hidden_size 128 (head_dim 32 kept)",
         ("json_set", "config.json", {"num_attention_heads": 3, "num_key_value_heads": 3}),
-    ),
-    _v085(
-        "v085-tok-json-invalid",
-        "vLLM 0.8.5: tokenizer.json is not JSON",
-        ("write", "model/tokenizer.json", '{"version": "1.0", '),
-    ),
-    _v085(
-        "v085-st-truncated-half",
-        "vLLM 0.8.5: model.safetensors truncated to half",
-        ("truncate", "model/model.safetensors", 850000),
-    ),
-    _v085(
-        "v085-st-missing",
-        "vLLM 0.8.5: model.safetensors removed, no other weights",
-        ("remove", "model/model.safetensors"),
-    ),
-    _v085(
-        "v085-st-wrong-shape-size",
-        "vLLM 0.8.5: safetensors embed_tokens shape [4096, 128] over 2048 rows of data",
-        ("st_header", "model.safetensors", "model.embed_tokens.weight", "shape", [4096, 128]),
-    ),
-    _v085(
-        "v085-fs-model-dir-unreadable",
-        "vLLM 0.8.5: model folder chmod 000, served by an unprivileged user",
-        ("chmod", "model", 0o000),
-        uid=True,
-    ),
-    _v085(
-        "v085-port-taken-before-start",
-        "vLLM 0.8.5: another process listens on 127.0.0.1:PORT before start",
-        port_taken="127.0.0.1",
     ),
     _v085(
         "v085-port-taken-at-kv-cache",
@@ -8393,21 +8361,10 @@ _V085_FAULTS: tuple[Fault, ...] = (
         ),
     ),
     _v085(
-        "v085-req-oversize-chat",
-        "vLLM 0.8.5: a chat prompt of ~3,600 tokens over max-model-len 1024, then a chat",
-        actions=(("wait", "ready"), ("request", "oversize"), ("request", "chat"), ("signal", "main", "SIGTERM")),
-    ),
-    _v085(
         "v085-ld-preload-missing",
         "vLLM 0.8.5: LD_PRELOAD names a library that does not exist",
         env={"LD_PRELOAD": "{dir}/libk3-missing.so"},
         actions=SERVE_AND_STOP,
-    ),
-    _v085(
-        "v085-py-shadow-transformers-empty",
-        "vLLM 0.8.5: PYTHONPATH shadows transformers with an empty package",
-        ("write", "py/transformers/__init__.py", ""),
-        env={"PYTHONPATH": "{dir}/py"},
     ),
     _v085(
         "v085-py-module-missing-plugin",
@@ -8479,12 +8436,11 @@ def _v010(name: str, what: str, *setup: tuple, tok: bool = True, dtype: bool = T
 
 
 def _v010_inflight(name: str, what: str, target: str, sig: str, payload: str = "long") -> Fault:
-    acts = (("wait", "ready"), ("request", "chat"), ("request_bg", payload), ("sleep", 1.5), ("signal", target, sig))
-    return _v010(name, what, actions=(*acts, ("wait_exit", 60), ("request", "chat")))
+    return _v010(name, what, actions=_inflight_actions(target, sig, payload))
 
 
 def _v010_kill(name: str, what: str, marker: str, target: str, sig: str) -> Fault:
-    return _v010(name, what, actions=(("wait", marker), ("signal", target, sig), ("wait_exit", 90)))
+    return _v010(name, what, actions=_kill_actions(marker, target, sig))
 
 
 _V010_FAULTS: tuple[Fault, ...] = (
@@ -8501,39 +8457,14 @@ _V010_FAULTS: tuple[Fault, ...] = (
         dtype=False,
         actions=SERVE_AND_STOP,
     ),
+    *_same_v1_kinds(_v010, "v010", "0.10.1.1"),
+    *_same_kinds(_v010, "v010", "0.10.1.1"),
     _v010(
-        "v010-stop-sigterm-idle",
-        "vLLM 0.10.1.1: healthy start, a chat and a completion, SIGTERM",
-        actions=SERVE_AND_STOP,
+        "v010-cfg-invalid-json",
+        "vLLM 0.10.1.1: config.json is not JSON",
+        ("write", "model/config.json", '{\n  "architectures": [\n'),
+        dtype=False,
     ),
-    _v010(
-        "v010-stop-sigint-idle",
-        "vLLM 0.10.1.1: healthy start, a chat, SIGINT (Ctrl-C)",
-        actions=(("wait", "ready"), ("request", "chat"), ("signal", "main", "SIGINT")),
-    ),
-    _v010(
-        "v010-stop-sigterm-streams",
-        "vLLM 0.10.1.1: healthy start, a streaming chat and /v1/models, SIGTERM",
-        actions=(("wait", "ready"), ("request", "stream_long"), ("request", "models"), ("signal", "main", "SIGTERM")),
-    ),
-    _v010(
-        "v010-args-unknown-flag-typo",
-        "vLLM 0.10.1.1: a misspelt flag --max-model-length 512",
-        args=("--max-model-length", "512"),
-    ),
-    _v010("v010-args-bad-choice-dtype", "vLLM 0.10.1.1: --dtype float7 (not a choice)", args=("--dtype", "float7")),
-    _v010(
-        "v010-args-tp-16",
-        "vLLM 0.10.1.1: --tensor-parallel-size 16 on a 4-head model",
-        args=("--tensor-parallel-size", "16"),
-    ),
-    _v010(
-        "v010-args-max-model-len-4096",
-        "vLLM 0.10.1.1: --max-model-len 4096 above the model's 2048",
-        args=("--max-model-len", "4096"),
-        drop=("--max-model-len",),
-    ),
-    _v010("v010-args-max-num-seqs-0", "vLLM 0.10.1.1: --max-num-seqs 0", args=("--max-num-seqs", "0")),
     _v010(
         "v010-env-use-v1-0",
         "vLLM 0.10.1.1: VLLM_USE_V1=0 (the V0 engine, asked for by an old deployment's env), a chat and a completion, "
@@ -8545,48 +8476,6 @@ _V010_FAULTS: tuple[Fault, ...] = (
         "v010-env-omp-bind-missing-cores",
         "vLLM 0.10.1.1: VLLM_CPU_OMP_THREADS_BIND=60-63 on a 2-core machine",
         env={"VLLM_CPU_OMP_THREADS_BIND": "60-63"},
-    ),
-    _v010(
-        "v010-cfg-invalid-json",
-        "vLLM 0.10.1.1: config.json is not JSON",
-        ("write", "model/config.json", '{\n  "architectures": [\n'),
-        dtype=False,
-    ),
-    _v010(
-        "v010-cfg-architecture-unknown",
-        "vLLM 0.10.1.1: config.json architectures [NoSuchForCausalLM]",
-        ("json_set", "config.json", {"architectures": ["NoSuchForCausalLM"]}),
-    ),
-    _v010(
-        "v010-tok-json-invalid",
-        "vLLM 0.10.1.1: tokenizer.json is not JSON",
-        ("write", "model/tokenizer.json", '{"version": "1.0", '),
-    ),
-    _v010(
-        "v010-st-truncated-half",
-        "vLLM 0.10.1.1: model.safetensors truncated to half",
-        ("truncate", "model/model.safetensors", 850000),
-    ),
-    _v010(
-        "v010-st-missing",
-        "vLLM 0.10.1.1: model.safetensors removed, no other weights",
-        ("remove", "model/model.safetensors"),
-    ),
-    _v010(
-        "v010-st-wrong-shape-size",
-        "vLLM 0.10.1.1: safetensors embed_tokens shape [4096, 128] over 2048 rows of data",
-        ("st_header", "model.safetensors", "model.embed_tokens.weight", "shape", [4096, 128]),
-    ),
-    _v010(
-        "v010-fs-model-dir-unreadable",
-        "vLLM 0.10.1.1: model folder chmod 000, served by an unprivileged user",
-        ("chmod", "model", 0o000),
-        uid=True,
-    ),
-    _v010(
-        "v010-port-taken-before-start",
-        "vLLM 0.10.1.1: another process listens on 127.0.0.1:PORT before start",
-        port_taken="127.0.0.1",
     ),
     _v010_kill(
         "v010-kill9-engine-at-load",
@@ -8601,57 +8490,6 @@ _V010_FAULTS: tuple[Fault, ...] = (
         "GPU KV cache size",
         "EngineCore",
         "SIGSEGV",
-    ),
-    _v010_kill(
-        "v010-kill9-api-at-load",
-        "vLLM 0.10.1.1: SIGKILL of the API server (main process) at 'Starting to load model'",
-        "Starting to load model",
-        "main",
-        "SIGKILL",
-    ),
-    _v010_inflight(
-        "v010-kill9-engine-inflight",
-        "vLLM 0.10.1.1: SIGKILL of VLLM::EngineCore during a long request",
-        "EngineCore",
-        "SIGKILL",
-    ),
-    _v010_inflight(
-        "v010-kill-segv-engine-inflight",
-        "vLLM 0.10.1.1: SIGSEGV sent to VLLM::EngineCore during a streaming request",
-        "EngineCore",
-        "SIGSEGV",
-        payload="stream_long",
-    ),
-    _v010(
-        "v010-kill9-engine-idle",
-        "vLLM 0.10.1.1: SIGKILL of VLLM::EngineCore while idle after a good chat, then a chat",
-        actions=(
-            ("wait", "ready"),
-            ("request", "chat"),
-            ("sleep", 2),
-            ("signal", "EngineCore", "SIGKILL"),
-            ("sleep", 5),
-            ("request", "chat"),
-            ("wait_exit", 30),
-        ),
-    ),
-    _v010("v010-kv-space-0", "vLLM 0.10.1.1: VLLM_CPU_KVCACHE_SPACE=0", env={"VLLM_CPU_KVCACHE_SPACE": "0"}),
-    _v010(
-        "v010-req-oversize-chat",
-        "vLLM 0.10.1.1: a chat prompt of ~3,600 tokens over max-model-len 1024, then a chat",
-        actions=(("wait", "ready"), ("request", "oversize"), ("request", "chat"), ("signal", "main", "SIGTERM")),
-    ),
-    _v010(
-        "v010-py-shadow-transformers-empty",
-        "vLLM 0.10.1.1: PYTHONPATH shadows transformers with an empty package",
-        ("write", "py/transformers/__init__.py", ""),
-        env={"PYTHONPATH": "{dir}/py"},
-    ),
-    _v010(
-        "v010-stop-sigterm-compiled",
-        "vLLM 0.10.1.1: healthy compiled start-up (no --enforce-eager), a chat and a completion, SIGTERM",
-        eager=False,
-        actions=SERVE_AND_STOP,
     ),
     # -- second batch: the thinner stages (api, device)
     _v010(
