@@ -1582,10 +1582,10 @@ class Classifier:
         before the traceback ``logger.exception`` prints, a library's line), and the same process now
         prints the exception line that carries that very message with its type: the same failure, told
         whole (its stack is the traceback that ends there)."""
-        if not typ or ln.key != root.key or n - root.n > TYPED_AGAIN or root.wrap is not None:
+        if not typ or ln.key != root.key or not 0 < n - root.n <= TYPED_AGAIN or root.wrap is not None:
             return False
-        if not self._rules.exception.match(f"{typ}: "):
-            return False  # (a native crash's, a kill's or a rule's own type: no Python exception line)
+        if not self._rules.exception.match(ln.body.strip()):
+            return False  # (a native crash's, a kill's or a root form's own line: no Python exception line)
         said = root.body.strip()
         if self._rules.exception.match(said):
             return False  # the root already has its type
