@@ -7884,6 +7884,29 @@ FAULTS = FAULTS + (
 # VLLM_CPU_KVCACHE_SPACE sizes the CPU KV cache.
 _V011 = "/opt/k3tui-vllm-0.11.0"
 _V011_TOK = ("json_set", "tokenizer_config.json", {"tokenizer_class": "PreTrainedTokenizerFast", "backend": DEL})
+_V085_DTYPE = ("json_set", "config.json", {"torch_dtype": "bfloat16"})
+
+
+def _older_vllm(family: str, venv: str, dtype: bool) -> Callable[..., Fault]:
+    """The constructor of an older-version round's faults: its family, its venv, and the tiny model's fixes for that
+    version's transformers, as recorded setup steps (the tokenizer class always; ``torch_dtype`` where ``dtype``), each
+    left out by ``tok=False`` / ``dtype=False`` in a fault that keeps the incompatibility on purpose."""
+
+    def make(name: str, what: str, *setup: tuple, tok: bool = True, dtype: bool = dtype, **kw: object) -> Fault:
+        fix = ((_V011_TOK,) if tok else ()) + ((_V085_DTYPE,) if dtype else ())
+        return Fault(name, family, what, setup=fix + setup, venv=venv, **kw)
+
+    return make
+
+
+def _inflight_fault(
+    make: Callable[..., Fault], name: str, what: str, target: str, sig: str, payload: str = "long"
+) -> Fault:
+    return make(name, what, actions=_inflight_actions(target, sig, payload))
+
+
+def _kill_fault(make: Callable[..., Fault], name: str, what: str, marker: str, target: str, sig: str) -> Fault:
+    return make(name, what, actions=_kill_actions(marker, target, sig))
 
 
 def _inflight_actions(target: str, sig: str, payload: str = "long") -> tuple:
@@ -7928,20 +7951,28 @@ def _same_v1_kinds(make: Callable[..., Fault], prefix: str, ver: str) -> tuple[F
             eager=False,
             actions=SERVE_AND_STOP,
         ),
-        make(
+        _kill_fault(
+            make,
             f"{prefix}-kill9-api-at-load",
             f"{v}: SIGKILL of the API server (main process) at 'Starting to load model'",
-            actions=_kill_actions("Starting to load model", "main", "SIGKILL"),
+            "Starting to load model",
+            "main",
+            "SIGKILL",
         ),
-        make(
+        _inflight_fault(
+            make,
             f"{prefix}-kill9-engine-inflight",
             f"{v}: SIGKILL of VLLM::EngineCore during a long request",
-            actions=_inflight_actions("EngineCore", "SIGKILL"),
+            "EngineCore",
+            "SIGKILL",
         ),
-        make(
+        _inflight_fault(
+            make,
             f"{prefix}-kill-segv-engine-inflight",
             f"{v}: SIGSEGV sent to VLLM::EngineCore during a streaming request",
-            actions=_inflight_actions("EngineCore", "SIGSEGV", "stream_long"),
+            "EngineCore",
+            "SIGSEGV",
+            "stream_long",
         ),
         make(
             f"{prefix}-kill9-engine-idle",
@@ -8034,17 +8065,7 @@ def _same_kinds(make: Callable[..., Fault], prefix: str, ver: str) -> tuple[Faul
     )
 
 
-def _v011(name: str, what: str, *setup: tuple, tok: bool = True, dtype: bool = False, **kw: object) -> Fault:
-    # (``dtype`` for _same_kinds: 0.11.0's transformers reads the tiny model's ``dtype``, no fix to leave out)
-    return Fault(name, "ver", what, setup=((_V011_TOK,) if tok else ()) + setup, venv=_V011, **kw)
-
-
-def _v011_inflight(name: str, what: str, target: str, sig: str, payload: str = "long") -> Fault:
-    return _v011(name, what, actions=_inflight_actions(target, sig, payload))
-
-
-def _v011_kill(name: str, what: str, marker: str, target: str, sig: str) -> Fault:
-    return _v011(name, what, actions=_kill_actions(marker, target, sig))
+_v011 = _older_vllm("ver", _V011, dtype=False)  # (0.11.0's transformers reads the tiny model's ``dtype``)
 
 
 _V011_FAULTS: tuple[Fault, ...] = (
@@ -8066,21 +8087,24 @@ _V011_FAULTS: tuple[Fault, ...] = (
         "vLLM 0.11.0: another listener takes the port (SO_REUSEADDR) at 'GPU KV cache size' during start-up",
         actions=(("wait", "GPU KV cache size"), ("listen",), ("wait_exit", 120)),
     ),
-    _v011_kill(
+    _kill_fault(
+        _v011,
         "v011-kill9-engine-at-load",
         "vLLM 0.11.0: SIGKILL of VLLM::EngineCore at 'Starting to load model'",
         "Starting to load model",
         "EngineCore",
         "SIGKILL",
     ),
-    _v011_kill(
+    _kill_fault(
+        _v011,
         "v011-kill9-engine-at-engine-init",
         "vLLM 0.11.0: SIGKILL of VLLM::EngineCore at 'Initializing a V1 LLM engine'",
         "Initializing a V1 LLM engine",
         "EngineCore",
         "SIGKILL",
     ),
-    _v011_inflight(
+    _inflight_fault(
+        _v011,
         "v011-kill9-api-inflight",
         "vLLM 0.11.0: SIGKILL of the API server (main process) during a long request",
         "main",
@@ -8128,7 +8152,8 @@ _V011_FAULTS: tuple[Fault, ...] = (
         ("cc", "libk3segv.so", _SEGV_CTOR),
         env={"LD_PRELOAD": "{dir}/libk3segv.so"},
     ),
-    _v011_kill(
+    _kill_fault(
+        _v011,
         "v011-kill9-engine-at-kv-cache",
         "vLLM 0.11.0: SIGKILL of VLLM::EngineCore at 'GPU KV cache size'",
         "GPU KV cache size",
@@ -8161,21 +8186,10 @@ FAULTS = FAULTS + _V011_FAULTS
 # (setup steps, recorded); without ``torch_dtype`` vLLM takes float32, downcasts it to float16, and the CPU kernels
 # have no float16.
 _V085 = "/opt/k3tui-vllm-0.8.5"
-_V085_DTYPE = ("json_set", "config.json", {"torch_dtype": "bfloat16"})
 _V0_ENGINE = "spawn_main"  # the V0 engine process (MQLLMEngine), by its cmdline
 
 
-def _v085(name: str, what: str, *setup: tuple, tok: bool = True, dtype: bool = True, **kw: object) -> Fault:
-    fix = ((_V011_TOK,) if tok else ()) + ((_V085_DTYPE,) if dtype else ())
-    return Fault(name, "v0", what, setup=fix + setup, venv=_V085, **kw)
-
-
-def _v085_inflight(name: str, what: str, target: str, sig: str, payload: str = "long") -> Fault:
-    return _v085(name, what, actions=_inflight_actions(target, sig, payload))
-
-
-def _v085_kill(name: str, what: str, marker: str, target: str, sig: str) -> Fault:
-    return _v085(name, what, actions=_kill_actions(marker, target, sig))
+_v085 = _older_vllm("v0", _V085, dtype=True)
 
 
 def _v085_offline(name: str, what: str, body: str, **kw: object) -> Fault:
@@ -8258,28 +8272,32 @@ _V085_FAULTS: tuple[Fault, ...] = (
         "vLLM 0.8.5: another listener takes the port (SO_REUSEADDR) at '# cpu blocks' during start-up",
         actions=(("wait", "# cpu blocks"), ("listen",), ("wait_exit", 120)),
     ),
-    _v085_kill(
+    _kill_fault(
+        _v085,
         "v085-kill9-engine-at-engine-init",
         "vLLM 0.8.5: SIGKILL of the V0 engine process (MQLLMEngine) at 'Initializing a V0 LLM engine'",
         "Initializing a V0 LLM engine",
         _V0_ENGINE,
         "SIGKILL",
     ),
-    _v085_kill(
+    _kill_fault(
+        _v085,
         "v085-kill9-engine-at-kv-cache",
         "vLLM 0.8.5: SIGKILL of the V0 engine process (MQLLMEngine) at '# cpu blocks'",
         "# cpu blocks",
         _V0_ENGINE,
         "SIGKILL",
     ),
-    _v085_kill(
+    _kill_fault(
+        _v085,
         "v085-kill-segv-engine-at-load",
         "vLLM 0.8.5: SIGSEGV sent to the V0 engine process (MQLLMEngine) at 'Loading safetensors checkpoint shards'",
         "Loading safetensors checkpoint shards",
         _V0_ENGINE,
         "SIGSEGV",
     ),
-    _v085_kill(
+    _kill_fault(
+        _v085,
         "v085-kill9-api-at-load",
         "vLLM 0.8.5: SIGKILL of the API server (main process) at 'Loading safetensors checkpoint shards'",
         "Loading safetensors checkpoint shards",
@@ -8291,20 +8309,23 @@ _V085_FAULTS: tuple[Fault, ...] = (
         "vLLM 0.8.5: SIGTERM of the API server at 'Initializing a V0 LLM engine' (an operator stop during start-up)",
         actions=(("wait", "Initializing a V0 LLM engine"), ("signal", "main", "SIGTERM"), ("wait_exit", 90)),
     ),
-    _v085_inflight(
+    _inflight_fault(
+        _v085,
         "v085-kill9-engine-inflight",
         "vLLM 0.8.5: SIGKILL of the V0 engine process during a long request",
         _V0_ENGINE,
         "SIGKILL",
     ),
-    _v085_inflight(
+    _inflight_fault(
+        _v085,
         "v085-kill-segv-engine-inflight",
         "vLLM 0.8.5: SIGSEGV sent to the V0 engine process during a streaming request",
         _V0_ENGINE,
         "SIGSEGV",
         payload="stream_long",
     ),
-    _v085_inflight(
+    _inflight_fault(
+        _v085,
         "v085-kill9-api-inflight",
         "vLLM 0.8.5: SIGKILL of the API server (main process) during a long request",
         "main",
@@ -8430,17 +8451,7 @@ FAULTS = FAULTS + _V085_FAULTS
 _V0101 = "/opt/k3tui-vllm-0.10.1.1"
 
 
-def _v010(name: str, what: str, *setup: tuple, tok: bool = True, dtype: bool = True, **kw: object) -> Fault:
-    fix = ((_V011_TOK,) if tok else ()) + ((_V085_DTYPE,) if dtype else ())
-    return Fault(name, "ver", what, setup=fix + setup, venv=_V0101, **kw)
-
-
-def _v010_inflight(name: str, what: str, target: str, sig: str, payload: str = "long") -> Fault:
-    return _v010(name, what, actions=_inflight_actions(target, sig, payload))
-
-
-def _v010_kill(name: str, what: str, marker: str, target: str, sig: str) -> Fault:
-    return _v010(name, what, actions=_kill_actions(marker, target, sig))
+_v010 = _older_vllm("ver", _V0101, dtype=True)
 
 
 _V010_FAULTS: tuple[Fault, ...] = (
@@ -8477,14 +8488,16 @@ _V010_FAULTS: tuple[Fault, ...] = (
         "vLLM 0.10.1.1: VLLM_CPU_OMP_THREADS_BIND=60-63 on a 2-core machine",
         env={"VLLM_CPU_OMP_THREADS_BIND": "60-63"},
     ),
-    _v010_kill(
+    _kill_fault(
+        _v010,
         "v010-kill9-engine-at-load",
         "vLLM 0.10.1.1: SIGKILL of VLLM::EngineCore at 'Starting to load model'",
         "Starting to load model",
         "EngineCore",
         "SIGKILL",
     ),
-    _v010_kill(
+    _kill_fault(
+        _v010,
         "v010-kill-segv-engine-at-kv-cache",
         "vLLM 0.10.1.1: SIGSEGV sent to VLLM::EngineCore at 'GPU KV cache size'",
         "GPU KV cache size",
