@@ -74,7 +74,7 @@ _INDENTED_PREFIX = re.compile(
     r"|usage: |[\w.\-/]+(?: [\w.\-]+)?: error: |Fatal Python error: |terminate called |\*\*\* |!{3,} |Failed to import from "
     r"|The above exception was the direct cause|During handling of the above exception"
     r"|[\w./\-]+: (?:symbol lookup error|error while loading shared libraries): |[\w./\-]+: line \d+: "
-    r"|(?:(?:docker|podman|nerdctl): )?Error response from daemon: |(?:docker|podman|nerdctl): |Error: (?:[A-Z]|\[)|(?:[\w.\-]*/)*python[\d.]*: "
+    r"|Error response from daemon: |(?:docker|podman|nerdctl): |Error: (?:[A-Z]|\[)|(?:[\w.\-]*/)*python[\d.]*: "
     r"|\[?[IWEF]\d{4} \d\d:\d\d:\d\d|\[[IWEF](?:\d{3,4} [\d:.]+)? ?[\w.\-]+\.(?:cpp|cc|h|cu):\d+\]|[\w.\-]+:\d+:\d+ \[\d+\] NCCL "
     r"|\[[A-Za-z][\w.\-]{0,31}\] (?:\([A-Za-z][\w.\-]*[ )]|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) )"
 )
