@@ -52,6 +52,7 @@ from .lines import (
     SOURCE_PREFIX,
     Line,
     envelope,
+    escaped_lines,
     ipython_type,
     opens_log_line,
     parse,
@@ -523,8 +524,8 @@ class Classifier:
                     self._root = warning
             if self._root is None and self._unexplained is not None and not self._stop_before():
                 self._root = self._unexplained
-            if self._root is None and self._step_cancelled is not None:
-                self._root = self._step_cancelled
+            if self._root is None and (cancel := self._step_cancelled) is not None and not self._ready_after(cancel.n):
+                self._root = cancel  # (a server that got ready after it was not killed in its start-up by it)
         if self._root is None and self._native is not None and not self._stopped:
             self._root = self._native  # a library said what failed; a cut traceback after it says less
         if self._root is None and not self._stopped and (self._fallback is None or self._fallback.cut):
@@ -2027,6 +2028,10 @@ class Classifier:
             return Verdict(stage, "markers", (n,), "medium", why)
         return verdict
 
+    def _ready_after(self, n: int) -> bool:
+        """The API became ready after the log's line ``n``."""
+        return any(m.stage == "runtime" and m.line > n for m in self._timeline.marks)
+
     def _recognised(self) -> bool:
         """Anything that says this is a vLLM log: the word vllm, a stage past the first line, or a Python
         exception's report that is no failure (every other one is a root: a log's, so it is read as one)."""
@@ -2161,6 +2166,8 @@ def _flattened(raw: str) -> list[str] | None:
     """The lines a long line joined (a paste that lost its line breaks), or None."""
     if raw[:1] == "{" and (lines := unjson(raw)) is not None:
         return lines  # a structured log's record: its text, and a traceback in its own field
+    if (quoted := escaped_lines(raw)) is not None:
+        return quoted  # an error's lines in one quoted string, their breaks escaped
     parts = unflatten(raw) if len(raw) >= FLAT_MIN else None
     if "%|" not in raw:
         return parts

@@ -163,27 +163,43 @@ def _import_before_ready(ev: Evidence) -> Verdict | None:
     return Verdict("container", "message", (ev.line,), "medium", why)
 
 
+_HELPED = ("config", "weights")
+"""The stages whose modules' helpers later layers call (see ``_frames``)."""
+
+
 def _frames(rules: Rules, ev: Evidence) -> Verdict | None:
     """Innermost start-up frame, unless a runtime frame lies outside it."""
-    mapped: list[tuple[str, int, str]] = []  # (stage, line number, name), outermost first
+    # (stage, line number, name, placed by its file's folder alone), outermost first
+    mapped: list[tuple[str, int, str, bool]] = []
     for i, (path, func) in frames(ev.stack):
-        stage = rules.frame_stage(path, func)
-        if stage is not None:
+        rule = rules.frame_rule(path, func)
+        if rule is not None:
             n = ev.numbers[i] if i < len(ev.numbers) else ev.line
-            mapped.append((stage, n, f"{func} ({path.rsplit('/', 1)[-1]})" if path else f"a call to {func}"))
+            name = f"{func} ({path.rsplit('/', 1)[-1]})" if path else f"a call to {func}"
+            mapped.append((rule.stage, n, name, rule.folder))
     # the method a wrapper line names called everything in the stack: outside it
-    called = [(s, ev.line, f"method {m}") for m in rules.methods.findall(ev.text) if (s := rules.frame_stage("", m))]
+    called = [
+        (s, ev.line, f"method {m}", False) for m in rules.methods.findall(ev.text) if (s := rules.frame_stage("", m))
+    ]
     mapped[:0] = called
     if (logged := _LOGGER.search(ev.raw)) and (stage := rules.frame_stage(logged.group(1), "<logged>")):
-        mapped.insert(0, (stage, ev.line, f"the log line of {logged.group(1)}"))
+        mapped.insert(0, (stage, ev.line, f"the log line of {logged.group(1)}", False))
     if not mapped:
         return None
     startup = [m for m in mapped if m[0] != "runtime"]
     runtime = [m for m in mapped if m[0] == "runtime"]
     if runtime and (not startup or mapped.index(runtime[0]) < mapped.index(startup[0])):
-        stage, n, name = runtime[0]
+        stage, n, name, _ = runtime[0]
     else:
-        stage, n, name = startup[-1]
+        stage, n, name, folder = startup[-1]
+        if folder and stage in _HELPED:
+            # a helper of the configuration's or the loader's modules (placed by its folder alone) called by a
+            # later layer's own work (the engine's warm-up checking its memory with the loader's helper, its KV
+            # cache laid out with the config's): that work failed. (Not the device's modules: a device that
+            # refuses refuses wherever it is touched.)
+            later = [m for m in startup[:-1] if not m[3] and STAGES.index(m[0]) > STAGES.index(stage)]
+            if later:
+                stage, n, name, _ = later[-1]
     return Verdict(stage, "frames", (n,), "high", f"the root's stack runs through {name}")
 
 

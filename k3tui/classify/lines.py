@@ -74,7 +74,7 @@ _INDENTED_PREFIX = re.compile(
     r"|usage: |[\w.\-/]+(?: [\w.\-]+)?: error: |Fatal Python error: |terminate called |\*\*\* |!{3,} |Failed to import from "
     r"|The above exception was the direct cause|During handling of the above exception"
     r"|[\w./\-]+: (?:symbol lookup error|error while loading shared libraries): |[\w./\-]+: line \d+: "
-    r"|Error response from daemon: |(?:docker|podman|nerdctl): |Error: (?:[A-Z]|\[)|(?:[\w.\-]*/)*python[\d.]*: "
+    r"|Error response from daemon: |(?:docker|podman|nerdctl): |Error: (?:[A-Z]|\[)|(?:[\w.\-]*/)*python[\d.]*: (?:Error while finding|No module named|can't open file)"
     r"|\[?[IWEF]\d{4} \d\d:\d\d:\d\d|\[[IWEF](?:\d{3,4} [\d:.]+)? ?[\w.\-]+\.(?:cpp|cc|h|cu):\d+\]|[\w.\-]+:\d+:\d+ \[\d+\] NCCL "
     r"|\[[A-Za-z][\w.\-]{0,31}\] (?:\([A-Za-z][\w.\-]*[ )]|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) )"
 )
@@ -490,6 +490,38 @@ def unjson(raw: str) -> list[str] | None:
     if level is not None and obj.get("_TRANSPORT") != "stdout":  # (journald gives a service's output one level)
         lines = [x if parse(x).level is not None else f"{level} [json:0] {x}" for x in lines]
     return [x.rstrip("\r") for x in lines] or None
+
+
+_ESCAPED_NL = "\\n"
+_ESCAPED_START = re.compile(
+    r"\s*(?:Traceback \(most recent call last\):|(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Fault|Failure): )"
+)
+_ESCAPED_COLOUR = re.compile(r"\\(?:u001[bB]|x1[bB]|033|e)\[[\d;]*m")
+"""A colour code written as an escape (``\\u001B[36m``) in a quoted string."""
+
+
+def escaped_lines(raw: str) -> list[str] | None:
+    """The lines an ERROR line quotes with their line breaks escaped, or None.
+
+    A server that logs another program's error as a quoted string (glog's and Go's ``%q``: Triton's
+    vLLM back-end writing ``E1027 … model.py:502] "[vllm] Error generating stream: …\\n…\\nray.exceptions.X:
+    …"``) keeps the error's lines in one line, each break written ``\\n``: split there (and the colour
+    codes written as escapes taken out), they are lines again and the exception among them is read as
+    one. Only for an error's message (``ERROR``, glog's ``E``; not a traceback's code under its frame), and
+    only when a line after the first starts an exception or a traceback: an INFO line quoting a request's
+    prompt (which may hold any text) is left whole."""
+    if _ESCAPED_NL not in raw:
+        return None
+    parts = raw.split(_ESCAPED_NL)
+    if 'File "' in parts[0] or not any(_ESCAPED_START.match(p) for p in parts[1:]):
+        return None  # (a traceback flattened into one line: its code's escapes are the source's)
+    ln = parse(raw)
+    if ln.level not in ("ERROR", "CRITICAL") or ln.body[:1] in (" ", "\t") or ln.body.startswith("raise "):
+        return None  # (indented: a traceback's code, ``raise RuntimeError("…\\n…")``, not a message)
+    parts = [_ESCAPED_COLOUR.sub("", p) for p in parts]
+    last = parts[-1].rstrip()
+    parts[-1] = last[:-1] if last.endswith(('"', "'")) else last  # (the quote's end)
+    return parts
 
 
 _BAR_GLUE = re.compile(r"\d%\|[^|\n]{0,120}\| *\d+/\d+(?![\d/])(?: \[[^\]\n]{0,80}\])? {0,200}(?=[^\s\[])")

@@ -59,6 +59,8 @@ class FrameRule:
     """Matched against the whole function name."""
     path: re.Pattern[str] | None
     """Searched in the frame's file path; None: any file."""
+    folder: bool = False
+    """It names the stage by the file's folder alone (any function there, ``.*``), not by what the function does."""
 
 
 @dataclass(frozen=True)
@@ -178,10 +180,15 @@ class Rules:
     native_error: re.Pattern[str]
     """A native library's own error line (an error word and a C/C++ source location, or ptxas):
     the root when nothing else is, and before the crash it leads to."""
-    _frame_cache: dict[tuple[str, str], str | None]
+    _frame_cache: dict[tuple[str, str], FrameRule | None]
 
     def frame_stage(self, path: str, func: str) -> str | None:
         """The stage a stack frame belongs to, or None (cached: stacks repeat)."""
+        rule = self.frame_rule(path, func)
+        return rule.stage if rule is not None else None
+
+    def frame_rule(self, path: str, func: str) -> FrameRule | None:
+        """The rule that places a stack frame, or None (cached: stacks repeat)."""
         key = (path, func)
         if key not in self._frame_cache:
             if path and path[0] != "/":
@@ -190,7 +197,7 @@ class Rules:
                 self._frame_cache.clear()
             self._frame_cache[key] = next(
                 (
-                    r.stage
+                    r
                     for r in self.frame_rules
                     if r.func.fullmatch(func) and (r.path.search(path) if r.path is not None else True)
                 ),
@@ -266,7 +273,9 @@ def _frame_rules(data: dict) -> tuple[FrameRule, ...]:
         if r.get("stage") not in STAGES:
             raise ProfileError(f"assets/classify/frames.toml: unknown stage {r.get('stage')!r} in a [[frame]]")
         path = _path_rx(r["path"]) if r.get("path") else None
-        out.append(FrameRule(r["stage"], _rx(r["func"], "frames.toml"), path))
+        out.append(
+            FrameRule(r["stage"], _rx(r["func"], "frames.toml"), path, path is not None and r["func"].endswith(".*"))
+        )
     return tuple(out)
 
 
