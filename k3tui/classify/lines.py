@@ -74,7 +74,9 @@ _INDENTED_PREFIX = re.compile(
     r"|usage: |[\w.\-/]+(?: [\w.\-]+)?: error: |Fatal Python error: |terminate called |\*\*\* |!{3,} |Failed to import from "
     r"|The above exception was the direct cause|During handling of the above exception"
     r"|[\w./\-]+: (?:symbol lookup error|error while loading shared libraries): |[\w./\-]+: line \d+: "
-    r"|Error response from daemon: |(?:docker|podman|nerdctl): |Error: (?:[A-Z]|\[)|(?:[\w.\-]*/)*python[\d.]*: (?:Error while finding|No module named|can't open file)"
+    r"|Error response from daemon: |(?:docker|podman|nerdctl): |Error: (?:[A-Z]|\[)"
+    r"|(?:nohup|timeout|nice|stdbuf|setsid|taskset|numactl): (?:failed to (?:run command|execute) |execution of )"
+    r"|(?:[\w.\-]*/)*python[\d.]*: (?:Error while finding|No module named|can't open file)"
     r"|\[?[IWEF]\d{4} \d\d:\d\d:\d\d|\[[IWEF](?:\d{3,4} [\d:.]+)? ?[\w.\-]+\.(?:cpp|cc|h|cu):\d+\]|[\w.\-]+:\d+:\d+ \[\d+\] NCCL "
     r"|\[[A-Za-z][\w.\-]{0,31}\] (?:\([A-Za-z][\w.\-]*[ )]|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) )"
 )
@@ -82,7 +84,8 @@ _INDENTED_PREFIX = re.compile(
 item): a process prefix, torch's rank, vLLM's and uvicorn's levels, a timestamp, glog's and c10's
 prefixes, NCCL's, an exception's line and Python's chaining of two, argparse's usage and error, the
 dynamic loader's errors, a shell's error on a script's line (``slurm_script: line 21: vllm: command not
-found``), the container CLI's refusal (``docker: Error response from daemon: …``), a program's bare ``Error: …`` and the
+found``), the container CLI's refusal (``docker: Error response from daemon: …``), a launcher's (``nohup: failed to run
+command 'vllm': …``), a program's bare ``Error: …`` and the
 interpreter's own (``/usr/bin/python3: Error while finding module specification …``), a tag before a process prefix or a level (``VLLM_LOGGING_PREFIX=[node-7]``), a native crash's first words (an indented traceback's head is
 Trace.indent's). Never what starts a traceback's own indented frame or code line (``File "…"``,
 ``raise …``), so a real log reads the same."""
