@@ -18,6 +18,12 @@
   line's quoted prompt, which may hold any text.
 - A validation error that names a parallelism option (``data_parallel_rank``, ``expert_parallel_size``,
   ``data_parallel_address``) is the launch's configuration, as one naming ``tensor_parallel_size`` is.
+- A tokenizer's vocabulary file that cannot be fetched or read (openai_harmony's tiktoken file: ``invalid tiktoken
+  vocab file: hash mismatch``, ``error downloading or loading vocab file``) is the model's files wherever it was
+  loaded (the front end loads it as it starts: its frames are the API's).
+- TorchScript's ``RuntimeError: The following operation failed in the TorchScript interpreter.`` wraps the exception
+  raised in the scripted module, printed after its own tracebacks: that one is the root, and the Python frames
+  above the wrapper (which called the module) are its stage's evidence.
 - A workload manager's cancel line before a server that then got ready (an interleaving of the job's output)
   did not kill its start-up: it is no root when the server failed later.
 
@@ -278,3 +284,62 @@ def test_a_launcher_that_cannot_execute_the_command_is_the_containers_root(launc
 def test_a_launcher_that_cannot_execute_the_command_on_a_real_log() -> None:
     res = classify_text(tuned_text("vllm-repo-logs", "7024.log"))
     assert res.failed_stage == "container" and res.first_exception is not None
+
+
+@given(
+    prefix=_PREFIX,
+    said=st.sampled_from(
+        [
+            "invalid tiktoken vocab file: hash mismatch: computed=e3b0c442",
+            "error downloading or loading vocab file: failed to download",
+        ]
+    ),
+)
+def test_a_vocab_file_that_cannot_be_read_is_the_weights_wherever_it_was_loaded(prefix: str, said: str) -> None:
+    frames = [
+        (f"{_V}/entrypoints/openai/api_server.py", "init_app_state"),
+        (f"{_V}/entrypoints/openai/parser/harmony_utils.py", "get_encoding"),
+        ("/usr/local/lib/python3.12/dist-packages/openai_harmony/__init__.py", "load_harmony_encoding"),
+    ]
+    res = classify_text(_trace(prefix, frames, f"openai_harmony.HarmonyError: {said}"))
+    assert res.failed_stage == "weights", res.evidence
+
+
+def test_a_vocab_file_that_cannot_be_read_on_a_real_log() -> None:
+    res = classify_text(tuned_text("vllm-repo-logs", "7091.log"))
+    assert res.failed_stage == "weights", res.evidence
+
+
+_TS_TAIL = [
+    "Traceback of TorchScript, serialized code (most recent call last):",
+    '  File "code/__torch__/neuronx_distributed/trace/spmd.py", line 17, in forward',
+    "    return (nxd_model).forward(_0, )",
+    "            ~~~~~~~~~~~~~~~~~~ <--- HERE",
+    "",
+    "Traceback of TorchScript, original code (most recent call last):",
+    '  File "/opt/conda/lib/python3.12/site-packages/neuronx_distributed/trace/spmd.py", line 32, in forward',
+    "            output = self.models[bucket_idx].forward(inputs)",
+    "                     ~~~~~~~~~~~~~~~~~~~~~~~ <--- HERE",
+]
+
+
+@given(prefix=_PREFIX, words=_WORDS)
+def test_torchscripts_wrapper_gives_way_to_what_was_raised_in_the_module(prefix: str, words: str) -> None:
+    frames = [
+        (f"{_V}/v1/engine/core.py", "run_busy_loop"),
+        (f"{_V}/v1/worker/model_runner.py", "execute_model"),
+        ("/opt/conda/lib/python3.12/site-packages/torch/nn/modules/module.py", "_call_impl"),
+    ]
+    head = _trace(prefix, frames, "RuntimeError: The following operation failed in the TorchScript interpreter.")
+    inner = f"RuntimeError: Failed to execute the model {words}"
+    res = classify_text(head + "\n".join(f"{prefix}{x}" for x in [*_TS_TAIL, inner]) + "\n")
+    assert res.first_exception is not None and res.first_exception.line.endswith(inner), res.first_exception
+    assert res.failed_stage == "runtime", res.evidence
+
+
+def test_torchscripts_wrapper_on_real_logs() -> None:
+    """A Neuron (Inferentia) model's out-of-bounds access raised inside its traced module, while serving."""
+    for folder, name in (("vllm-issues", "4569.log"), ("vllm-repo-logs", "7095.log")):
+        res = classify_text(tuned_text(folder, name))
+        assert res.first_exception is not None and "Execution Out-Of-Bounds" in res.first_exception.line, name
+        assert res.failed_stage == "runtime", (name, res.evidence)

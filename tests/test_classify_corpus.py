@@ -71,7 +71,6 @@ KNOWN_MISSES = {
     "vllm-issues/4053.log": "device-side index asserts with no request sent (the reporter's prose says so): nothing in the log names the profiling run",
     "vllm-issues/4075.log": "a cut traceback whose frame lines a terminal wrapped mid-word ('l' / 'ine 64, in …'): its frames are not read, its assert line is not the last of a stack",
     "vllm-issues/4104.log": "Ray's autoscaler 'Error: No available node types can fulfill resource request' is no exception line and no root form",
-    "vllm-issues/4569.log": "TorchScript's 'The following operation failed in the TorchScript interpreter.' is taken; what failed is the last exception line of its message, 39 lines on (taken as a wrapper's inner, the stage then loses the Python frames above it)",
     "vllm-issues/4626.log": "Error 803 quoted on the line after 'Unexpected error from cudaGetDeviceCount()': the message's first line is taken (the stage is right)",
     "vllm-issues/4684.log": "Ray's WARNING that TP=4 needs more GPUs than the placement group has, then the operator's SIGTERM: the SIGTERM line is taken",
     "vllm-issues/4802.log": "PyTorch's 'NVML_SUCCESS == r INTERNAL ASSERT FAILED' while building an out-of-memory report in create_weights: the NVML words say device, the label says weights with an OOM root",
@@ -459,6 +458,10 @@ KNOWN_MISSES = {
     "vllm-issues/6666.log": "a cut traceback's RuntimeError naming V0's engine_step in a Task's repr, no frame: the engine's set-up by default (label runtime: the engine step serves requests)",
     "vllm-repo-logs/7034.log": "stage right; V0's worker header 'Exception in worker VllmWorkerProcess while processing method initialize_cache: CUDA out of memory …' is the root reported, the label takes the typed torch.OutOfMemoryError line under it (other labels take the header: 2555, 2674, 2757, 2937)",
     "vllm-issues/1615.log": "stage right; an apptainer shell transcript whose first failing command is the user's probe 'bash: python3: command not found', read as the root; the label takes the vllm launcher's 'bad interpreter' line two lines later",
+    "vllm-repo-logs/7071.log": "Ctrl-C during start-up: the KeyboardInterrupt is in a spawned child's unprefixed traceback and the API server's 'Engine core initialization failed' after it is taken as the root (config by the markers); the label says none (an operator's stop; the harness's sigint-at-engine-init says engine: labels disagree)",
+    "vllm-repo-logs/7090.log": "root right (Slurm's 'Detected 8 oom_kill events'); the start-up had shown only its config lines, so the markers say config; the label says weights (host RAM while loading Mixtral, marked unsure)",
+    "vllm-repo-logs/7097.log": "root right ('LLVM ERROR: Unsupported rounding mode for conversion.' on a T4): a line only GPU work prints, read as after start (runtime); the label says device (sm_75, as 3716, marked unsure)",
+    "vllm-repo-logs/7100.log": "stage right; a Slurm job's output where another program of the job (a data script) crashed first on the half-reinstalled torch ('No module named torch.distributed'); the label takes vLLM's own later '_C.abi3.so: undefined symbol'",
     "vllm-cpu-faults/ctr-tp2-pids-max-32-startup.log": "pids.max 32: 'RuntimeError: Resource temporarily unavailable' raised in the workers' distributed set-up, whose frames place it in the engine (label container: the pod's limit, marked unsure with engine defensible)",
 }
 
@@ -633,9 +636,10 @@ def test_corpus_events_agree_with_result(case: Case) -> None:
 # On all 651: stage 512 (78.6 %), root 581 (89.2 %), fifteen. The rules carried the stage above 0.78: the floor now.
 # Session 22: 27 fresh held-out logs (23/26/0 as they came); on all 678: 535 / 607 / fifteen. Session 23: 8 fresh
 # held-out logs, excerpts and a new folder of logs committed to public repositories (5/4/1 as they came: one
-# healthy committed log given an exception); the ceiling is what was measured on them, sixteen.
+# healthy committed log given an exception); then 9 more (7060-7106's held-out ones: 7/8/1 as they came). On all
+# 695: stage 549 (79.0 %), root 619 (89.1 %), seventeen: the ceiling is what was measured on them.
 HELD_OUT_FLOOR = {"stage": 0.78, "root": 0.88}
-HELD_OUT_NONE_WITH_EXCEPTION_CEILING = 16
+HELD_OUT_NONE_WITH_EXCEPTION_CEILING = 17
 
 
 def test_held_out_part_holds_its_measured_floor() -> None:

@@ -60,7 +60,7 @@ def test_the_copy_loads_like_the_installed_rules(copy: Path) -> None:
         (
             "patterns.toml",
             lambda t: t.replace('\ninner = "type"', '\ninner = "outer"', 1),
-            "inner must be type, value-error or any",
+            "inner must be type, value-error, any or next",
         ),
         ("advice.toml", lambda t: t.replace("[runtime]", "[runtime_]", 1), "no advice for runtime"),
         (

@@ -1604,6 +1604,8 @@ class Classifier:
             return False
         if wrap.inner == "chained":
             return root.chained
+        if wrap.inner == "next":
+            return True  # (its own report's tracebacks and blank lines come between: no chain of Python's)
         if wrap.inner == "any":
             return not root.chained or any(w.match.search(body) for w in self._rules.wrappers)
         m = wrap.match.search(root.body)
@@ -1615,6 +1617,9 @@ class Classifier:
         assert outer is not None
         inner.context = outer.context or outer.raw
         inner.stage_idx, inner.marks = outer.stage_idx, outer.marks
+        if inner.trace is not outer.trace and outer.trace is not None and outer.stack:
+            # a traceback of its own under the wrapper's (TorchScript's, a subprocess's): the wrapper's frames called it
+            inner.stack, inner.numbers = [*outer.stack, *inner.stack], [*outer.numbers, *inner.numbers]
         if inner.header is None:
             inner.header = outer.header
         inner.wrap = next((w for w in self._rules.wrappers if w.match.search(inner.body)), None)

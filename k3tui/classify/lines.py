@@ -48,11 +48,12 @@ _STAMP = re.compile(
 _COMPOSE = re.compile(r"^([A-Za-z0-9][\w.\-]*) +\| ?")
 _JOURNALD = re.compile(
     r"^([A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d{1,9})?|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?) "
-    r"(?!(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL|FATAL) )[\w.\-]+ [^\s:\[]+(?:\[\d+\])?: "
+    r"(?!(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL|FATAL) )[\w.\-]+ (?!(?:ERROR|FATAL|WARNING):)[^\s:\[]+(?:\[\d+\])?: "
 )
 """journald (``journalctl``'s default ``Dec 06 10:00:00 host vllm[42]: ``, ``-o short-precise``'s microseconds,
 ``-o short-iso``'s ``2026-12-06T10:00:00+0000 host vllm[42]: ``) and syslog files: a time, the host, the program
-(not a time, a level and a logger's target: see ``_TARGET``)."""
+(not a time, a level and a logger's target: see ``_TARGET``; not a library's own ``LLVM ERROR: …`` after a
+shipper's time: no program is named ERROR)."""
 _MPI_TAG = re.compile(r"^\[(\d+,\d+)\]<(?:stdout|stderr|stddiag)>:")
 """Open MPI's ``mpirun --tag-output``: ``[JOB,RANK]<stdout>:`` before each line; the rank is the source."""
 _LOCAL_RANK = re.compile(r"^\[((?!rank\d)[a-z_]+\d+)\]:(?=\S| )")

@@ -71,7 +71,8 @@ class Wrapper:
     inner: str
     """``type``: the exception named in the wrapper's group 1; ``value-error``: pydantic's
     ``Value error, …`` line; ``any``: the next exception line that is not a consequence;
-    ``chained``: the exception Python chains to this one (a bare exception's)."""
+    ``chained``: the exception Python chains to this one (a bare exception's); ``next``: the next exception line,
+    whatever the wrapper's own report prints before it (TorchScript's tracebacks of the scripted code)."""
 
 
 @dataclass(frozen=True)
@@ -282,8 +283,10 @@ def _frame_rules(data: dict) -> tuple[FrameRule, ...]:
 def _wrappers(data: dict) -> tuple[Wrapper, ...]:
     out = []
     for w in data.get("wrapper", []):
-        if w.get("inner") not in ("type", "value-error", "any"):
-            raise ProfileError("assets/classify/patterns.toml: a [[wrapper]]'s inner must be type, value-error or any")
+        if w.get("inner") not in ("type", "value-error", "any", "next"):
+            raise ProfileError(
+                "assets/classify/patterns.toml: a [[wrapper]]'s inner must be type, value-error, any or next"
+            )
         out.append(Wrapper(_rx(w["match"], "patterns.toml [[wrapper]]"), w["inner"]))
     return tuple(out)
 
