@@ -24,6 +24,10 @@
 - TorchScript's ``RuntimeError: The following operation failed in the TorchScript interpreter.`` wraps the exception
   raised in the scripted module, printed after its own tracebacks: that one is the root, and the Python frames
   above the wrapper (which called the module) are its stage's evidence.
+- torch's NCCL watchdog line (``[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(…)``) is the root
+  when it comes before the ``terminate called … what(): … Watchdog caught …`` abort it causes, even where no
+  sentinel brought it to be read (a crash's look-back finds it); a tqdm bar glued to the next line is split after
+  its times whatever that line starts with (torch's ``[rank0]:``).
 - A workload manager's cancel line before a server that then got ready (an interleaving of the job's output)
   did not kill its start-up: it is no root when the server failed later.
 
@@ -33,6 +37,7 @@ which say what a rule must leave alone, pass either way).
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -51,28 +56,61 @@ def _trace(prefix: str, frames: list[tuple[str, str]], last: str) -> str:
     return "\n".join([*lines, f"{prefix}{last}"]) + "\n"
 
 
-@given(prefix=_PREFIX, key=st.from_regex(r"model\.layers\.[0-9]{1,2}\.self_attn\.[a-z_]{3,12}", fullmatch=True))
-def test_a_config_helper_called_by_the_engines_start_up_is_the_engine(prefix: str, key: str) -> None:
-    frames = [
-        (f"{_V}/v1/engine/core.py", "_initialize_kv_caches"),
-        (f"{_V}/v1/worker/gpu_model_runner.py", "initialize_kv_cache"),
-        (f"{_V}/v1/worker/gpu_model_runner.py", "get_attn_backends_for_group"),
-        (f"{_V}/config/vllm.py", "get_layers_from_vllm_config"),
-    ]
-    res = classify_text(_trace(prefix, frames, f"KeyError: '{key}'"))
-    assert res.failed_stage == "engine", res.evidence
+_HELPERS = {
+    # a helper of the config's modules laying out the KV cache's attention groups: the engine's start-up
+    "config-helper-under-the-engine": (
+        [
+            ("v1/engine/core.py", "_initialize_kv_caches"),
+            ("v1/worker/gpu_model_runner.py", "initialize_kv_cache"),
+            ("v1/worker/gpu_model_runner.py", "get_attn_backends_for_group"),
+            ("config/vllm.py", "get_layers_from_vllm_config"),
+        ],
+        "KeyError: 'model.layers.30.{}'",
+        "engine",
+    ),
+    # a helper of the loader's modules checking memory in the engine's warm-up: the engine's start-up
+    "loader-helper-under-the-warm-up": (
+        [
+            ("v1/executor/multiproc_executor.py", "worker_busy_loop"),
+            ("v1/worker/gpu_worker.py", "compile_or_warm_up_model"),
+            ("model_executor/model_loader/tiered.py", "validate_reserve"),
+        ],
+        "RuntimeError: {}",
+        "engine",
+    ),
+    # guards: the config's own validation under the launch, the loader's own work, a device module under the engine
+    "config-under-the-launch": (
+        [
+            ("entrypoints/cli/serve.py", "cmd"),
+            ("engine/arg_utils.py", "create_engine_config"),
+            ("config/model.py", "__post_init__"),
+        ],
+        "ValueError: {}",
+        "config",
+    ),
+    "loader-under-load-model": (
+        [
+            ("v1/worker/gpu_model_runner.py", "load_model"),
+            ("model_executor/model_loader/default_loader.py", "load_weights"),
+            ("model_executor/model_loader/weight_utils.py", "safetensors_weights_iterator"),
+        ],
+        "RuntimeError: {}",
+        "weights",
+    ),
+    "device-module-under-the-warm-up": (
+        [("v1/worker/gpu_worker.py", "compile_or_warm_up_model"), ("platforms/cuda.py", "check")],
+        "RuntimeError: {}",
+        "device",
+    ),
+}
 
 
+@pytest.mark.parametrize("case", sorted(_HELPERS))
 @given(prefix=_PREFIX, words=_WORDS)
-def test_guard_the_configs_own_validation_is_the_config(prefix: str, words: str) -> None:
-    """The config's frames under the command line's parsing and the engine arguments: the launch's configuration."""
-    frames = [
-        (f"{_V}/entrypoints/cli/serve.py", "cmd"),
-        (f"{_V}/engine/arg_utils.py", "create_engine_config"),
-        (f"{_V}/config/model.py", "__post_init__"),
-    ]
-    res = classify_text(_trace(prefix, frames, f"ValueError: {words}"))
-    assert res.failed_stage == "config", res.evidence
+def test_a_helper_placed_by_its_folder_yields_to_a_later_layers_work(case: str, prefix: str, words: str) -> None:
+    frames, last, stage = _HELPERS[case]
+    res = classify_text(_trace(prefix, [(f"{_V}/{path}", func) for path, func in frames], last.format(words)))
+    assert res.failed_stage == stage, res.evidence
 
 
 def test_a_config_helper_called_by_the_engines_start_up_on_a_real_log() -> None:
@@ -228,30 +266,6 @@ def test_guard_a_tracebacks_code_with_escaped_breaks_is_no_line_of_its_own(
     assert res.first_exception is not None and res.first_exception.line_number == 4, res.first_exception
 
 
-@given(prefix=_PREFIX, words=_WORDS)
-def test_a_loader_helper_called_by_the_engines_warm_up_is_the_engine(prefix: str, words: str) -> None:
-    frames = [
-        (f"{_V}/v1/executor/multiproc_executor.py", "worker_busy_loop"),
-        (f"{_V}/v1/worker/gpu_worker.py", "compile_or_warm_up_model"),
-        (f"{_V}/model_executor/model_loader/tiered.py", "validate_reserve"),
-    ]
-    res = classify_text(_trace(prefix, frames, f"RuntimeError: {words}"))
-    assert res.failed_stage == "engine", res.evidence
-
-
-@given(prefix=_PREFIX, words=_WORDS)
-def test_guard_the_loaders_own_work_is_the_weights(prefix: str, words: str) -> None:
-    """The loader's folder under the loader's own call (``load_model``), or a device module under the engine's work."""
-    frames = [
-        (f"{_V}/v1/worker/gpu_model_runner.py", "load_model"),
-        (f"{_V}/model_executor/model_loader/default_loader.py", "load_weights"),
-        (f"{_V}/model_executor/model_loader/weight_utils.py", "safetensors_weights_iterator"),
-    ]
-    assert classify_text(_trace(prefix, frames, f"RuntimeError: {words}")).failed_stage == "weights"
-    frames = [(f"{_V}/v1/worker/gpu_worker.py", "compile_or_warm_up_model"), (f"{_V}/platforms/cuda.py", "check")]
-    assert classify_text(_trace(prefix, frames, f"RuntimeError: {words}")).failed_stage == "device"
-
-
 def test_a_loader_helper_called_by_the_engines_warm_up_on_a_real_log() -> None:
     """A fork's memory-reserve check after graph capture, written in its loader's module (GLM on JUPITER's GH200s)."""
     res = classify_text(tuned_text("vllm-repo-logs", "7037.log"))
@@ -343,3 +357,32 @@ def test_torchscripts_wrapper_on_real_logs() -> None:
         res = classify_text(tuned_text(folder, name))
         assert res.first_exception is not None and "Execution Out-Of-Bounds" in res.first_exception.line, name
         assert res.failed_stage == "runtime", (name, res.evidence)
+
+
+_WATCHDOG = (
+    "[rank{r}]:[E405 03:51:41.285624929 ProcessGroupNCCL.cpp:688] [Rank {r}] Watchdog caught collective operation "
+    "timeout: WorkNCCL(SeqNum=404, OpType=_ALLGATHER_BASE, Timeout(ms)=600000) ran for 600053 milliseconds"
+)
+
+
+@given(rank=st.integers(0, 7), bar=st.booleans(), noise=st.integers(0, 400))
+def test_the_nccl_watchdogs_line_before_its_abort_is_the_root(rank: int, bar: bool, noise: int) -> None:
+    head = ["INFO 04-05 03:41:00 [gpu_model_runner.py:1] Graph capturing finished in 3 secs"]
+    flood = [f"step {k}: loss 0.{k:04d}" for k in range(noise)]
+    line = _WATCHDOG.format(r=rank)
+    said = f"  0%|          | 1/200 [00:03<12:08,  3.66s/it]{line}" if bar else line
+    tail = [
+        "terminate called after throwing an instance of 'c10::DistBackendError'",
+        f"  what():  [PG ID 3 PG GUID 4 Rank {rank}] Process group watchdog thread terminated with exception: {line}",
+    ]
+    res = classify_text("\n".join([*head, *flood, said, *tail]) + "\n")
+    assert res.first_exception is not None and res.first_exception.line == line, res.first_exception
+
+
+def test_the_nccl_watchdogs_line_on_a_real_log() -> None:
+    """A TRL GRPO run with vLLM inside on two H100s: a collective hung for 600 s after the first training step."""
+    res = classify_text(tuned_text("vllm-repo-logs", "7150.log"))
+    assert (
+        res.first_exception is not None and "Watchdog caught collective operation timeout" in res.first_exception.line
+    )
+    assert res.failed_stage == "runtime", res.evidence

@@ -528,10 +528,13 @@ def escaped_lines(raw: str) -> list[str] | None:
     return parts
 
 
-_BAR_GLUE = re.compile(r"\d%\|[^|\n]{0,120}\| *\d+/\d+(?![\d/])(?: \[[^\]\n]{0,80}\])? {0,200}(?=[^\s\[])")
+_BAR_GLUE = re.compile(
+    r"\d%\|[^|\n]{0,120}\| *\d+/\d+(?![\d/])(?: \[[^\]\n]{0,80}\] {0,200}(?=\S)| {0,200}(?=[^\s\[]))"
+)
 """The end of a tqdm bar (``97%|█████████▋| 143/147 [00:12<00:00, 11.5it/s]``) with text right after it:
 a bar ends in a carriage return, not a newline, so the next line printed is glued to it (after the
-spaces a bar that shrank pads itself with)."""
+spaces a bar that shrank pads itself with; after the bar's times, whatever the line starts with: torch's
+``[rank0]:`` too)."""
 
 
 def unglue(raw: str) -> list[str] | None:
