@@ -1907,13 +1907,13 @@ class Classifier:
         i = bisect.bisect_left(joins, (n,)) - 1  # the last joined line before n
         return n + joins[i][1]
 
-    def _hung(self, marks: list[StageMark]) -> Verdict | None:
+    def _hung(self) -> Verdict | None:
         """A log with no failure line that ENDS with a server waiting on a part that never answers, said at
         least twice (``[hang]``): it hung there. Before the API was ready, in the engine's start-up (what
         the waiting is for, whatever marker the log reached before it); after, while serving."""
         if not self._ended or len(self._hang) < 2 or self._n - self._hang[-1] > HANG_TAIL:
             return None
-        ready = next((m.line for m in marks if m.stage == "runtime"), None)
+        ready = self._ready_line()
         now = self._timeline.now
         if ready is not None and ready < self._hang[0]:
             stage = "runtime"
@@ -1947,13 +1947,12 @@ class Classifier:
                 why = "the server printed nothing at all: it died before its first line"
                 res.evidence = Verdict("container", "empty-log", (), "low", why)
                 res.advice = advice_text(self._rules, "container")
-            elif (hung := self._hung(res.stages)) is not None:
+            elif (hung := self._hung()) is not None:
                 res.failed_stage, res.evidence = hung.stage, hung
                 res.advice, res.confidence = advice_text(self._rules, hung.stage), "low"
             elif self._recognised() or not self._ended:  # a live view never calls a log "unknown" yet
-                ready = next((m.line for m in res.stages if m.stage == "runtime"), None)
                 res.advice = advice_text(self._rules, "none")
-                res.confidence = "high" if ready is not None else "medium"
+                res.confidence = "high" if self._ready_line() is not None else "medium"
                 res.evidence = Verdict("none", "no-root", (), res.confidence, "no root failure in the log")
             else:
                 res.failed_stage = "unknown"
@@ -2033,9 +2032,13 @@ class Classifier:
             return Verdict(stage, "markers", (n,), "medium", why)
         return verdict
 
+    def _ready_line(self) -> int | None:
+        """The log's line where the API became ready (the timeline reaches each stage once), or None."""
+        return next((m.line for m in self._timeline.marks if m.stage == "runtime"), None)
+
     def _ready_after(self, n: int) -> bool:
         """The API became ready after the log's line ``n``."""
-        return any(m.stage == "runtime" and m.line > n for m in self._timeline.marks)
+        return (ready := self._ready_line()) is not None and ready > n
 
     def _recognised(self) -> bool:
         """Anything that says this is a vLLM log: the word vllm, a stage past the first line, or a Python

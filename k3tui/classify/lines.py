@@ -496,10 +496,11 @@ def unjson(raw: str) -> list[str] | None:
     return [x.rstrip("\r") for x in lines] or None
 
 
+_EXC_NAME = r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Fault|Failure)"
+"""An exception's type by its suffix, where one line is split into the log lines it holds (a flattened paste, an
+escaped quote). ``traces.EXC_TYPE`` also takes ``…Timeout``; these splits never did."""
 _ESCAPED_NL = "\\n"
-_ESCAPED_START = re.compile(
-    r"\s*(?:Traceback \(most recent call last\):|(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Fault|Failure): )"
-)
+_ESCAPED_START = re.compile(r"\s*(?:Traceback \(most recent call last\):|" + _EXC_NAME + r": )")
 _ESCAPED_COLOUR = re.compile(r"\\(?:u001[bB]|x1[bB]|033|e)\[[\d;]*m")
 """A colour code written as an escape (``\\u001B[36m``) in a quoted string."""
 
@@ -570,9 +571,7 @@ _FLAT_TB = re.compile(
     r"The above exception was the direct cause|During handling of the above exception)"
 )
 _FLAT_FRAME = re.compile(r'^(File "[^"]+", line \d+, in \S+)\s*(.*)$')
-_FLAT_EXC = re.compile(
-    r"(?:^|\s)((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Fault|Failure)(?::\s|$))"
-)
+_FLAT_EXC = re.compile(r"(?:^|\s)(" + _EXC_NAME + r"(?::\s|$))")
 """An exception line inside a flattened frame's code: a type name then ``: `` or the end (``raise X(`` is code)."""
 
 
