@@ -72,7 +72,7 @@ _INDENTED_PREFIX = re.compile(
     r"\((?:[\w.\-]+(?:=[\w.\-]+)? )*\S*pid=\d|\[rank\d+\]:|(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) +(?:\d{4}-)?\d\d-\d\d \d\d:\d\d:\d\d"
     r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL): +\S|\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d|\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d"
     r"|(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault|Timeout)(?:: |\(|\s*$)"
-    r"|usage: |[\w.\-/]+(?: [\w.\-]+)?: error: |Fatal Python error: |terminate called |\*\*\* |!{3,} |Failed to import from "
+    r"|usage: |[\w.\-/]+(?: [\w.\-]+)?: error: |Fatal Python error: |terminate called |\*\*\* |!{3,} |Failed to import from |libnuma: Warning: "
     r"|The above exception was the direct cause|During handling of the above exception"
     r"|[\w./\-]+: (?:symbol lookup error|error while loading shared libraries): |[\w./\-]+: line \d+: "
     r"|Error response from daemon: |(?:docker|podman|nerdctl): |Error: (?:[A-Z]|\[)"
