@@ -5,6 +5,10 @@
   is the root of the engine's failure to start that follows, though it is only a warning with no traceback of
   its own: the engine core exits and the API server reports the consequence. The device's set-up. Its notice
   ``/sys not mounted or invalid`` is no failure, and a failure of another kind after it is its own root.
+- An exception that ended one thread of a process (Python's ``Exception in thread Thread-1 (_report_usage_worker):``
+  before its traceback: vLLM's usage-stats thread failing to read the CPU's details) did not end the process. A
+  server that got ready after it is healthy; with no readiness after it, it is the root (it ended a start-up, or a
+  thread that served); after another failure it is that failure's end, as before.
 
 Each on generated logs and on a real log of the tuned part; each fails without its change (the guards,
 which say what a rule must leave alone, pass either way).
@@ -79,3 +83,64 @@ def test_a_libnuma_cpu_list_refused_on_a_real_log() -> None:
     assert res.first_exception is not None
     assert res.first_exception.line == "libnuma: Warning: cpu argument 60-63 is out of range"
     assert res.failed_stage == "device", res.evidence
+
+
+_THREAD_FAILED = st.sampled_from(
+    [
+        ("json/decoder.py", "raw_decode", "json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)"),
+        ("usage/usage_lib.py", "_write_to_file", "PermissionError: [Errno 13] Permission denied: '/.config'"),
+        ("v1/engine/core.py", "process_input_sockets", "ValueError: You can only use one kind of guided decoding"),
+    ]
+)
+_PROC = st.sampled_from(["(Worker_TP0 pid=675) ", "(EngineCore_DP0 pid=84) ", ""])
+_READY = "(APIServer pid=1) INFO:     Application startup complete.\n"
+_LOADING = "(Worker_TP0 pid=675) INFO 09-22 07:22:28 [default_loader.py:267] Loading weights took 12.31 seconds\n"
+
+
+def _thread_death(proc: str, name: str, failed: tuple[str, str, str]) -> str:
+    path, func, last = failed
+    lines = [
+        f"Exception in thread {name}:",
+        "Traceback (most recent call last):",
+        '  File "/usr/lib/python3.12/threading.py", line 1073, in _bootstrap_inner',
+        "    self.run()",
+        f'  File "{_V}/{path}", line 216, in {func}',
+        "    x = y()",
+        last,
+    ]
+    return "".join(f"{proc}{x}\n" for x in lines)
+
+
+_NAME = st.one_of(
+    st.integers(1, 40).map(lambda k: f"Thread-{k} (_report_usage_worker)"),
+    st.from_regex(r"[A-Za-z][A-Za-z_]{2,20}", fullmatch=True),
+)
+
+
+@given(proc=_PROC, name=_NAME, failed=_THREAD_FAILED)
+def test_a_threads_death_before_the_server_got_ready_is_no_failure(proc: str, name: str, failed) -> None:
+    res = classify_text(f"{_ENGINE}{_thread_death(proc, name, failed)}{_LOADING}{_READY}")
+    assert res.first_exception is None and res.failed_stage == "none", res.first_exception
+
+
+@given(proc=_PROC, name=_NAME, failed=_THREAD_FAILED, ready=st.booleans())
+def test_a_threads_death_the_server_did_not_get_ready_after_is_the_root(proc: str, name: str, failed, ready) -> None:
+    """Guard: a start-up that never got ready after it, or a server that was ready before it (it died serving)."""
+    text = f"{_ENGINE}{_READY if ready else _LOADING}{_thread_death(proc, name, failed)}"
+    res = classify_text(text)
+    assert res.first_exception is not None and res.first_exception.line.endswith(failed[2])
+
+
+@given(proc=_PROC, name=_NAME, failed=_THREAD_FAILED)
+def test_a_later_failure_of_another_kind_after_a_threads_death_is_its_own_root(proc: str, name: str, failed) -> None:
+    """The engine's start-up failing later on its own: the thread's death did not cause a bad config."""
+    last = "ValueError: Model architectures ['K3ForCausalLM'] are not supported for now."
+    text = f"{_ENGINE}{_thread_death(proc, name, failed)}{_consequence(last)}"
+    res = classify_text(text)
+    assert res.first_exception is not None and res.first_exception.line.endswith(last)
+
+
+def test_a_threads_death_before_the_server_got_ready_on_a_real_log() -> None:
+    """vLLM's usage-stats thread on a DGX Spark (``cpuinfo`` reading no JSON) while the weights loaded: healthy."""
+    res = classify_text(tuned_text("vllm-repo-logs", "7162.log"))
+    assert res.first_exception is None and res.failed_stage == "none", res.first_exception

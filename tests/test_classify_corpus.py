@@ -458,6 +458,8 @@ KNOWN_MISSES = {
     "vllm-repo-logs/7090.log": "root right (Slurm's 'Detected 8 oom_kill events'); the start-up had shown only its config lines, so the markers say config; the label says weights (host RAM while loading Mixtral, marked unsure)",
     "vllm-repo-logs/7097.log": "root right ('LLVM ERROR: Unsupported rounding mode for conversion.' on a T4): a line only GPU work prints, read as after start (runtime); the label says device (sm_75, as 3716, marked unsure)",
     "vllm-repo-logs/7100.log": "stage right; a Slurm job's output where another program of the job (a data script) crashed first on the half-reinstalled torch ('No module named torch.distributed'); the label takes vLLM's own later '_C.abi3.so: undefined symbol'",
+    "vllm-repo-logs/7160.log": "root right; a two-node DGX Spark start-up whose worker's own traceback is not in the file (only the engine core's 'WorkerProc initialization failed' and the API's consequence): the label's weights comes from the repository's verdict document, the log names no layer (default: engine)",
+    "vllm-repo-logs/7161.log": "a failure drill: the operator's docker kill of the worker node's container during NCCL's start-up leaves no line of the kill, only the head's wrapper saying the worker is not running: no root found, so none (the label: the stage it reached, engine)",
     "vllm-cpu-faults/ctr-tp2-pids-max-32-startup.log": "pids.max 32: 'RuntimeError: Resource temporarily unavailable' raised in the workers' distributed set-up, whose frames place it in the engine (label container: the pod's limit, marked unsure with engine defensible)",
 }
 

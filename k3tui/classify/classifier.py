@@ -276,6 +276,8 @@ class _Root:
     survived: bool = False
     """An exception the code that logged it went on after (a plugin that did not load): the root only if
     what fails later is its doing (no platform), or nothing does before the end of a log that never got ready."""
+    thread: bool = False
+    """Of those, one that ended a thread: also the root at the end of a log whose server was ready before it."""
     verdict: Verdict | None = None
     outer: list[Trace] = field(default_factory=list)
     """The tracebacks Python chained after this root's own (``The above exception was the direct
@@ -520,7 +522,11 @@ class Classifier:
             warning = self._warning
             if self._root is None and warning is not None:
                 never_ready = self._timeline.now < len(STAGES) - 1  # and this is all it said
-                if never_ready or self._rules.warning_failure.search(warning.body):
+                if (
+                    never_ready
+                    or self._rules.warning_failure.search(warning.body)
+                    or (warning.thread and not self._ready_after(warning.n))  # it died while serving
+                ):
                     self._root = warning
             if self._root is None and self._unexplained is not None and not self._stop_before():
                 self._root = self._unexplained
@@ -1155,6 +1161,10 @@ class Classifier:
             trace.quiet = True
         elif self._rules.survived.search(header):
             trace.quiet = trace.survived = True
+        elif self._rules.thread_died.search(header) and not (
+            self._root or self._teardown or self._dead or self._unexplained or self._native
+        ):
+            trace.quiet = trace.survived = trace.thread = True  # (after a failure, a thread's death is its end)
 
     def _open(self, ln: Line, n: int) -> None:
         quiet = ln.level in QUIET_LEVELS or (
@@ -1209,6 +1219,7 @@ class Classifier:
                 # like a broken import's warning: the root when what fails later is its doing, or nothing does
                 self._warning = self._new_root(ln, n, m["type"], m["msg"] or m["rmsg"] or "", trace)
                 self._warning.survived = True
+                self._warning.thread = trace.thread
             return
         m = self._rules.exception.match(body)
         if m:

@@ -126,6 +126,8 @@ class Rules:
     """ERROR headers of ONE request that failed and was answered (the server survived)."""
     survived: re.Pattern[str]
     """ERROR headers of code that logs a failure with its traceback and goes on (vLLM's plugin loader)."""
+    thread_died: re.Pattern[str]
+    """Python's header of an exception that ended one thread (``Exception in thread …:``): its process went on."""
     noise_frames: re.Pattern[str]
     """Frames of Python's own helper processes (multiprocessing's resource tracker): a traceback of only these is noise."""
     handler_at: re.Pattern[str]
@@ -346,6 +348,7 @@ def load_rules() -> Rules:
         own_stop_noted=_rx(pat["teardown"]["own_stop_noted"], "patterns.toml [teardown]"),
         request_error=_alternation(pat["request_error"]["patterns"], "patterns.toml [request_error]"),
         survived=_alternation(pat["survived"]["headers"], "patterns.toml [survived]"),
+        thread_died=_rx(pat["survived"]["thread"], "patterns.toml [survived]"),
         noise_frames=_rx(pat["noise"]["frames"], "patterns.toml [noise]"),
         handler_at=_rx(pat["request_error"]["handler_at"], "patterns.toml [request_error]"),
         parser_at=_rx(pat["request_error"]["parser_at"], "patterns.toml [request_error]"),
