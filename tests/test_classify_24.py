@@ -9,6 +9,9 @@
   before its traceback: vLLM's usage-stats thread failing to read the CPU's details) did not end the process. A
   server that got ready after it is healthy; with no readiness after it, it is the root (it ended a start-up, or a
   thread that served); after another failure it is that failure's end, as before.
+- A line that keeps vLLM's logger level and location but not its time (``WARNING marlin_utils_fp4.py:137 Your GPU
+  does not have native support for FP4 …``, an excerpt's one quoted warning) is a vLLM log's line: the log is
+  recognised (healthy when nothing fails), not "not a vLLM log".
 
 Each on generated logs and on a real log of the tuned part; each fails without its change (the guards,
 which say what a rule must leave alone, pass either way).
@@ -144,3 +147,26 @@ def test_a_threads_death_before_the_server_got_ready_on_a_real_log() -> None:
     """vLLM's usage-stats thread on a DGX Spark (``cpuinfo`` reading no JSON) while the weights loaded: healthy."""
     res = classify_text(tuned_text("vllm-repo-logs", "7162.log"))
     assert res.first_exception is None and res.failed_stage == "none", res.first_exception
+
+
+_LEVEL = st.sampled_from(["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"])
+_MODULE = st.from_regex(r"[a-z][a-z_]{2,20}", fullmatch=True)
+
+
+@given(
+    level=_LEVEL,
+    module=_MODULE,
+    at=st.integers(1, 3000),
+    words=st.from_regex(r"[A-Z][a-z]{2,9}( [a-z]{2,9}){1,8}\.", fullmatch=True),
+    bracket=st.booleans(),
+)
+def test_a_line_with_vllms_level_and_location_but_no_time_is_a_vllm_logs(level, module, at, words, bracket) -> None:
+    where = f"[{module}.py:{at}]" if bracket else f"{module}.py:{at}"
+    res = classify_text(f"{level} {where} {words}\n")
+    assert res.failed_stage != "unknown", res.evidence
+
+
+def test_a_warning_with_vllms_level_and_location_but_no_time_on_a_real_log() -> None:
+    """The Marlin FP4 fallback's warning quoted alone in a thread: a healthy server's noise."""
+    res = classify_text(tuned_text("vllm-issues", "2436.log"))
+    assert res.failed_stage == "none" and res.first_exception is None, res.evidence

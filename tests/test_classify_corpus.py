@@ -134,7 +134,6 @@ KNOWN_MISSES = {
     "vllm-issues/2283.log": "an OOM quoted alone: that it came at a long request is in the thread (an OOM with no other evidence is the engine's)",
     "vllm-issues/2403.log": "NCCL's 'unhandled cuda error' names the collective; the driver too old for CUDA is in the thread",
     "vllm-issues/2344.log": "NCCL's graph-capture warning as the whole excerpt: a warning, not a failure line; the cause (an NCCL pulled in by xformers) is in the thread",
-    "vllm-issues/2436.log": "a vLLM WARNING quoted without its date and ']' (a reporter's edit): not recognised as a vLLM line",
     "vllm-issues/2443.log": "an OOM quoted alone: that it came while serving is in the thread title",
     "vllm-issues/1266.log": "xformers refusing its inputs, quoted with no start-up line: the image's build is in the thread, not the log (session 9's last default, serving, is wrong here)",
     # Tuned logs the classifier gets wrong, each for a reason no general rule can fix

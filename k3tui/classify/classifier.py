@@ -211,6 +211,7 @@ Attempted to assign …``, after ``：`` or a word): quoted inline as ``_INLINE_
 _VLLM_LINE = re.compile(
     r"\b(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[\w/.\-]+\.py:\d+\]"
     r"|^\[[\w/.\-]+\.py:\d+\] \S"  # a paste that kept only the logger's location: [backend_xgrammar.py:158] …
+    r"|^(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) +\[?[\w/.\-]+\.py:\d+\]? \S"  # … or its level too: WARNING x.py:137 …
 )
 """vLLM's own logger prefix anywhere in a line (an excerpt quoting one line inline in prose)."""
 NCCL_NEAR = 20
