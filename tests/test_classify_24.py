@@ -12,6 +12,10 @@
 - A line that keeps vLLM's logger level and location but not its time (``WARNING marlin_utils_fp4.py:137 Your GPU
   does not have native support for FP4 …``, an excerpt's one quoted warning) is a vLLM log's line: the log is
   recognised (healthy when nothing fails), not "not a vLLM log".
+- The compile wrapper vLLM makes for a model once it is built (``vllm/compilation/wrapper.py``'s ``__init__``
+  calling ``torch.compile`` with the compilation config's back-end and options) is the compile's set-up, the
+  engine's, though the model's ``__init__`` (the loader's work) is its caller: an unknown Inductor option fails
+  there. A failure in the model's own construction under ``@support_torch_compile`` stays the weights'.
 
 Each on generated logs and on a real log of the tuned part; each fails without its change (the guards,
 which say what a rule must leave alone, pass either way).
@@ -170,3 +174,50 @@ def test_a_warning_with_vllms_level_and_location_but_no_time_on_a_real_log() -> 
     """The Marlin FP4 fallback's warning quoted alone in a thread: a healthy server's noise."""
     res = classify_text(tuned_text("vllm-issues", "2436.log"))
     assert res.failed_stage == "none" and res.first_exception is None, res.evidence
+
+
+_UNDER_MODEL = [
+    ("v1/worker/gpu_worker.py", "load_model"),
+    ("model_executor/model_loader/base_loader.py", "load_model"),
+    ("model_executor/model_loader/utils.py", "initialize_model"),
+    ("model_executor/models/llama.py", "__init__"),
+    ("model_executor/models/llama.py", "_init_model"),
+    ("compilation/decorators.py", "__init__"),
+]
+
+
+def _frames(prefix: str, frames: list[tuple[str, str]], last: str) -> str:
+    lines = [f"{prefix}Traceback (most recent call last):"]
+    for path, func in frames:
+        where = path if path.startswith("/") else f"{_V}/{path}"
+        lines += [f'{prefix}  File "{where}", line 42, in {func}', f"{prefix}    x = y()"]
+    return "\n".join([*lines, f"{prefix}{last}"]) + "\n"
+
+
+_WORKER = st.sampled_from(["(Worker pid=1098) ERROR 12-06 20:15:33 [multiproc_executor.py:953] ", "[rank0]: ", ""])
+
+
+@given(prefix=_WORKER, option=st.from_regex(r"[a-z][a-z_]{3,20}", fullmatch=True))
+def test_the_compile_wrappers_set_up_under_the_models_construction_is_the_engines(prefix: str, option: str) -> None:
+    frames = [
+        *_UNDER_MODEL,
+        ("compilation/wrapper.py", "__init__"),
+        ("/usr/lib/python3/site-packages/torch/__init__.py", "compile"),
+        ("/usr/lib/python3/site-packages/torch/__init__.py", "apply_options"),
+    ]
+    res = classify_text(_frames(prefix, frames, f"RuntimeError: Unexpected optimization option {option}"))
+    assert res.failed_stage == "engine", res.evidence
+
+
+@given(prefix=_WORKER)
+def test_the_models_own_construction_under_the_compile_decorator_stays_the_weights(prefix: str) -> None:
+    """Guard: ``@support_torch_compile``'s ``__init__`` calls the model's own, which failed on its config."""
+    frames = [*_UNDER_MODEL, ("model_executor/models/llama.py", "__init__")]
+    res = classify_text(_frames(prefix, frames, "AttributeError: 'K3Config' object has no attribute 'hidden_size'"))
+    assert res.failed_stage == "weights", res.evidence
+
+
+def test_the_compile_wrappers_set_up_on_a_real_log() -> None:
+    """``--compilation-config`` with an Inductor option torch does not know, on a compiled start-up."""
+    res = classify_text(tuned_text("vllm-cpu-faults", "cc-cfg-inductor-option-unknown-compiled.log"))
+    assert res.failed_stage == "engine", res.evidence

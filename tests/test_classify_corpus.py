@@ -211,7 +211,6 @@ KNOWN_MISSES = {
     "vllm-cpu-faults/rct-bpe-duplicate-rank.log": "an unprefixed traceback past the log's head ending in tiktoken's 'pyo3_runtime.PanicException' (no 'rror' in the line): the prefilter never reads it (a second word for it was measured too costly, see patterns.toml [prefilter])",
     "vllm-issues/6475.log": "a reporter's quoted 'Server process exited unexpectedly with code 2' is taken before the quoted argparse error below it (runtime by its type; label config)",
     "vllm-issues/6486.log": "the only line is a quoted V0 ERROR line 'Bfloat16 is only supported on GPUs with compute capability …' with no exception type: no root (label device)",
-    "vllm-cpu-faults/cc-cfg-inductor-option-unknown-compiled.log": "torch.compile refusing an unknown Inductor option while the worker builds the model under load_model: weights by its frames (label engine, marked unsure: weights or config defensible)",
     "vllm-cpu-faults/cc-cxx-bad-include-compiled.log": "Inductor's CppCompileError is reported; the label quotes gcc's 'fatal error' line in its message's output below it",
     "vllm-cpu-faults/cc-hook-aot-call-fails-serving.log": "the RuntimeError line 'backend=inductor raised:' is reported; the label quotes gcc's 'fatal error' line of the message printed under it",
     "vllm-cpu-faults/cc-path-no-compiler-compiled.log": "a PATH without lscpu: '/bin/sh: 1: lscpu: not found' is read as the image's and taken first (label device, the CPU binding's CalledProcessError; marked unsure, container defensible)",
