@@ -8879,6 +8879,306 @@ _DKR_FAULTS = (
 FAULTS = FAULTS + _DKR_FAULTS
 
 
+# -- session 24 (helper G): the ``s24`` family, realistic mistakes of a large-MoE (Kimi K3 style) deployment tried on
+# this CPU build: config validation, model files, engine start-up, serving, and healthy controls
+def _batch_chat_body(conversations: int) -> bytes:
+    """A /v1/chat/completions/batch request of ``conversations`` one-message conversations (a client's big batch)."""
+    one = b'[{"role": "user", "content": "Classify this ticket: printer offline."}]'
+    head = b'{"model": "' + SERVED.encode() + b'", "messages": ['
+    return head + b",".join([one] * conversations) + b'], "max_tokens": 8, "temperature": 0}'
+
+
+PAYLOADS.update(
+    {
+        "s24_continue_final_and_gen_prompt": _chat(
+            "Finish my sentence: the fox", continue_final_message=True, add_generation_prompt=True
+        ),
+        "s24_stream_options_no_stream": _chat(stream_options={"include_usage": True}),
+        "s24_stream_usage": _chat(
+            "Tell a story.",
+            max_tokens=64,
+            stream=True,
+            stream_options={"include_usage": True, "continuous_usage_stats": True},
+        ),
+        "s24_chat_priority_low": _chat("Tell a long story.", max_tokens=300, ignore_eos=True, priority=10),
+        "s24_chat_priority_high": _chat(priority=-5),
+        "s24_batch_chat_200k": {"path": "/v1/chat/completions/batch", "raw": lambda: _batch_chat_body(200_000)},
+    }
+)
+
+_S24_INDEX = """import json, struct
+with open('model/model.safetensors', 'rb') as f:
+    n = struct.unpack('<Q', f.read(8))[0]
+    header = json.loads(f.read(n))
+names = sorted(k for k in header if k != '__metadata__')
+shards = ['model-00001-of-00002.safetensors', 'model-00002-of-00002.safetensors']
+weight_map = {k: shards[i * 2 // len(names)] for i, k in enumerate(names)}
+with open('model/model.safetensors.index.json', 'w') as f:
+    json.dump({'metadata': {'total_size': 1706496}, 'weight_map': weight_map}, f, indent=2)
+"""
+_S24_QUEUE = (
+    ("wait", "ready"),
+    ("request", "chat"),
+    ("request_bg", "long"),
+    ("sleep", 0.5),
+    ("request_bg", "long"),
+    ("sleep", 0.5),
+    ("request", "chat"),
+    ("request", "completion"),
+    ("wait_exit", 1),
+    ("sleep", 20),
+    ("request", "chat"),
+    ("signal", "main", "SIGTERM"),
+)
+
+
+def _s24(name: str, what: str, **kw: object) -> Fault:
+    return Fault(name, "s24", what, **kw)
+
+
+_S24_FAULTS: tuple[Fault, ...] = (
+    # argument / config validation
+    _s24(
+        "s24-args-max-num-active-seqs-above-max-num-seqs",
+        "--max-num-seqs 8 --max-num-active-seqs 32 (the admission cap above the runner's sequence capacity)",
+        args=("--max-num-seqs", "8", "--max-num-active-seqs", "32"),
+    ),
+    _s24(
+        "s24-args-chunked-batched-tokens-below-max-num-seqs",
+        "--enable-chunked-prefill --max-num-batched-tokens 64 with --max-num-seqs 128 (fewer tokens per step than "
+        "sequences)",
+        args=("--enable-chunked-prefill", "--max-num-batched-tokens", "64", "--max-num-seqs", "128"),
+    ),
+    _s24(
+        "s24-args-speculative-config-tokens-string",
+        '--speculative-config \'{"method": "ngram", "num_speculative_tokens": "three", '
+        '"prompt_lookup_max": 4}\' (valid JSON, a string where an int is wanted)',
+        args=(
+            "--speculative-config",
+            '{"method": "ngram", "num_speculative_tokens": "three", "prompt_lookup_max": 4}',
+        ),
+    ),
+    _s24(
+        "s24-args-hf-overrides-json-list",
+        "--hf-overrides '[\"num_experts_per_tok\", 8]' (valid JSON, a list where an object is wanted)",
+        args=("--hf-overrides", '["num_experts_per_tok", 8]'),
+    ),
+    _s24(
+        "s24-args-expert-placement-round-robin-dash",
+        "--enable-expert-parallel --expert-placement-strategy round-robin (the choice is spelt round_robin)",
+        args=("--enable-expert-parallel", "--expert-placement-strategy", "round-robin"),
+    ),
+    # model files
+    _s24(
+        "s24-cfg-deepseek-v3-arch-on-llama-weights",
+        "config.json architectures [DeepseekV3ForCausalLM] and model_type deepseek_v3 (a Kimi K2-style config "
+        "pasted over the dense Llama checkpoint, no MoE / MLA fields)",
+        setup=(("json_set", "config.json", {"architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3"}),),
+        actions=SERVE_AND_STOP,
+    ),
+    _s24(
+        "s24-cfg-rope-yarn-without-factor",
+        "config.json rope_parameters rope_type yarn with original_max_position_embeddings 512 but no factor",
+        setup=(
+            (
+                "json_set",
+                "config.json",
+                {
+                    "rope_parameters": {
+                        "rope_type": "yarn",
+                        "rope_theta": 10000.0,
+                        "original_max_position_embeddings": 512,
+                    }
+                },
+            ),
+        ),
+        actions=SERVE_AND_STOP,
+    ),
+    _s24(
+        "s24-gencfg-eos-token-id-string",
+        "generation_config.json eos_token_id '<|im_end|>' (the token text where an id is wanted), then requests",
+        setup=(("json_set", "generation_config.json", {"eos_token_id": "<|im_end|>"}),),
+        actions=SERVE_AND_STOP,
+    ),
+    _s24(
+        "s24-tokcfg-eos-token-not-in-vocab",
+        "tokenizer_config.json eos_token '<|k3_eot|>', a token the vocabulary does not have, then requests",
+        setup=(("json_set", "tokenizer_config.json", {"eos_token": "<|k3_eot|>"}),),
+        actions=SERVE_AND_STOP,
+    ),
+    _s24(
+        "s24-st-index-stale-shard-names",
+        "model.safetensors kept, with a stale model.safetensors.index.json mapping every tensor to two shards "
+        "(model-0000N-of-00002.safetensors) that are not there",
+        setup=(("write", "mkidx.py", _S24_INDEX), ("sh", "{python} mkidx.py")),
+        actions=SERVE_AND_STOP,
+    ),
+    _s24(
+        "s24-st-dtype-f16-tag-on-bf16-data",
+        "safetensors header says F16 for every tensor of bf16 data (same sizes: a conversion script's wrong dtype "
+        "tag), then requests",
+        setup=(("st_header", "model.safetensors", "*", "dtype", "F16"),),
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("request", "completion"),
+            ("request", "stream_128"),
+            ("signal", "main", "SIGTERM"),
+        ),
+    ),
+    # engine start-up
+    _s24(
+        "s24-kv-blocks-override-2",
+        "--num-gpu-blocks-override 2 (a KV cache of two blocks for --max-model-len 1024)",
+        args=("--num-gpu-blocks-override", "2"),
+        actions=SERVE_AND_STOP,
+    ),
+    _s24(
+        "s24-kv-space-64-gib-on-23-gib",
+        "VLLM_CPU_KVCACHE_SPACE=64 (GiB, a GPU node's value) on a machine of 23 GiB RAM",
+        env={"VLLM_CPU_KVCACHE_SPACE": "64"},
+        actions=SERVE_AND_STOP,
+    ),
+    _s24(
+        "s24-kill9-engine-at-init-engine-took",
+        "SIGKILL of VLLM::EngineCore at 'init engine (profile, create kv cache, warmup model) took' (engine up, "
+        "handshake with the API server not done)",
+        actions=(("wait", "init engine (profile"), ("signal", "VLLM::EngineCore", "SIGKILL"), ("wait_exit", 90)),
+    ),
+    _s24(
+        "s24-sigint-api-at-chat-template-detect",
+        "SIGINT (Ctrl-C) of the API server at 'Detected the chat template content format' (app being built, "
+        "just before the server listens)",
+        actions=(
+            ("wait", "Detected the chat template content format"),
+            ("signal", "main", "SIGINT"),
+            ("wait_exit", 90),
+        ),
+    ),
+    # after ready
+    _s24(
+        "s24-rt-max-num-queued-reqs-1",
+        "--max-num-queued-reqs 1 --max-num-seqs 1: a chat, two long requests in the background, a chat and a "
+        "completion while they run (over the queue limit), then a chat once drained, a normal stop",
+        args=("--max-num-queued-reqs", "1", "--max-num-seqs", "1"),
+        actions=_S24_QUEUE,
+    ),
+    _s24(
+        "s24-req-continue-final-and-stream-options",
+        "a chat with continue_final_message and add_generation_prompt both true, one with stream_options but no "
+        "stream, then a chat and a normal stop",
+        actions=(
+            ("wait", "ready"),
+            ("request", "s24_continue_final_and_gen_prompt"),
+            ("request", "s24_stream_options_no_stream"),
+            ("request", "chat"),
+            ("signal", "main", "SIGTERM"),
+        ),
+    ),
+    _s24(
+        "s24-sigint-group-during-stream",
+        "Ctrl-C in the terminal (SIGINT to the whole process group) 1.5 s into a long streamed chat",
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("request_bg", "stream_long"),
+            ("sleep", 1.5),
+            ("signal", "group", "SIGINT"),
+            ("wait_exit", 60),
+            ("request", "chat"),
+        ),
+    ),
+    _s24(
+        "s24-sigusr2-engine-during-stream",
+        "SIGUSR2 (unhandled: terminates) of VLLM::EngineCore 0.5 s into a long streamed chat, then a chat",
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("request_bg", "stream_long"),
+            ("sleep", 0.5),
+            ("signal", "VLLM::EngineCore", "SIGUSR2"),
+            ("wait_exit", 60),
+            ("request", "chat"),
+        ),
+    ),
+    _s24(
+        "s24-memcg-2g75-batch-endpoint-200k",
+        "the server in a 2.75 GiB memory cgroup (start-up fits), then one POST /v1/chat/completions/batch of 200,000 "
+        "one-message conversations (a client's big batch; every conversation becomes a request), then a chat",
+        memcg=2816 << 20,
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("request", "s24_batch_chat_200k"),
+            ("sleep", 5),
+            ("request", "chat"),
+            ("wait_exit", 20),
+        ),
+    ),
+    # healthy controls
+    _s24(
+        "s24-ok-priority-scheduling",
+        "healthy: --scheduling-policy priority, a low-priority long chat and a high-priority chat at once, a "
+        "completion, a normal stop (SIGTERM)",
+        args=("--scheduling-policy", "priority"),
+        actions=(
+            ("wait", "ready"),
+            ("request_bg", "s24_chat_priority_low"),
+            ("sleep", 0.5),
+            ("request", "s24_chat_priority_high"),
+            ("request", "completion"),
+            ("sleep", 3),
+            ("signal", "main", "SIGTERM"),
+        ),
+    ),
+    _s24(
+        "s24-ok-stream-usage-sigint",
+        "healthy: a streamed chat with stream_options include_usage and continuous_usage_stats, /v1/models, a "
+        "chat, then Ctrl-C (SIGINT) of the server",
+        actions=(
+            ("wait", "ready"),
+            ("request", "s24_stream_usage"),
+            ("request", "models"),
+            ("request", "chat"),
+            ("signal", "main", "SIGINT"),
+        ),
+    ),
+    _s24(
+        "s24-ok-enable-log-requests",
+        "healthy: --enable-log-requests (every request's prompt and sampling parameters logged), a chat, a "
+        "completion, a streamed chat, a normal stop",
+        args=("--enable-log-requests",),
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("request", "completion"),
+            ("request", "stream_128"),
+            ("signal", "main", "SIGTERM"),
+        ),
+    ),
+    _s24(
+        "s24-ok-kimi-sampling-override",
+        'healthy: --generation-config vllm --override-generation-config \'{"temperature": 0.6, "top_p": 0.95}\' '
+        "(the model card's recommended sampling), requests, Ctrl-C (SIGINT)",
+        args=("--generation-config", "vllm", "--override-generation-config", '{"temperature": 0.6, "top_p": 0.95}'),
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("request", "completion"),
+            ("signal", "main", "SIGINT"),
+        ),
+    ),
+    _s24(
+        "s24-ok-eager-with-compile-mode-3",
+        "healthy: --enforce-eager together with --compilation-config '{\"mode\": 3}' (copied from a compiled "
+        "deployment: eager wins, with warnings), requests, a normal stop",
+        args=("--compilation-config", '{"mode": 3}'),
+        actions=SERVE_AND_STOP,
+    ),
+)
+FAULTS = FAULTS + _S24_FAULTS
+
+
 def _round_robin(faults: list[Fault]) -> list[Fault]:
     """One fault of each family in turn, so that a run cut short still covers every family."""
     families: dict[str, list[Fault]] = {}
