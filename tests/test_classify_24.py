@@ -16,6 +16,11 @@
   calling ``torch.compile`` with the compilation config's back-end and options) is the compile's set-up, the
   engine's, though the model's ``__init__`` (the loader's work) is its caller: an unknown Inductor option fails
   there. A failure in the model's own construction under ``@support_torch_compile`` stays the weights'.
+- A kernel library's JIT build that finds no CUDA compiler (FlashInfer's ``RuntimeError: Could not find nvcc and
+  default cuda_home='/usr/local/cuda' doesn't exist``, raised under the engine's warm-up of the sampler) is the
+  image's: it lacks the toolkit, as a missing ``nvcc`` binary is. After the server was ready, runtime. So is
+  Triton finding no ``libcuda.so`` to link its kernels against (``AssertionError: libcuda.so cannot found!``): the
+  driver's library is not in the container, as ``libcuda.so.1: cannot open shared object file`` says elsewhere.
 
 Each on generated logs and on a real log of the tuned part; each fails without its change (the guards,
 which say what a rule must leave alone, pass either way).
@@ -221,3 +226,57 @@ def test_the_compile_wrappers_set_up_on_a_real_log() -> None:
     """``--compilation-config`` with an Inductor option torch does not know, on a compiled start-up."""
     res = classify_text(tuned_text("vllm-cpu-faults", "cc-cfg-inductor-option-unknown-compiled.log"))
     assert res.failed_stage == "engine", res.evidence
+
+
+_JIT = st.sampled_from(
+    [
+        ("/usr/lib/python3/site-packages/flashinfer/jit/core.py", "build_and_load"),
+        ("/usr/lib/python3/site-packages/flashinfer/jit/cpp_ext.py", "get_cuda_path"),
+        ("/usr/lib/python3/site-packages/deep_gemm/jit/compiler.py", "build"),
+    ]
+)
+
+
+@given(prefix=_WORKER, jit=_JIT, home=st.sampled_from(["/usr/local/cuda", "/opt/cuda-12.8", "None"]))
+def test_a_jit_build_that_finds_no_cuda_compiler_is_the_images(prefix: str, jit, home: str) -> None:
+    frames = [
+        ("v1/engine/core.py", "_initialize_kv_caches"),
+        ("v1/worker/gpu_worker.py", "compile_or_warm_up_model"),
+        ("v1/worker/gpu_model_runner.py", "_dummy_sampler_run"),
+        jit,
+    ]
+    last = f"RuntimeError: Could not find nvcc and default cuda_home='{home}' doesn't exist"
+    res = classify_text(_frames(prefix, frames, last))
+    assert res.failed_stage == "container", res.evidence
+
+
+def test_a_jit_build_that_finds_no_cuda_compiler_on_a_real_log() -> None:
+    """FlashInfer's top-k sampling kernel built on first use in a uv venv with no CUDA toolkit (Python 3.14)."""
+    res = classify_text(tuned_text("vllm-issues", "5022.log"))
+    assert res.failed_stage == "container", res.evidence
+
+
+@given(jit=_JIT)
+def test_a_jit_build_that_finds_no_cuda_compiler_while_serving_is_runtime(jit) -> None:
+    """Guard: a kernel first built for a request's sampling parameters, after the server was ready."""
+    frames = [("v1/engine/core.py", "step"), ("v1/worker/gpu_model_runner.py", "sample_tokens"), jit]
+    last = "RuntimeError: Could not find nvcc and default cuda_home='/usr/local/cuda' doesn't exist"
+    res = classify_text(_READY + _frames("", frames, last))
+    assert res.failed_stage == "runtime", res.evidence
+
+
+@given(prefix=_WORKER, tail=st.sampled_from(["", "\nPossible files are located at ['/usr/lib64/libcuda.so.1']."]))
+def test_triton_finding_no_libcuda_to_link_against_is_the_images(prefix: str, tail: str) -> None:
+    frames = [
+        ("worker/worker_base.py", "init_worker"),
+        ("model_executor/layers/fused_moe/fused_moe.py", "invoke_fused_moe_kernel"),
+        ("/usr/lib/python3/site-packages/triton/runtime/jit.py", "run"),
+        ("/usr/lib/python3/site-packages/triton/common/build.py", "libcuda_dirs"),
+    ]
+    res = classify_text(_frames(prefix, frames, "AssertionError: libcuda.so cannot found!") + tail)
+    assert res.failed_stage == "container", res.evidence
+
+
+def test_triton_finding_no_libcuda_on_a_real_log() -> None:
+    res = classify_text(tuned_text("vllm-issues", "346.log"))
+    assert res.failed_stage == "container", res.evidence

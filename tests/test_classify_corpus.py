@@ -57,7 +57,6 @@ KNOWN_MISSES = {
     "vllm-issues/5159.log": "Modal's 'Runner failed with exception: Runner has been initializing for too long' is no root form (the platform's start-up timeout)",
     "vllm-issues/5014.log": "Unsloth's own 'vLLM's KV Cache can use up to …' line in the log's first lines is taken for the engine's marker; the OOM came while loading (label weights)",
     "vllm-issues/5018.log": "an MPS allocator assert (Apple Silicon) under the bitsandbytes loader's frames: the frames say weights (label device)",
-    "vllm-issues/5022.log": "nvcc missing for a JIT build under start-up profiling frames: the frames say engine (label container)",
     "vllm-issues/5064.log": "one line, the transformers chat-template ValueError: one chat request refused, the server goes on (none; the label: the frontend's template, api)",
     "vllm-issues/4953.log": "uv's '× No solution found when resolving dependencies:' (a package resolver's failure before vllm runs) is no root form",
     "vllm-issues/4954.log": "a verl job whose vLLM rollout is healthy dies of wandb's CommError (RayTaskError): read as the root; the label says no vLLM layer failed (none)",
@@ -159,7 +158,6 @@ KNOWN_MISSES = {
     # fresh excerpts 298-382 (labelled before any classifier ran on them; the rest were fixed by rules)
     "vllm-issues/373.log": "the reporter's own client traceback (KeyError) after the server's 404s: nothing"
     " in the lines says which process printed it",
-    "vllm-issues/346.log": "a missing libnccl that surfaces in NCCL init (the label says engine is defensible)",
     "vllm-issues/356.log": "the gated-repo message is quoted in prose after a prose line that says 'cannot'",
     "vllm-issues/608.log": "an HCCL (Ascend) init failure on the first pipeline receive: runtime by the thread's"
     " title ('during inference'); by its words a collective's set-up (engine)",
