@@ -39,16 +39,18 @@ _ENGINE = "(EngineCore_0 pid=19740) INFO 12-07 02:30:15 [core.py:74] Initializin
 _API = "(APIServer pid=19711) "
 
 
+def _frames(prefix: str, frames: list[tuple[str, str]], last: str) -> str:
+    """A traceback through ``frames`` (vLLM's when the path is relative) ending in ``last``, each line under ``prefix``."""
+    lines = [f"{prefix}Traceback (most recent call last):"]
+    for path, func in frames:
+        where = path if path.startswith("/") else f"{_V}/{path}"
+        lines += [f'{prefix}  File "{where}", line 42, in {func}', f"{prefix}    x = y()"]
+    return "\n".join([*lines, f"{prefix}{last}"]) + "\n"
+
+
 def _consequence(last: str) -> str:
-    lines = [
-        "Traceback (most recent call last):",
-        f'  File "{_V}/entrypoints/cli/serve.py", line 50, in cmd',
-        "    uvloop.run(run_server(args))",
-        f'  File "{_V}/v1/engine/utils.py", line 691, in wait_for_engine_startup',
-        "    raise RuntimeError(",
-        last,
-    ]
-    return "".join(f"{_API}{x}\n" for x in lines)
+    """The API server's traceback after its engine failed to start (``last`` its exception line)."""
+    return _frames(_API, [("entrypoints/cli/serve.py", "cmd"), ("v1/engine/utils.py", "wait_for_engine_startup")], last)
 
 
 _CPUS = st.one_of(
@@ -111,16 +113,8 @@ _LOADING = "(Worker_TP0 pid=675) INFO 09-22 07:22:28 [default_loader.py:267] Loa
 
 def _thread_death(proc: str, name: str, failed: tuple[str, str, str]) -> str:
     path, func, last = failed
-    lines = [
-        f"Exception in thread {name}:",
-        "Traceback (most recent call last):",
-        '  File "/usr/lib/python3.12/threading.py", line 1073, in _bootstrap_inner',
-        "    self.run()",
-        f'  File "{_V}/{path}", line 216, in {func}',
-        "    x = y()",
-        last,
-    ]
-    return "".join(f"{proc}{x}\n" for x in lines)
+    frames = [("/usr/lib/python3.12/threading.py", "_bootstrap_inner"), (path, func)]
+    return f"{proc}Exception in thread {name}:\n" + _frames(proc, frames, last)
 
 
 _NAME = st.one_of(
@@ -189,14 +183,6 @@ _UNDER_MODEL = [
     ("model_executor/models/llama.py", "_init_model"),
     ("compilation/decorators.py", "__init__"),
 ]
-
-
-def _frames(prefix: str, frames: list[tuple[str, str]], last: str) -> str:
-    lines = [f"{prefix}Traceback (most recent call last):"]
-    for path, func in frames:
-        where = path if path.startswith("/") else f"{_V}/{path}"
-        lines += [f'{prefix}  File "{where}", line 42, in {func}', f"{prefix}    x = y()"]
-    return "\n".join([*lines, f"{prefix}{last}"]) + "\n"
 
 
 _WORKER = st.sampled_from(["(Worker pid=1098) ERROR 12-06 20:15:33 [multiproc_executor.py:953] ", "[rank0]: ", ""])
