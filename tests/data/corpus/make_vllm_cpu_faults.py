@@ -8932,6 +8932,16 @@ _S24_QUEUE = (
 )
 
 
+_S24_SERVE3 = (
+    ("wait", "ready"),
+    ("request", "chat"),
+    ("request", "completion"),
+    ("request", "stream_128"),
+    ("signal", "main", "SIGTERM"),
+)
+"""Ready, a chat, a completion, a streamed chat, then a normal stop (the s24 faults that serve)."""
+
+
 def _s24(name: str, what: str, **kw: object) -> Fault:
     return Fault(name, "s24", what, **kw)
 
@@ -9018,13 +9028,7 @@ _S24_FAULTS: tuple[Fault, ...] = (
         "safetensors header says F16 for every tensor of bf16 data (same sizes: a conversion script's wrong dtype "
         "tag), then requests",
         setup=(("st_header", "model.safetensors", "*", "dtype", "F16"),),
-        actions=(
-            ("wait", "ready"),
-            ("request", "chat"),
-            ("request", "completion"),
-            ("request", "stream_128"),
-            ("signal", "main", "SIGTERM"),
-        ),
+        actions=_S24_SERVE3,
     ),
     # engine start-up
     _s24(
@@ -9148,13 +9152,7 @@ _S24_FAULTS: tuple[Fault, ...] = (
         "healthy: --enable-log-requests (every request's prompt and sampling parameters logged), a chat, a "
         "completion, a streamed chat, a normal stop",
         args=("--enable-log-requests",),
-        actions=(
-            ("wait", "ready"),
-            ("request", "chat"),
-            ("request", "completion"),
-            ("request", "stream_128"),
-            ("signal", "main", "SIGTERM"),
-        ),
+        actions=_S24_SERVE3,
     ),
     _s24(
         "s24-ok-kimi-sampling-override",
@@ -9177,6 +9175,277 @@ _S24_FAULTS: tuple[Fault, ...] = (
     ),
 )
 FAULTS = FAULTS + _S24_FAULTS
+
+
+# -- session 24 (helper G2): the ``s24b`` family, the shapes ``s24`` lacks: real containers (DockerFault), Slurm
+# batch jobs on the loopback cluster, the older vLLMs (0.10.1.1 V1, 0.8.5 V0) and multi-rank servers (TP / DP / PP 2)
+def _s24b(fault: Fault) -> Fault:
+    """The fault as built by its shape's helper (``_dkr``, ``_slm``, ``_v010``, ``_v085``, ``_rank`` / ``_ctr``
+    layouts), moved into the ``s24b`` family."""
+    import dataclasses
+
+    return dataclasses.replace(fault, family="s24b")
+
+
+_S24B_BROKEN_TEMPLATE = "{% for m in messages %}{{ m['content'] }{% endfor %}"
+_S24B_SLM_PORT_JOB = (
+    _SLM_HEAD
+    + _SLM_ENV
+    + "cd {dir}\n"
+    + "PORT=$((800 + SLURM_JOB_ID % 100))  # one port per job, so that jobs on one node do not clash\n"
+    + 'echo "Serving {model} as moonshotai/Kimi-K3 on $(hostname):$PORT"\n'
+    + "srun {serve} --port $PORT\n"
+    + _SLM_DONE
+)
+_S24B_RANK_IDLE = (  # ready, then a good chat (the rank faults add their signal and requests after it)
+    ("wait", "ready"),
+    ("request", "chat"),
+)
+
+_S24B_FAULTS: tuple[Fault, ...] = (
+    # -- real containers: the docker run line and the container's environment
+    _dkr(
+        "s24b-dkr-env-file-export-syntax",
+        "--env-file vllm.env written as a shell script (export VLLM_CPU_KVCACHE_SPACE=4 lines)",
+        "--env-file",
+        "{dir}/vllm.env",
+        setup=(("write", "vllm.env", "export VLLM_CPU_KVCACHE_SPACE=4\nexport VLLM_CPU_OMP_THREADS_BIND=auto\n"),),
+    ),
+    _dkr(
+        "s24b-dkr-memory-swap-below-memory",
+        "--memory 4g --memory-swap 2g (the swap limit, which includes memory, set below the memory limit)",
+        "--memory",
+        "4g",
+        "--memory-swap",
+        "2g",
+    ),
+    _dkr(
+        "s24b-dkr-entrypoint-empty",
+        "--entrypoint '' (meant to reset a wrapper script): the command, the model folder and its flags, is run as "
+        "the program",
+        "--entrypoint",
+        "",
+    ),
+    _dkr(
+        "s24b-dkr-model-mount-config-file",
+        "-v …/kimi-k3/config.json:/models/kimi-k3:ro (a file of the model mounted where the folder is expected)",
+        mounts=False,
+        docker=(
+            "-v",
+            "{model}/config.json:/models/kimi-k3:ro",
+            "-v",
+            "{dir}/home/.cache:/root/.cache",
+            *DOCKER_MOUNTS,
+        ),
+    ),
+    _dkr(
+        "s24b-dkr-ulimit-nofile-64",
+        "docker run --ulimit nofile=64:64 (a hardened-host template), a chat and a completion, docker stop",
+        "--ulimit",
+        "nofile=64:64",
+        actions=(*_DKR_SERVE, ("docker", "stop", "{ctr}")),
+    ),
+    _dkr(
+        "s24b-dkr-stop-signal-usr1",
+        "--stop-signal SIGUSR1 (copied from another service's run line): healthy, two requests, then docker stop "
+        "sends SIGUSR1 to the server (PID 1 in the container) and SIGKILL 10 s later",
+        "--stop-signal",
+        "SIGUSR1",
+        actions=(*_DKR_SERVE, ("docker", "stop", "{ctr}")),
+    ),
+    _dkr(
+        "s24b-dkr-ok-publish-with-host-network",
+        "healthy: -p 8000:8000 together with --network host (docker discards the published port with a warning), "
+        "two requests, docker stop",
+        "-p",
+        "8000:8000",
+        actions=(*_DKR_SERVE, ("docker", "stop", "{ctr}")),
+    ),
+    # -- Slurm batch jobs: the job script and the srun / sbatch options
+    _slm(
+        "s24b-slm-srun-cpus-per-task-4",
+        "`srun --cpus-per-task=4 vllm serve` inside an allocation of --cpus-per-task=2 (the step asks for more CPUs "
+        "than the job has)",
+        job=_slm_job(launch="srun --cpus-per-task=4 "),
+    ),
+    _slm(
+        "s24b-slm-srun-mpi-pmix",
+        "`srun --mpi=pmix vllm serve` (copied from an MPI job) on a cluster without the pmix plugin",
+        job=_slm_job(launch="srun --mpi=pmix "),
+    ),
+    _slm(
+        "s24b-slm-timeout-45s-wrapper",
+        "`srun timeout 45 vllm serve` (a smoke-test wrapper left in the job script): coreutils timeout sends "
+        "SIGTERM to the server 45 s after it starts",
+        job=_slm_job(launch="srun timeout 45 "),
+        actions=(("wait_exit", 240),),
+    ),
+    _slm(
+        "s24b-slm-port-from-job-id-privileged",
+        "the job script derives the port as $((800 + SLURM_JOB_ID % 100)) (a zero dropped from 8000): a port below "
+        "1024 for the job's unprivileged user",
+        job=_S24B_SLM_PORT_JOB,
+    ),
+    _slm(
+        "s24b-slm-scancel-batch-term-serving",
+        "healthy `srun vllm serve` job, a chat, then `scancel --batch --signal=TERM` (meant as a graceful stop: only "
+        "the batch shell gets SIGTERM, not the srun step), then a chat",
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("scancel", "--batch", "--signal=TERM"),
+            ("wait_exit", 60),
+            ("request", "chat"),
+        ),
+    ),
+    _slm(
+        "s24b-slm-ok-exec-batch-shell",
+        "healthy: `exec vllm serve` in the batch script (no srun, the shell replaced by the server), a chat and a "
+        "completion, then scancel",
+        job=_slm_job(launch="exec "),
+        actions=_SLM_OK,
+    ),
+    # -- the older vLLMs: kinds of fault those versions have not had
+    _v010(
+        "s24b-v010-memcg-1g",
+        "vLLM 0.10.1.1: the server in a 1 GiB memory cgroup (a container's limit; the server peaks near 3 GB)",
+        memcg=1 << 30,
+    ),
+    _v010(
+        "s24b-v010-ulimit-nofile-64",
+        "vLLM 0.10.1.1: ulimit -n 64, a chat and a completion, SIGTERM",
+        limits={"RLIMIT_NOFILE": 64},
+        actions=SERVE_AND_STOP,
+    ),
+    _v010(
+        "s24b-v010-ok-tp2-bind",
+        "healthy: vLLM 0.10.1.1 with TP 2 (VLLM_CPU_OMP_THREADS_BIND 0|1), a chat and a completion, SIGTERM",
+        args=_LAYOUT["tp2"],
+        env=_BIND,
+        actions=SERVE_AND_STOP,
+    ),
+    _v085(
+        "s24b-v085-chat-template-broken-jinja",
+        "vLLM 0.8.5: the chat template (tokenizer_config.json and chat_template.jinja) with a Jinja syntax error, "
+        "a chat, a completion, SIGTERM",
+        ("json_set", "tokenizer_config.json", {"chat_template": _S24B_BROKEN_TEMPLATE}),
+        ("write", "model/chat_template.jinja", _S24B_BROKEN_TEMPLATE),
+        actions=SERVE_AND_STOP,
+    ),
+    _v085(
+        "s24b-v085-ld-path-libnuma-empty",
+        "vLLM 0.8.5: LD_LIBRARY_PATH folder with an empty libnuma.so.1",
+        ("write", "lib/libnuma.so.1", ""),
+        env={"LD_LIBRARY_PATH": "{dir}/lib"},
+    ),
+    # -- multi-rank servers: one rank, or the ranks' shared memory
+    _ctr(
+        "s24b-rank-tp2-shm-nr-inodes-2",
+        "TP 2: /dev/shm a 256 MiB tmpfs with nr_inodes=2 (room in bytes, but one file at most) in the server's own "
+        "mount namespace",
+        "tp2",
+        _CTR_SERVE,
+        wrap=_ns("mount -t tmpfs -o size=256m,nr_inodes=2,mode=1777 k3shm /dev/shm"),
+    ),
+    _ctr(
+        "s24b-rank-tp2-shm-segments-deleted-serving",
+        "TP 2: the server's /dev/shm (a private 256 MiB tmpfs) emptied with rm -f /dev/shm/* while serving (a "
+        "cleanup cron), then requests and a normal stop",
+        "tp2",
+        (
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("nsexec", "ls -la /dev/shm; rm -f /dev/shm/*"),
+            ("request", "chat"),
+            ("request", "completion"),
+            ("sleep", 2),
+            ("signal", "main", "SIGTERM"),
+        ),
+        wrap=_ns("mount -t tmpfs -o size=256m,mode=1777 k3shm /dev/shm"),
+    ),
+    _ctr(
+        "s24b-rank-tp1-worker-sigterm-idle",
+        "TP 2: SIGTERM of the worker of rank 1 only (VLLM::Worker_TP1) while idle after a good chat, then chats",
+        "tp2",
+        (
+            *_S24B_RANK_IDLE,
+            ("signal", "VLLM::Worker_TP1", "SIGTERM"),
+            ("sleep", 5),
+            ("request", "chat"),
+            ("wait_exit", 60),
+            ("request", "chat"),
+        ),
+    ),
+    _ctr(
+        "s24b-rank-pp1-worker-sigkill-idle",
+        "PP 2: SIGKILL of the worker of pipeline stage 1 only (VLLM::Worker_PP1) while idle just after ready (before "
+        "any request), then chats",
+        "pp2",
+        (
+            ("wait", "ready"),
+            ("sleep", 2),
+            ("signal", "VLLM::Worker_PP1", "SIGKILL"),
+            ("sleep", 5),
+            ("request", "chat"),
+            ("wait_exit", 60),
+            ("request", "chat"),
+        ),
+    ),
+    _ctr(
+        "s24b-rank-tp1-worker-sigstop-serving",
+        "TP 2: SIGSTOP of the worker of rank 1 only (VLLM::Worker_TP1, frozen as by a debugger or a freezer) while "
+        "idle after a good chat, then a chat; VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS=20 (SIGCONT only at the harness's "
+        "stop)",
+        "tp2",
+        (
+            *_S24B_RANK_IDLE,
+            ("signal", "VLLM::Worker_TP1", "SIGSTOP"),
+            ("sleep", 2),
+            ("request", "chat"),
+            ("wait_exit", 60),
+            ("request", "chat"),
+        ),
+        env={"VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS": "20"},
+    ),
+    _ctr(
+        "s24b-rank-dp1-engine-sigterm-idle",
+        "DP 2: SIGTERM of the engine core of DP rank 1 only (VLLM::EngineCore_DP1) while idle after a good chat, "
+        "then chats",
+        "dp2",
+        (
+            *_S24B_RANK_IDLE,
+            ("signal", "VLLM::EngineCore_DP1", "SIGTERM"),
+            ("sleep", 5),
+            ("request", "chat"),
+            ("request", "chat"),
+            ("wait_exit", 60),
+            ("request", "chat"),
+        ),
+    ),
+    _ctr(
+        "s24b-rank-tp2-bind-both-cpu0",
+        "TP 2 with VLLM_CPU_OMP_THREADS_BIND 0|0 (both ranks bound to CPU 0, a copy-paste slip): requests, a normal "
+        "stop",
+        "tp2",
+        _CTR_SERVE,
+        env={"VLLM_CPU_OMP_THREADS_BIND": "0|0"},
+    ),
+    _ctr(
+        "s24b-rank-ok-tp2-ctrl-c-group",
+        "healthy TP 2 (threads bound 0|1): a chat, a completion, a streamed chat, then Ctrl-C in the terminal "
+        "(SIGINT to the whole process group: API server, engine core and both workers)",
+        "tp2",
+        (
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("request", "completion"),
+            ("request", "stream_128"),
+            ("signal", "group", "SIGINT"),
+            ("wait_exit", 60),
+        ),
+    ),
+)
+FAULTS = FAULTS + tuple(_s24b(f) for f in _S24B_FAULTS)
 
 
 def _round_robin(faults: list[Fault]) -> list[Fault]:
