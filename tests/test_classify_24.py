@@ -21,6 +21,20 @@
   image's: it lacks the toolkit, as a missing ``nvcc`` binary is. After the server was ready, runtime. So is
   Triton finding no ``libcuda.so`` to link its kernels against (``AssertionError: libcuda.so cannot found!``): the
   driver's library is not in the container, as ``libcuda.so.1: cannot open shared object file`` says elsewhere.
+- Slurm's ``slurmstepd-NODE: error: *** STEP 5.0 ON NODE FAILED (non-zero exit code or other failure mode) ***``
+  reports the end of a step whose task exited badly: a consequence, as its CANCELLED line is, never a root (nor
+  argparse's ``prog: error:``, which a node's name after ``slurmstepd-`` made it look like). A job cancelled by
+  ``scancel --batch`` while serving then stops as a cancelled job does: healthy.
+- ``srun: error: Unable to create step for job N: More processors requested than permitted`` (or resources,
+  a partition, an account, a QoS it does not have): the workload manager never started the server's process, the
+  container's layer as ``srun: error: execve(): vllm: No such file or directory`` is.
+- A lock, semaphore or shared-memory segment refused while the processes' IPC is set up (``multiprocessing``'s
+  ``synchronize.py`` / ``shared_memory.py`` frames: ``OSError: [Errno 28] No space left on device`` from an
+  inode-starved ``/dev/shm``) is the engine's start-up, not a full disk of the model's files.
+- The workload manager's own end-of-step lines (``srun: error: n1: task 0: Exited with exit code 1``), wherever
+  a job's output interleaved them, say nothing of a warning or error logged and survived before them (a model-info
+  cache that could not be saved): a root that fails later stays the root (a latent property failure hypothesis
+  found in ``test_classify_interleaved.py`` this session).
 
 Each on generated logs and on a real log of the tuned part; each fails without its change (the guards,
 which say what a rule must leave alone, pass either way).
@@ -266,3 +280,111 @@ def test_triton_finding_no_libcuda_to_link_against_is_the_images(prefix: str, ta
 def test_triton_finding_no_libcuda_on_a_real_log() -> None:
     res = classify_text(tuned_text("vllm-issues", "346.log"))
     assert res.failed_stage == "container", res.evidence
+
+
+_SLURM_NODE = st.sampled_from(["slurmstepd-n1", "slurmstepd-gpu-node-017", "slurmstepd"])
+
+
+@given(node=_SLURM_NODE, job=st.integers(1, 99999))
+def test_a_failed_steps_line_after_the_operators_cancel_of_a_serving_job_is_no_root(node: str, job: int) -> None:
+    host = node.partition("-")[2] or "n1"
+    text = (
+        f"{_ENGINE}{_READY}"
+        f"{node}: error: *** JOB {job} ON {host} CANCELLED AT 2026-12-07T08:27:00 ***\n"
+        f"{node}: error: *** STEP {job}.0 ON {host} FAILED (non-zero exit code or other failure mode) ***\n"
+        "srun: Job step aborted: Waiting up to 5 seconds for job step to finish.\n"
+        "(APIServer pid=1) INFO 12-07 08:27:00 [launcher.py:254] [shutdown] API server: shutdown triggered\n"
+    )
+    res = classify_text(text)
+    assert res.first_exception is None and res.failed_stage == "none", res.first_exception
+
+
+@given(node=st.sampled_from(["slurmstepd-n1", "slurmstepd-gpu-node-017"]))
+def test_a_slurm_daemons_error_line_is_not_argparses(node: str) -> None:
+    """A node's daemon saying it could not chdir is no command line refused (argparse's words, the config's)."""
+    res = classify_text(f"{node}: error: couldn't chdir to `/scratch/k3/model': No such file or directory\n")
+    assert res.failed_stage != "config", res.evidence
+
+
+def test_a_failed_steps_line_after_scancel_batch_on_a_real_log() -> None:
+    res = classify_text(tuned_text("vllm-cpu-faults", "s24b-slm-scancel-batch-term-serving.log"))
+    assert res.first_exception is None and res.failed_stage == "none", res.first_exception
+
+
+@given(
+    why=st.sampled_from(
+        [
+            "Unable to create step for job 7: More processors requested than permitted",
+            "Unable to allocate resources: Requested node configuration is not available",
+            "Invalid generic resource (gres) specification",
+            "Invalid partition name specified",
+        ]
+    )
+)
+def test_srun_refusing_to_start_the_step_is_the_containers(why: str) -> None:
+    res = classify_text(f"srun: error: {why}\n")
+    assert res.first_exception is not None and res.failed_stage == "container", res.evidence
+
+
+def test_srun_refusing_to_start_the_step_on_a_real_log() -> None:
+    res = classify_text(tuned_text("vllm-cpu-faults", "s24b-slm-srun-cpus-per-task-4.log"))
+    assert res.failed_stage == "container", res.evidence
+
+
+@given(
+    prefix=_WORKER,
+    where=st.sampled_from([("synchronize.py", "__init__"), ("shared_memory.py", "__init__")]),
+    last=st.sampled_from(
+        ["OSError: [Errno 28] No space left on device", "PermissionError: [Errno 13] Permission denied"]
+    ),
+)
+def test_the_ipcs_lock_or_segment_refused_at_start_up_is_the_engines(prefix: str, where, last: str) -> None:
+    frames = [
+        ("v1/engine/core.py", "__init__"),
+        ("v1/executor/multiproc_executor.py", "_init_executor"),
+        ("/usr/lib/python3.11/multiprocessing/context.py", "Lock"),
+        (f"/usr/lib/python3.11/multiprocessing/{where[0]}", where[1]),
+    ]
+    res = classify_text(_frames(prefix, frames, last))
+    assert res.failed_stage == "engine", res.evidence
+
+
+def test_the_ipcs_lock_refused_on_a_real_log() -> None:
+    """TP 2 with a /dev/shm of two inodes: the executor's lock cannot be made."""
+    res = classify_text(tuned_text("vllm-cpu-faults", "s24b-rank-tp2-shm-nr-inodes-2.log"))
+    assert res.failed_stage == "engine", res.evidence
+
+
+_SAVED = [
+    "(APIServer pid=1) ERROR 12-07 01:22:36 [registry.py:1041] Error saving model info cache.",
+    "(APIServer pid=1) ERROR 12-07 01:22:36 [registry.py:1041] Traceback (most recent call last):",
+    '(APIServer pid=1) ERROR 12-07 01:22:36 [registry.py:1041]   File "/usr/lib/python3.11/pathlib.py", line 1117, in mkdir',
+    "(APIServer pid=1) ERROR 12-07 01:22:36 [registry.py:1041]     os.mkdir(self, mode)",
+    "(APIServer pid=1) ERROR 12-07 01:22:36 [registry.py:1041] PermissionError: [Errno 13] Permission denied: '/nonexistent'",
+]
+
+
+@given(
+    end=st.sampled_from(
+        [
+            "srun: error: n1: task 0: Exited with exit code 1",
+            "srun: error: gpu-07: tasks 0-1: Killed",
+            "slurmstepd: error: *** STEP 3.0 ON n1 FAILED (non-zero exit code or other failure mode) ***",
+        ]
+    ),
+    at=st.integers(0, 3),
+)
+def test_a_workload_managers_end_line_says_nothing_of_a_survived_error_before_it(end: str, at: int) -> None:
+    loading = [_LOADING.rstrip("\n")] * 4
+    later = "ValueError: Model architectures ['K3ForCausalLM'] are not supported for now."
+    lines = [*_SAVED, *loading[:at], end, *loading[at:]]
+    res = classify_text("\n".join(lines) + "\n" + _consequence(later))
+    assert res.first_exception is not None and res.first_exception.line.endswith(later), res.first_exception
+
+
+def test_a_workload_managers_end_line_interleaved_on_a_real_log() -> None:
+    """--user 65534 on a compiled start in Docker: the model-info cache's survived error, then the worker's root."""
+    lines = tuned_text("vllm-cpu-faults", "dkr-user-nobody-compile.log").splitlines()
+    want = classify_text("\n".join(lines) + "\n").first_exception
+    res = classify_text("\n".join([*lines[:77], "srun: error: a: task 0: Exited with exit code 1", *lines[77:]]) + "\n")
+    assert want is not None and res.first_exception is not None and res.first_exception.line == want.line

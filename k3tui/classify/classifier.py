@@ -1490,8 +1490,9 @@ class Classifier:
             return
         if self._rules.consequence.search(ln.body) and not self._engine_connection(ln.body, trace):
             self._crash_lookback(n)
-            if self._root is None and (self._teardown or self._warning) is not None:
-                self._root = self._teardown or self._warning
+            warning = None if self._rules.manager.match(ln.body) else self._warning  # (the job's end, not its doing)
+            if self._root is None and (self._teardown or warning) is not None:
+                self._root = self._teardown or warning
             if self._root is None and (said := self._reason_before(ln, n, trace)) is not None:
                 self._root = said  # the same process's ERROR line right before it named the failing layer
                 return
