@@ -43,17 +43,11 @@ from hypothesis import strategies as st
 
 from k3tui.classify import classify_text
 from tests.support.corpus import tuned_text
+from tests.support.tracebacks import traceback_text
 
 _V = "/usr/local/lib/python3.12/dist-packages/vllm"
 _WORDS = st.lists(st.from_regex(r"[a-z]{2,10}", fullmatch=True), min_size=1, max_size=6).map(" ".join)
 _PREFIX = st.sampled_from(["", "(EngineCore_DP0 pid=749) ERROR 01-07 00:15:34 [core.py:879] ", "[rank0]: "])
-
-
-def _trace(prefix: str, frames: list[tuple[str, str]], last: str) -> str:
-    lines = [f"{prefix}Traceback (most recent call last):"]
-    for path, func in frames:
-        lines += [f'{prefix}  File "{path}", line 42, in {func}', f"{prefix}    x = y()"]
-    return "\n".join([*lines, f"{prefix}{last}"]) + "\n"
 
 
 _HELPERS = {
@@ -109,7 +103,9 @@ _HELPERS = {
 @given(prefix=_PREFIX, words=_WORDS)
 def test_a_helper_placed_by_its_folder_yields_to_a_later_layers_work(case: str, prefix: str, words: str) -> None:
     frames, last, stage = _HELPERS[case]
-    res = classify_text(_trace(prefix, [(f"{_V}/{path}", func) for path, func in frames], last.format(words)))
+    res = classify_text(
+        traceback_text([(f"{_V}/{path}", func) for path, func in frames], last.format(words), prefix=prefix)
+    )
     assert res.failed_stage == stage, res.evidence
 
 
@@ -231,7 +227,7 @@ def test_a_prompts_token_id_out_of_vocabulary_is_a_refused_request(n: int, prefi
     ]
     res = classify_text(
         "INFO 12-07 01:02:03 [api_server.py:1] Application startup complete.\n"
-        + _trace(prefix, frames, f"ValueError: Token id {n} is out of vocabulary")
+        + traceback_text(frames, f"ValueError: Token id {n} is out of vocabulary", prefix=prefix)
     )
     assert res.first_exception is None and res.failed_stage == "none", res.first_exception
 
@@ -315,7 +311,7 @@ def test_a_vocab_file_that_cannot_be_read_is_the_weights_wherever_it_was_loaded(
         (f"{_V}/entrypoints/openai/parser/harmony_utils.py", "get_encoding"),
         ("/usr/local/lib/python3.12/dist-packages/openai_harmony/__init__.py", "load_harmony_encoding"),
     ]
-    res = classify_text(_trace(prefix, frames, f"openai_harmony.HarmonyError: {said}"))
+    res = classify_text(traceback_text(frames, f"openai_harmony.HarmonyError: {said}", prefix=prefix))
     assert res.failed_stage == "weights", res.evidence
 
 
@@ -344,7 +340,9 @@ def test_torchscripts_wrapper_gives_way_to_what_was_raised_in_the_module(prefix:
         (f"{_V}/v1/worker/model_runner.py", "execute_model"),
         ("/opt/conda/lib/python3.12/site-packages/torch/nn/modules/module.py", "_call_impl"),
     ]
-    head = _trace(prefix, frames, "RuntimeError: The following operation failed in the TorchScript interpreter.")
+    head = traceback_text(
+        frames, "RuntimeError: The following operation failed in the TorchScript interpreter.", prefix=prefix
+    )
     inner = f"RuntimeError: Failed to execute the model {words}"
     res = classify_text(head + "\n".join(f"{prefix}{x}" for x in [*_TS_TAIL, inner]) + "\n")
     assert res.first_exception is not None and res.first_exception.line.endswith(inner), res.first_exception

@@ -47,6 +47,7 @@ from hypothesis import strategies as st
 
 from k3tui.classify import classify_text
 from tests.support.corpus import tuned_text
+from tests.support.tracebacks import traceback_text
 
 _V = "/usr/local/lib/python3.12/dist-packages/vllm"
 _ENGINE = "(EngineCore_0 pid=19740) INFO 12-07 02:30:15 [core.py:74] Initializing a V1 LLM engine (v0.10.1.1)\n"
@@ -55,11 +56,8 @@ _API = "(APIServer pid=19711) "
 
 def _frames(prefix: str, frames: list[tuple[str, str]], last: str) -> str:
     """A traceback through ``frames`` (vLLM's when the path is relative) ending in ``last``, each line under ``prefix``."""
-    lines = [f"{prefix}Traceback (most recent call last):"]
-    for path, func in frames:
-        where = path if path.startswith("/") else f"{_V}/{path}"
-        lines += [f'{prefix}  File "{where}", line 42, in {func}', f"{prefix}    x = y()"]
-    return "\n".join([*lines, f"{prefix}{last}"]) + "\n"
+    where = [(path if path.startswith("/") else f"{_V}/{path}", func) for path, func in frames]
+    return traceback_text(where, last, prefix=prefix)
 
 
 def _consequence(last: str) -> str:

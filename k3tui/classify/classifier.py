@@ -277,8 +277,6 @@ class _Root:
     survived: bool = False
     """An exception the code that logged it went on after (a plugin that did not load): the root only if
     what fails later is its doing (no platform), or nothing does before the end of a log that never got ready."""
-    thread: bool = False
-    """Of those, one that ended a thread: also the root at the end of a log whose server was ready before it."""
     verdict: Verdict | None = None
     outer: list[Trace] = field(default_factory=list)
     """The tracebacks Python chained after this root's own (``The above exception was the direct
@@ -526,7 +524,8 @@ class Classifier:
                 if (
                     never_ready
                     or self._rules.warning_failure.search(warning.body)
-                    or (warning.thread and not self._ready_after(warning.n))  # it died while serving
+                    # one that ended a thread while the server was serving (ready before it, not after)
+                    or (warning.trace is not None and warning.trace.thread and not self._ready_after(warning.n))
                 ):
                     self._root = warning
             if self._root is None and self._unexplained is not None and not self._stop_before():
@@ -1220,7 +1219,6 @@ class Classifier:
                 # like a broken import's warning: the root when what fails later is its doing, or nothing does
                 self._warning = self._new_root(ln, n, m["type"], m["msg"] or m["rmsg"] or "", trace)
                 self._warning.survived = True
-                self._warning.thread = trace.thread
             return
         m = self._rules.exception.match(body)
         if m:
