@@ -91,3 +91,31 @@ def test_the_workload_managers_line_does_not_make_the_error_line_before_it_a_roo
         assert got.first_exception is not None
         assert got.first_exception.line == _REFS[case.id].first_exception.line, extra
         assert got.failed_stage == _REFS[case.id].failed_stage, extra
+
+
+_CHAINS = [
+    (c, i)
+    for c in LOGS
+    for i, line in enumerate(_TEXTS[c.id])
+    if "During handling of the above exception" in line or "The above exception was the direct cause" in line
+]
+"""Every place in those logs where Python chained one traceback to another (a survived one's included)."""
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    chain=st.sampled_from(_CHAINS),
+    offset=st.integers(0, 2),
+    extra=st.lists(SLURM_LINES, min_size=1, max_size=3),
+)
+def test_a_workload_managers_lines_inside_a_chain_of_tracebacks_change_no_root(chain, offset, extra) -> None:  # noqa: ANN001
+    """The worst place for srun's lines: between ``During handling …`` (or ``The above exception …``) and the
+    head of the traceback chained to it, where a logged and survived traceback is tied to the next one."""
+    case, i = chain
+    lines = _TEXTS[case.id]
+    pos = i + 1 + offset
+    got = classify_text("\n".join([*lines[:pos], *extra, *lines[pos:]]) + "\n")
+    ref = _REFS[case.id]
+    assert got.first_exception is not None, (case.id, pos, extra)
+    assert got.first_exception.line == ref.first_exception.line, (case.id, pos, extra)
+    assert got.failed_stage == ref.failed_stage, (case.id, pos, extra)

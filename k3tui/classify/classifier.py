@@ -222,9 +222,6 @@ _NCCL_FAILURE = re.compile(r"(?i)\b(?:fail(?:ure|ed)?|error|duplicate GPU|invali
 """An NCCL WARN line that reports a failure (not a notice such as a tuning hint): an error, and the
 misuses NCCL refuses to go on with (two ranks on one GPU: ``Duplicate GPU detected``)."""
 _CRASH_TYPES = frozenset({"FatalError", "WorkerDied"})
-_MANAGER = re.compile(r"^(?:srun|slurmstepd|sbatch|salloc)(?:-[\w.\-]+)?(?:\[\d+\])?: ")
-"""A workload manager's own line (``srun: error: n1: task 0: Exited with exit code 1``): another process than
-the one whose lines it sits among, so the ERROR line before it is not its reason."""
 _CPP_STACK = "Exception raised from "
 """torch's C++ stack under a message (``Exception raised from recvBytes at …Utils.hpp:682``): the
 message above it (often a warning) is what it belongs to, never a native error of its own."""
@@ -847,6 +844,8 @@ class Classifier:
             self._followed = True  # (a vLLM line behind a prefix not known, a platform's console record, too)
         if self._traces:
             self._expire(n)
+        if self._quiet_chain and _WORKLOAD.match(ln.body):
+            self._workload_between(n)
         root = self._root
         if root is not None and not root.emitted:
             if root.dump and self._dump_line(ln, n):
@@ -975,6 +974,8 @@ class Classifier:
                 trace.indent = max(0, len(body) - len(body.lstrip(" \t")) - 2)  # Python indents a frame by 2
             if trace.indent > 0 and body[: trace.indent].isspace():  # (spaces or a tab)
                 ln = replace(ln, body=body[trace.indent :])  # the paste's indentation is not Python's
+        if _WORKLOAD.match(ln.body):
+            return False  # srun's report, wherever it landed (even before the first frame): never the trace's
         what = trace.step(ln, n)
         if what == "exception":
             self._exception_line(trace, ln, n)
@@ -1371,6 +1372,14 @@ class Classifier:
             root.stack, root.numbers = [ln.raw], [n]
         return root
 
+    def _workload_between(self, n: int) -> None:
+        """A workload manager's line (srun's may land anywhere) printed between a survived traceback's end
+        and the head of one chained to it is not in the gap that ties them."""
+        for key, ended in self._quiet_chain.items():
+            chained = self._traces.get(key)
+            if 0 < n - ended <= QUIET_CHAIN_GAP and (chained is None or chained.start < ended):
+                self._quiet_chain[key] = ended + 1  # (until the chained head came)
+
     def _chained_to_quiet(self, trace: Trace) -> bool:
         """Python chained this traceback to a survived one of the same process (``During handling of the
         above exception …`` between them: a blank, that line, a blank): it is the same request's."""
@@ -1564,8 +1573,8 @@ class Classifier:
 
     def _reason_before(self, ln: Line, n: int, trace: Trace | None) -> _Root | None:
         """``_reason`` for a consequence: the ERROR line right before it, or before its traceback's header."""
-        if _MANAGER.match(ln.body):
-            return None
+        if _WORKLOAD.match(ln.body):
+            return None  # another process than the one whose lines it sits among: that ERROR line is not its reason
         if (said := self._reason(self._headers.get(ln.key), n)) is not None:
             return said
         return None if trace is None or trace.header is None else self._reason(trace.said, trace.header[1])
