@@ -148,3 +148,22 @@ def test_unlabelled_and_twice_labelled_logs_are_reported(tmp_path):
 def test_any_exception_text_not_in_the_log_is_reported(tmp_path_factory, text):
     folder = _folder(tmp_path_factory.mktemp("c"), [{**GOOD, "first_exception": text}])
     assert any("not a substring" in p for p in problems(folder))
+
+
+def test_every_second_label_is_of_a_tuned_log_and_checkable():
+    """``second-labels.jsonl`` (bench/label_agreement.py): a second person's label of tuned logs only (the
+    held-out part stays unread), in the stage vocabulary, its root verbatim on one line of the log."""
+    from tests.support.corpus import held_out
+
+    rows = [json.loads(x) for x in (REPO_CORPUS / "second-labels.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert len(rows) >= 80
+    assert len({r["id"] for r in rows}) == len(rows)
+    for r in rows:
+        folder, name = r["id"].split("/", 1)
+        assert not held_out(folder, name), r["id"]
+        assert set(r) == {"id", "stage", "first_exception", "sure", "reason"}, r["id"]
+        assert r["stage"] in STAGES and isinstance(r["sure"], bool) and r["reason"].strip(), r["id"]
+        text = (REPO_CORPUS / folder / name).read_text(encoding="utf-8", errors="replace")
+        fe = r["first_exception"]
+        assert fe is None or ("\n" not in fe and fe in text), r["id"]
+        assert r["stage"] != "none" or fe is None, r["id"]
