@@ -9448,6 +9448,614 @@ _S24B_FAULTS: tuple[Fault, ...] = (
 FAULTS = FAULTS + tuple(_s24b(f) for f in _S24B_FAULTS)
 
 
+# ---- family s25 (session 25): plain vllm serve runs of vLLM 0.32 ----
+# S25-BLOCK-ANCHOR
+# -- session 25 (helper G): the ``s25`` family, plain ``vllm serve`` runs of a Kimi-K3-style MoE deployment's
+# mistakes on this CPU build: flags and JSON values of such a deployment, model files as a conversion left them,
+# start-up markers not signalled before, new request kinds, kills mid-stream, and noisy but healthy controls.
+_S25_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+_S25_TEMPLATE = (
+    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+_S25_ST_EDIT = """import json, struct, sys
+path = 'model/model.safetensors'
+raw = open(path, 'rb').read()
+n = struct.unpack('<Q', raw[:8])[0]
+header = json.loads(raw[8:8 + n])
+data = raw[8 + n:]
+mode = sys.argv[1]
+if mode == 'extra-expert':
+    name = 'model.layers.0.mlp.experts.0.gate_proj.weight'
+    size = 256 * 128 * 2
+    header[name] = {'dtype': 'BF16', 'shape': [256, 128], 'data_offsets': [len(data), len(data) + size]}
+    data += bytes(size)
+elif mode == 'metadata-int':
+    header['__metadata__'] = {'format': 'pt', 'total_parameters': 853248, 'quantized': False}
+blob = json.dumps(header, separators=(',', ':')).encode()
+blob += b' ' * (-len(blob) % 8)
+open(path, 'wb').write(struct.pack('<Q', len(blob)) + blob + data)
+"""
+
+
+def _s25_many_messages_body(n: int) -> bytes:
+    """A chat request of ``n`` one-word user messages (32 bytes each): a body of tens of MB."""
+    head = b'{"model": "' + SERVED.encode() + b'", "max_tokens": 4, "messages": ['
+    return head + b'{"role": "user", "content": "hi"},' * n + b'{"role": "user", "content": "hi"}]}'
+
+
+PAYLOADS.update(
+    {
+        "s25_chat_image_part": {
+            "path": "/v1/chat/completions",
+            "json": {
+                "model": SERVED,
+                "messages": [
+                    {
+                        "role": "user",
+                        "content": [
+                            {"type": "text", "text": "What is in this picture?"},
+                            {"type": "image_url", "image_url": {"url": "data:image/png;base64," + _S25_PNG}},
+                        ],
+                    }
+                ],
+                "max_tokens": 16,
+            },
+        },
+        "s25_chat_template_kwargs_string": _chat(chat_template_kwargs="thinking"),
+        "s25_chat_thinking_off": _chat(chat_template_kwargs={"thinking": False}),
+        "s25_story_700": _chat("Tell a long story.", max_tokens=700, ignore_eos=True),
+        "s25_chat_2m_messages": {"path": "/v1/chat/completions", "raw": lambda: _s25_many_messages_body(2_000_000)},
+    }
+)
+
+_S25_SERVE3 = (
+    ("wait", "ready"),
+    ("request", "chat"),
+    ("request", "completion"),
+    ("request", "stream_128"),
+    ("signal", "main", "SIGTERM"),
+)
+
+
+def _s25(name: str, what: str, **kw: object) -> Fault:
+    return Fault(name, "s25", what, **kw)
+
+
+def _s25_stream_signal(target: str, sig: str, after: float = 1.0) -> tuple:
+    """Ready, a chat, a long streamed chat in the background, ``sig`` to ``target`` ``after`` s into it, a chat."""
+    return (
+        ("wait", "ready"),
+        ("request", "chat"),
+        ("request_bg", "stream_long"),
+        ("sleep", after),
+        ("signal", target, sig),
+        ("wait_exit", 60),
+        ("request", "chat"),
+    )
+
+
+_S25_FAULTS: tuple[Fault, ...] = (
+    _s25(
+        "s25-args-all2all-backend-deepep",
+        "--enable-expert-parallel --all2all-backend deepep (a Kimi recipe's deepep_low_latency misremembered: not "
+        "a choice)",
+        args=("--enable-expert-parallel", "--all2all-backend", "deepep"),
+    ),
+    _s25(
+        "s25-cfg-fp8-block-quant-config-on-bf16",
+        "config.json given the Kimi checkpoint's quantization_config (fp8 e4m3, weight_block_size [128, 128], "
+        "dynamic activations) over the bf16 weights, then requests",
+        setup=(
+            (
+                "json_set",
+                "config.json",
+                {
+                    "quantization_config": {
+                        "quant_method": "fp8",
+                        "fmt": "e4m3",
+                        "activation_scheme": "dynamic",
+                        "weight_block_size": [128, 128],
+                    }
+                },
+            ),
+        ),
+        actions=SERVE_AND_STOP,
+    ),
+    _s25(
+        "s25-sigterm-engine-at-dp-group-leader",
+        "SIGTERM of VLLM::EngineCore at its 'DP group leader' line (the executor about to start its worker)",
+        actions=(("wait", "DP group leader"), ("signal", "VLLM::EngineCore", "SIGTERM"), ("wait_exit", 90)),
+    ),
+    _s25(
+        "s25-req-image-part-text-model",
+        "a chat whose user message holds an image_url content part (a data: PNG) sent to the text-only model, then "
+        "a plain chat and a normal stop",
+        actions=(
+            ("wait", "ready"),
+            ("request", "s25_chat_image_part"),
+            ("request", "chat"),
+            ("signal", "main", "SIGTERM"),
+        ),
+    ),
+    _s25(
+        "s25-ok-gpu-env-vars-on-cpu",
+        "healthy: the GPU recipe's environment carried over (VLLM_USE_DEEP_GEMM=1, VLLM_ALL2ALL_BACKEND="
+        "deepep_low_latency, VLLM_MOE_DP_CHUNK_SIZE=256, NCCL_DEBUG=INFO, NCCL_IB_DISABLE=1), requests, a normal stop",
+        env={
+            "VLLM_USE_DEEP_GEMM": "1",
+            "VLLM_ALL2ALL_BACKEND": "deepep_low_latency",
+            "VLLM_MOE_DP_CHUNK_SIZE": "256",
+            "NCCL_DEBUG": "INFO",
+            "NCCL_IB_DISABLE": "1",
+        },
+        actions=_S25_SERVE3,
+    ),
+    _s25(
+        "s25-args-auto-tool-choice-without-parser",
+        "--enable-auto-tool-choice without --tool-call-parser (the kimi_k2 parser flag left out)",
+        args=("--enable-auto-tool-choice",),
+    ),
+    _s25(
+        "s25-tokcfg-chat-template-list-no-default",
+        "chat_template.jinja removed and tokenizer_config.json chat_template a list of named templates (tool_use, "
+        "thinking) without one named default, then a chat, a completion and a normal stop",
+        setup=(
+            ("remove", "model/chat_template.jinja"),
+            (
+                "json_set",
+                "tokenizer_config.json",
+                {
+                    "chat_template": [
+                        {"name": "tool_use", "template": _S25_TEMPLATE},
+                        {"name": "thinking", "template": _S25_TEMPLATE},
+                    ]
+                },
+            ),
+        ),
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("request", "completion"),
+            ("signal", "main", "SIGTERM"),
+        ),
+    ),
+    _s25(
+        "s25-args-prefix-hash-xxhash-not-installed",
+        "--prefix-caching-hash-algo xxhash without the optional xxhash package installed",
+        args=("--prefix-caching-hash-algo", "xxhash"),
+        actions=SERVE_AND_STOP,
+    ),
+    _s25(
+        "s25-segv-api-during-stream",
+        "SIGSEGV sent to the API server (main process) 1 s into a long streamed chat, then a chat",
+        actions=_s25_stream_signal("main", "SIGSEGV"),
+    ),
+    _s25(
+        "s25-ok-enable-dbo-on-cpu",
+        "healthy: --enable-dbo (dual-batch overlap of a large MoE deployment) on the CPU build, requests, Ctrl-C "
+        "(SIGINT)",
+        args=("--enable-dbo",),
+        actions=(("wait", "ready"), ("request", "chat"), ("request", "completion"), ("signal", "main", "SIGINT")),
+    ),
+    _s25(
+        "s25-args-default-chat-template-kwargs-list",
+        "--default-chat-template-kwargs '[\"thinking\"]' (valid JSON, a list where an object is wanted), then a chat",
+        args=("--default-chat-template-kwargs", '["thinking"]'),
+        actions=SERVE_AND_STOP,
+    ),
+    _s25(
+        "s25-st-extra-moe-expert-tensor",
+        "model.safetensors with one extra tensor model.layers.0.mlp.experts.0.gate_proj.weight (an MoE expert the "
+        "dense model has no parameter for), then requests",
+        setup=(("write", "stedit.py", _S25_ST_EDIT), ("sh", "{python} stedit.py extra-expert")),
+        actions=SERVE_AND_STOP,
+    ),
+    _s25(
+        "s25-kill9-api-at-starting-vllm-server",
+        "SIGKILL of the API server at 'Starting vLLM server on' (engine up, the HTTP server about to listen)",
+        actions=(("wait", "Starting vLLM server on"), ("signal", "main", "SIGKILL"), ("wait_exit", 90)),
+    ),
+    _s25(
+        "s25-req-chat-template-kwargs-string",
+        'a chat with chat_template_kwargs "thinking" (a string where an object is wanted), a chat with '
+        "chat_template_kwargs {thinking: false}, a plain chat, a normal stop",
+        actions=(
+            ("wait", "ready"),
+            ("request", "s25_chat_template_kwargs_string"),
+            ("request", "s25_chat_thinking_off"),
+            ("request", "chat"),
+            ("signal", "main", "SIGTERM"),
+        ),
+    ),
+    _s25(
+        "s25-ok-batched-tokens-above-seqs-times-len",
+        "healthy: --max-num-seqs 1 --max-num-batched-tokens 4096 (more tokens per step than one 1024-token "
+        "sequence can use: a warning), two chats at once (one queues), a completion, Ctrl-C (SIGINT)",
+        args=("--max-num-seqs", "1", "--max-num-batched-tokens", "4096"),
+        actions=(
+            ("wait", "ready"),
+            ("request_bg", "stream_128"),
+            ("request", "chat"),
+            ("request", "completion"),
+            ("sleep", 2),
+            ("signal", "main", "SIGINT"),
+        ),
+    ),
+    _s25(
+        "s25-args-speculative-mtp-on-llama",
+        '--speculative-config \'{"method": "mtp", "num_speculative_tokens": 1}\' (the MoE model\'s multi-token '
+        "prediction) on a Llama checkpoint without MTP layers",
+        args=("--speculative-config", '{"method": "mtp", "num_speculative_tokens": 1}'),
+        actions=SERVE_AND_STOP,
+    ),
+    _s25(
+        "s25-st-metadata-int-value",
+        "model.safetensors __metadata__ with an integer and a boolean value (total_parameters 853248, quantized "
+        "false; the format wants strings only), then requests",
+        setup=(("write", "stedit.py", _S25_ST_EDIT), ("sh", "{python} stedit.py metadata-int")),
+        actions=SERVE_AND_STOP,
+    ),
+    _s25(
+        "s25-ok-kv-2m-preemption",
+        "--kv-cache-memory-bytes 2M (2,048 tokens of KV cache, VLLM_CPU_KVCACHE_SPACE unset) and four 700-token "
+        "chats at once (more than fits: preemption), then a chat and a normal stop",
+        args=("--kv-cache-memory-bytes", "2M"),
+        unset=("VLLM_CPU_KVCACHE_SPACE",),
+        actions=(
+            ("wait", "ready"),
+            ("request_bg", "s25_story_700"),
+            ("request_bg", "s25_story_700"),
+            ("request_bg", "s25_story_700"),
+            ("request", "s25_story_700"),
+            ("wait_exit", 1),
+            ("sleep", 5),
+            ("request", "chat"),
+            ("signal", "main", "SIGTERM"),
+        ),
+    ),
+    _s25(
+        "s25-alrm-worker-during-stream",
+        "SIGALRM (unhandled: terminates) of VLLM::Worker 1 s into a long streamed chat, then a chat",
+        actions=_s25_stream_signal("VLLM::Worker", "SIGALRM"),
+    ),
+    _s25(
+        "s25-st-lm-head-offsets-empty",
+        "safetensors header data_offsets [0, 0] for lm_head.weight (shape kept: the entry claims no bytes), "
+        "then requests",
+        setup=(("st_header", "model.safetensors", "lm_head.weight", "data_offsets", [0, 0]),),
+        actions=SERVE_AND_STOP,
+    ),
+    _s25(
+        "s25-ok-kimi-thinking-default-kwargs",
+        "healthy: --default-chat-template-kwargs '{\"thinking\": true}' (a Kimi thinking switch the ChatML template "
+        "ignores), a chat, a chat with chat_template_kwargs thinking false, a streamed chat, a normal stop",
+        args=("--default-chat-template-kwargs", '{"thinking": true}'),
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("request", "s25_chat_thinking_off"),
+            ("request", "stream_128"),
+            ("signal", "main", "SIGTERM"),
+        ),
+    ),
+    _s25(
+        "s25-memcg-2g75-two-million-messages",
+        "the server in a 2.75 GiB memory cgroup (start-up fits), then one chat of 2,000,000 one-word messages (a "
+        "64 MB body a runaway client built from its whole history), then a chat",
+        memcg=2816 << 20,
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("request", "s25_chat_2m_messages"),
+            ("sleep", 5),
+            ("request", "chat"),
+            ("wait_exit", 20),
+        ),
+    ),
+    _s25(
+        "s25-ok-dtype-float16-cast",
+        "healthy: --dtype float16 on the bf16 checkpoint (weights cast at load, a warning), requests, a normal stop",
+        args=("--dtype", "float16"),
+        actions=_S25_SERVE3,
+    ),
+    _s25(
+        "s25-cc-splitting-ops-unknown-compiled",
+        '--compilation-config \'{"mode": 3, "splitting_ops": ["vllm::k3_fused_moe_attention"]}\' (a splitting op '
+        "this build does not have, copied from another deployment), compiled start-up",
+        args=("--compilation-config", '{"mode": 3, "splitting_ops": ["vllm::k3_fused_moe_attention"]}'),
+        eager=False,
+        timeout=540.0,
+        actions=SERVE_AND_STOP,
+    ),
+    _s25(
+        "s25-kill9-worker-at-initializing-model-took",
+        "SIGKILL of VLLM::Worker at 'Initializing model took' (the model built, its weights not yet read)",
+        actions=(("wait", "Initializing model took"), ("signal", "VLLM::Worker", "SIGKILL"), ("wait_exit", 90)),
+    ),
+    _s25(
+        "s25-memcg-3g-kv-memory-4g",
+        "--kv-cache-memory-bytes 4G (sized for the host, VLLM_CPU_KVCACHE_SPACE unset) in a 3 GiB memory cgroup "
+        "(the container's limit), then requests",
+        args=("--kv-cache-memory-bytes", "4G"),
+        unset=("VLLM_CPU_KVCACHE_SPACE",),
+        memcg=3 << 30,
+        actions=SERVE_AND_STOP,
+    ),
+)
+FAULTS = FAULTS + _S25_FAULTS
+
+
+# ---- family s25b (session 25): Docker, Slurm, older vLLMs, multi-rank ----
+# S25B-BLOCK-ANCHOR
+# -- session 25 (helper G2): the ``s25b`` family, the shapes ``s25`` lacks: real containers (DockerFault), Slurm
+# batch jobs on the loopback cluster, the older vLLMs (0.10.1.1 V1, 0.8.5 V0) and multi-rank servers (TP / DP / PP 2)
+def _s25b(fault: Fault) -> Fault:
+    """The fault as built by its shape's helper (``_dkr``, ``_slm``, ``_v010``, ``_v085``, ``_ctr`` layouts), moved
+    into the ``s25b`` family."""
+    import dataclasses
+
+    return dataclasses.replace(fault, family="s25b")
+
+
+_S25B_RAISING_TEMPLATE = "{{ raise_exception('This model only supports the k3 chat format') }}"
+_S25B_GENCFG_EOS_STRING = '{"bos_token_id": 1, "eos_token_id": "<|im_end|>", "do_sample": true, "temperature": 0.6}\n'
+_S25B_SLM_SMOKE_JOB = (
+    _SLM_HEAD
+    + _SLM_ENV
+    + "cd {dir}\n"
+    + 'echo "Serving {model} as moonshotai/Kimi-K3 on $(hostname):{port}"\n'
+    + "srun {serve} &\n"
+    + "SERVER=$!\n"
+    + "until curl -sf http://127.0.0.1:{port}/health >/dev/null; do sleep 5; done\n"
+    + 'echo "smoke test: $(curl -s http://127.0.0.1:{port}/v1/models)"\n'
+    + "wait $SERVER\n"
+    + _SLM_DONE
+)
+_S25B_SERVE = (  # ready, requests, a normal stop (SIGTERM of the API server)
+    ("wait", "ready"),
+    ("request", "chat"),
+    ("request", "completion"),
+    ("request", "chat"),
+    ("sleep", 2),
+    ("signal", "main", "SIGTERM"),
+)
+
+
+def _s25b_ctr(name: str, what: str, layout: str, actions: tuple, extra: tuple, **kw: object) -> Fault:
+    """``_ctr`` with flags after the layout's (``_ctr`` sets ``args`` itself)."""
+    import dataclasses
+
+    return dataclasses.replace(_ctr(name, what, layout, actions, **kw), args=_LAYOUT[layout] + extra)
+
+
+_S25B_FAULTS: tuple[Fault, ...] = (
+    # -- real containers: the docker run line and the container's environment
+    _dkr(
+        "s25b-dkr-entrypoint-with-space",
+        "--entrypoint 'vllm serve' (the entrypoint and its sub-command given as one word): docker looks for a program "
+        "named 'vllm serve'",
+        "--entrypoint",
+        "vllm serve",
+    ),
+    _dkr(
+        "s25b-dkr-sh-c-split-command",
+        "--entrypoint sh with the command `-c vllm serve /models/kimi-k3 --port …` unquoted: sh -c runs only `vllm` "
+        "(the rest become $0, $1, …)",
+        "--entrypoint",
+        "sh",
+        ctr_cmd=("-c", "vllm", "serve", "/models/kimi-k3", "{base}"),
+    ),
+    _dkr(
+        "s25b-dkr-mount-bind-source-missing",
+        "--mount type=bind,source=…/models/kimi-k3 (a host folder that does not exist: --mount, unlike -v, does not "
+        "create it)",
+        mounts=False,
+        docker=(
+            "--mount",
+            "type=bind,source={dir}/models/kimi-k3,target=/models/kimi-k3,readonly",
+            "-v",
+            "{dir}/home/.cache:/root/.cache",
+            *DOCKER_MOUNTS,
+        ),
+    ),
+    _dkr(
+        "s25b-dkr-env-file-missing",
+        "--env-file kimi-k3.env naming a file that is not in the operator's working folder",
+        "--env-file",
+        "{dir}/kimi-k3.env",
+    ),
+    _dkr(
+        "s25b-dkr-network-none-with-host",
+        "--network none added (meant to isolate the container) to a run line that already has --network host",
+        "--network",
+        "none",
+    ),
+    _dkr(
+        "s25b-dkr-platform-arm64",
+        "--platform linux/arm64 (copied from a Grace-Hopper node's run line) for the amd64 image, no registry "
+        "reachable",
+        "--platform",
+        "linux/arm64",
+    ),
+    _dkr(
+        "s25b-dkr-ok-init-docker-stop",
+        "healthy: docker run --init (docker-init as PID 1 forwards signals to the server): two requests, docker stop",
+        "--init",
+        actions=(*_DKR_SERVE, ("docker", "stop", "{ctr}")),
+    ),
+    _dkr(
+        "s25b-dkr-ok-logs-rotated-max-size",
+        "healthy detached container with --log-opt max-size=8k --log-opt max-file=2: the start-up is rotated away, "
+        "docker logs shows only the last 8-16 KB; requests, docker stop",
+        "--log-opt",
+        "max-size=8k",
+        "--log-opt",
+        "max-file=2",
+        log="logs",
+        actions=(*_DKR_SERVE, ("request", "chat"), ("docker", "stop", "{ctr}")),
+    ),
+    # -- Slurm batch jobs: the job script and the srun / sbatch options
+    _slm(
+        "s25b-slm-sh-shebang-source",
+        "the job script's shebang is #!/bin/sh (dash) while it uses bash's `source` to activate the venv: `source: "
+        "not found`, then `srun vllm serve` finds no vllm",
+        job=_slm_job().replace("#!/bin/bash", "#!/bin/sh", 1),
+    ),
+    _slm(
+        "s25b-slm-set-u-hf-token-unset",
+        "`set -euo pipefail` and `export HF_TOKEN=$HF_TOKEN` in the job script, HF_TOKEN not set for the job: the "
+        "batch shell stops on an unbound variable before vLLM",
+        job=_slm_job(pre="set -euo pipefail\nexport HF_TOKEN=$HF_TOKEN\n"),
+    ),
+    _slm(
+        "s25b-slm-ulimit-v-2g-in-script",
+        "`ulimit -v 2097152` (2 GiB of address space, a site template's guard) in the job script before `srun vllm "
+        "serve`",
+        job=_slm_job(pre="ulimit -v 2097152\n"),
+        actions=(("wait_exit", 300),),
+    ),
+    _slm(
+        "s25b-slm-scancel-hup-serving",
+        "healthy job, a chat, then `scancel --signal=HUP` (meant as 'reload', as for nginx) while serving, then a chat",
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("scancel", "--signal=HUP"),
+            ("wait_exit", 60),
+            ("request", "chat"),
+        ),
+    ),
+    _slm(
+        "s25b-slm-srun-step-time-1",
+        "`srun --time=1 vllm serve` (a step time limit of one minute, meant for a test step) inside a 30-minute job: "
+        "a chat once ready, then chats one after another until the step ends",
+        job=_slm_job(launch="srun --time=1 "),
+        actions=(("wait", "ready"), ("request", "chat"), ("request_loop", "chat", 180), ("wait_exit", 30)),
+    ),
+    _slm(
+        "s25b-slm-ok-smoke-test-background",
+        "healthy: `srun vllm serve &`, a curl loop on /health, a /v1/models smoke test echoed into the log, then "
+        "`wait`; a chat and a completion, then scancel",
+        job=_S25B_SLM_SMOKE_JOB,
+        actions=(("wait", "smoke test:"), *_SLM_OK[1:]),
+    ),
+    # -- the older vLLMs: kinds of fault those versions have not had
+    _v010(
+        "s25b-v010-logging-config-missing",
+        "vLLM 0.10.1.1: VLLM_LOGGING_CONFIG_PATH names a logging JSON file that does not exist",
+        env={"VLLM_LOGGING_CONFIG_PATH": "{dir}/logging.json"},
+    ),
+    _v010(
+        "s25b-v010-gencfg-invalid-json",
+        "vLLM 0.10.1.1: generation_config.json is not JSON (a merge conflict marker left in it): a chat, a "
+        "completion, a chat, SIGTERM",
+        ("write", "model/generation_config.json", '<<<<<<< HEAD\n{"eos_token_id": 2}\n=======\n'),
+        actions=_S25B_SERVE,
+    ),
+    _v010(
+        "s25b-v010-chat-template-raises",
+        "vLLM 0.10.1.1: a chat template that calls raise_exception for every conversation (tokenizer_config.json and "
+        "chat_template.jinja): a chat, a completion, a chat, SIGTERM",
+        ("json_set", "tokenizer_config.json", {"chat_template": _S25B_RAISING_TEMPLATE}),
+        ("write", "model/chat_template.jinja", _S25B_RAISING_TEMPLATE),
+        actions=_S25B_SERVE,
+    ),
+    _v085(
+        "s25b-v085-gencfg-eos-token-string",
+        "vLLM 0.8.5: generation_config.json eos_token_id '<|im_end|>' (the token text where an id is wanted), a chat, "
+        "a completion, a chat, SIGTERM",
+        ("write", "model/generation_config.json", _S25B_GENCFG_EOS_STRING),
+        actions=_S25B_SERVE,
+    ),
+    _v085(
+        "s25b-v085-ok-refusals-then-serve",
+        "healthy: vLLM 0.8.5 refuses an unknown model name, bad JSON and an oversize prompt with 4xx and serves a "
+        "chat and a completion; SIGTERM",
+        actions=(
+            ("wait", "ready"),
+            ("request", "unknown_model"),
+            ("request", "bad_json"),
+            ("request", "oversize"),
+            ("request", "chat"),
+            ("request", "completion"),
+            ("sleep", 2),
+            ("signal", "main", "SIGTERM"),
+        ),
+    ),
+    _v085(
+        "s25b-v085-tp2-bind",
+        "vLLM 0.8.5 (V0) with TP 2 (VLLM_CPU_OMP_THREADS_BIND 0|1): a chat, a completion, SIGTERM",
+        args=_LAYOUT["tp2"],
+        env=_BIND,
+        actions=_S25B_SERVE,
+        timeout=300.0,
+    ),
+    # -- multi-rank servers: one rank, or what the ranks share
+    _s25b_ctr(
+        "s25b-rank-dp2-rpc-port-is-api-port",
+        "DP 2 with --data-parallel-rpc-port set to the API server's own port (one port number pasted into both)",
+        "dp2",
+        _CTR_SERVE,
+        ("--data-parallel-rpc-port", "{port}"),
+    ),
+    _ctr(
+        "s25b-rank-tp2-host-ip-not-local",
+        "TP 2 with VLLM_HOST_IP=192.0.2.10 (an address of another machine, copied from a multi-node launch) for the "
+        "ranks' rendezvous",
+        "tp2",
+        _CTR_SERVE,
+        env={"VLLM_HOST_IP": "192.0.2.10"},
+    ),
+    _ctr(
+        "s25b-rank-tp1-worker-sigsegv-stream",
+        "TP 2: SIGSEGV sent to the worker of rank 1 only (VLLM::Worker_TP1) 1.5 s into a long streamed chat, after a "
+        "good chat, then a chat",
+        "tp2",
+        _inflight_actions("VLLM::Worker_TP1", "SIGSEGV", "stream_long"),
+    ),
+    _ctr(
+        "s25b-rank-dp1-engine-sigstop-serving",
+        "DP 2: SIGSTOP of the engine core of DP rank 1 only (VLLM::EngineCore_DP1, frozen as by a debugger) after a "
+        "good chat, then chats and a completion (SIGCONT only at the harness's stop)",
+        "dp2",
+        (
+            *_S24B_RANK_IDLE,
+            ("signal", "VLLM::EngineCore_DP1", "SIGSTOP"),
+            ("sleep", 2),
+            ("request", "chat"),
+            ("request", "completion"),
+            ("request", "chat"),
+        ),
+        timeout=480.0,
+    ),
+    _ctr(
+        "s25b-rank-dp2-coordinator-sigkill-serving",
+        "DP 2: SIGKILL of the DP coordinator process (VLLM::DPCoordinator) while serving after a good chat, then "
+        "chats and a completion",
+        "dp2",
+        (
+            *_S24B_RANK_IDLE,
+            ("signal", "VLLM::DPCoordinator", "SIGKILL"),
+            ("sleep", 5),
+            ("request", "chat"),
+            ("request", "completion"),
+            ("request", "chat"),
+            ("wait_exit", 30),
+            ("request", "chat"),
+        ),
+    ),
+    _ctr(
+        "s25b-rank-ok-tp2-debug-logging",
+        "healthy TP 2 with VLLM_LOGGING_LEVEL=DEBUG (every rank's debug lines): requests, a normal stop (control run)",
+        "tp2",
+        _CTR_SERVE,
+        env={"VLLM_LOGGING_LEVEL": "DEBUG"},
+    ),
+)
+FAULTS = FAULTS + tuple(_s25b(f) for f in _S25B_FAULTS)
+
+
 def _round_robin(faults: list[Fault]) -> list[Fault]:
     """One fault of each family in turn, so that a run cut short still covers every family."""
     families: dict[str, list[Fault]] = {}
