@@ -20,7 +20,6 @@ SHARED = cases(SHARED_CORPUS)
 TUNED = tuned_cases()
 
 KNOWN_MISSES = {
-    "vllm-cpu-faults/slm-time-limit-startup.log": "Slurm's time limit at start-up: stage right by the markers; the label's root is slurmstepd's 'CANCELLED … DUE TO TIME LIMIT', the classifier takes the worker's death after it",
     "vllm-cpu-faults/dkr-memory-1g.log": "a container OOM-killed whole under --memory 1g at start-up: the log stops at the engine's OpenMP binding with no line (OOMKilled only in docker inspect); no root, read as healthy (label engine, null root, unsure)",
     "vllm-cpu-faults/dkr-restart-on-failure-oom-logs-t.log": "the same OOM kill of the whole container, three attempts under --restart on-failure:2 in docker logs -t, none with a line of its own (label engine, null root, unsure)",
     "vllm-cpu-faults/dkr-memory-2g-logs.log": "stage and root right; the KV cache's memory check refusing under the container's 2g (a check, no allocation failed) is not read as an OOM, the label says oom_root_cause true (unsure)",
@@ -470,6 +469,16 @@ KNOWN_MISSES = {
     "vllm-cpu-faults/s24b-v085-chat-template-broken-jinja.log": "a chat template that does not compile: V0's server refuses each chat with a 400 and goes on serving completions; the classifier reads one request refused (none), the label (unsure) says api",
     "vllm-cpu-faults/s24-kill9-engine-at-init-engine-took.log": "stage right; SIGKILL of the engine core at 'init engine … took' leaves no line of the kill: the label takes the worker's 'Parent process exited, terminating worker queues' (a line every normal stop prints too), the classifier the API's 'Engine core initialization failed'",
     "vllm-cpu-faults/ctr-tp2-pids-max-32-startup.log": "pids.max 32: 'RuntimeError: Resource temporarily unavailable' raised in the workers' distributed set-up, whose frames place it in the engine (label container: the pod's limit, marked unsure with engine defensible)",
+    "vllm-cpu-faults/s25-args-prefix-hash-xxhash-not-installed.log": "root right (xxhash is required … pip install xxhash); a missing optional package is read as the image's (container), the label says engine by the layer that needed it (unsure: container defensible)",
+    "vllm-cpu-faults/s25-cfg-fp8-block-quant-config-on-bf16.log": "root right (Failed to find a kernel that can implement the ScaledMM linear layer); the model's construction frames say weights, the label device (no AMX for the fp8 kernel; unsure: weights and config defensible); 2073's WNA16 twin is labelled weights",
+    "vllm-cpu-faults/s25-kill9-api-at-starting-vllm-server.log": "the API server SIGKILLed at 'Starting vLLM server on': the log ends at 'Waiting for application startup.' with no word of a death; read as healthy (label api, its last line as a stand-in root, unsure)",
+    "vllm-cpu-faults/s25-kill9-worker-at-initializing-model-took.log": "root right (WorkerProc initialization failed); a silent kill placed where the start-up was last seen (the shard loader at 0 %: weights); the label says engine (a kill in the engine's start-up, unsure: weights defensible)",
+    "vllm-cpu-faults/s25-memcg-3g-kv-memory-4g.log": "stage and root right; the memory cgroup's OOM kill of the worker leaves only 'died unexpectedly (exit code: None)': nothing in the log says out of memory, the label's oom_root_cause true comes from the sidecar",
+    "vllm-cpu-faults/s25b-dkr-sh-c-split-command.log": "sh -c ran 'vllm' bare: its usage text and exit 0, no error line; read as healthy (label config, the usage line as root, unsure)",
+    "vllm-cpu-faults/s25b-rank-dp1-engine-sigstop-serving.log": "a DP rank's engine core SIGSTOPped while serving: nothing in the log until the harness's stop force-kills it; read as healthy (label runtime with the force-kill line as a stand-in root, unsure)",
+    "vllm-cpu-faults/s25b-slm-srun-step-time-1.log": "a serving step ended by srun --time: read as the job's end (three real serving jobs that ran into their time limit, 4745, 6211, 7039, are labelled healthy); this label says runtime (unsure)",
+    "vllm-cpu-faults/s25b-v010-logging-config-missing.log": "root right (Could not load logging config); raised while vllm is imported, so the image's (container); the label says config (the env var names a missing file; unsure: container defensible)",
+    "vllm-cpu-faults/s25b-v085-tp2-bind.log": "root right (_C has no attribute 'init_shm_manager'); an op the installed build lacks is read as the image's (container), the label engine (TP group set-up; unsure: container and device defensible)",
 }
 
 

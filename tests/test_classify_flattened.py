@@ -26,7 +26,8 @@ _PREFIXED = re.compile(
 
 
 def _blocks() -> list[tuple[str, list[str]]]:
-    """(log id, lines): the prefixed lines that end at each failing complete run's root line."""
+    """(log id, lines): the prefixed lines that end at each failing complete run's root line, where those lines
+    alone already say that root."""
     out = []
     for case in cases():
         if not case.id.startswith("vllm-cpu-faults/") or case.label["stage"] == "none":
@@ -43,6 +44,9 @@ def _blocks() -> list[tuple[str, list[str]]]:
         while start > 0 and end - start < 60 and _PREFIXED.match(lines[start - 1]):
             start -= 1
         block = [x.rstrip() for x in lines[start : end + 1]]
+        alone = classify_text("\n".join(block) + "\n").first_exception
+        if alone is None or alone.line != res.first_exception.line:
+            continue  # a root that what follows it decides (a signal the core got, known a kill by the exit noted later)
         if len(block) >= 3 and sum(map(len, block)) >= FLAT_MIN:
             out.append((case.id, block))
     return out

@@ -222,6 +222,23 @@ _NCCL_FAILURE = re.compile(r"(?i)\b(?:fail(?:ure|ed)?|error|duplicate GPU|invali
 """An NCCL WARN line that reports a failure (not a notice such as a tuning hint): an error, and the
 misuses NCCL refuses to go on with (two ranks on one GPU: ``Duplicate GPU detected``)."""
 _CRASH_TYPES = frozenset({"FatalError", "WorkerDied"})
+_CANCELLED_AT = re.compile(r" CANCELLED AT (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)")
+"""When the workload manager cancelled a job or step (slurmstepd's ``*** JOB 7 ON n1 CANCELLED AT 2026-12-06T23:19:57``)."""
+_CLOCK = re.compile(r"(?:\d{4}-)?(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)")
+KILL_REACH = 300
+"""Seconds after a cancel within which a process's death is its doing (Slurm's KillWait is 30 s by default,
+a server's shutdown takes some more)."""
+
+
+def _clock(time: str | None) -> int | None:
+    """Seconds since the start of a year of a log's time (vLLM's ``12-06 23:19:59``, ISO's with its year);
+    None when it has none (a year's turn is not worth more)."""
+    if time is None or (m := _CLOCK.match(time)) is None:
+        return None
+    month, day, hour, minute, second = (int(x) for x in m.groups())
+    return (((month * 31 + day) * 24 + hour) * 60 + minute) * 60 + second
+
+
 _CPP_STACK = "Exception raised from "
 """torch's C++ stack under a message (``Exception raised from recvBytes at …Utils.hpp:682``): the
 message above it (often a warning) is what it belongs to, never a native error of its own."""
@@ -976,6 +993,9 @@ class Classifier:
                 ln = replace(ln, body=body[trace.indent :])  # the paste's indentation is not Python's
         if _WORKLOAD.match(ln.body):
             return False  # srun's report, wherever it landed (even before the first frame): never the trace's
+        if trace.tagged and trace.mode == "exc" and n > trace.last + 1:
+            self._close(trace)  # a logged message goes on on the next line or not at all (the prefilter skips
+            return False  # what came between, so a line in between must end it whether read or not)
         what = trace.step(ln, n)
         if what == "exception":
             self._exception_line(trace, ln, n)
@@ -1496,6 +1516,8 @@ class Classifier:
                 self._root = self._new_root(ln, n, typ, msg, trace)
             return
         if self._rules.consequence.search(ln.body) and not self._engine_connection(ln.body, trace):
+            if (cancel := self._cancel_caused_it(ln, n, trace)) is not None:
+                self._root = cancel  # (a crash line after it is its doing: the look-back takes only one before it)
             self._crash_lookback(n)
             warning = None if self._rules.manager.match(ln.body) else self._warning  # (the job's end, not its doing)
             if self._root is None and (self._teardown or warning) is not None:
@@ -1534,6 +1556,12 @@ class Classifier:
             self._crash_lookback(n, force=True)
             if self._root is not None:
                 return
+        if (typ in _CRASH_TYPES or typ == "NativeCrash") and (
+            cancel := self._cancel_caused_it(ln, n, trace)
+        ) is not None:
+            self._root = cancel  # a worker's death after the workload manager's kill: the kill's doing
+            self._crash_lookback(n, force=True)  # (a crash before the cancel stays the root)
+            return
         if (typ in _CRASH_TYPES or typ == "NativeCrash") and (quoted := self._quoted()) is not None:
             self._root = quoted  # "Worker failed with error 'X'" came first; the worker's death is its end
             return
@@ -1578,6 +1606,25 @@ class Classifier:
         if (said := self._reason(self._headers.get(ln.key), n)) is not None:
             return said
         return None if trace is None or trace.header is None else self._reason(trace.said, trace.header[1])
+
+    def _cancel_caused_it(self, ln: Line, n: int, trace: Trace | None) -> _Root | None:
+        """The workload manager's cancel of the start-up (a time limit, a preemption, a user's scancel), when the
+        server's own consequence line comes after it and nothing of the job's own had failed before: the kill
+        caused what the server says next (a worker's death, the engine's start-up failure). Not when a warning,
+        a teardown or an ERROR line just before names a failure of the job's own, and not for the workload
+        manager's own lines, which may land anywhere among the job's last lines."""
+        cancel = self._step_cancelled
+        if cancel is None or self._root is not None or self._warning is not None or self._teardown is not None:
+            return None
+        if _WORKLOAD.match(ln.body) or self._ready_after(cancel.n) or self._reason_before(ln, n, trace) is not None:
+            return None
+        # the line's own time within the kill's reach of the cancel's: Slurm relays a job's last lines late, so a
+        # failure printed before the cancel may come after its line (no time on either: nothing said)
+        cancelled = _CANCELLED_AT.search(cancel.body)
+        at, said = _clock(cancelled[1] if cancelled else None), _clock(ln.time)
+        if at is None or said is None:
+            return None
+        return cancel if 0 <= said - at <= KILL_REACH else None
 
     def _reason(self, said: tuple[Line, int] | None, n: int) -> _Root | None:
         """The ERROR line the same process logged just before line ``n``, a failure's report (``EngineCore
@@ -1698,8 +1745,13 @@ class Classifier:
                 and not _PY_WARNING.search(ln.body)
                 and not ln.body.lstrip().startswith("warnings.warn(")  # the source line Python prints under a warning
             ):
-                if rules.own_stop_noted.search(ln.body) and self._own_stop(lines[:i]):
-                    continue  # the client had terminated its engine core itself: its note of it is no kill
+                noted = n - len(lines) + i
+                if rules.own_stop_noted.search(ln.body):
+                    if self._own_stop(lines[:i]):
+                        continue  # the client had terminated its engine core itself: its note of it is no kill
+                    if (signalled := self._signalled(lines[:i])) is not None:
+                        i, j, raw = signalled  # the core said it got a signal that its client never sent: the kill
+                        ln = self._reparse(raw[:MAX_LINE])
                 k = n - len(lines) + i
                 if self._root is not None and self._root.n <= k:
                     return
@@ -1708,6 +1760,9 @@ class Classifier:
                 self._progress_behind(lines[:i], n - len(lines))
                 self._adopt_crash(ln, k)
                 self._root.part = j  # the look-back's line, not the one being read
+                if noted > k:  # a signal the core put off until its start-up's end: it died where its client noted it
+                    self._root.marks = [(m.stage, m.line) for m in self._timeline.marks if m.line <= noted]
+                    self._root.stage_idx = furthest(self._root.marks)
                 return
 
     def _progress_behind(self, lines: list[str], before: int) -> None:
@@ -1721,6 +1776,18 @@ class Classifier:
         at = next((m for m in range(len(lines) - 1, -1, -1) if any(s in lines[m] for s in seen)), None)
         if at is not None:
             self._announce_stages(self._timeline.reach_behind(last, before + at), self._reparse(lines[at]))
+
+    def _signalled(self, lines: list[str]) -> tuple[int, int, str] | None:
+        """The engine core's own word that a signal reached it (``[shutdown] EngineCore: trigger received
+        signal=SIGTERM``) among ``lines`` (those before the client's note that the core exited), when its client
+        had not sent it one before: it was stopped from outside (``_parts``' index, part, line)."""
+        rules = self._rules
+        for i, j, raw in _parts(lines):
+            if rules.own_stop.search(raw):
+                return None
+            if rules.own_stop_acked.search(raw):
+                return i, j, raw
+        return None
 
     def _own_stop(self, lines: list[str]) -> bool:
         """Did the client send its engine core SIGTERM, and the core say after that it received it (``lines``:
