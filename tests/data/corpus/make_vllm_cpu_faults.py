@@ -10056,6 +10056,303 @@ _S25B_FAULTS: tuple[Fault, ...] = (
 FAULTS = FAULTS + tuple(_s25b(f) for f in _S25B_FAULTS)
 
 
+# ---- family s25c (session 25): offline scripts and multi-rank servers ----
+# S25C-BLOCK-ANCHOR
+# -- session 25 (helper G3): the ``s25c`` family: offline LLM(...) scripts, `vllm run-batch` / `vllm bench`, and
+# multi-rank servers (TP / DP 2) failing in one rank or in the ranks' set-up; healthy controls of both shapes
+def _s25c(fault: Fault) -> Fault:
+    """The fault as built by its shape's helper (``_offline``, ``_rank``, ``_ctr``, a plain ``Fault``), moved into
+    the ``s25c`` family."""
+    import dataclasses
+
+    return dataclasses.replace(fault, family="s25c")
+
+
+def _s25c_ctr(name: str, what: str, layout: str, actions: tuple, extra: tuple, **kw: object) -> Fault:
+    """``_ctr`` with flags after the layout's (``_ctr`` sets ``args`` itself)."""
+    import dataclasses
+
+    return dataclasses.replace(_ctr(name, what, layout, actions, **kw), args=_LAYOUT[layout] + extra)
+
+
+_S25C_BATCH_URL_TYPO = (
+    _BATCH_OK.splitlines()[0]
+    + "\n"
+    + _BATCH_OK.splitlines()[1].replace('"/v1/chat/completions"', '"/v1/chat/completion"')
+    + "\n"
+    + _BATCH_OK.splitlines()[2]
+    + "\n"
+)
+_S25C_BENCH = ("{vllm}", "bench", "latency", "--model", "{model}", "{base}")
+_S25C_EADDRINUSE = (
+    "    raise RuntimeError('The server socket has failed to listen on any local network address. port: 29500, "
+    "useIPv6: 0, code: -98, name: EADDRINUSE, message: address already in use')"
+)
+
+_S25C_FAULTS: tuple[Fault, ...] = (
+    # -- offline scripts: inputs, sampling / engine keywords, APIs mixed up
+    _offline(
+        "s25c-offline-chat-message-no-role",
+        "a script run offline as LLM(...): chat() of a conversation whose user message has no 'role' key (only "
+        "'content'), uncaught",
+        """
+llm = make_llm()
+print("k3: chatting", flush=True)
+outs = llm.chat([{"content": "Say hello."}], SamplingParams(max_tokens=16, temperature=0))
+print(f"k3: {outs[0].outputs[0].text!r}", flush=True)
+""",
+    ),
+    _offline(
+        "s25c-offline-prompt-none-from-csv",
+        "a script run offline as LLM(...): generate() of prompts read from a CSV with an empty cell (None among the "
+        "strings), uncaught",
+        """
+rows = [{"id": 1, "prompt": "def main():"}, {"id": 2, "prompt": None}, {"id": 3, "prompt": "import os"}]
+llm = make_llm()
+prompts = [r["prompt"] for r in rows]
+print(f"k3: generating {len(prompts)} prompts from the CSV", flush=True)
+outs = llm.generate(prompts, SamplingParams(max_tokens=16, temperature=0))
+print(f"k3: {len(outs)} outputs", flush=True)
+""",
+    ),
+    _offline(
+        "s25c-offline-generate-chat-messages",
+        "a script run offline as LLM(...): generate() given a list of chat message dicts ({'role', 'content'}) "
+        "instead of chat(), uncaught",
+        """
+llm = make_llm()
+messages = [{"role": "system", "content": "You are K3."}, {"role": "user", "content": "Say hello."}]
+print("k3: generating", flush=True)
+outs = llm.generate(messages, SamplingParams(max_tokens=16, temperature=0))
+print(f"k3: {outs[0].outputs[0].text!r}", flush=True)
+""",
+    ),
+    _offline(
+        "s25c-offline-no-chunked-prefill-batched-tokens-512",
+        "a script run offline as LLM(...) with enable_chunked_prefill=False and max_num_batched_tokens=512 below "
+        "max_model_len 1024",
+        "llm = make_llm(enable_chunked_prefill=False, max_num_batched_tokens=512)\nprint('k3: built', flush=True)\n",
+    ),
+    _offline(
+        "s25c-offline-beam-search-sampling-params",
+        "a script run offline as LLM(...): llm.beam_search() of two prompts given a SamplingParams (the generate() "
+        "API) instead of a BeamSearchParams, uncaught",
+        """
+llm = make_llm()
+print("k3: beam search", flush=True)
+outs = llm.beam_search(["def main():", "Say hello."], SamplingParams(max_tokens=16))
+for o in outs:
+    print(f"k3: {len(o.sequences)} beams", flush=True)
+""",
+    ),
+    _offline(
+        "s25c-offline-pooling-runner-generate",
+        "a script run offline as LLM(...) with runner='pooling' (copied from an embedding script) that then calls "
+        "llm.generate(), uncaught",
+        """
+llm = make_llm(runner="pooling")
+print("k3: engine ready, generating", flush=True)
+outs = llm.generate(["def main():"], SamplingParams(max_tokens=16, temperature=0))
+print(f"k3: {outs[0].outputs[0].text!r}", flush=True)
+""",
+    ),
+    Fault(
+        "s25c-bench-latency-input-over-max-len",
+        "offline",
+        "vllm bench latency --input-len 1000 --output-len 128 (1,128 tokens) on an engine with --max-model-len 1024",
+        command=(
+            *_S25C_BENCH,
+            "--input-len",
+            "1000",
+            "--output-len",
+            "128",
+            "--batch-size",
+            "2",
+            "--num-iters-warmup",
+            "1",
+            "--num-iters",
+            "2",
+        ),
+        drop=("--host", "--port"),
+    ),
+    Fault(
+        "s25c-runbatch-url-typo",
+        "entrypoints",
+        "vllm run-batch whose second request line has url /v1/chat/completion (the final s missing)",
+        command=(*_RUN_BATCH, "-i", "{dir}/requests.jsonl", "-o", "{dir}/results.jsonl"),
+        drop=("--host", "--port"),
+        setup=(("write", "requests.jsonl", _S25C_BATCH_URL_TYPO),),
+    ),
+    _offline(
+        "s25c-offline-ok-noisy-warnings",
+        "healthy: a script run offline as LLM(...) with max_num_seqs=1 and max_num_batched_tokens=4096 (a warning), "
+        "PYTHONWARNINGS=default, its own logging.warning lines and a tqdm bar: three prompts, exit 0 (control run)",
+        """
+import logging
+
+logging.basicConfig(level=logging.INFO)
+log = logging.getLogger("k3.offline")
+log.warning("HF_TOKEN is not set; using the local model folder only")
+llm = make_llm(max_num_seqs=1, max_num_batched_tokens=4096)
+log.warning("results folder not given; printing to stdout")
+outs = llm.generate(["def main():", "Say hello.", "import os"], SamplingParams(max_tokens=24, temperature=0),
+                    use_tqdm=True)
+for o in outs:
+    print(f"k3: {o.prompt!r} -> {len(o.outputs[0].token_ids)} tokens", flush=True)
+print("k3: done", flush=True)
+""",
+        env={"PYTHONWARNINGS": "default"},
+    ),
+    Fault(
+        "s25c-bench-latency-dummy-ids-small-vocab",
+        "offline",
+        "vllm bench latency --input-len 32 --output-len 16 --batch-size 2 (meant as a smoke test) on the 2,048-token "
+        "model: its dummy prompts are random token ids below 10,000",
+        command=(
+            *_S25C_BENCH,
+            "--input-len",
+            "32",
+            "--output-len",
+            "16",
+            "--batch-size",
+            "2",
+            "--num-iters-warmup",
+            "1",
+            "--num-iters",
+            "2",
+        ),
+        drop=("--host", "--port"),
+    ),
+    # -- multi-rank servers (threads bound 0|1): one rank, or the ranks' set-up
+    _ctr(
+        "s25c-rank-tp1-worker-sigabrt-at-load",
+        "TP 2: SIGABRT of the worker of rank 1 only (VLLM::Worker_TP1) at 'Starting to load model'",
+        "tp2",
+        _kill_actions("Starting to load model", "VLLM::Worker_TP1", "SIGABRT"),
+    ),
+    _ctr(
+        "s25c-rank-dp1-engine-sigkill-at-load",
+        "DP 2: SIGKILL of the engine core of DP rank 1 only (VLLM::EngineCore_DP1) at 'Starting to load model'",
+        "dp2",
+        _kill_actions("Starting to load model", "VLLM::EngineCore_DP1", "SIGKILL"),
+    ),
+    _s25c_ctr(
+        "s25c-rank-dp2-address-not-local",
+        "DP 2 with --data-parallel-address 192.0.2.10 (the head node of a multi-node launch, not this machine)",
+        "dp2",
+        _CTR_SERVE,
+        ("--data-parallel-address", "192.0.2.10"),
+        timeout=420.0,  # torch's TCPStore retries the head for 300 s
+    ),
+    _rank(
+        "s25c-rank-tp1-load-weights-eio",
+        "TP 2: DefaultModelLoader.load_weights raises OSError 5 'Input/output error' (a network file system failing "
+        "the shard's read) in the worker of rank 1 only",
+        "tp2",
+        *_LOADW,
+        _EIO,
+        proc=_W1,
+    ),
+    _rank(
+        "s25c-rank-tp1-dist-init-eaddrinuse",
+        "TP 2: init_distributed_environment raises torch's 'server socket has failed to listen … EADDRINUSE' "
+        "RuntimeError in the worker of rank 1 only",
+        "tp2",
+        "vllm.distributed.parallel_state",
+        "init_distributed_environment",
+        _S25C_EADDRINUSE,
+        proc=_W1,
+        timeout=240,
+    ),
+    _s25c_ctr(
+        "s25c-rank-dp2-size-local-3",
+        "DP 2 with --data-parallel-size-local 3 (more local DP ranks than the DP size)",
+        "dp2",
+        _CTR_SERVE,
+        ("--data-parallel-size-local", "3"),
+    ),
+    _ctr(
+        "s25c-rank-ok-tp2-concurrent-streams",
+        "healthy TP 2 (threads bound 0|1): two streamed chats in the background and a chat and a completion at once, "
+        "then a normal stop (control run)",
+        "tp2",
+        (
+            ("wait", "ready"),
+            ("request_bg", "stream_128"),
+            ("request_bg", "stream_128"),
+            ("request", "chat"),
+            ("request", "completion"),
+            ("sleep", 8),
+            ("signal", "main", "SIGTERM"),
+        ),
+    ),
+    # -- second round (added while the first ran)
+    Fault(
+        "s25c-bench-throughput-random-ok",
+        "offline",
+        "healthy: vllm bench throughput --dataset-name random, 4 prompts of 32 tokens, 16 out, exit 0 (control run)",
+        command=(
+            "{vllm}",
+            "bench",
+            "throughput",
+            "--model",
+            "{model}",
+            "{base}",
+            "--dataset-name",
+            "random",
+            "--random-input-len",
+            "32",
+            "--random-output-len",
+            "16",
+            "--num-prompts",
+            "4",
+        ),
+        drop=("--host", "--port"),
+    ),
+    _offline(
+        "s25c-offline-ok-pooling-embed",
+        "healthy: a script run offline as LLM(...) with runner='pooling' on the Llama checkpoint, llm.embed() of three "
+        "texts, the vectors' sizes printed, exit 0 (control run)",
+        """
+llm = make_llm(runner="pooling")
+outs = llm.embed(["def main():", "Say hello.", "import os"])
+for o in outs:
+    print(f"k3: embedding of {len(o.outputs.embedding)} floats", flush=True)
+print("k3: done", flush=True)
+""",
+    ),
+    Fault(
+        "s25c-bench-throughput-dataset-missing",
+        "offline",
+        "vllm bench throughput --dataset-name sharegpt --dataset-path naming a JSON file that does not exist",
+        command=(
+            "{vllm}",
+            "bench",
+            "throughput",
+            "--model",
+            "{model}",
+            "{base}",
+            "--dataset-name",
+            "sharegpt",
+            "--dataset-path",
+            "{dir}/data/ShareGPT_V3_unfiltered_cleaned_split.json",
+            "--num-prompts",
+            "8",
+        ),
+        drop=("--host", "--port"),
+    ),
+    _s25c_ctr(
+        "s25c-rank-dp2-rank-1-per-rank-launch",
+        "DP 2 with --data-parallel-rank 1 (one line of a per-rank launch script, external load balancing implied) on "
+        "the dense model",
+        "dp2",
+        _CTR_SERVE,
+        ("--data-parallel-rank", "1"),
+    ),
+)
+FAULTS = FAULTS + tuple(_s25c(f) for f in _S25C_FAULTS)
+
+
 def _round_robin(faults: list[Fault]) -> list[Fault]:
     """One fault of each family in turn, so that a run cut short still covers every family."""
     families: dict[str, list[Fault]] = {}
