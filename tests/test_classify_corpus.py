@@ -479,6 +479,12 @@ KNOWN_MISSES = {
     "vllm-cpu-faults/s25b-slm-srun-step-time-1.log": "a serving step ended by srun --time: read as the job's end (three real serving jobs that ran into their time limit, 4745, 6211, 7039, are labelled healthy); this label says runtime (unsure)",
     "vllm-cpu-faults/s25b-v010-logging-config-missing.log": "root right (Could not load logging config); raised while vllm is imported, so the image's (container); the label says config (the env var names a missing file; unsure: container defensible)",
     "vllm-cpu-faults/s25b-v085-tp2-bind.log": "root right (_C has no attribute 'init_shm_manager'); an op the installed build lacks is read as the image's (container), the label engine (TP group set-up; unsure: container and device defensible)",
+    "vllm-cpu-faults/s25c-bench-latency-input-over-max-len.log": "root right (vllm bench latency's own assert on input + output length); the offline engine's start-up had ended, so the markers say the next stage had begun; the label says config (the benchmark's arguments)",
+    "vllm-cpu-faults/s25c-bench-throughput-dataset-missing.log": "root right (FileNotFoundError of the benchmark's dataset); nothing names a layer and the main program's whole stack: the process start (container); the label says config (unsure: the benchmark's input, not a model file)",
+    "vllm-cpu-faults/s25c-offline-pooling-runner-generate.log": "an offline script's generate() that vLLM refused (only for generative models) is read as one input refused; the label says config (unsure: runtime and none defensible)",
+    "vllm-cpu-faults/s25c-offline-prompt-none-from-csv.log": "an offline script's prompt vLLM refused (None among the strings: Prompt should be a string …) is read as one input refused, healthy; the label says runtime (the script died of it; unsure, none defensible)",
+    "vllm-cpu-faults/s25c-rank-dp2-address-not-local.log": "stage right; c10d's first '[E …] [c10d] The client socket has failed to connect to any network address' line is taken, the label the DistNetworkError 300 s later carrying the same message (347's label takes the [E] line: the two conventions differ)",
+    "vllm-cpu-faults/s25c-rank-tp1-worker-sigabrt-at-load.log": "root right (WorkerProc initialization failed); rank 1's worker killed silently at 'Starting to load model': placed where the start-up was last seen (weights); the label says engine (unsure: weights defensible)",
 }
 
 
