@@ -222,6 +222,9 @@ _NCCL_FAILURE = re.compile(r"(?i)\b(?:fail(?:ure|ed)?|error|duplicate GPU|invali
 """An NCCL WARN line that reports a failure (not a notice such as a tuning hint): an error, and the
 misuses NCCL refuses to go on with (two ranks on one GPU: ``Duplicate GPU detected``)."""
 _CRASH_TYPES = frozenset({"FatalError", "WorkerDied"})
+_TRACE_END = re.compile(r"^\s*$|The above exception|During handling")
+"""The line that ends a traceback (a blank one, Python's chain sentence) whatever came before it: srun's lines
+may land between a logged traceback's last line and its end."""
 _CANCELLED_AT = re.compile(r" CANCELLED AT (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)")
 """When the workload manager cancelled a job or step (slurmstepd's ``*** JOB 7 ON n1 CANCELLED AT 2026-12-06T23:19:57``)."""
 _CLOCK = re.compile(r"(?:\d{4}-)?(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)")
@@ -387,6 +390,9 @@ class Classifier:
         """The first native library's error line (no Python exception): the root when nothing else is."""
         self._quiet_chain: dict[tuple[str, str], int] = {}
         """Per process, the line that chained a new traceback to a survived (quiet) one."""
+        self._chain_gap_until = 0
+        """Up to this line every line is read: a survived traceback's chain may still come (and srun's lines
+        between its end and the chained head must be seen to be left out of the gap)."""
         self._plugin = False
         """A platform without vllm._C (a plugin's, TPU) was said to be in use."""
         self._named: _Root | None = None
@@ -587,6 +593,7 @@ class Classifier:
             or (root is not None and (not root.emitted or root.following))
             or self._cancelled is not None  # until it is known whether a timeout was chained to it
             or self._labelled  # the message a bare "Error:" line announced
+            or self._n < self._chain_gap_until
             or not self._prefilter
         )
 
@@ -993,7 +1000,7 @@ class Classifier:
                 ln = replace(ln, body=body[trace.indent :])  # the paste's indentation is not Python's
         if _WORKLOAD.match(ln.body):
             return False  # srun's report, wherever it landed (even before the first frame): never the trace's
-        if trace.tagged and trace.mode == "exc" and n > trace.last + 1:
+        if trace.tagged and trace.mode == "exc" and n > trace.last + 1 and not _TRACE_END.match(ln.body):
             self._close(trace)  # a logged message goes on on the next line or not at all (the prefilter skips
             return False  # what came between, so a line in between must end it whether read or not)
         what = trace.step(ln, n)
@@ -1008,6 +1015,7 @@ class Classifier:
                     self._root.chained = True
                 if trace.quiet:
                     self._quiet_chain[ln.key] = n  # where a survived traceback ended: one chained to it is part of it
+                    self._chain_gap_until = max(self._chain_gap_until, n + QUIET_CHAIN_GAP)
                 self._close(trace)
             return True
         if what == "other":
@@ -1399,6 +1407,7 @@ class Classifier:
             chained = self._traces.get(key)
             if 0 < n - ended <= QUIET_CHAIN_GAP and (chained is None or chained.start < ended):
                 self._quiet_chain[key] = ended + 1  # (until the chained head came)
+                self._chain_gap_until = max(self._chain_gap_until, ended + 1 + QUIET_CHAIN_GAP)
 
     def _chained_to_quiet(self, trace: Trace) -> bool:
         """Python chained this traceback to a survived one of the same process (``During handling of the
