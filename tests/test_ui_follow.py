@@ -136,7 +136,9 @@ async def test_live_mode_shows_a_tamper_mid_stream_at_once_in_red(tmp_path):
             fh.write(b"".join(ln + b"\n" for ln in lines[21:30]))  # 9 more lines, the altered one among them
             written = time.monotonic()
             await _until(pilot, lambda: "TAMPERED" in _bar(screen), seconds=5)
-            assert time.monotonic() - written < 1.0  # at once
+            # at once: within a few of the follow's polls, not at the end (nothing else is written before this
+            # check); 1.0 s failed once at 1.29 s on the two-core CI machine with both test workers busy
+            assert time.monotonic() - written < 3.0
             assert "TAMPERED at line 26" in _bar(screen) and "on red" in _bar_style(screen)
             # the toast is a posted message, handled a moment after the bar's synchronous update
             await _until(
