@@ -71,6 +71,7 @@ from .traces import (
     STALE_AFTER,
     TB_HEAD,
     Trace,
+    ends_trace,
     frames,
     from_program_start,
     opens_trace,
@@ -222,9 +223,6 @@ _NCCL_FAILURE = re.compile(r"(?i)\b(?:fail(?:ure|ed)?|error|duplicate GPU|invali
 """An NCCL WARN line that reports a failure (not a notice such as a tuning hint): an error, and the
 misuses NCCL refuses to go on with (two ranks on one GPU: ``Duplicate GPU detected``)."""
 _CRASH_TYPES = frozenset({"FatalError", "WorkerDied"})
-_TRACE_END = re.compile(r"^\s*$|The above exception|During handling")
-"""The line that ends a traceback (a blank one, Python's chain sentence) whatever came before it: srun's lines
-may land between a logged traceback's last line and its end."""
 _CANCELLED_AT = re.compile(r" CANCELLED AT (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)")
 """When the workload manager cancelled a job or step (slurmstepd's ``*** JOB 7 ON n1 CANCELLED AT 2026-12-06T23:19:57``)."""
 _CLOCK = re.compile(r"(?:\d{4}-)?(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)")
@@ -1000,9 +998,12 @@ class Classifier:
                 ln = replace(ln, body=body[trace.indent :])  # the paste's indentation is not Python's
         if _WORKLOAD.match(ln.body):
             return False  # srun's report, wherever it landed (even before the first frame): never the trace's
-        if trace.tagged and trace.mode == "exc" and n > trace.last + 1 and not _TRACE_END.match(ln.body):
-            self._close(trace)  # a logged message goes on on the next line or not at all (the prefilter skips
-            return False  # what came between, so a line in between must end it whether read or not)
+        if trace.tagged and trace.mode == "exc" and n > trace.last + 1 and not ends_trace(ln.body):
+            # a logged message goes on on the next line or not at all (the prefilter skips what came between, so a
+            # line in between must end it whether read or not); the line that ends a traceback ends it still (srun's
+            # lines may land between a logged traceback's last line and its end)
+            self._close(trace)
+            return False
         what = trace.step(ln, n)
         if what == "exception":
             self._exception_line(trace, ln, n)
@@ -1014,8 +1015,7 @@ class Classifier:
                 if self._wrapping() and self._root is not None and self._root.trace is trace:
                     self._root.chained = True
                 if trace.quiet:
-                    self._quiet_chain[ln.key] = n  # where a survived traceback ended: one chained to it is part of it
-                    self._chain_gap_until = max(self._chain_gap_until, n + QUIET_CHAIN_GAP)
+                    self._chain_ended(ln.key, n)
                 self._close(trace)
             return True
         if what == "other":
@@ -1390,8 +1390,7 @@ class Classifier:
         root.pytest = n == self._pytest_e
         root.marks = [(m.stage, m.line) for m in self._timeline.marks]
         if root.marks and root.marks[-1][1] > n:  # found after its line (a look back): the stages its line had reached
-            root.marks = [(s, k) for s, k in root.marks if k <= n]
-            root.stage_idx = furthest(root.marks)
+            self._place(root, n)
         if trace is not None:
             root.trace, root.stack, root.numbers = trace, trace.lines, trace.numbers
             if trace.header is not None and trace.header[1] != n:
@@ -1400,14 +1399,24 @@ class Classifier:
             root.stack, root.numbers = [ln.raw], [n]
         return root
 
+    def _place(self, root: _Root, upto: int) -> None:
+        """The root's stages: those the log had reached by line ``upto``."""
+        root.marks = [(m.stage, m.line) for m in self._timeline.marks if m.line <= upto]
+        root.stage_idx = furthest(root.marks)
+
+    def _chain_ended(self, key: tuple[str, str], n: int) -> None:
+        """A survived traceback of process ``key`` ended (or is taken to have ended) at line ``n``: one chained to
+        it within the gap is part of it, and until then every line is read."""
+        self._quiet_chain[key] = n
+        self._chain_gap_until = max(self._chain_gap_until, n + QUIET_CHAIN_GAP)
+
     def _workload_between(self, n: int) -> None:
         """A workload manager's line (srun's may land anywhere) printed between a survived traceback's end
         and the head of one chained to it is not in the gap that ties them."""
         for key, ended in self._quiet_chain.items():
             chained = self._traces.get(key)
             if 0 < n - ended <= QUIET_CHAIN_GAP and (chained is None or chained.start < ended):
-                self._quiet_chain[key] = ended + 1  # (until the chained head came)
-                self._chain_gap_until = max(self._chain_gap_until, ended + 1 + QUIET_CHAIN_GAP)
+                self._chain_ended(key, ended + 1)  # (until the chained head came)
 
     def _chained_to_quiet(self, trace: Trace) -> bool:
         """Python chained this traceback to a survived one of the same process (``During handling of the
@@ -1528,7 +1537,9 @@ class Classifier:
             if (cancel := self._cancel_caused_it(ln, n, trace)) is not None:
                 self._root = cancel  # (a crash line after it is its doing: the look-back takes only one before it)
             self._crash_lookback(n)
-            warning = None if self._rules.manager.match(ln.body) else self._warning  # (the job's end, not its doing)
+            # the workload manager's own line is said of the job's end, wherever it was interleaved, never of a
+            # warning logged and survived before it (the end of the log decides that one)
+            warning = None if _WORKLOAD.match(ln.body) else self._warning
             if self._root is None and (self._teardown or warning) is not None:
                 self._root = self._teardown or warning
             if self._root is None and (said := self._reason_before(ln, n, trace)) is not None:
@@ -1770,8 +1781,7 @@ class Classifier:
                 self._adopt_crash(ln, k)
                 self._root.part = j  # the look-back's line, not the one being read
                 if noted > k:  # a signal the core put off until its start-up's end: it died where its client noted it
-                    self._root.marks = [(m.stage, m.line) for m in self._timeline.marks if m.line <= noted]
-                    self._root.stage_idx = furthest(self._root.marks)
+                    self._place(self._root, noted)
                 return
 
     def _progress_behind(self, lines: list[str], before: int) -> None:

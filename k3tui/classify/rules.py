@@ -146,8 +146,6 @@ class Rules:
     """A broken connection: a client's consequence, unless the engine's own loop raised it."""
     cancelled: re.Pattern[str]
     """The workload manager's cancel of the job or step: a start-up's kill before the API was ready."""
-    manager: re.Pattern[str]
-    """The workload manager's own consequence lines (``srun: …``, ``slurmstepd-NODE: …``)."""
     engine_failed: re.Pattern[str]
     """Exception words that say the engine failed, whatever frames carried them to a request."""
     request_refused: re.Pattern[str]
@@ -364,7 +362,6 @@ def load_rules() -> Rules:
         engine_loop=_rx(pat["request_error"]["engine_loop"], "patterns.toml [request_error]"),
         peer=_rx(pat["consequence"]["peer"], "patterns.toml [consequence]"),
         cancelled=_rx(pat["consequence"]["cancelled"], "patterns.toml [consequence]"),
-        manager=_rx(pat["consequence"]["manager"], "patterns.toml [consequence]"),
         engine_failed=_rx(pat["request_error"]["engine_failed"], "patterns.toml [request_error]"),
         crash=_alternation(crash["patterns"], "patterns.toml [crash]"),
         crash_needles=tuple(n.lower() for n in crash["needles"]),

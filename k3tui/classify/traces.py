@@ -154,7 +154,7 @@ class Trace:
 
     def _after_exception(self, ln: Line, n: int) -> str:
         body = ln.body
-        if not body.strip() or body.startswith(("The above exception", "During handling")):
+        if ends_trace(body):
             return "end"
         if body.startswith(TB_HEAD) or self.continuation >= MAX_CONTINUATION:
             return "other"
@@ -163,6 +163,12 @@ class Trace:
         self.continuation += 1
         self.add(ln.raw, n)
         return "frame"
+
+
+def ends_trace(body: str) -> bool:
+    """A blank line or Python's chain sentence (``The above exception …``, ``During handling …``): the traceback
+    before it is over, whatever came between."""
+    return not body.strip() or body.startswith(("The above exception", "During handling"))
 
 
 def _frame(m: re.Match[str]) -> tuple[str, str]:
