@@ -299,6 +299,9 @@ class _Root:
     frames (the engine's busy loop around a collective that timed out), evidence of its stage."""
     chain_at: int = 0
     """The line of the last chain sentence seen after this root's traceback (0: none)."""
+    chain_skipped: int = 0
+    """A workload manager's lines (srun's) printed after the root's (or its last chained) traceback and before the
+    chain sentence: not in the gap that ties them."""
     during: bool = False
     """That sentence was ``During handling of the above exception …``, not ``The above exception was the direct cause …``."""
     handling: list[Trace] = field(default_factory=list)
@@ -969,9 +972,13 @@ class Classifier:
             return
         if last.mode == "tb" or n == last.last:
             return  # still being printed
-        if ln.key == root.key and len(root.outer) < MAX_CHAIN and _CHAINED.match(ln.body) and n - last.last <= 3:
+        gap = n - last.last - root.chain_skipped
+        if gap <= 3 and _WORKLOAD.match(ln.body):
+            root.chain_skipped += 1
+            return
+        if ln.key == root.key and len(root.outer) < MAX_CHAIN and _CHAINED.match(ln.body) and gap <= 3:
             root.chain_at, root.during = n, ln.body.startswith("During")
-        elif n - last.last > 3 and (not root.chain_at or n - root.chain_at > 2):
+        elif gap > 3 and (not root.chain_at or n - root.chain_at > 2):
             root.following = False
 
     def _message_goes_on(self, root: _Root, ln: Line, n: int) -> None:
@@ -1231,7 +1238,7 @@ class Classifier:
             root.outer.append(trace)  # the traceback Python chained to the root's: its callers
             if root.during:
                 root.handling.append(trace)
-            root.chain_at = 0
+            root.chain_at = root.chain_skipped = 0
 
     def _exception_line(self, trace: Trace, ln: Line, n: int) -> None:
         body = ln.body
@@ -1884,9 +1891,13 @@ class Classifier:
             root.wrap = None
         if root.dump:
             return
-        if root.trace is None and ln.key == root.key and n - root.n <= 3 and _CHAINED.match(ln.body):
+        since = n - root.n - root.chain_skipped  # (srun's lines in between not counted)
+        if root.trace is None and 0 < since <= 3 and _WORKLOAD.match(ln.body):
+            root.chain_skipped += 1
+            return
+        if root.trace is None and ln.key == root.key and since <= 3 and _CHAINED.match(ln.body):
             root.chain_borrow = True
-        if root.trace is None and not root.borrowed and ln.key == root.key and n - root.n <= BORROW_WITHIN:
+        if root.trace is None and not root.borrowed and ln.key == root.key and since <= BORROW_WITHIN:
             if opens_trace(ln.body):
                 root.chain_borrow = True  # the same process's traceback printed right after: its frames tell the stage
             elif ln.level in ("ERROR", "CRITICAL") and not root.chain_borrow:
