@@ -126,19 +126,12 @@ _BLANK_CHAINS = [(c, i) for c, i in _CHAINS if i >= 3 and not _TEXTS[c.id][i - 1
 """The chains printed whole: the first traceback's exception line, a blank line, then the chain sentence."""
 
 
-def _framed(chain: tuple) -> bool:
-    """The first traceback ends in frames (an indented frame or code line before its exception line), not in an
-    exception line alone (one Python printed without a traceback of its own: ``httpcore.ConnectError: …``)."""
-    case, i = chain
-    return _TEXTS[case.id][i - 3][:1] in (" ", "\t")
-
-
 @pytest.mark.parametrize("chain", _BLANK_CHAINS, ids=lambda ch: f"{ch[0].id}:{ch[1]}" if isinstance(ch, tuple) else "")
 def test_a_workload_managers_lines_before_the_chain_sentence_change_no_root(chain) -> None:  # noqa: ANN001
     """srun's lines between a traceback's exception line and the blank line or the chain sentence after it (a
     plain traceback printed to stderr is not logged line by line, so nothing else holds them together): the
-    chained traceback is still the root's callers. Where the first exception has no traceback of its own, srun's
-    lines right after its line are taken for its message going on (a known limit): only before the sentence."""
+    chained traceback is still the root's callers, also where the first exception has no traceback of its own
+    (``httpcore.ConnectError: …`` alone on its line, then the sentence): srun's line is not its message going on."""
     case, i = chain
     lines = _TEXTS[case.id]
     ref = _REFS[case.id]
@@ -146,7 +139,7 @@ def test_a_workload_managers_lines_before_the_chain_sentence_change_no_root(chai
         "srun: Job step aborted: Waiting up to 32 seconds for job step to finish.",
         "srun: forcing job termination",
     ]
-    for pos in (i - 1, i) if _framed(chain) else (i,):
+    for pos in (i - 1, i):
         got = classify_text("\n".join([*lines[:pos], *extra, *lines[pos:]]) + "\n")
         assert got.first_exception is not None, (case.id, pos)
         assert got.first_exception.line == ref.first_exception.line, (case.id, pos)
@@ -154,5 +147,8 @@ def test_a_workload_managers_lines_before_the_chain_sentence_change_no_root(chai
 
 
 def test_there_are_chains_of_both_kinds_to_try() -> None:
-    assert sum(map(_framed, _BLANK_CHAINS)) >= 10
-    assert len(_BLANK_CHAINS) - sum(map(_framed, _BLANK_CHAINS)) >= 2
+    """Both kinds are among the chains tried: a first traceback that ends in frames (an indented frame or code line
+    before its exception line), and an exception line alone."""
+    framed = sum(1 for c, i in _BLANK_CHAINS if _TEXTS[c.id][i - 3][:1] in (" ", "\t"))
+    assert framed >= 10
+    assert len(_BLANK_CHAINS) - framed >= 2

@@ -990,7 +990,12 @@ class Classifier:
             return
         before = (root.stack[-1] if root.goes_on else root.body).rstrip()
         body = ln.body.strip()
-        if _MID_SENTENCE.search(before) and _GOES_ON.match(body) and not self._rules.exception.match(body):
+        if (
+            _MID_SENTENCE.search(before)
+            and _GOES_ON.match(body)
+            and not self._rules.exception.match(body)
+            and not _WORKLOAD.match(body)  # (srun's report: another writer's line)
+        ):
             root.stack.append(ln.raw[:4096])
             root.numbers.append(n)
             root.goes_on += 1
@@ -1907,7 +1912,7 @@ class Classifier:
         if root.trace is not None:
             if root.trace.mode != "tb":
                 self._announce(root)
-        elif n - root.n >= EMIT_AFTER or (n > root.n and ln.key == root.key and (ln.body.strip() or n - root.n > 1)):
+        elif n - root.n >= EMIT_AFTER or (n > root.n and ln.key == root.key and (ln.body.strip() or since > 1)):
             self._announce(root)
 
     def _announce(self, root: _Root) -> None:
