@@ -10352,6 +10352,588 @@ print("k3: done", flush=True)
 )
 FAULTS = FAULTS + tuple(_s25c(f) for f in _S25C_FAULTS)
 
+# S26-BLOCK-ANCHOR
+# -- session 26 (helper G): the ``s26`` family, plain ``vllm serve`` runs of vLLM 0.32 with faults in new places:
+# hooks on functions of the serving path not hooked before (sampler, scheduler output update, KV slot allocation,
+# grammar compile, request output, input processing, runner bookkeeping), device / platform set-up of the CPU build,
+# the engine's start-up (KV-cache config, warm-up, memory sizing, a new signal at a new marker), weight loading
+# (a QKV shard loader, a shard whose file handle goes stale), and healthy controls.
+_S26_JSON_SCHEMA = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
+    "required": ["name", "age"],
+}
+PAYLOADS.update(
+    {
+        "s26_chat_json_schema": _chat(
+            "Give one user record as JSON.",
+            max_tokens=32,
+            response_format={"type": "json_schema", "json_schema": {"name": "user", "schema": _S26_JSON_SCHEMA}},
+        ),
+        "s26_chat_top_logprobs_5": _chat(logprobs=True, top_logprobs=5),
+        "s26_chat_top_logprobs_2": _chat(logprobs=True, top_logprobs=2),
+        "s26_completion_logprobs": {
+            "path": "/v1/completions",
+            "json": {"model": SERVED, "prompt": "def main():", "max_tokens": 8, "logprobs": 2},
+        },
+    }
+)
+_S26_SEGV_SELF = "    import os, signal\n    os.kill(os.getpid(), signal.SIGSEGV)"
+_S26_BUS_SELF = "    import os, signal\n    os.kill(os.getpid(), signal.SIGBUS)"
+_S26_SERVE3 = (
+    ("wait", "ready"),
+    ("request", "chat"),
+    ("request", "completion"),
+    ("request", "stream_128"),
+    ("signal", "main", "SIGTERM"),
+)
+_S26_AFTER = (("wait_exit", 60), ("request", "chat"))  # what the client sees once the fault bit
+
+
+def _s26(name: str, what: str, **kw: object) -> Fault:
+    return Fault(name, "s26", what, **kw)
+
+
+def _s26_hook(
+    name: str,
+    what: str,
+    mod: str,
+    attr: str,
+    fire: str,
+    when: str = "True",
+    proc: str = "",
+    env: dict | None = None,
+    **kw: object,
+) -> Fault:
+    hook = _hook(mod, attr, fire, when, proc, **(env or {}))
+    return Fault(name, "s26", what, setup=(*kw.pop("setup", ()), *hook["setup"]), env=hook["env"], **kw)
+
+
+_S26_FAULTS: tuple[Fault, ...] = (
+    # -- after ready: functions of the serving path not hooked before
+    _s26_hook(
+        "s26-rt-sampler-forward-indexerror-nth",
+        "hook: Sampler.forward (vllm.v1.sample.sampler) raises IndexError 'index 2048 is out of bounds for dimension 1 "
+        "with size 2048' on its 24th call in the worker (during the second request)",
+        "vllm.v1.sample.sampler",
+        "Sampler.forward",
+        "    raise IndexError('index 2048 is out of bounds for dimension 1 with size 2048')",
+        "n == 24",
+        _VW,
+        actions=(("wait", "ready"), ("request", "chat"), ("request", "completion"), ("request", "chat"), *_S26_AFTER),
+    ),
+    _s26_hook(
+        "s26-rt-sched-update-from-output-keyerror",
+        "hook: Scheduler.update_from_output (the engine core's step bookkeeping) raises KeyError of a request id in "
+        "the engine core once armed",
+        "vllm.v1.core.sched.scheduler",
+        "Scheduler.update_from_output",
+        "    raise KeyError('chatcmpl-9f3c2a7e41d84b0c-a1b2c3d4')",
+        "fired()",
+        _EC,
+        actions=_HOOK_SERVE,
+    ),
+    _s26_hook(
+        "s26-rt-kv-allocate-slots-segv-marked",
+        "hook: KVCacheManager.allocate_slots sends SIGSEGV to its own process (the engine core) for a marked request "
+        "(seed 31337)",
+        "vllm.v1.core.kv_cache_manager",
+        "KVCacheManager.allocate_slots",
+        _S26_SEGV_SELF,
+        "marked(args, kwargs)",
+        _EC,
+        actions=_HOOK_MARKED,
+    ),
+    _s26_hook(
+        "s26-rt-xgrammar-compile-runtimeerror",
+        "hook: XgrammarBackend.compile_grammar raises xgrammar's RuntimeError 'Check failed: (root_rule_id >= 0)' for "
+        "every json_schema request (structured output), with plain chats before and after, a normal stop",
+        "vllm.v1.structured_output.backend_xgrammar",
+        "XgrammarBackend.compile_grammar",
+        "    raise RuntimeError('[13:02:11] /project/cpp/grammar_compiler.cc:682: Check failed: (root_rule_id >= 0) "
+        "is false: The root rule is not defined in the grammar')",
+        "True",
+        _EC,
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("request", "s26_chat_json_schema"),
+            ("sleep", 2),
+            ("request", "chat"),
+            ("request", "s26_chat_json_schema"),
+            ("request", "completion"),
+            ("signal", "main", "SIGTERM"),
+        ),
+    ),
+    _s26_hook(
+        "s26-rt-request-output-valueerror-api",
+        "hook: RequestState.make_request_output (the API server's output processor) raises ValueError once armed",
+        "vllm.v1.engine.output_processor",
+        "RequestState.make_request_output",
+        "    raise ValueError('Expected a finish reason for a finished request, got None')",
+        "fired()",
+        _API,
+        actions=_HOOK_SERVE,
+    ),
+    _s26_hook(
+        "s26-rt-input-processor-runtimeerror-marked",
+        "hook: InputProcessor.process_inputs (the API server's request preprocessing) raises RuntimeError for a "
+        "marked request (seed 31337), chats before and after",
+        "vllm.v1.engine.input_processor",
+        "InputProcessor.process_inputs",
+        "    raise RuntimeError('Input tensor is not contiguous: stride (1, 2048) for shape (1, 12)')",
+        "any(getattr(a, 'seed', None) == 31337 for a in list(args) + list(kwargs.values()))",
+        _API,
+        actions=_HOOK_MARKED,
+    ),
+    _s26_hook(
+        "s26-rt-bookkeeping-sigbus-nth",
+        "hook: GPUModelRunner._bookkeeping_sync sends SIGBUS to its own process (the worker) on its 30th call, "
+        "during a long streamed chat",
+        "vllm.v1.worker.gpu_model_runner",
+        "GPUModelRunner._bookkeeping_sync",
+        _S26_BUS_SELF,
+        "n == 30",
+        _VW,
+        actions=(("wait", "ready"), ("request", "chat"), ("request", "stream_long"), *_S26_AFTER),
+    ),
+    # -- device / platform set-up of the CPU build
+    _s26_hook(
+        "s26-dev-visible-memory-nodes-empty",
+        "hook: get_visible_memory_node (as CPUWorker.__init__ calls it) returns [] in the worker (a cpuset.mems that "
+        "reads empty in a container)",
+        "vllm.v1.worker.cpu_worker",
+        "get_visible_memory_node",
+        "    return []",
+        "True",
+        _VW,
+        actions=(("wait_exit", 300),),
+    ),
+    _s26(
+        "s26-dev-ld-preload-iomp-and-gomp",
+        "LD_PRELOAD of an Intel tuning recipe naming both libiomp5 (not installed) and the system libgomp (both "
+        "OpenMP runtimes)",
+        env={"LD_PRELOAD": "/opt/intel/oneapi/compiler/latest/lib/libiomp5.so:/usr/lib/x86_64-linux-gnu/libgomp.so.1"},
+        actions=(("wait_exit", 300),),
+    ),
+    _s26(
+        "s26-dev-sigkill-worker-at-init-device",
+        "SIGKILL of VLLM::Worker at its 'libtcmalloc is not found in LD_PRELOAD' warning (CPUWorker.init_device, just "
+        "after the NUMA memory binding; at the earlier 'NUMA binding' line the worker has no title yet)",
+        actions=(
+            ("wait", "libtcmalloc is not found in LD_PRELOAD"),
+            ("signal", "VLLM::Worker", "SIGKILL"),
+            ("wait_exit", 120),
+        ),
+    ),
+    _s26(
+        "s26-dev-gpu-util-0.97-node-memory",
+        "--gpu-memory-utilization 0.97 (a GPU recipe's value) with VLLM_CPU_KVCACHE_SPACE unset: the CPU worker asks "
+        "97% of the node's memory at start-up",
+        args=("--gpu-memory-utilization", "0.97"),
+        unset=("VLLM_CPU_KVCACHE_SPACE",),
+        actions=(("wait_exit", 300),),
+    ),
+    # -- engine start-up
+    _s26_hook(
+        "s26-eng-kv-cache-configs-valueerror",
+        "hook: get_kv_cache_configs (as EngineCore._initialize_kv_caches calls it) raises ValueError about KV cache "
+        "page sizes that cannot be unified",
+        "vllm.v1.engine.core",
+        "get_kv_cache_configs",
+        "    raise ValueError('Cannot unify KV cache page sizes: layer model.layers.1.self_attn.attn has page size "
+        "32768, other layers 16384')",
+        "True",
+        _EC,
+        actions=(("wait_exit", 300),),
+    ),
+    _s26_hook(
+        "s26-eng-warmup-segv-worker",
+        "hook: CPUWorker.compile_or_warm_up_model (the warm-up step after the KV cache) sends SIGSEGV to the worker",
+        "vllm.v1.worker.cpu_worker",
+        "CPUWorker.compile_or_warm_up_model",
+        _S26_SEGV_SELF,
+        "True",
+        _VW,
+        actions=(("wait_exit", 300),),
+    ),
+    _s26_hook(
+        "s26-eng-allowed-cpus-empty-at-memory-sizing",
+        "hook: get_allowed_cpu_list returns [] on its second call in the worker (CPUWorker.determine_available_memory, "
+        "the KV-cache memory sizing; the first call, at the worker's construction, is left alone)",
+        "vllm.v1.worker.cpu_worker",
+        "get_allowed_cpu_list",
+        "    return []",
+        "n == 2",
+        _VW,
+        actions=(("wait_exit", 300),),
+    ),
+    _s26(
+        "s26-eng-sigill-worker-at-kv-explicit-set",
+        "SIGILL (an illegal instruction, as an AVX-512 kernel on a CPU without it) of VLLM::Worker at 'GiB for KV "
+        "cache on node' (KV-cache sizing done)",
+        actions=(("wait", "GiB for KV cache on node"), ("signal", "VLLM::Worker", "SIGILL"), ("wait_exit", 120)),
+    ),
+    # -- weight loading
+    _s26_hook(
+        "s26-wt-qkv-loader-k-shard-assert",
+        "hook: QKVParallelLinear.weight_loader_v2 raises AssertionError for the 'k' shard (a KV-head count that does "
+        "not match the checkpoint)",
+        "vllm.model_executor.layers.linear",
+        "QKVParallelLinear.weight_loader_v2",
+        "    w = args[2]\n"
+        "    raise AssertionError(f'Tried to load weights of size {tuple(w.shape)} to a parameter shard of id k of "
+        "size {(w.shape[0] // 2, *w.shape[1:])}')",
+        "len(args) > 3 and args[3] == 'k'",
+        _VW,
+        actions=(("wait_exit", 300),),
+    ),
+    _s26_hook(
+        "s26-wt-shard2-stale-file-handle",
+        "the checkpoint in two shards (index + model-0000N-of-00002); hook: safe_open (safetensors.torch) raises "
+        "OSError 116 'Stale file handle' when the worker opens the second shard (the first read fine)",
+        "safetensors.torch",
+        "safe_open",
+        "    raise OSError(116, 'Stale file handle', str(args[0]))",
+        "'00002-of-00002' in str(args[0])",
+        _VW,
+        setup=(("shards", False),),
+        actions=(("wait_exit", 300),),
+    ),
+    _s26_hook(
+        "s26-wt-gate-up-loader-sigbus",
+        "hook: MergedColumnParallelLinear.weight_loader_v2 sends SIGBUS to the worker on its 3rd call (as a read of a "
+        "mmap'd shard truncated under it)",
+        "vllm.model_executor.layers.linear",
+        "MergedColumnParallelLinear.weight_loader_v2",
+        _S26_BUS_SELF,
+        "n == 3",
+        _VW,
+        actions=(("wait_exit", 300),),
+    ),
+    # -- healthy controls
+    _s26(
+        "s26-ok-max-logprobs-2-refused",
+        "healthy: --max-logprobs 2; a chat asking top_logprobs 5 (refused with 400), one asking 2, a completion with "
+        "logprobs 2, a normal stop",
+        args=("--max-logprobs", "2"),
+        actions=(
+            ("wait", "ready"),
+            ("request", "s26_chat_top_logprobs_5"),
+            ("request", "s26_chat_top_logprobs_2"),
+            ("request", "s26_completion_logprobs"),
+            ("request", "chat"),
+            ("signal", "main", "SIGTERM"),
+        ),
+    ),
+    _s26(
+        "s26-ok-omp-nobind",
+        "healthy: VLLM_CPU_OMP_THREADS_BIND=nobind with OMP_NUM_THREADS=2 (thread binding left to the OS), requests, "
+        "a normal stop",
+        env={"VLLM_CPU_OMP_THREADS_BIND": "nobind", "OMP_NUM_THREADS": "2"},
+        actions=_S26_SERVE3,
+    ),
+    _s26(
+        "s26-ok-structured-json-schema",
+        "healthy: two json_schema chats (structured output through xgrammar), a plain chat, Ctrl-C (SIGINT)",
+        actions=(
+            ("wait", "ready"),
+            ("request", "s26_chat_json_schema"),
+            ("request", "s26_chat_json_schema"),
+            ("request", "chat"),
+            ("signal", "main", "SIGINT"),
+        ),
+    ),
+    _s26(
+        "s26-ok-token-ids-and-prompt-details",
+        "healthy: --return-tokens-as-token-ids --enable-prompt-tokens-details --max-num-seqs 4, logprobs requests, "
+        "a streamed chat, a normal stop",
+        args=("--return-tokens-as-token-ids", "--enable-prompt-tokens-details", "--max-num-seqs", "4"),
+        actions=(
+            ("wait", "ready"),
+            ("request", "s26_chat_top_logprobs_2"),
+            ("request", "s26_completion_logprobs"),
+            ("request", "stream_128"),
+            ("signal", "main", "SIGTERM"),
+        ),
+    ),
+)
+FAULTS = FAULTS + _S26_FAULTS
+
+
+# S26B-BLOCK-ANCHOR
+# -- session 26 (helper G2): the ``s26b`` family, new faults on the OLDER vLLMs only: 0.8.5 (V0 engine, the
+# ``MQLLMEngine`` process found as ``spawn_main``) and 0.10.1.1 (V1, ``EngineCore``), built by their rounds' own
+# constructors (``_v085`` / ``_v010``: the venv and the tiny model's fixes for that transformers), moved into ``s26b``.
+# Some 0.8.5 faults set ``VLLM_USE_V1=0`` as old deployments did, some run the older entrypoint
+# ``python -m vllm.entrypoints.openai.api_server --model ...``.
+def _s26b(fault: Fault) -> Fault:
+    import dataclasses
+
+    return dataclasses.replace(fault, family="s26b")
+
+
+_S26B_V0 = {"VLLM_USE_V1": "0"}
+_S26B_API_MODULE = ("{python}", "-m", "vllm.entrypoints.openai.api_server", "--model", "{model}", "{base}")
+_S26B_EADDRINUSE = (
+    "    raise RuntimeError('The server socket has failed to listen on any local network address. port: 29500, "
+    "useIpv6: false, code: -98, name: EADDRINUSE, message: address already in use')"
+)
+_S26B_DROP_TENSOR = """python3 - <<'EOF'
+import json, struct
+p = "model/model.safetensors"
+raw = open(p, "rb").read()
+n = struct.unpack("<Q", raw[:8])[0]
+header, data = json.loads(raw[8 : 8 + n]), raw[8 + n :]
+out, chunks, pos = {"__metadata__": header.get("__metadata__", {})}, [], 0
+for name, v in sorted(((k, v) for k, v in header.items() if k != "__metadata__"), key=lambda kv: kv[1]["data_offsets"]):
+    if name == "K3DROP":
+        continue
+    a, b = v["data_offsets"]
+    out[name] = {**v, "data_offsets": [pos, pos + b - a]}
+    chunks.append(data[a:b])
+    pos += b - a
+blob = json.dumps(out, separators=(",", ":")).encode()
+blob += b" " * (-len(blob) % 8)
+open(p, "wb").write(struct.pack("<Q", len(blob)) + blob + b"".join(chunks))
+EOF
+"""  # a safetensors file rewritten without one tensor (header entry and data), the others intact
+_S26B_SERVE = (  # ready, requests, a normal stop (SIGTERM of the API server)
+    ("wait", "ready"),
+    ("request", "chat"),
+    ("request", "completion"),
+    ("request", "chat"),
+    ("sleep", 2),
+    ("signal", "main", "SIGTERM"),
+)
+
+
+def _s26b_maker(make: Callable[..., Fault]) -> Callable[..., Fault]:
+    """``make`` that also takes ``setup=`` (as ``**_hook(...)`` gives it): those steps after the version's fixes."""
+
+    def f(name: str, what: str, *setup: tuple, **kw: object) -> Fault:
+        return make(name, what, *setup, *kw.pop("setup", ()), **kw)
+
+    return f
+
+
+_s26b_v085, _s26b_v010 = _s26b_maker(_v085), _s26b_maker(_v010)
+
+
+_S26B_FAULTS: tuple[Fault, ...] = (
+    # -- argument / model-config rejections
+    _s26b_v085(
+        "s26b-v085-args-block-size-7",
+        "vLLM 0.8.5 (V0, VLLM_USE_V1=0), the older entrypoint python -m vllm.entrypoints.openai.api_server: "
+        "--block-size 7 (not one of 1, 8, 16, 32, 64, 128)",
+        command=_S26B_API_MODULE,
+        args=("--block-size", "7"),
+        env=_S26B_V0,
+    ),
+    _s26b_v010(
+        "s26b-v010-args-quantization-awq",
+        "vLLM 0.10.1.1: --quantization awq on an unquantized bf16 model (no quantization_config)",
+        args=("--quantization", "awq"),
+    ),
+    _s26b_v085(
+        "s26b-v085-args-batched-tokens-below-len",
+        "vLLM 0.8.5 (V0, VLLM_USE_V1=0): --max-num-batched-tokens 256 below --max-model-len 1024 with chunked "
+        "prefill off",
+        args=("--max-num-batched-tokens", "256"),
+        env=_S26B_V0,
+    ),
+    _s26b_v085(
+        "s26b-v085-args-block-size-32-no-ipex",
+        "vLLM 0.8.5 (V0): --block-size 32 (a valid choice, which the CPU back-end allows only with "
+        "intel_extension_for_pytorch, not installed)",
+        args=("--block-size", "32"),
+    ),
+    _s26b_v010(
+        "s26b-v010-args-hf-overrides-bad-json",
+        "vLLM 0.10.1.1, the older entrypoint python -m vllm.entrypoints.openai.api_server: --hf-overrides "
+        "'{num_hidden_layers: 1}' (unquoted key, not JSON)",
+        command=_S26B_API_MODULE,
+        args=("--hf-overrides", "{num_hidden_layers: 1}"),
+    ),
+    # -- broken model files
+    _s26b_v085(
+        "s26b-v085-st-tensor-missing",
+        "vLLM 0.8.5 (V0, VLLM_USE_V1=0): model.safetensors rewritten without model.layers.1.mlp.down_proj.weight "
+        "(its header entry and its data; the other tensors intact)",
+        ("sh", _S26B_DROP_TENSOR.replace("K3DROP", "model.layers.1.mlp.down_proj.weight")),
+        env=_S26B_V0,
+    ),
+    _s26b_v010(
+        "s26b-v010-cfg-model-type-missing",
+        "vLLM 0.10.1.1: config.json without model_type (architectures LlamaForCausalLM kept)",
+        ("json_set", "config.json", {"model_type": DEL}),
+    ),
+    _s26b_v085(
+        "s26b-v085-cfg-vocab-size-4096",
+        "vLLM 0.8.5 (V0): config.json vocab_size 4096 over embed_tokens / lm_head of 2048 rows",
+        ("json_set", "config.json", {"vocab_size": 4096}),
+    ),
+    _s26b_v010(
+        "s26b-v010-st-header-len-huge",
+        "vLLM 0.10.1.1: model.safetensors' 8-byte header length overwritten with 2**40 (a header larger than the file)",
+        ("overwrite", "model/model.safetensors", 0, struct.pack("<Q", 1 << 40)),
+    ),
+    _s26b_v085(
+        "s26b-v085-tok-config-not-json",
+        "vLLM 0.8.5 (V0, VLLM_USE_V1=0): tokenizer_config.json cut off mid-object (not JSON)",
+        ("write", "model/tokenizer_config.json", '{\n  "tokenizer_class": "PreTrainedTokenizerFast",\n  "bos_token": '),
+        env=_S26B_V0,
+    ),
+    # -- engine start-up, device set-up
+    _s26b_v085(
+        "s26b-v085-hook-kv-blocks-cpu-oom",
+        "hook, vLLM 0.8.5 (V0): vllm.worker.cpu_worker.CPUWorker.determine_num_available_blocks raises the CPU "
+        "allocator's 'not enough memory' RuntimeError (KV-cache sizing in the engine process)",
+        **_hook("vllm.worker.cpu_worker", "CPUWorker.determine_num_available_blocks", _CPU_OOM),
+    ),
+    _s26b_v010(
+        "s26b-v010-hook-kv-memory-512k",
+        "hook, vLLM 0.10.1.1: vllm.v1.worker.cpu_worker.CPUWorker.determine_available_memory returns 524288 bytes "
+        "(512 KiB of KV cache, 512 tokens, for max-model-len 1024) in VLLM::EngineCore",
+        **_hook("vllm.v1.worker.cpu_worker", "CPUWorker.determine_available_memory", "    return 524288"),
+    ),
+    _s26b_v085(
+        "s26b-v085-hook-dist-init-eaddrinuse",
+        "hook, vLLM 0.8.5 (V0, VLLM_USE_V1=0): vllm.worker.cpu_worker.CPUWorker.init_distributed_environment raises "
+        "torch's EADDRINUSE RuntimeError (the engine's device / distributed set-up at TP 1)",
+        **_hook(
+            "vllm.worker.cpu_worker",
+            "CPUWorker.init_distributed_environment",
+            _S26B_EADDRINUSE,
+            VLLM_USE_V1="0",
+        ),
+    ),
+    _s26b_v010(
+        "s26b-v010-hook-warmup-cpu-oom",
+        "hook, vLLM 0.10.1.1: vllm.v1.worker.cpu_model_runner.CPUModelRunner.warming_up_model raises the CPU "
+        "allocator's 'not enough memory' RuntimeError (warm-up in VLLM::EngineCore)",
+        **_hook("vllm.v1.worker.cpu_model_runner", "CPUModelRunner.warming_up_model", _CPU_OOM),
+    ),
+    _s26b_v085(
+        "s26b-v085-sigterm-engine-at-cpu-blocks",
+        "vLLM 0.8.5 (V0): SIGTERM of the V0 engine process (MQLLMEngine) only, not the API server, at '# cpu blocks'",
+        actions=(("wait", "# cpu blocks"), ("signal", _V0_ENGINE, "SIGTERM"), ("wait_exit", 90)),
+    ),
+    _s26b_v010(
+        "s26b-v010-sigint-api-at-engine-wait",
+        "vLLM 0.10.1.1: SIGINT of the API server (main process only) at the engine core's 'Waiting for init message "
+        "from front-end'",
+        actions=(("wait", "Waiting for init message"), ("signal", "main", "SIGINT"), ("wait_exit", 90)),
+    ),
+    # -- after ready
+    _s26b_v085(
+        "s26b-v085-hook-execute-model-oom",
+        "hook, vLLM 0.8.5 (V0): vllm.worker.cpu_model_runner.CPUModelRunner.execute_model raises the CPU allocator's "
+        "'not enough memory' RuntimeError once a trigger file exists (after a good chat), then a chat and a completion",
+        actions=_HOOK_SERVE,
+        **_hook("vllm.worker.cpu_model_runner", "CPUModelRunner.execute_model", _CPU_OOM, when="fired()"),
+    ),
+    _s26b_v010(
+        "s26b-v010-hook-output-processor",
+        "hook, vLLM 0.10.1.1: vllm.v1.engine.output_processor.OutputProcessor.process_outputs raises IndexError in the "
+        "API server once a trigger file exists (after a good chat), then a chat and a completion",
+        actions=_HOOK_SERVE,
+        **_hook(
+            "vllm.v1.engine.output_processor",
+            "OutputProcessor.process_outputs",
+            "    raise IndexError('list index out of range')",
+            when="fired()",
+        ),
+    ),
+    _s26b_v085(
+        "s26b-v085-hook-sampler-call-30",
+        "hook, vLLM 0.8.5 (V0, VLLM_USE_V1=0), the older entrypoint python -m vllm.entrypoints.openai.api_server: "
+        "vllm.model_executor.layers.sampler.Sampler.forward raises RuntimeError on its 30th call (in the second "
+        "chat), then a completion",
+        command=_S26B_API_MODULE,
+        actions=_S26B_SERVE[:2]
+        + (("request", "chat"), ("request", "completion"), ("sleep", 3))
+        + (("signal", "main", "SIGTERM"),),
+        **_hook(
+            "vllm.model_executor.layers.sampler",
+            "Sampler.forward",
+            "    raise RuntimeError('probability tensor contains either `inf`, `nan` or element < 0')",
+            when="n == 30",
+            VLLM_USE_V1="0",
+        ),
+    ),
+    _s26b_v085(
+        "s26b-v085-sigint-engine-streaming",
+        "vLLM 0.8.5 (V0): SIGINT of the V0 engine process only (not the API server) 1.5 s into a streaming chat",
+        actions=_inflight_actions(_V0_ENGINE, "SIGINT", "stream_long"),
+    ),
+    _s26b_v010(
+        "s26b-v010-sigterm-engine-streaming",
+        "vLLM 0.10.1.1: SIGTERM of VLLM::EngineCore only (not the API server) 1.5 s into a streaming chat",
+        actions=_inflight_actions("EngineCore", "SIGTERM", "stream_long"),
+    ),
+    # -- healthy controls
+    _s26b_v085(
+        "s26b-v085-ok-api-server-module",
+        "healthy: vLLM 0.8.5 (V0, VLLM_USE_V1=0) by the older entrypoint python -m vllm.entrypoints.openai.api_server "
+        "--model ...: a chat, a completion, a streaming chat, SIGTERM",
+        command=_S26B_API_MODULE,
+        env=_S26B_V0,
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("request", "completion"),
+            ("request", "stream_128"),
+            ("signal", "main", "SIGTERM"),
+            ("wait_exit", 30),
+        ),
+    ),
+    _s26b_v010(
+        "s26b-v010-ok-refusals-then-serve",
+        "healthy: vLLM 0.10.1.1 refuses an unknown model name, bad JSON, a negative max_tokens and prompt token ids "
+        "beyond the vocabulary with 4xx and serves a chat and a completion; SIGTERM",
+        actions=(
+            ("wait", "ready"),
+            ("request", "unknown_model"),
+            ("request", "bad_json"),
+            ("request", "max_tokens_negative"),
+            ("request", "token_ids_out_of_vocab"),
+            ("request", "chat"),
+            ("request", "completion"),
+            ("signal", "main", "SIGTERM"),
+        ),
+    ),
+    _s26b_v085(
+        "s26b-v085-ok-unusual-flags-sigint",
+        "healthy: vLLM 0.8.5 (V0) with --max-num-seqs 2 --swap-space 1 --seed 7 --disable-log-requests: three "
+        "requests at once (one queues behind --max-num-seqs 2), 20 s later Ctrl-C (SIGINT)",
+        args=("--max-num-seqs", "2", "--swap-space", "1", "--seed", "7", "--disable-log-requests"),
+        actions=(
+            ("wait", "ready"),
+            ("request_bg", "stream_128"),
+            ("request_bg", "chat"),
+            ("request", "completion"),
+            ("sleep", 20),  # the 128-token stream done before the stop
+            ("signal", "main", "SIGINT"),
+            ("wait_exit", 30),
+        ),
+    ),
+    _s26b_v010(
+        "s26b-v010-ok-prefix-caching",
+        "healthy: vLLM 0.10.1.1 with --enable-prefix-caching --max-num-batched-tokens 512 --max-num-seqs 4: two chats "
+        "sharing a ~620-token prefix, a chat, SIGTERM",
+        args=("--enable-prefix-caching", "--max-num-batched-tokens", "512", "--max-num-seqs", "4"),
+        actions=(
+            ("wait", "ready"),
+            ("request", "prefix_q1"),
+            ("request", "prefix_q2"),
+            ("request", "chat"),
+            ("signal", "main", "SIGTERM"),
+        ),
+    ),
+)
+FAULTS = FAULTS + tuple(_s26b(f) for f in _S26B_FAULTS)
+
 
 def _round_robin(faults: list[Fault]) -> list[Fault]:
     """One fault of each family in turn, so that a run cut short still covers every family."""
