@@ -152,3 +152,26 @@ def test_there_are_chains_of_both_kinds_to_try() -> None:
     framed = sum(1 for c, i in _BLANK_CHAINS if _TEXTS[c.id][i - 3][:1] in (" ", "\t"))
     assert framed >= 10
     assert len(_BLANK_CHAINS) - framed >= 2
+
+
+_OTHER_PROCESS = [
+    "(Worker_TP7 pid=99999) DEBUG 12-01 03:12:44 [shm_broadcast.py:10] polling the queue",
+    "(Worker_TP7 pid=99999) INFO 12-01 03:12:44 [utils.py:11] still waiting",
+]
+"""Two lines of another process (a worker logging while the server prints its traceback), naming no stage."""
+
+
+@pytest.mark.parametrize("chain", _CHAINS, ids=lambda ch: f"{ch[0].id}:{ch[1]}" if isinstance(ch, tuple) else "")
+def test_another_processs_lines_around_a_chain_sentence_change_no_root(chain) -> None:  # noqa: ANN001
+    """Processes of one server write to one stream: a worker's lines can land anywhere among the lines of a
+    traceback the API server prints, also around the sentence that chains two tracebacks (between the first's
+    exception line and the head of the next). They are not in the gap that ties the two, whether the first is the
+    root's or one the server survived."""
+    case, i = chain
+    lines = _TEXTS[case.id]
+    ref = _REFS[case.id]
+    for pos in range(i - 2, i + 3):
+        got = classify_text("\n".join([*lines[:pos], *_OTHER_PROCESS, *lines[pos:]]) + "\n")
+        assert got.first_exception is not None, (case.id, pos)
+        assert got.first_exception.line == ref.first_exception.line, (case.id, pos)
+        assert got.failed_stage == ref.failed_stage, (case.id, pos)

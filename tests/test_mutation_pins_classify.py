@@ -666,11 +666,29 @@ def test_the_chained_tracebacks_give_the_roots_callers_up_to_four(depth, stage):
     assert ("run_busy_loop" in r.evidence.why) is (stage == "runtime")
 
 
-@pytest.mark.parametrize(("others", "followed"), [(0, True), (1, True), (2, False)])
-def test_a_chain_sentence_counts_within_three_lines_of_the_traceback(others, followed):
-    """Other processes' lines between the root's traceback and Python's "The above exception …":
-    the sentence is the root's chain up to three lines after its last line (blank line included)."""
-    lines = [_START, *_SHM, _EC, *[_OTHER] * others, *_CAUSE[1:], *_BUSY, _EC]
+_OWN = "(EngineCore_DP0 pid=395) INFO 10-24 11:24:57 [core.py:1] still waiting"
+
+
+@pytest.mark.parametrize(
+    ("others", "own", "followed"),
+    [
+        (0, 0, True),
+        (0, 1, True),
+        (0, 2, False),
+        (2, 0, True),
+        (8, 0, True),
+        (8, 1, True),
+        (8, 2, False),
+        (9, 0, True),
+        (10, 0, False),
+    ],
+)
+def test_a_chain_sentence_counts_within_three_lines_of_the_traceback(others, own, followed):
+    """Lines between the root's traceback and Python's "The above exception …": the sentence is the root's chain up
+    to three of its own process's lines after its last line (blank line included). Another process's lines (a
+    worker logging meanwhile) are not counted, up to eight of them (MAX_BETWEEN); past eight they count as the
+    process's own, so a flood of them ends the chain."""
+    lines = [_START, *_SHM, _EC, *[_OWN] * own, *[_OTHER] * others, *_CAUSE[1:], *_BUSY, _EC]
     r = _classify_plain(lines)
     assert r.first_exception.line == _SHM[-1]
     assert (r.failed_stage == "runtime") is followed, r.evidence

@@ -82,6 +82,10 @@ MAX_LINE = 65536
 """Characters kept of one line; the rest of a longer line is ignored (binary garbage)."""
 QUIET_CHAIN_GAP = 4
 """Lines from a survived traceback's end to the head of one chained to it (blank, 'During handling …', blank, head)."""
+MAX_BETWEEN = 8
+"""Lines of other processes (or a workload manager's) that may land inside that gap, or inside the gap between a
+root's traceback and the one chained to it, without cutting the chain: more, and the chain is over (a flood of
+another process's lines never keeps every line read)."""
 EMIT_AFTER = 50
 """Lines after a one-line root (no traceback followed) when it is announced anyway."""
 TYPED_AGAIN = 2000
@@ -390,6 +394,7 @@ class Classifier:
         self._native: _Root | None = None
         """The first native library's error line (no Python exception): the root when nothing else is."""
         self._quiet_chain: dict[tuple[str, str], int] = {}
+        self._quiet_skipped: dict[tuple[str, str], int] = {}
         """Per process, the line that chained a new traceback to a survived (quiet) one."""
         self._chain_gap_until = 0
         """Up to this line every line is read: a survived traceback's chain may still come (and srun's lines
@@ -869,8 +874,8 @@ class Classifier:
             self._followed = True  # (a vLLM line behind a prefix not known, a platform's console record, too)
         if self._traces:
             self._expire(n)
-        if self._quiet_chain and _WORKLOAD.match(ln.body):
-            self._workload_between(n)
+        if self._quiet_chain and n <= self._chain_gap_until:  # (only while a survived traceback's gap is open)
+            self._between(ln, n)
         root = self._root
         if root is not None and not root.emitted:
             if root.dump and self._dump_line(ln, n):
@@ -961,7 +966,9 @@ class Classifier:
     def _follow_chain(self, root: _Root, ln: Line, n: int) -> None:
         """After the root's traceback: a chained one (``The above exception …``) holds its callers (a workload
         manager's report of a step's end printed between them, as srun's may be anywhere, is not in the way)."""
-        if root.chain_at and n - root.chain_at <= 2 and _WORKLOAD.match(ln.body):
+        another = ln.key != root.key or _WORKLOAD.match(ln.body)  # (another process's line, srun's report)
+        if root.chain_at and n - root.chain_at <= 2 and another and root.chain_skipped < MAX_BETWEEN:
+            root.chain_skipped += 1
             root.chain_at += 1
             return
         last = root.outer[-1] if root.outer else root.trace
@@ -973,7 +980,7 @@ class Classifier:
         if last.mode == "tb" or n == last.last:
             return  # still being printed
         gap = n - last.last - root.chain_skipped
-        if gap <= 3 and _WORKLOAD.match(ln.body):
+        if gap <= 3 and another and root.chain_skipped < MAX_BETWEEN:
             root.chain_skipped += 1
             return
         if ln.key == root.key and len(root.outer) < MAX_CHAIN and _CHAINED.match(ln.body) and gap <= 3:
@@ -1416,19 +1423,25 @@ class Classifier:
         root.marks = [(m.stage, m.line) for m in self._timeline.marks if m.line <= upto]
         root.stage_idx = furthest(root.marks)
 
-    def _chain_ended(self, key: tuple[str, str], n: int) -> None:
-        """A survived traceback of process ``key`` ended (or is taken to have ended) at line ``n``: one chained to
-        it within the gap is part of it, and until then every line is read."""
+    def _chain_ended(self, key: tuple[str, str], n: int, skipped: int = 0) -> None:
+        """A survived traceback of process ``key`` ended (or is taken to have ended, ``skipped`` other lines
+        after its end) at line ``n``: one chained to it within the gap is part of it, and until then every line
+        is read."""
         self._quiet_chain[key] = n
+        self._quiet_skipped[key] = skipped
         self._chain_gap_until = max(self._chain_gap_until, n + QUIET_CHAIN_GAP)
 
-    def _workload_between(self, n: int) -> None:
-        """A workload manager's line (srun's may land anywhere) printed between a survived traceback's end
-        and the head of one chained to it is not in the gap that ties them."""
-        for key, ended in self._quiet_chain.items():
+    def _between(self, ln: Line, n: int) -> None:
+        """A line of another process, or a workload manager's (srun's may land anywhere), printed between a
+        survived traceback's end and the head of one chained to it is not in the gap that ties them (up to
+        MAX_BETWEEN of them: past that, they count)."""
+        workload = _WORKLOAD.match(ln.body) is not None
+        for key, ended in list(self._quiet_chain.items()):
+            if not 0 < n - ended <= QUIET_CHAIN_GAP or not (workload or key != ln.key):
+                continue
             chained = self._traces.get(key)
-            if 0 < n - ended <= QUIET_CHAIN_GAP and (chained is None or chained.start < ended):
-                self._chain_ended(key, ended + 1)  # (until the chained head came)
+            if (chained is None or chained.start < ended) and self._quiet_skipped[key] < MAX_BETWEEN:
+                self._chain_ended(key, ended + 1, self._quiet_skipped[key] + 1)  # (until the chained head came)
 
     def _chained_to_quiet(self, trace: Trace) -> bool:
         """Python chained this traceback to a survived one of the same process (``During handling of the
@@ -1896,8 +1909,13 @@ class Classifier:
             root.wrap = None
         if root.dump:
             return
-        since = n - root.n - root.chain_skipped  # (srun's lines in between not counted)
-        if root.trace is None and 0 < since <= 3 and _WORKLOAD.match(ln.body):
+        since = n - root.n - root.chain_skipped  # (another process's lines and srun's in between not counted)
+        if (
+            root.trace is None
+            and 0 < since <= 3
+            and root.chain_skipped < MAX_BETWEEN
+            and (ln.key != root.key or _WORKLOAD.match(ln.body))
+        ):
             root.chain_skipped += 1
             return
         if root.trace is None and ln.key == root.key and since <= 3 and _CHAINED.match(ln.body):
