@@ -485,6 +485,8 @@ KNOWN_MISSES = {
     "vllm-cpu-faults/s25c-offline-prompt-none-from-csv.log": "an offline script's prompt vLLM refused (None among the strings: Prompt should be a string …) is read as one input refused, healthy; the label says runtime (the script died of it; unsure, none defensible)",
     "vllm-cpu-faults/s25c-rank-dp2-address-not-local.log": "stage right; c10d's first '[E …] [c10d] The client socket has failed to connect to any network address' line is taken, the label the DistNetworkError 300 s later carrying the same message (347's label takes the [E] line: the two conventions differ)",
     "vllm-cpu-faults/s25c-rank-tp1-worker-sigabrt-at-load.log": "root right (WorkerProc initialization failed); rank 1's worker killed silently at 'Starting to load model': placed where the start-up was last seen (weights); the label says engine (unsure: weights defensible)",
+    "vllm-cpu-faults/s26-dev-gpu-util-0.97-node-memory.log": "root right (Available memory on node 0 … is less than desired CPU memory utilization); the message names the --gpu-memory-utilization value (config); the label says device (the worker's own memory check in CPUWorker.__init__; unsure: config defensible)",
+    "vllm-cpu-faults/s26-dev-sigkill-worker-at-init-device.log": "root right (WorkerProc initialization failed); the worker killed silently in its init_device: placed where the start-up was last seen (device); the label says engine (a kill during the engine's start-up; unsure: device defensible)",
 }
 
 
