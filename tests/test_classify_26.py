@@ -12,7 +12,12 @@ come from the stack. Three kinds of frame named no layer:
 - the API server's own check of its arguments (``validate_api_server_args``: an unknown tool-call or reasoning
   parser): the config.
 
-Each fails without its change (the guard passes either way).
+And a root that itself says the engine's start-up failed (``RuntimeError: Engine core initialization failed. See
+root cause above. Failed core proc(s): {}``, V0's ``Engine process failed to start``), raised in the main program
+that waited for it (an engine core killed at its KV-cache sizing prints nothing else), is the engine's set-up, not
+the process start its whole stack from ``<module>`` would otherwise say.
+
+Each fails without its change (the guards pass either way).
 """
 
 from __future__ import annotations
@@ -128,3 +133,33 @@ def test_tiktokens_loader_and_the_api_servers_argument_check_name_their_layers(s
         ]
     )
     assert classify_text(parser + "\n").failed_stage == "config"
+
+
+_KILLED_IN_START_UP = (
+    "kill-abrt-engine-at-kv-cache.log",
+    "v010-kill-segv-engine-at-kv-cache.log",
+    "v011-kill9-engine-at-kv-cache.log",
+    "v085-kill9-engine-at-kv-cache.log",
+    "s26b-v085-sigterm-engine-at-cpu-blocks.log",
+)
+
+
+@pytest.mark.parametrize("name", _KILLED_IN_START_UP)
+def test_an_engine_start_up_failure_raised_in_the_main_program_is_the_engines_set_up(name: str) -> None:
+    got = classify_text(_pasted(name))
+    assert got.failed_stage == _label(name)["stage"] == "engine", got.evidence
+
+
+def test_a_main_programs_stack_that_says_nothing_of_the_engine_stays_the_process_start() -> None:
+    text = "\n".join(
+        [
+            "Traceback (most recent call last):",
+            '  File "/opt/venv/bin/vllm", line 8, in <module>',
+            "    sys.exit(main())",
+            '  File "/opt/venv/lib/python3.11/site-packages/mytool/run.py", line 10, in main',
+            "    start()",
+            "RuntimeError: initialization failed: the tool's license file is missing",
+        ]
+    )
+    got = classify_text(text + "\n")
+    assert got.failed_stage == "container", got.evidence

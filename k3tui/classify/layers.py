@@ -309,6 +309,9 @@ def _serving_talk(ev: Evidence) -> Verdict | None:
     return Verdict("runtime", "default", (ev.line,), "low", why)
 
 
+_ENGINE_WORDS = re.compile(r"\b(?:[Ee]ngine|EngineCore\w*|[Ww]orker\w*)\b")
+
+
 def _serving(rules: Rules, ev: Evidence) -> Verdict:
     """A Python exception, and nothing in the log names a layer: no start-up line before it, no
     frame of a start-up layer, no message of one. When its stack is the main program's, printed
@@ -318,6 +321,12 @@ def _serving(rules: Rules, ev: Evidence) -> Verdict:
     while serving; else it is taken for the engine's set-up, where most failures quoted without a
     layer happen (in the tuned corpus, about four such excerpts in seven are the engine's set-up or
     the weights' loading, two in seven serving)."""
+    if rules.startup_wording.search(ev.text) and _ENGINE_WORDS.search(ev.text):
+        # the root itself reports the engine's (or its workers') start-up failing, from the main program that waited
+        # for it (a kill that printed nothing else: ``… initialization failed … Failed core proc(s): {'EngineCore':
+        # -9}``): the process had started
+        why = f"nothing in the log names a layer; {ev.text.strip()[:80]!r} says the engine's start-up failed: assumed its set-up"
+        return Verdict("engine", "default", (ev.line,), "low", why)
     if from_program_start(ev.stack):
         why = "nothing in the log names a layer; the main program's whole stack and no start-up line: assumed the process start"
         return Verdict(STAGES[0], "default", (ev.line,), "low", why)
