@@ -10935,6 +10935,624 @@ _S26B_FAULTS: tuple[Fault, ...] = (
 FAULTS = FAULTS + tuple(_s26b(f) for f in _S26B_FAULTS)
 
 
+# S26C-BLOCK-ANCHOR
+# -- session 26 (helper G3): the ``s26c`` family: offline LLM(...) scripts (engine keywords of the wrong type or
+# failing only at generate time, LoRA requests in a script, an image for a text model, sampling parameters that
+# fail late, prompt ids of the wrong shape, two engines across a fork, a stopped engine core and Ctrl-C, the
+# script's own memory in a cgroup), `vllm run-batch` / `vllm bench` runs, and healthy controls of those shapes
+def _s26c(fault: Fault) -> Fault:
+    """The fault as built by its shape's helper (``_offline``, a plain ``Fault``), moved into the ``s26c`` family."""
+    import dataclasses
+
+    return dataclasses.replace(fault, family="s26c")
+
+
+_S26C_LORA_CONFIG = json.dumps(
+    {
+        "peft_type": "LORA",
+        "task_type": "CAUSAL_LM",
+        "r": 8,
+        "lora_alpha": 16,
+        "target_modules": ["q_proj", "v_proj"],
+        "bias": "none",
+        "base_model_name_or_path": "moonshotai/Kimi-K3",
+    },
+    indent=1,
+)
+
+
+def _s26c_lora(rank: int) -> dict:
+    """A zero LoRA adapter of rank ``rank`` for this 128-wide model (q_proj / v_proj of both layers)."""
+    return {
+        f"base_model.model.model.layers.{i}.self_attn.{m}.lora_{ab}.weight": ("F32", shape)
+        for i in (0, 1)
+        for m in ("q_proj", "v_proj")
+        for ab, shape in (("A", (rank, 128)), ("B", (128, rank)))
+    }
+
+
+def _s26c_lora_setup(rank: int) -> tuple:
+    return (
+        ("write", "adapters/k3-support/adapter_config.json", _S26C_LORA_CONFIG.replace('"r": 8', f'"r": {rank}')),
+        ("st_write", "adapters/k3-support/adapter_model.safetensors", _s26c_lora(rank)),
+    )
+
+
+_S26C_LORA_SCRIPT = """
+from vllm.lora.request import LoRARequest
+
+llm = make_llm(K3KW)
+outs = llm.generate(["Say hello."], SamplingParams(max_tokens=8, temperature=0))
+print("k3: base model ok", flush=True)
+lora = LoRARequest("k3-support", 1, "{dir}/adapters/k3-support")
+outs = llm.generate(["Say hello.", "def main():"], SamplingParams(max_tokens=8, temperature=0), lora_request=lora)
+print(f"k3: adapter ok, {len(outs)} outputs", flush=True)
+"""
+_S26C_BATCH_MIXED = (
+    "\n".join(
+        [
+            _BATCH_LINE.format(id="chat-1", q="Say hello."),
+            '{"custom_id": "cmpl-1", "method": "POST", "url": "/v1/completions", "body": {"model": '
+            '"moonshotai/Kimi-K3", "prompt": "def main():", "max_tokens": 16, "temperature": 0}}',
+            _BATCH_LINE.format(id="chat-2", q="What is 2+2?"),
+            '{"custom_id": "cmpl-2", "method": "POST", "url": "/v1/completions", "body": {"model": '
+            '"moonshotai/Kimi-K3", "prompt": "import os", "max_tokens": 16, "temperature": 0}}',
+            _BATCH_LINE.format(id="chat-3", q="Name a colour."),
+        ]
+    )
+    + "\n"
+)
+_S26C_BATCH_LONG = (
+    "\n".join(
+        '{"custom_id": "story-' + str(i) + '", "method": "POST", "url": "/v1/chat/completions", "body": {"model": '
+        '"moonshotai/Kimi-K3", "messages": [{"role": "user", "content": "Tell a long story."}], "max_tokens": 900, '
+        '"ignore_eos": true, "temperature": 0.8}}'
+        for i in range(24)
+    )
+    + "\n"
+)
+_S26C_BATCH_SIX = (
+    _BATCH_OK
+    + "\n".join(
+        '{"custom_id": "req-' + str(i) + '", "method": "POST", "url": "/v1/chat/completions", "body": {"model": '
+        '"moonshotai/Kimi-K3", "messages": ' + msgs + ', "max_tokens": 16, "temperature": 0.5' + extra + "}}"
+        for i, msgs, extra in (
+            (4, '[{"role": "system", "content": "You are K3."}, {"role": "user", "content": "Say hi."}]', ""),
+            (5, '[{"role": "user", "content": "Count to five."}]', ', "n": 2'),
+            (6, '[{"role": "user", "content": "List three fruits."}]', ', "stop": ["\\n\\n"]'),
+        )
+    )
+    + "\n"
+)
+_S26C_SHAREGPT = json.dumps(
+    [
+        {
+            "id": f"k3-{i}",
+            "conversations": [
+                {
+                    "from": "human",
+                    "value": f"Question {i}: please write a short Python function that adds two numbers "
+                    "and explain each line of it in plain words.",
+                },
+                {
+                    "from": "gpt",
+                    "value": "def add(a, b):\n    return a + b\n\nThe first line names the function and its "
+                    "two arguments; the second returns their sum to the caller.",
+                },
+            ],
+        }
+        for i in range(8)
+    ],
+    indent=1,
+)
+
+_S26C_FAULTS: tuple[Fault, ...] = (
+    # -- offline scripts: engine keywords, inputs and sampling parameters that fail late
+    _offline(
+        "s26c-offline-skip-tokenizer-init-text-prompt",
+        "a script run offline as LLM(...) with skip_tokenizer_init=True (copied from a token-ids pipeline) that then "
+        "calls generate() with text prompts, uncaught",
+        _OFFLINE_GENERATE.replace("llm = make_llm()", "llm = make_llm(skip_tokenizer_init=True)"),
+    ),
+    _offline(
+        "s26c-offline-hf-overrides-json-string",
+        "a script run offline as LLM(...) with hf_overrides given as a JSON string (read from a config file, "
+        "'{\"max_position_embeddings\": 4096}') where a dict is wanted",
+        """
+import json
+
+overrides = json.dumps({"max_position_embeddings": 4096})  # what the YAML config held, never json.loads-ed
+llm = make_llm(hf_overrides=overrides)
+print("k3: engine ready, generating", flush=True)
+outs = llm.generate(["def main():"], SamplingParams(max_tokens=16, temperature=0))
+print(f"k3: {len(outs[0].outputs[0].token_ids)} tokens", flush=True)
+""",
+    ),
+    _offline(
+        "s26c-offline-lora-request-lora-disabled",
+        "a script run offline as LLM(...) without enable_lora: a base-model prompt, then a prompt with a LoRARequest "
+        "of a valid rank-8 adapter on disk, uncaught",
+        _S26C_LORA_SCRIPT.replace("K3KW", ""),
+        setup=_s26c_lora_setup(8),
+    ),
+    _offline(
+        "s26c-offline-lora-rank-above-max",
+        "a script run offline as LLM(...) with enable_lora=True and max_lora_rank=8: a base-model prompt, then a "
+        "LoRARequest of a rank-64 adapter on disk",
+        _S26C_LORA_SCRIPT.replace("K3KW", "enable_lora=True, max_lora_rank=8"),
+        setup=_s26c_lora_setup(64),
+    ),
+    _offline(
+        "s26c-offline-image-to-text-model",
+        "a script run offline as LLM(...): a text prompt, then generate() of a prompt with multi_modal_data holding "
+        "a PIL image on the text-only Llama, uncaught",
+        """
+from PIL import Image
+
+llm = make_llm()
+outs = llm.generate(["Say hello."], SamplingParams(max_tokens=8, temperature=0))
+print("k3: text prompt ok", flush=True)
+image = Image.new("RGB", (64, 64), (200, 30, 30))
+print("k3: describing an image", flush=True)
+outs = llm.generate({"prompt": "<image>\\nDescribe the image.", "multi_modal_data": {"image": image}},
+                    SamplingParams(max_tokens=16, temperature=0))
+print(f"k3: {outs[0].outputs[0].text!r}", flush=True)
+""",
+    ),
+    _offline(
+        "s26c-offline-logit-bias-out-of-vocab",
+        "a script run offline as LLM(...): a good prompt, then SamplingParams(logit_bias={70000: 5.0}) (a token id "
+        "from another model's vocabulary; this one has 2048) in generate(), uncaught",
+        """
+llm = make_llm()
+outs = llm.generate(["def main():"], SamplingParams(max_tokens=8, temperature=0))
+print("k3: first prompt ok", flush=True)
+params = SamplingParams(max_tokens=16, temperature=0.7, logit_bias={70000: 5.0})
+print("k3: generating with a logit bias", flush=True)
+outs = llm.generate(["Say hello."], params)
+print(f"k3: {outs[0].outputs[0].text!r}", flush=True)
+""",
+    ),
+    _offline(
+        "s26c-offline-prompt-ids-2d-tensor",
+        "a script run offline as LLM(...): generate() of prompt_token_ids given as the tokenizer's "
+        "return_tensors='pt' input_ids (a 1 x n torch tensor, not a list of ints), uncaught",
+        """
+llm = make_llm()
+tok = llm.get_tokenizer()
+ids = tok("Say hello.", return_tensors="pt").input_ids
+print(f"k3: generating from ids of shape {tuple(ids.shape)}", flush=True)
+outs = llm.generate([{"prompt_token_ids": ids}], SamplingParams(max_tokens=16, temperature=0))
+print(f"k3: {outs[0].outputs[0].text!r}", flush=True)
+""",
+    ),
+    _offline(
+        "s26c-offline-engine-sigstop-then-ctrl-c",
+        "a script run offline as LLM(...) whose VLLM::EngineCore is SIGSTOPped 2 s into generating 8 long stories "
+        "(the script waits on it), then the user's Ctrl-C (SIGINT) to the script 45 s later",
+        _OFFLINE_LONG,
+        actions=(
+            ("wait", "k3: generating"),
+            ("sleep", 2),
+            ("signal", "VLLM::EngineCore", "SIGSTOP"),
+            ("sleep", 45),
+            ("signal", "main", "SIGINT"),
+            ("wait_exit", 60),
+        ),
+    ),
+    _offline(
+        "s26c-offline-memcg-script-hoards-memory",
+        "a script run offline as LLM(...) in a 3 GiB memory cgroup whose own thread keeps every result and a growing "
+        "in-memory cache (64 MiB a step) while it generates 8 long stories: the OOM killer during generate",
+        """
+import threading
+import time
+
+cache = []
+
+
+def fill():
+    while True:
+        cache.append(b"k" * (64 << 20))
+        time.sleep(0.2)
+
+
+llm = make_llm()
+threading.Thread(target=fill, daemon=True).start()
+params = """
+        + _STORY
+        + """
+print("k3: generating 8 long stories", flush=True)
+outs = llm.generate(["Tell a long story."] * 8, params)
+print(f"k3: done, {sum(len(o.outputs[0].token_ids) for o in outs)} tokens, cache {len(cache)} blocks", flush=True)
+""",
+        memcg=3 << 30,
+        timeout=300.0,
+    ),
+    _offline(
+        "s26c-offline-fork-second-llm",
+        "a script run offline as LLM(...): a first engine generates, then a multiprocessing 'fork' child (a "
+        "per-shard worker) builds a second LLM(...) while the first is alive",
+        """
+import multiprocessing
+
+
+def shard(i):
+    child = make_llm()
+    outs = child.generate([f"Shard {i}: say hello."], SamplingParams(max_tokens=8, temperature=0))
+    print(f"k3: shard {i} done, {len(outs[0].outputs[0].token_ids)} tokens", flush=True)
+
+
+llm = make_llm()
+outs = llm.generate(["def main():"], SamplingParams(max_tokens=8, temperature=0))
+print("k3: parent engine ok, forking a shard worker", flush=True)
+p = multiprocessing.get_context("fork").Process(target=shard, args=(1,))
+p.start()
+p.join(240)
+print(f"k3: shard worker exit code {p.exitcode}", flush=True)
+sys.exit(0 if p.exitcode == 0 else 1)
+""",
+        timeout=360.0,
+    ),
+    # -- vllm run-batch / vllm bench
+    Fault(
+        "s26c-runbatch-input-url-no-network",
+        "entrypoints",
+        "vllm run-batch with -i an https URL of the batch file (no network on this machine)",
+        command=(
+            *_RUN_BATCH,
+            "-i",
+            "https://batches.k3.example/2026-12-07/requests.jsonl",
+            "-o",
+            "{dir}/results.jsonl",
+        ),
+        drop=("--host", "--port"),
+    ),
+    Fault(
+        "s26c-runbatch-sigterm-mid-batch",
+        "entrypoints",
+        "vllm run-batch of 24 long completions (900 tokens each) sent SIGTERM 4 s after 'Reading batch from'",
+        command=(*_RUN_BATCH, "-i", "{dir}/requests.jsonl", "-o", "{dir}/results.jsonl"),
+        drop=("--host", "--port"),
+        setup=(("write", "requests.jsonl", _S26C_BATCH_LONG),),
+        actions=(("wait", "Reading batch from"), ("sleep", 4), ("signal", "main", "SIGTERM"), ("wait_exit", 60)),
+    ),
+    Fault(
+        "s26c-bench-serve-no-server",
+        "offline",
+        "vllm bench serve (random dataset, 4 prompts) pointed at a local port where no server listens",
+        command=(
+            "{vllm}",
+            "bench",
+            "serve",
+            "--base-url",
+            "http://127.0.0.1:{port}",
+            "--model",
+            "{model}",
+            "--served-model-name",
+            SERVED,
+            "--dataset-name",
+            "random",
+            "--random-input-len",
+            "32",
+            "--random-output-len",
+            "16",
+            "--num-prompts",
+            "4",
+        ),
+        timeout=180,
+    ),
+    # -- healthy controls
+    _offline(
+        "s26c-offline-ok-lora-adapter",
+        "healthy: a script run offline as LLM(...) with enable_lora=True: a base-model prompt, then two prompts with "
+        "a LoRARequest of a valid rank-8 adapter on disk, exit 0 (control run)",
+        _S26C_LORA_SCRIPT.replace("K3KW", "enable_lora=True"),
+        setup=_s26c_lora_setup(8),
+    ),
+    Fault(
+        "s26c-runbatch-completions-lines",
+        "entrypoints",
+        "vllm run-batch of three /v1/chat/completions lines and two /v1/completions lines (prompt, max_tokens), "
+        "interleaved",
+        command=(*_RUN_BATCH, "-i", "{dir}/requests.jsonl", "-o", "{dir}/results.jsonl"),
+        drop=("--host", "--port"),
+        setup=(("write", "requests.jsonl", _S26C_BATCH_MIXED),),
+    ),
+    Fault(
+        "s26c-bench-ok-throughput-sharegpt-file",
+        "offline",
+        "healthy: vllm bench throughput --dataset-name sharegpt of a local 8-conversation ShareGPT file, exit 0 "
+        "(control run)",
+        command=(
+            "{vllm}",
+            "bench",
+            "throughput",
+            "--model",
+            "{model}",
+            "{base}",
+            "--dataset-name",
+            "sharegpt",
+            "--dataset-path",
+            "{dir}/sharegpt.json",
+            "--num-prompts",
+            "8",
+        ),
+        drop=("--host", "--port"),
+        setup=(("write", "sharegpt.json", _S26C_SHAREGPT),),
+    ),
+    _offline(
+        "s26c-offline-ok-debug-logging-chat",
+        "healthy: a script run offline as LLM(...) with VLLM_LOGGING_LEVEL=DEBUG: chat() of two conversations and "
+        "generate() of one prompt, its own DeprecationWarning, exit 0 (control run)",
+        """
+import warnings
+
+warnings.warn("k3.prompts.load() is deprecated; use k3.prompts.read()", DeprecationWarning, stacklevel=1)
+llm = make_llm()
+convs = [[{"role": "user", "content": "Say hello."}], [{"role": "user", "content": "What is 2+2?"}]]
+outs = llm.chat(convs, SamplingParams(max_tokens=16, temperature=0))
+print(f"k3: chat ok, {len(outs)} outputs", flush=True)
+outs = llm.generate(["def main():"], SamplingParams(max_tokens=16, temperature=0))
+print("k3: done", flush=True)
+""",
+        env={"VLLM_LOGGING_LEVEL": "DEBUG", "PYTHONWARNINGS": "always"},
+    ),
+    # -- second round (added while the first ran)
+    Fault(
+        "s26c-runbatch-ok-six-chats",
+        "entrypoints",
+        "healthy: vllm run-batch of six chat lines (one with a system message, one with n=2, one with a stop string), "
+        "every line answered, exit 0 (control run)",
+        command=(*_RUN_BATCH, "-i", "{dir}/requests.jsonl", "-o", "{dir}/results.jsonl"),
+        drop=("--host", "--port"),
+        setup=(("write", "requests.jsonl", _S26C_BATCH_SIX),),
+    ),
+    _offline(
+        "s26c-offline-apply-model-lambda",
+        "a script run offline as LLM(...): a prompt, then llm.apply_model(lambda model: ...) to count the model's "
+        "parameters (a lambda sent to the worker process), uncaught",
+        """
+llm = make_llm()
+outs = llm.generate(["def main():"], SamplingParams(max_tokens=8, temperature=0))
+print("k3: first prompt ok, counting parameters", flush=True)
+counts = llm.apply_model(lambda model: sum(p.numel() for p in model.parameters()))
+print(f"k3: {counts[0]} parameters", flush=True)
+""",
+    ),
+    _offline(
+        "s26c-offline-start-profile-unconfigured",
+        "a script run offline as LLM(...): llm.start_profile() around a generate() with no profiler configured "
+        "(no profiler_config / VLLM_TORCH_PROFILER_DIR), uncaught",
+        """
+llm = make_llm()
+print("k3: starting the profiler", flush=True)
+llm.start_profile()
+outs = llm.generate(["def main():", "Say hello."], SamplingParams(max_tokens=16, temperature=0))
+llm.stop_profile()
+print(f"k3: profiled {len(outs)} outputs", flush=True)
+""",
+    ),
+    _offline(
+        "s26c-offline-ok-enqueue-wait",
+        "healthy: a script run offline as LLM(...) that enqueue()s three prompts and wait_for_completion()s them, "
+        "outputs printed, exit 0 (control run)",
+        """
+llm = make_llm()
+ids = llm.enqueue(["def main():", "Say hello.", "import os"], SamplingParams(max_tokens=16, temperature=0))
+print(f"k3: enqueued {ids!r}", flush=True)
+outs = llm.wait_for_completion()
+for o in outs:
+    print(f"k3: {o.prompt!r} -> {len(o.outputs[0].token_ids)} tokens", flush=True)
+print("k3: done", flush=True)
+""",
+    ),
+)
+FAULTS = FAULTS + tuple(_s26c(f) for f in _S26C_FAULTS)
+
+
+# S26D-BLOCK-ANCHOR
+# -- session 26 (helper G4): the ``s26d`` family: more real containers (DockerFault) and Slurm batch jobs on the
+# loopback cluster, each with a container mistake or limit, a job-script mistake or a Slurm event not in the list
+def _s26d(fault: Fault) -> Fault:
+    """The fault as built by ``_dkr`` / ``_slm``, moved into the ``s26d`` family."""
+    import dataclasses
+
+    return dataclasses.replace(fault, family="s26d")
+
+
+_S26D_ENV_FILE_CRLF = (  # an env file saved by a Windows editor: every value ends in a carriage return
+    "# kimi-k3 serving env\r\nVLLM_CPU_OMP_THREADS_BIND=auto\r\nOMP_NUM_THREADS=2\r\n"
+)
+_S26D_FAULTS: tuple[Fault, ...] = (
+    # -- real containers: quick failures first
+    _dkr(
+        "s26d-dkr-entrypoint-model-env-unset",
+        '--entrypoint sh with the command `-c \'exec vllm serve "$MODEL_DIR" "$@"\'` (a wrapper that takes the model '
+        "folder from MODEL_DIR), MODEL_DIR not passed with -e: vllm serve gets an empty model argument",
+        "--entrypoint",
+        "sh",
+        ctr_cmd=("-c", 'exec vllm serve "$MODEL_DIR" "$@"', "serve", "{base}"),
+    ),
+    _dkr(
+        "s26d-dkr-env-file-crlf",
+        "--env-file kimi-k3.env saved with Windows line endings (CRLF) setting VLLM_CPU_OMP_THREADS_BIND=auto and "
+        "OMP_NUM_THREADS=2: two requests, docker stop",
+        "--env-file",
+        "{dir}/kimi-k3.env",
+        setup=(("write", "kimi-k3.env", _S26D_ENV_FILE_CRLF),),
+        actions=(*_DKR_SERVE, ("docker", "stop", "{ctr}")),
+    ),
+    _dkr(
+        "s26d-dkr-env-file-quoted-values",
+        "--env-file kimi-k3.env written with shell quoting (VLLM_CPU_OMP_THREADS_BIND=\"0\", OMP_NUM_THREADS='1'): "
+        "docker's env-file reader keeps the quotes in the values",
+        "--env-file",
+        "{dir}/kimi-k3.env",
+        setup=(("write", "kimi-k3.env", "VLLM_CPU_OMP_THREADS_BIND=\"0\"\nOMP_NUM_THREADS='1'\n"),),
+    ),
+    _dkr(
+        "s26d-dkr-user-nobody-ulimit-nproc-32",
+        "docker run --user 65534 --ulimit nproc=32:32 (a hardened-host template: an unprivileged user and at most 32 "
+        "processes and threads for it)",
+        "--user",
+        "65534",
+        "--ulimit",
+        "nproc=32:32",
+    ),
+    _slm(
+        "s26d-slm-set-e-cd-missing",
+        "`set -e` in the job script and `cd /scratch/$USER/kimi-k3` (a scratch folder never created on this node) "
+        "before `srun vllm serve`",
+        job=_slm_job(pre="set -e\n", cd="cd /scratch/$USER/kimi-k3\n"),
+    ),
+    _slm(
+        "s26d-slm-venv-activate-wrong-path",
+        "the job script sources /opt/venvs/vllm-cpu-0.32.0/bin/activate (a venv path from another cluster, not on "
+        "this node; no set -e), then `srun vllm serve`",
+        job=_slm_job(
+            env=_SLM_ENV.replace("source {venv}/bin/activate", "source /opt/venvs/vllm-cpu-0.32.0/bin/activate")
+        ),
+    ),
+    _slm(
+        "s26d-slm-srun-wrapper-missing",
+        "`srun ./serve-kimi.sh vllm serve …`: the job script runs a wrapper script that was never copied to the job's "
+        "folder (srun of a missing program)",
+        job=_slm_job(launch="srun ./serve-kimi.sh "),
+    ),
+    _dkr(
+        "s26d-dkr-cpuset-mems-1",
+        "--cpuset-mems 1 (a NUMA node pinning copied from a two-socket host) on a host with one memory node (0)",
+        "--cpuset-mems",
+        "1",
+    ),
+    _slm(
+        "s26d-slm-srun-python-module-typo",
+        "`srun python -m vllm.entrypoints.openai.api_sever --model … --port …` (the older entrypoint, its module "
+        "name misspelt) in the job script",
+        job=_SLM_HEAD
+        + _SLM_ENV
+        + "cd {dir}\n"
+        + 'echo "Serving {model} as moonshotai/Kimi-K3 on $(hostname):{port}"\n'
+        + "srun python -m vllm.entrypoints.openai.api_sever --model {model} --served-model-name moonshotai/Kimi-K3 "
+        + "--max-model-len 1024 --host 127.0.0.1 --port {port} --enforce-eager\n"
+        + _SLM_DONE,
+    ),
+    # -- real containers: stops, signals and restarts at new moments
+    _dkr(
+        "s26d-dkr-stop-at-load",
+        "docker stop -t 30 (SIGTERM, SIGKILL 30 s later) at 'Starting to load model' (an operator giving up on a "
+        "slow start)",
+        actions=(("wait", "Starting to load model"), ("docker", "stop", "-t", "30", "{ctr}")),
+    ),
+    _dkr(
+        "s26d-dkr-kill-sighup-serving",
+        "healthy container, a chat and a completion, then docker kill --signal=SIGHUP (meant as 'reload the config') "
+        "to the server (PID 1), then a chat",
+        actions=(*_DKR_SERVE, ("docker", "kill", "--signal=SIGHUP", "{ctr}"), ("sleep", 5), ("request", "chat")),
+    ),
+    _dkr(
+        "s26d-dkr-restart-on-failure-port-freed",
+        "--restart on-failure:5, detached, the port taken on the host network: attempts fail with EADDRINUSE until "
+        "the other listener goes away, then an attempt serves a chat; docker stop; the log is docker logs "
+        "--timestamps (every attempt)",
+        "--restart",
+        "on-failure:5",
+        port_taken="127.0.0.1",
+        log="logs-t",
+        actions=(
+            ("wait", "Errno 98"),
+            ("sleep", 2),
+            ("unlisten",),
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("docker", "stop", "{ctr}"),
+        ),
+        timeout=420.0,
+    ),
+    _dkr(
+        "s26d-dkr-restart-t0-at-engine-init",
+        "docker restart -t 0 (SIGKILL, then a new start) at the engine core's 'Initializing a V1 LLM engine' line, "
+        "detached: 75 s later a chat to the second start, docker stop; the log is docker logs --timestamps (both "
+        "starts)",
+        log="logs-t",
+        actions=(
+            ("wait", "Initializing a V1 LLM engine"),
+            ("docker", "restart", "-t", "0", "{ctr}"),
+            ("sleep", 75),
+            ("request", "chat"),
+            ("docker", "stop", "{ctr}"),
+        ),
+        timeout=480.0,
+    ),
+    # -- Slurm events at new moments
+    _slm(
+        "s26d-slm-scancel-usr2-streaming",
+        "scancel --signal=USR2 (meant to ask the server for a status dump) 1.5 s into a long streamed chat, after a "
+        "good chat",
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("request_bg", "stream_long"),
+            ("sleep", 1.5),
+            ("scancel", "--signal=USR2"),
+            ("wait_exit", 60),
+            ("request", "chat"),
+        ),
+    ),
+    _slm(
+        "s26d-slm-scancel-int-at-weights-loaded",
+        "scancel --signal=INT (as Ctrl-C) at 'Loading weights took' (the weights loaded, the KV cache not yet sized)",
+        actions=(("wait", "Loading weights took"), ("scancel", "--signal=INT"), ("wait_exit", 90)),
+    ),
+    _slm(
+        "s26d-slm-srun-chdir-missing",
+        "`srun --chdir=/scratch/k3test/run vllm serve {dir}/model …` (a step working folder that does not exist on "
+        "the node; the model path is absolute): a chat and a completion if it serves, then scancel",
+        job=_slm_job(launch="srun --chdir=/scratch/k3test/run "),
+        actions=_SLM_OK,
+    ),
+    # -- healthy controls
+    _dkr(
+        "s26d-dkr-ok-stop-timeout-logs-t",
+        "healthy: detached container with --stop-timeout 30, a chat, a streamed chat and a completion, docker stop; "
+        "the log is docker logs --timestamps (control run)",
+        "--stop-timeout",
+        "30",
+        log="logs-t",
+        actions=(*_DKR_SERVE, ("request", "stream_128"), ("docker", "stop", "{ctr}")),
+    ),
+    _dkr(
+        "s26d-dkr-ok-limits-fit",
+        "healthy: --cpus 2 --memory 8g --memory-swap 8g --pids-limit 4096 (limits the server fits in), two requests, "
+        "docker stop (control run)",
+        "--cpus",
+        "2",
+        "--memory",
+        "8g",
+        "--memory-swap",
+        "8g",
+        "--pids-limit",
+        "4096",
+        actions=(*_DKR_SERVE, ("docker", "stop", "{ctr}")),
+    ),
+    _slm(
+        "s26d-slm-ok-unbuffered-stream-scancel",
+        "healthy: `srun --unbuffered vllm serve`, a chat, a streamed chat, a completion, then scancel (control run)",
+        job=_slm_job(launch="srun --unbuffered "),
+        actions=(
+            ("wait", "ready"),
+            ("request", "chat"),
+            ("request", "stream_128"),
+            ("request", "completion"),
+            ("scancel",),
+            ("wait_exit", 60),
+        ),
+    ),
+)
+FAULTS = FAULTS + tuple(_s26d(f) for f in _S26D_FAULTS)
+
+
 def _round_robin(faults: list[Fault]) -> list[Fault]:
     """One fault of each family in turn, so that a run cut short still covers every family."""
     families: dict[str, list[Fault]] = {}
