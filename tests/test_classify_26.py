@@ -163,3 +163,70 @@ def test_a_main_programs_stack_that_says_nothing_of_the_engine_stays_the_process
     )
     got = classify_text(text + "\n")
     assert got.failed_stage == "container", got.evidence
+
+
+# --- a launch script's failed command the start-up got past -------------------------------------------------------
+
+_SCRIPT_ERRORS = st.sampled_from(
+    [
+        "/var/spool/slurmd/job{j}/slurm_script: line {k}: module: command not found",
+        "/var/spool/slurmd/job{j}/slurm_script: line {k}: /opt/venvs/vllm/bin/activate: No such file or directory",
+        "/var/spool/slurmd/job{j}/slurm_script: line {k}: cd: /scratch/u/run: No such file or directory",
+        "/home/u/serve.sh: line {k}: conda: command not found",
+        "sh: {k}: nvidia-smi: not found",
+    ]
+)
+
+
+def _tuned_vllm_cpu(stage: str) -> list[str]:
+    from tests.support.corpus import tuned_cases
+
+    return [
+        c.label["file"]
+        for c in tuned_cases()
+        if c.folder == "vllm-cpu-faults"
+        and c.label["stage"] == stage
+        and "Application startup complete" in c.text()
+        and not c.label["file"].startswith(("dkr-", "slm-", "s2"))
+    ][:40]
+
+
+_HEALTHY = _tuned_vllm_cpu("none")
+_SERVING_FAILED = _tuned_vllm_cpu("runtime")
+
+
+def _with_script_error(name: str, line: str) -> str:
+    lines = tuned_text("vllm-cpu-faults", name).splitlines()
+    return "\n".join([line, *lines]) + "\n"
+
+
+@given(name=st.sampled_from(_HEALTHY), line=_SCRIPT_ERRORS, j=st.integers(1, 99999), k=st.integers(1, 300))
+def test_a_launch_scripts_failed_command_before_a_server_that_got_ready_is_no_failure(name, line, j, k) -> None:  # noqa: ANN001
+    """A Slurm or wrapper script whose ``module`` / ``conda`` is missing, whose venv or folder is not there, went on
+    (no ``set -e``) and the server got ready: the script's line is noise, the run healthy (it was reported as the
+    container's failure)."""
+    ref = classify_text(tuned_text("vllm-cpu-faults", name))
+    got = classify_text(_with_script_error(name, line.format(j=j, k=k)))
+    assert (got.failed_stage, got.first_exception) == (ref.failed_stage, ref.first_exception) == ("none", None)
+
+
+@given(name=st.sampled_from(_SERVING_FAILED), line=_SCRIPT_ERRORS)
+def test_a_failure_while_serving_after_such_a_line_is_still_the_root(name, line) -> None:  # noqa: ANN001
+    ref = classify_text(tuned_text("vllm-cpu-faults", name))
+    got = classify_text(_with_script_error(name, line.format(j=7, k=12)))
+    assert got.failed_stage == ref.failed_stage
+    assert (got.first_exception is None) == (ref.first_exception is None)
+    if ref.first_exception is not None:
+        assert got.first_exception.line == ref.first_exception.line
+
+
+def test_a_launch_script_that_stopped_at_a_failed_cd_is_the_containers_root() -> None:
+    """Under ``set -e`` the script stops at the failed ``cd`` and the server never runs: the line is the root."""
+    name = "s26d-slm-set-e-cd-missing.log"
+    got = classify_text(tuned_text("vllm-cpu-faults", name))
+    assert got.failed_stage == _label(name)["stage"] == "container"
+    assert got.first_exception is not None and _label(name)["first_exception"] in got.first_exception.line
+
+
+def test_there_are_logs_to_try() -> None:
+    assert len(_HEALTHY) >= 10 and len(_SERVING_FAILED) >= 10

@@ -2020,6 +2020,9 @@ class Classifier:
         for m in marks:
             if m.stage == "runtime":
                 self._ready_part = self._part  # (the part of a flattened line it was read in)
+                root = self._root
+                if root is not None and root.n < m.line and self._rules.script_survivable.match(root.body):
+                    self._root = None  # a launch script's failed command the start-up got past: the server is ready
             self._send(
                 StageReached(
                     run=self.run, stage=m.stage, line=self._physical(m.line), log_time=m.time, text=ln.raw[:300]

@@ -128,6 +128,9 @@ class Rules:
     """ERROR headers of code that logs a failure with its traceback and goes on (vLLM's plugin loader)."""
     thread_died: re.Pattern[str]
     """Python's header of an exception that ended one thread (``Exception in thread …:``): its process went on."""
+    script_survivable: re.Pattern[str]
+    """A launch script's command that failed without stopping the script (``…: line 5: module: command not found``):
+    noise once the server got ready after it."""
     noise_frames: re.Pattern[str]
     """Frames of Python's own helper processes (multiprocessing's resource tracker): a traceback of only these is noise."""
     handler_at: re.Pattern[str]
@@ -349,6 +352,7 @@ def load_rules() -> Rules:
         request_error=_alternation(pat["request_error"]["patterns"], "patterns.toml [request_error]"),
         survived=_alternation(pat["survived"]["headers"], "patterns.toml [survived]"),
         thread_died=_rx(pat["survived"]["thread"], "patterns.toml [survived]"),
+        script_survivable=_rx(pat["survived"]["script"], "patterns.toml [survived]"),
         noise_frames=_rx(pat["noise"]["frames"], "patterns.toml [noise]"),
         handler_at=_rx(pat["request_error"]["handler_at"], "patterns.toml [request_error]"),
         parser_at=_rx(pat["request_error"]["parser_at"], "patterns.toml [request_error]"),
