@@ -487,6 +487,18 @@ KNOWN_MISSES = {
     "vllm-cpu-faults/s25c-rank-tp1-worker-sigabrt-at-load.log": "root right (WorkerProc initialization failed); rank 1's worker killed silently at 'Starting to load model': placed where the start-up was last seen (weights); the label says engine (unsure: weights defensible)",
     "vllm-cpu-faults/s26-dev-gpu-util-0.97-node-memory.log": "root right (Available memory on node 0 … is less than desired CPU memory utilization); the message names the --gpu-memory-utilization value (config); the label says device (the worker's own memory check in CPUWorker.__init__; unsure: config defensible)",
     "vllm-cpu-faults/s26-dev-sigkill-worker-at-init-device.log": "root right (WorkerProc initialization failed); the worker killed silently in its init_device: placed where the start-up was last seen (device); the label says engine (a kill during the engine's start-up; unsure: device defensible)",
+    "vllm-cpu-faults/s26c-bench-serve-no-server.log": "root right (ConnectionRefusedError of vllm bench serve's client); a client with no server in its log: nothing names a layer, the default (engine); the label says api (unsure: the nearest layer)",
+    "vllm-cpu-faults/s26c-offline-engine-sigstop-then-ctrl-c.log": "the engine core SIGSTOPped while generating prints nothing; the user's Ctrl-C 45 s later is read as the operator's stop (healthy); the label says runtime with the KeyboardInterrupt as root (unsure)",
+    "vllm-cpu-faults/s26c-offline-memcg-script-hoards-memory.log": "stage and root right; the memory cgroup's OOM kill of the worker leaves only 'died unexpectedly (exit code: None)': nothing in the log says out of memory, the label's oom_root_cause true comes from the sidecar",
+    "vllm-cpu-faults/s26c-offline-image-to-text-model.log": "an offline script that died of an input or call vLLM refused (the engine still healthy) is read as one input refused, healthy; the label says runtime (unsure: none defensible, as session 18's labellers said)",
+    "vllm-cpu-faults/s26c-offline-logit-bias-out-of-vocab.log": "an offline script that died of an input or call vLLM refused (the engine still healthy) is read as one input refused, healthy; the label says runtime (unsure: none defensible, as session 18's labellers said)",
+    "vllm-cpu-faults/s26c-offline-lora-request-lora-disabled.log": "an offline script that died of an input or call vLLM refused (the engine still healthy) is read as one input refused, healthy; the label says runtime (unsure: none defensible, as session 18's labellers said)",
+    "vllm-cpu-faults/s26c-offline-skip-tokenizer-init-text-prompt.log": "an offline script that died of an input or call vLLM refused (the engine still healthy) is read as one input refused, healthy; the label says runtime (unsure: none defensible, as session 18's labellers said)",
+    "vllm-cpu-faults/s26c-offline-start-profile-unconfigured.log": "root right (Profiling is not enabled); the offline engine had started, so the markers say the next stage had begun (api); the label says runtime (a call after start-up; unsure)",
+    "vllm-cpu-faults/s26c-runbatch-completions-lines.log": "root right (pydantic's field line); pydantic's frames say the config; the label says runtime (run-batch's input file refused after start-up; unsure)",
+    "vllm-cpu-faults/s26c-runbatch-input-url-no-network.log": "stage right; aiohttp's ClientConnectorDNSError is taken, the label the socket.gaierror under it (the same failure, one chained to the other)",
+    "vllm-cpu-faults/s26d-dkr-entrypoint-model-env-unset.log": "root right (HFValidationError of an empty model name); the hub's message reads as the weights; the label says config (unsure: weights defensible)",
+    "vllm-cpu-faults/s26d-slm-scancel-int-at-weights-loaded.log": "a user's scancel --signal=INT during the start-up: the engine core's 'trigger received signal=SIGINT' and the start-up failure after it are read as a kill of the start-up (weights, where it was); the label says none (an operator's stop; unsure: engine defensible)",
 }
 
 
@@ -662,8 +674,12 @@ def test_corpus_events_agree_with_result(case: Case) -> None:
 # held-out logs, excerpts and a new folder of logs committed to public repositories (5/4/1 as they came: one
 # healthy committed log given an exception); then 9 more (7060-7106's held-out ones: 7/8/1 as they came). On all
 # 695: stage 549 (79.0 %), root 619 (89.1 %), seventeen: the ceiling is what was measured on them.
+# Session 26: its rules changed no verdict of the 738 held-out logs it started with (589 / 659 / seventeen); 17 fresh
+# held-out vllm-cpu runs (s26: 5/5/0, s26b: 5/5/0, s26c: 2/3/0, s26d: 1/1/1 as they came: a Slurm or Docker run
+# labelled healthy given an exception). On all 755: stage 602 (79.7 %), root 673 (89.1 %), eighteen: the ceiling is
+# what was measured on them.
 HELD_OUT_FLOOR = {"stage": 0.78, "root": 0.88}
-HELD_OUT_NONE_WITH_EXCEPTION_CEILING = 17
+HELD_OUT_NONE_WITH_EXCEPTION_CEILING = 18
 
 
 def test_held_out_part_holds_its_measured_floor() -> None:
