@@ -235,6 +235,12 @@ KILL_REACH = 300
 a server's shutdown takes some more)."""
 
 
+def _interleaved(ln: Line, key: tuple[str, str]) -> bool:
+    """Is ``ln`` another writer's line among process ``key``'s: another process's, or the workload manager's report
+    (srun's may land anywhere, with no process prefix of its own)?"""
+    return ln.key != key or _WORKLOAD.match(ln.body) is not None
+
+
 def _clock(time: str | None) -> int | None:
     """Seconds since the start of a year of a log's time (vLLM's ``12-06 23:19:59``, ISO's with its year);
     None when it has none (a year's turn is not worth more)."""
@@ -304,8 +310,8 @@ class _Root:
     chain_at: int = 0
     """The line of the last chain sentence seen after this root's traceback (0: none)."""
     chain_skipped: int = 0
-    """A workload manager's lines (srun's) printed after the root's (or its last chained) traceback and before the
-    chain sentence: not in the gap that ties them."""
+    """Other writers' lines (another process's, srun's) printed after the root's line or traceback (or its last
+    chained one) and before the chained head: not in the gap that ties them (up to MAX_BETWEEN)."""
     during: bool = False
     """That sentence was ``During handling of the above exception …``, not ``The above exception was the direct cause …``."""
     handling: list[Trace] = field(default_factory=list)
@@ -394,8 +400,9 @@ class Classifier:
         self._native: _Root | None = None
         """The first native library's error line (no Python exception): the root when nothing else is."""
         self._quiet_chain: dict[tuple[str, str], int] = {}
-        self._quiet_skipped: dict[tuple[str, str], int] = {}
         """Per process, the line that chained a new traceback to a survived (quiet) one."""
+        self._quiet_skipped: dict[tuple[str, str], int] = {}
+        """Per process, other writers' lines that landed in that gap (not counted in it, up to MAX_BETWEEN)."""
         self._chain_gap_until = 0
         """Up to this line every line is read: a survived traceback's chain may still come (and srun's lines
         between its end and the chained head must be seen to be left out of the gap)."""
@@ -966,7 +973,7 @@ class Classifier:
     def _follow_chain(self, root: _Root, ln: Line, n: int) -> None:
         """After the root's traceback: a chained one (``The above exception …``) holds its callers (a workload
         manager's report of a step's end printed between them, as srun's may be anywhere, is not in the way)."""
-        another = ln.key != root.key or _WORKLOAD.match(ln.body)  # (another process's line, srun's report)
+        another = _interleaved(ln, root.key)
         if root.chain_at and n - root.chain_at <= 2 and another and root.chain_skipped < MAX_BETWEEN:
             root.chain_skipped += 1
             root.chain_at += 1
@@ -1435,9 +1442,8 @@ class Classifier:
         """A line of another process, or a workload manager's (srun's may land anywhere), printed between a
         survived traceback's end and the head of one chained to it is not in the gap that ties them (up to
         MAX_BETWEEN of them: past that, they count)."""
-        workload = _WORKLOAD.match(ln.body) is not None
-        for key, ended in list(self._quiet_chain.items()):
-            if not 0 < n - ended <= QUIET_CHAIN_GAP or not (workload or key != ln.key):
+        for key, ended in self._quiet_chain.items():
+            if not 0 < n - ended <= QUIET_CHAIN_GAP or not _interleaved(ln, key):
                 continue
             chained = self._traces.get(key)
             if (chained is None or chained.start < ended) and self._quiet_skipped[key] < MAX_BETWEEN:
@@ -1910,12 +1916,7 @@ class Classifier:
         if root.dump:
             return
         since = n - root.n - root.chain_skipped  # (another process's lines and srun's in between not counted)
-        if (
-            root.trace is None
-            and 0 < since <= 3
-            and root.chain_skipped < MAX_BETWEEN
-            and (ln.key != root.key or _WORKLOAD.match(ln.body))
-        ):
+        if root.trace is None and 0 < since <= 3 and root.chain_skipped < MAX_BETWEEN and _interleaved(ln, root.key):
             root.chain_skipped += 1
             return
         if root.trace is None and ln.key == root.key and since <= 3 and _CHAINED.match(ln.body):
