@@ -114,6 +114,7 @@ def test_a_real_binary_is_not_a_vllm_log(capsys) -> None:
         st.text(alphabet=st.characters(codec="ascii", exclude_characters="\r\n\x00"), max_size=80).filter(
             lambda s: (
                 not any(w.lower() in s.lower() for w in load_rules().recognise)
+                and load_rules().stack.search(s) is None
                 and "rror" not in s.lower()
                 and not any(c in s for c in ":[(")
             )

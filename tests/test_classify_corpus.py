@@ -96,7 +96,6 @@ KNOWN_MISSES = {
     "vllm-issues/6551.log": "cuDNN's FP8 GEMM failing on a GB10 (err 715) in frames an AI-abridged trace prints as 'file:line in func': no frame form, no word naming the device; the engine by default, the label says device (SM100 path on SM121, unsure)",
     "vllm-issues/6552.log": "FlashInfer's 'Plan index 13 is invalid' quoted alone: the engine by default; the thread says it killed a serving server (runtime, unsure)",
     "vllm-issues/6553.log": "Triton's 'operation not permitted' loading a kernel, quoted under its file and kernel names only: the engine by default; the thread says during decode (runtime, unsure)",
-    "vllm-issues/6555.log": "PyTorch's GB10 'cuda capability 12.1' warning quoted alone (no vLLM word): read as no vLLM log (unknown); the label says none (the maintainer: safely ignore it)",
     "vllm-issues/3980.log": "a model config without head_dim quoted from a commit: the model's files (weights) by its words; the label says engine (the mooncake KV connector read it at its set-up)",
     "vllm-issues/2648.log": "flash-attention's varlen_fwd signature after a broken vllm._C: frames say the engine, the label the image",
     "vllm-issues/2649.log": "V0's 'Error in model execution' wrapper is taken before the multimodal placeholder error it carries",
@@ -114,7 +113,6 @@ KNOWN_MISSES = {
     "vllm-issues/2458.log": "Ray Serve's health check marking a replica unhealthy, at INFO among vLLM's stats: no failure line",
     "vllm-issues/2461.log": "a LoRA adapter's IndexError cut mid-line in a worker: that it came at a request is inferred in the label",
     "vllm-issues/2602.log": "vllm._C's import warning alone on a TPU host: nothing in the excerpt says the platform has no vllm._C",
-    "vllm-issues/2628.log": "a healthy excerpt with nothing recognisably vLLM's in it: unknown, not none",
     "vllm-issues/2629.log": "the offline client's 'died unexpectedly' note quoted in prose at a normal exit: taken for a failure",
     "vllm-issues/2515.log": "k9s rows glued into one line; exit code 132 is the only sign: no root line",
     "vllm-issues/2520.log": "an HSA memory fault alone: that it came after Ready is in the PR's text",
@@ -180,8 +178,8 @@ KNOWN_MISSES = {
     " watchdog: ProcessGroupNCCL names the engine's distributed set-up before the illegal access names runtime",
     "vllm-issues/1005.log": "CUTLASS's 'not implemented' line for the GPU's arch carries no exception word; the"
     " later WARNING 'Failed to pickle inputs of failed execution' is reported",
-    "vllm-issues/1045.log": "a fragment of an ImportError message quoted in backticks, nothing else: no line says"
-    " it is a vLLM log",
+    "vllm-issues/1045.log": "a fragment of an ImportError message quoted in backticks, nothing else: a vLLM excerpt by its"
+    " stack's words (transformers), but no line of it is a root: none",
     "vllm-issues/1082.log": "Ray's 'A worker died' warning printed before the NCCL watchdog timeout is taken as"
     " the root (the earliest crash line); the label takes the watchdog line (SeqNum=1: engine)",
     "vllm-issues/1088.log": "a weight_loader shape RuntimeError from a Ray worker with no frame kept: the process"
@@ -192,7 +190,7 @@ KNOWN_MISSES = {
     "vllm-issues/1111.log": "Ray placement 'required GPUs exceeds the total': this labeller says engine (distributed set-up), 227/228's labellers say device for the same words",
     "vllm-issues/1124.log": "Ray 'does not allocate any GPUs on the driver node': engine here, device in 228 for the same words (a labelling conflict, see 1111)",
     "vllm-issues/1130.log": "torch's TCPStore recvValue WARNING with its C++ stack is the root (session 14), read as the rendezvous's (engine); runtime rests on the thread (a headless node losing the head after serving)",
-    "vllm-issues/1361.log": "KServe's own wrapper line ('Failed to start model server: integer division or modulo by zero'), no vLLM line: the zero GPUs behind it are in the thread",
+    "vllm-issues/1361.log": "KServe's own wrapper line ('Failed to start model server: integer division or modulo by zero'), no vLLM line: an ERROR line with no exception's type is no root (none); the zero GPUs behind it are in the thread",
     "vllm-issues/1316.log": "a worker's OOM among interleaved workers with no frame of its own; weights rests on a sibling worker's method (the labeller marks engine defensible)",
     "vllm-issues/1221.log": "the KV-offload assert is only a WARNING the worker survives; whether the engine died is not in the excerpt",
     "vllm-issues/1460.log": "DeepGEMM's illegal address under an EngineCore prefix cut above its header: start-up (the label) rests on the thread; the words read as a failure while serving",
@@ -267,7 +265,7 @@ KNOWN_MISSES = {
     "vllm-issues/2177.log": "the LoRA loader's 'support for this model may be added in the future' quoted alone: weights by the label, the words read as the config",
     "vllm-issues/2194.log": "an OOM re-logged by Xinference with nothing in the excerpt saying requests were being served",
     "vllm-issues/2199.log": "a broadcast_shapes ValueError from the engine core: that it came with a long request is in the thread",
-    "vllm-issues/2207.log": "Ascend CANN's device assertion and DumpHead lines with no vLLM word: taken for not a vLLM log",
+    "vllm-issues/2207.log": "Ascend CANN's device assertion and DumpHead lines with no vLLM word: a vLLM excerpt by its stack's words (CANN), but none of its lines is read as a root: none",
     "vllm-issues/2221.log": "'module torch has no attribute nvfp4' quoted alone: an API mismatch reads as the image's, the label (after ready) rests on the issue's title",
     "vllm-issues/2261.log": "a bare AssertionError whose frames are the model loader's: the label says the launch's settings (config)",
     "vllm-issues/2262.log": "a traceback joined into one line with double spaces: split again, but the label quotes the assert's code and its exception as one",
@@ -295,7 +293,7 @@ KNOWN_MISSES = {
     "vllm-issues/3709.log": "a host OOM killer's log that just stops: no failure line of vLLM's; the OOM is in the repository's write-up",
     "vllm-issues/3754.log": "Mooncake's FILE_OPEN_FAIL glog lines while serving: the native default says the engine's set-up; the label runtime",
     "vllm-issues/3761.log": "a worker's shape error quoted without frames: the worker default says the engine's set-up; the fix was in serving",
-    "vllm-issues/3774.log": "an Ascend operator's error code quoted with the author's '...': nothing recognisably vLLM's in it (unknown)",
+    "vllm-issues/3774.log": "an Ascend operator's error code quoted with the author's '...': a bare error code is no root (none)",
     "vllm-issues/3777.log": "the engines' handshake timed out while weights still loaded: the timeout's words say the engine, the label weights",
     "vllm-issues/3783.log": "a kv-cache spec class that does not pickle: nothing names a layer; the fix was in the engine's set-up",
     "vllm-issues/3805.log": "an engine core's ValueError in a DP run quoted alone: the engine-core default says the set-up; the fix was in serving",
@@ -448,6 +446,9 @@ KNOWN_MISSES = {
     "vllm-issues/6665.log": "two exception lines quoted in prose: the assert's 'mm_hash=' reads as an option's value (config); the label says runtime from the reporter's words (an embeddings request)",
     "vllm-issues/6666.log": "a cut traceback's RuntimeError naming V0's engine_step in a Task's repr, no frame: the engine's set-up by default (label runtime: the engine step serves requests)",
     "vllm-issues/6700.log": "root right; six lines of a Ray compiled-graph error on a blog page with no layer named: the label's runtime comes from the page's words (the server had been answering), the default says engine",
+    "vllm-issues/6704.log": "root right (session 27's fresh excerpt, missed as it came); a one-line NotImplementedError that no MXFP4 MoE backend supports the deployment (a batch-invariance flag on GB200): no frame or layer named, the default says engine, the label config (unsure: engine defensible)",
+    "vllm-issues/6709.log": "root right (session 27's fresh excerpt, missed as it came); DeepGEMM's assertion 'Unknown SF transformation' on an sm120 card, one line: no frame, the default says engine, the label device (a kernel the architecture lacks; unsure: weights defensible)",
+    "vllm-issues/6833.log": "root right (session 27's fresh excerpt, missed as it came); 'DeepGEMM backend is not available or outdated. Please install or update the deep_gemm' read as a missing package (container); the label says engine, the FP8 kernel chosen at start-up (unsure: container defensible)",
     "vllm-repo-logs/7034.log": "stage right; V0's worker header 'Exception in worker VllmWorkerProcess while processing method initialize_cache: CUDA out of memory …' is the root reported, the label takes the typed torch.OutOfMemoryError line under it (other labels take the header: 2555, 2674, 2757, 2937)",
     "vllm-issues/1615.log": "stage right; an apptainer shell transcript whose first failing command is the user's probe 'bash: python3: command not found', read as the root; the label takes the vllm launcher's 'bad interpreter' line two lines later",
     "vllm-repo-logs/7071.log": "Ctrl-C during start-up: the KeyboardInterrupt is in a spawned child's unprefixed traceback and the API server's 'Engine core initialization failed' after it is taken as the root (config by the markers); the label says none (an operator's stop; the harness's sigint-at-engine-init says engine: labels disagree)",

@@ -615,8 +615,8 @@ class Classifier:
         low = buf.lower()
         aligned = len(low) == len(buf)  # lower() never shrinks; a longer copy would shift offsets
         pos = 0
-        if not self._vllm and any(w in low for w in self._recognise):
-            self._vllm = True
+        if not self._vllm and (any(w in low for w in self._recognise) or self._rules.stack.search(buf)):
+            self._vllm = True  # (the stack's words: a fragment of a vLLM run that quotes none of vLLM's own)
         nexts: dict[str, int] = {}
         if self._wrap_probe is not None and self._n < WRAP_PROBE:
             self._probe_wrap(buf, pos, end)
@@ -1796,19 +1796,20 @@ class Classifier:
                 and not _PY_WARNING.search(ln.body)
                 and not ln.body.lstrip().startswith("warnings.warn(")  # the source line Python prints under a warning
             ):
-                noted = n - len(lines) + i
+                first = self._physical(n) - len(lines)  # (the file's number of the look-back's first line)
+                noted = self._logical(first + i)
                 if rules.own_stop_noted.search(ln.body):
                     if self._own_stop(lines[:i]):
                         continue  # the client had terminated its engine core itself: its note of it is no kill
                     if (signalled := self._signalled(lines[:i])) is not None:
                         i, j, raw = signalled  # the core said it got a signal that its client never sent: the kill
                         ln = self._reparse(raw[:MAX_LINE])
-                k = n - len(lines) + i
+                k = self._logical(first + i)
                 if self._root is not None and self._root.n <= k:
                     return
                 if self._native_before(k):
                     return
-                self._progress_behind(lines[:i], n - len(lines))
+                self._progress_behind(lines[:i], first)
                 self._adopt_crash(ln, k)
                 self._root.part = j  # the look-back's line, not the one being read
                 if noted > k:  # a signal the core put off until its start-up's end: it died where its client noted it
@@ -1817,7 +1818,7 @@ class Classifier:
 
     def _progress_behind(self, lines: list[str], before: int) -> None:
         """An offline engine's progress bars (``Processed prompts: ``, ``Adding requests: ``) among the lines a
-        crash's look-back read (``lines``, the first of them line ``before``): it was running requests when it
+        crash's look-back read (``lines``, the first of them the file's line ``before``): it was running requests when it
         died, though past the log's first lines the bars carry nothing the prefilter looks for."""
         last = len(STAGES) - 1
         if self._timeline.now >= last:
@@ -1825,7 +1826,9 @@ class Classifier:
         seen = self._rules.stages[last].read
         at = next((m for m in range(len(lines) - 1, -1, -1) if any(s in lines[m] for s in seen)), None)
         if at is not None:
-            self._announce_stages(self._timeline.reach_behind(last, before + at), self._reparse(lines[at]))
+            self._announce_stages(
+                self._timeline.reach_behind(last, self._logical(before + at)), self._reparse(lines[at])
+            )
 
     def _signalled(self, lines: list[str]) -> tuple[int, int, str] | None:
         """The engine core's own word that a signal reached it (``[shutdown] EngineCore: trigger received
@@ -2051,6 +2054,19 @@ class Classifier:
         i = bisect.bisect_left(joins, (n,)) - 1  # the last joined line before n
         return n + joins[i][1]
 
+    def _logical(self, p: int) -> int:
+        """The log's line that holds the file's line ``p`` (the inverse of :meth:`_physical`: a hard wrap's
+        piece is part of the line joined from it). What is read back out of the history is numbered by the file."""
+        joins = self._joins
+        if not joins or p <= joins[0][0]:
+            return p
+        i = bisect.bisect_left(joins, p, key=lambda j: j[0] + j[1])  # the first joined line ending at or after p
+        if i == len(joins):
+            return p - joins[-1][1]
+        before = joins[i - 1][1] if i else 0
+        n = joins[i][0]
+        return n if p >= n + before else p - before
+
     def _hung(self) -> Verdict | None:
         """A log with no failure line that ENDS with a server waiting on a part that never answers, said at
         least twice (``[hang]``): it hung there. Before the API was ready, in the engine's start-up (what
@@ -2102,7 +2118,7 @@ class Classifier:
                 res.failed_stage = "unknown"
                 res.advice = advice_text(self._rules, "unknown")
                 res.confidence = "low"
-                why = "no vLLM log line, start-up marker or exception in it: not a vLLM server log"
+                why = "no vLLM log line, start-up marker, exception or word of its stack in it: not a vLLM server log"
                 res.evidence = Verdict("unknown", "not-a-vllm-log", (), "low", why)
             return res
         # decided again when more came after the announcement: the callers' traceback, or the message's own next lines

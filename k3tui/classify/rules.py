@@ -175,6 +175,9 @@ class Rules:
     """Lowercase literals, one of which every ``crash`` line carries."""
     recognise: tuple[str, ...]
     """Words only vLLM prints, as printed (its name first): any of them, in any case, makes a log a vLLM log."""
+    stack: re.Pattern[str]
+    """Whole words of the stack vLLM runs on (CUDA, NCCL, PyTorch, Triton, the model's files, KV cache…): a fragment
+    that carries one is an excerpt of a vLLM run, not some other file."""
     crash_trigger: re.Pattern[str]
     """Lines after which the classifier looks back for a ``crash`` line."""
     faulthandler: re.Pattern[str]
@@ -370,6 +373,7 @@ def load_rules() -> Rules:
         crash=_alternation(crash["patterns"], "patterns.toml [crash]"),
         crash_needles=tuple(n.lower() for n in crash["needles"]),
         recognise=tuple(dict.fromkeys(pat["recognise"]["words"])),
+        stack=re.compile("|".join(f"(?:{p})" for p in pat["recognise"]["stack"]), re.IGNORECASE),
         warning_needles=tuple(pat["warning_root"]["needles"]),
         hang_needles=tuple(pat["hang"]["needles"]),
         crash_trigger=_alternation(crash["after"], "patterns.toml [crash]"),

@@ -27,13 +27,13 @@ STALE_AFTER = 200
 
 TB_HEAD = "Traceback (most recent call last):"
 _FRAME = re.compile(
-    r'File "(?P<path>[^"]*)", line \d+,? in (?P<func>[^\s(]+)|(?P<cut>\S*\.py)", line \d+, in (?P<cfunc>\S+)'
+    r'File "(?P<path>[^"]*)", line \d+,? in(?: (?P<func>[^\s(]+)|\s*$)|(?P<cut>\S*\.py)", line \d+, in (?P<cfunc>\S+)'
     r"|File (?P<ipath>[^\s\"][^,\n]*?):\d+, in (?:[\w<>]+\.)*(?P<ifunc>[\w<>]+)"
     r"|(?P<cell>Cell In ?\[[^\]\n]*\]), line \d+"
     r"|(?P<opath><ipython-input-[^>\s]*>|[/~]\S*?\.py)(?:\]\([^)\s]*\))? in (?P<ofunc>[\w<>]+)"
 )
 """A frame: Python's ``File "P", line N, in F``, faulthandler's ``… line N in F``, one cut before its
-path; IPython's (a notebook's traceback): ``File P:N, in Class.F(args)``, a cell's ``Cell In[3], line 1``
+path, one cut after ``in`` (a paste that ends there: its file still says where it ran; no function); IPython's (a notebook's traceback): ``File P:N, in Class.F(args)``, a cell's ``Cell In[3], line 1``
 (its top-level code, as Python names a script's), and before IPython 8 ``P in F(args)``."""
 _CUT_FRAME = re.compile(r'^\s*\S*\.py", line \d+, in \S+$')
 """A frame line whose start was cut off (an excerpt that begins mid-stack)."""
@@ -176,7 +176,7 @@ def _frame(m: re.Match[str]) -> tuple[str, str]:
     if m["cell"] is not None:
         return f"<{m['cell']}>", "<module>"
     path = next(p for p in (m["path"], m["cut"], m["ipath"], m["opath"]) if p is not None)
-    return path.replace("\\", "/"), m["func"] or m["cfunc"] or m["ifunc"] or m["ofunc"]
+    return path.replace("\\", "/"), m["func"] or m["cfunc"] or m["ifunc"] or m["ofunc"] or ""
 
 
 EMPTY_MESSAGE = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*:\s*$")

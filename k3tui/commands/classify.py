@@ -89,7 +89,9 @@ def run(args: argparse.Namespace) -> int:
     except NotAServerLog as exc:
         return _not_a_log(args, str(exc))
     if result.failed_stage == "unknown":
-        return _not_a_log(args, f"{name}: not a vLLM server log (no vLLM line, start-up marker or exception in it)")
+        return _not_a_log(
+            args, f"{name}: not a vLLM server log (no vLLM line, start-up marker, exception or word of its stack in it)"
+        )
     fault = _host_fault(args.host_log, result) if getattr(args, "host_log", None) else None
     if args.json:
         out = result.to_json()
