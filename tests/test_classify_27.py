@@ -178,3 +178,90 @@ def test_real_shm_broadcast_wait_quoted_alone_is_vllms_own() -> None:
     # words only vLLM prints, once (a hang is said at least twice): healthy, not another program's file
     res = classify_text(tuned_text("vllm-issues", "6837.log"))
     assert (res.failed_stage, res.first_exception) == ("none", None), res.evidence
+
+
+# The package installer's own failure lines, as pip and uv print them (uv indents its `×` by two spaces)
+_INSTALL_FAILED = st.sampled_from(
+    [
+        "  × No solution found when resolving dependencies:",
+        "× Failed to build `flash-attn==2.8.3`",
+        "ERROR: No matching distribution found for vllm==0.99.0",
+        "ERROR: Could not find a version that satisfies the requirement torch==2.9.0.dev20250804+cu128 (from versions: none)",
+        "ERROR: ResolutionImpossible: for help visit https://pip.pypa.io/en/latest/topics/dependency-resolution/",
+        "ERROR: Cannot install vllm==0.11.0 and torch==2.7.1 because these package versions have conflicting dependencies.",
+        "ERROR: Package 'vllm' requires a different Python: 3.8.10 not in '<3.14,>=3.10'",
+        "ERROR: Failed building wheel for xformers",
+    ]
+)
+_AROUND = st.lists(
+    st.sampled_from(
+        [
+            "$ pip install vllm --extra-index-url https://wheels.vllm.ai/nightly",
+            "Collecting vllm",
+            "  Downloading vllm-0.11.0-cp38-abi3-manylinux1_x86_64.whl (438.2 MB)",
+            "Resolved 163 packages in 3.61s",
+            "      and there is no version of torch==2.9.0.dev20250804+cu128, we can",
+        ]
+    ),
+    max_size=4,
+    unique=True,  # (one line three times at one width reads as a hard wrap's pieces: not an installer's output)
+)
+
+
+def test_real_installer_failures_are_the_containers_root() -> None:
+    # 7004 (uv, indented, fenced under the reporter's command), 7005 (uv, not indented), 7011 (pip's Python check)
+    for name, said in (
+        ("7004.log", "× No solution found when resolving dependencies:"),
+        ("7005.log", "× No solution found when resolving dependencies:"),
+        ("7011.log", "requires a different Python: 3.12.9"),
+    ):
+        res = classify_text(tuned_text("vllm-issues", name))
+        assert res.failed_stage == "container" and res.first_exception is not None, (name, res.evidence)
+        assert said in res.first_exception.line, (name, res.first_exception.line)
+
+
+@given(before=_AROUND, line=_INSTALL_FAILED, after=_AROUND)
+def test_the_installers_failure_is_the_root_and_the_container_fails(before, line, after) -> None:  # noqa: ANN001
+    res = classify_text("\n".join([*before, line, *after]) + "\n")
+    assert res.failed_stage == "container" and res.first_exception is not None, res.evidence
+    assert res.first_exception.line == line
+
+
+def test_pips_note_on_packages_it_did_not_check_is_no_failure() -> None:
+    log = (
+        "Successfully built vllm\n"
+        "ERROR: pip's dependency resolver does not currently take into account all the packages that are installed."
+        " This behaviour is the source of the following dependency conflicts.\n"
+        "INFO 07-07 15:37:53 [api_server.py:1] vLLM API server version 0.11.0\n"
+        "INFO:     Application startup complete.\n"
+    )
+    res = classify_text(log)
+    assert res.first_exception is None or "resolver does not currently" not in res.first_exception.line, res.evidence
+
+
+def test_real_exception_lines_set_in_bold_behind_their_prefix() -> None:
+    # 6958: torch's `[rank0]: **KeyError: 'layers.11.mlp.down_proj.weight'**` (the reporter's markdown bold behind
+    # the rank prefix); 2877: V0's `ERROR … async_llm_engine.py:63] **RuntimeError: mat1 and mat2 …**`
+    for name, said in (("6958.log", "KeyError: 'layers.11.mlp.down_proj.weight'"), ("2877.log", "RuntimeError: mat1")):
+        res = classify_text(tuned_text("vllm-issues", name))
+        assert res.first_exception is not None and said in res.first_exception.line, (name, res.first_exception)
+        assert res.exception_type is not None and res.exception_type.endswith(said.split(":")[0]), res.exception_type
+
+
+@given(
+    prefix=st.sampled_from(
+        [
+            "[rank0]: ",
+            "(EngineCore_DP0 pid=7) ERROR 05-04 22:52:30 [core.py:1138] ",
+            "ERROR 09-19 10:53:38 engine.py:63] ",
+        ]
+    ),
+    exc=st.sampled_from(
+        ["ValueError: bad rope", "KeyError: 'model.layers.0.weight'", "torch.OutOfMemoryError: CUDA out of memory"]
+    ),
+)
+def test_a_bold_message_behind_a_prefix_reads_as_the_exception_it_is(prefix: str, exc: str) -> None:
+    plain = classify_text(f"{prefix}{exc}\n")
+    bold = classify_text(f"{prefix}**{exc}**\n")
+    assert bold.first_exception is not None and plain.first_exception is not None
+    assert (bold.failed_stage, bold.exception_type) == (plain.failed_stage, plain.exception_type)

@@ -1059,10 +1059,12 @@ class Classifier:
         if ln.body[:1].isspace():
             stripped = ln.body.lstrip()
             if not (
-                stripped.startswith("Value error, ") or (ln.level is None and self._rules.exception.match(stripped))
+                stripped.startswith(("Value error, ", "× "))
+                or (ln.level is None and self._rules.exception.match(stripped))
             ):
                 return  # code or a continuation printed outside any traceback we follow
-            ln = replace(ln, body=stripped)  # pydantic's field line, or an exception line a paste indented
+            # pydantic's field line, an exception line a paste indented, uv's error (it indents its `× …` by two)
+            ln = replace(ln, body=stripped)
         if (
             (said := self._warning) is not None
             and said.type == "PlatformError"

@@ -644,4 +644,6 @@ def parse(raw: str) -> Line:
         return Line(display, inner.body, inner.level, process, (service, process or ""), inner.time or ltime or time)
     if process is None and pid:
         process = f"pid={pid}"
+    if body[:2] == "**" and (m := _BOLD.match(body)):
+        body = m["body"]  # the message set in bold behind its prefix: [rank0]: **KeyError: …**
     return Line(display, ipython(body), level, process, (service, process or ""), ltime or time)
