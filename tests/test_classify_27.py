@@ -1,4 +1,4 @@
-"""Issue 13, twenty-seventh session: fragments in the stack's words, a hard wrap under a crash, a frame cut on "in".
+"""Issue 13, twenty-seventh session: forms of excerpts that fresh threads showed, each read as what it is.
 
 - A reporter often quotes one line of the stack under vLLM and nothing of vLLM's own: PyTorch's warning that a
   GPU's CUDA capability is newer than its build supports, nanobind's leak report of xgrammar's compiler at exit.
@@ -12,6 +12,12 @@
   monitor killing workers (``killed due to memory pressure (OOM)``) is such a crash line.
 - A paste that ends on a frame's ``in`` (its function cut off) still says which file ran: a request's handling
   (uvicorn, FastAPI, vLLM's serving code) or the engine's.
+- The package installer's own failure (uv's ``× No solution found when resolving dependencies:``, indented as uv
+  prints it; pip's resolver, Python-version and wheel-build errors) is the root, and the container's.
+- A message set in bold behind its prefix (``[rank0]: **KeyError: …**``) reads as the exception line it is.
+- A traceback pasted without its exception line whose last line is the innermost frame's ``raise ValueError("…")``
+  names that exception (as an ``assert`` statement there names an AssertionError), even under frames cut before
+  their paths' end.
 
 Each real case fails without its change; the guards pin the other side.
 """
@@ -265,3 +271,46 @@ def test_a_bold_message_behind_a_prefix_reads_as_the_exception_it_is(prefix: str
     bold = classify_text(f"{prefix}**{exc}**\n")
     assert bold.first_exception is not None and plain.first_exception is not None
     assert (bold.failed_stage, bold.exception_type) == (plain.failed_stage, plain.exception_type)
+
+
+def test_real_trimmed_traceback_ending_on_its_raise_statement() -> None:
+    # 7022: a triager's trim of a traceback (frame lines cut before their paths, no exception line): its last line,
+    # the innermost frame's `raise ValueError("Either a revision or a version must be specified.")`, is the root
+    res = classify_text(tuned_text("vllm-issues", "7022.log"))
+    assert res.first_exception is not None and "Either a revision or a version" in res.first_exception.line
+    assert res.exception_type == "ValueError"
+
+
+_RAISED = st.sampled_from(
+    [
+        ('raise ValueError("Either a revision or a version must be specified.")', "ValueError"),
+        ("raise RuntimeError(f'no kernel for {arch}') from err", "RuntimeError"),
+        ("raise torch.cuda.OutOfMemoryError(msg)", "torch.cuda.OutOfMemoryError"),
+    ]
+)
+
+
+@given(raised=_RAISED, head=st.booleans(), cut=st.booleans(), fence=st.booleans())
+def test_a_traceback_pasted_without_its_exception_line_ends_on_what_it_raised(raised, head, cut, fence) -> None:  # noqa: ANN001
+    statement, typ = raised
+    frame = '  File "/usr/lib/python3/site-packages/kernels/layer/layer.py", line 76, in __init__'
+    if cut:
+        frame = 'kernels/layer/layer.py", line 76, in __init__'  # the paste cut the frame before its path's end
+    lines = ["INFO 01-01 00:00:00 [api_server.py:1] vLLM API server version 0.11.0"]
+    lines += ["Traceback (most recent call last):"] if head else []
+    lines += [frame, f"    {statement}"] + (["```"] if fence else [])
+    res = classify_text("\n".join(lines) + "\n")
+    assert res.first_exception is not None and statement in res.first_exception.line, res.first_exception
+    assert res.exception_type == typ
+
+
+@given(reraise=st.sampled_from(["raise", "raise e", "raise exc from None"]))
+def test_a_bare_reraise_names_no_exception(reraise: str) -> None:
+    lines = [
+        "INFO 01-01 00:00:00 [api_server.py:1] vLLM API server version 0.11.0",
+        "Traceback (most recent call last):",
+        '  File "/usr/lib/python3/site-packages/vllm/engine/llm_engine.py", line 76, in step',
+        f"    {reraise}",
+    ]
+    res = classify_text("\n".join(lines) + "\n")
+    assert res.first_exception is None or res.first_exception.line.strip() != reraise, res.first_exception

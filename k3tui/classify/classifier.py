@@ -1358,7 +1358,8 @@ class Classifier:
 
     def _cut_at_assert(self, trace: Trace) -> _Root | None:
         """A traceback whose last line is the ``assert …`` its innermost frame ran (a paste that left
-        out the bare ``AssertionError`` under it): that statement is the root, an AssertionError."""
+        out the bare ``AssertionError`` under it): that statement is the root, an AssertionError; or the
+        ``raise ValueError("…")`` it ran (a paste that left out the exception's line): that exception."""
         lines = list(trace.lines)
         while lines and _PASTE_END.match(self._reparse(lines[-1]).body):
             lines.pop()  # the paste's closing fence, a blank line
@@ -1367,15 +1368,20 @@ class Classifier:
         return self._assert_root(lines, trace.numbers[: len(lines)], trace)
 
     def _assert_root(self, lines: list[str], numbers: list[int], trace: Trace | None) -> _Root | None:
-        """The root of a stack (``lines``, innermost last) that ends in a frame and its ``assert``."""
+        """The root of a stack (``lines``, innermost last) that ends in a frame and its ``assert`` or its
+        ``raise`` of a named exception."""
         if len(lines) < 2:
             return None
         last = self._reparse(lines[-1])
-        m = _ASSERT.search(last.body)
-        if m is None or not _FRAME_LINE.search(self._reparse(lines[-2]).body):
+        if not _FRAME_LINE.search(self._reparse(lines[-2]).body):
             return None  # (searched, not matched: behind a prefix not known, the frame and its code still read)
-        root = _Root(last.raw, numbers[-1], m.group(0).strip(), "AssertionError", m["expr"], last.process,
-                     last.key, self._timeline.now)  # fmt: skip
+        if (m := _ASSERT.search(last.body)) is not None:
+            typ, msg = "AssertionError", m["expr"]
+        elif (m := _RAISE.search(last.body)) is not None:
+            typ, msg = m["type"], m["said"] if m["said"] is not None else (m["args"] or "")
+        else:
+            return None
+        root = _Root(last.raw, numbers[-1], m.group(0).strip(), typ, msg, last.process, last.key, self._timeline.now)
         root.stack, root.numbers, root.trace, root.cut = lines, numbers, trace, True
         root.marks = [(mark.stage, mark.line) for mark in self._timeline.marks]
         return root
@@ -1392,10 +1398,10 @@ class Classifier:
             n -= 1
         if (
             len(rows) < 2
-            or "assert " not in rows[-1]
-            or (m := _ASSERT.search(body := self._reparse(rows[-1]).body)) is None
+            or ("assert " not in rows[-1] and "raise " not in rows[-1])
+            or (m := _ASSERT.search(body := self._reparse(rows[-1]).body) or _RAISE.search(body)) is None
         ):
-            return None  # (no line is parsed unless the last one holds an assert)
+            return None  # (no line is parsed unless the last one holds an assert or a raise)
         shape = _DIGITS.sub("0", body[: m.start()])  # a prefix parse() does not know: the same on each line
         k = len(rows) - 1  # the stack: the frames, code and caret lines right above the assert
         while k > 0 and len(rows) - k < MAX_TRACE_LINES:
@@ -2219,10 +2225,17 @@ SHARDS = "checkpoint shards:"
 """The look-back literal of the loader's progress bar (the remote prefilter reads a MiB past each one)."""
 _SHARDS_BAR = re.compile(re.escape(SHARDS) + r" +\d+% Completed \| (?P<done>\d+)/(?P<total>\d+)")
 """tqdm's bar of vLLM's weight loaders (``Loading safetensors checkpoint shards: 3% Completed | 1/37 […]``)."""
-_FRAME_LINE = re.compile(r'(?:^|\s)File "[^"]*", line \d+,? in \S+\s*$')
-"""A frame line of a traceback (``  File "P", line N, in F``), whatever prefix is before it."""
+_FRAME_LINE = re.compile(r'(?:(?:^|\s)File "[^"]*|^\s*\S*\.py)", line \d+,? in \S+\s*$')
+"""A frame line of a traceback (``  File "P", line N, in F``), whatever prefix is before it, or one a paste cut
+before its path's end (``layer/layer.py", line 76, in __init__``)."""
 _ASSERT = re.compile(r"(?:^|\s\s)\s*assert (?P<expr>\S.*?)\s*$")
 """The ``assert`` statement Python prints under its frame (indented), whatever prefix is before it."""
+_RAISE = re.compile(
+    r"(?:^|\s\s)\s*raise (?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*)"
+    r"(?:\((?:[fr]?(?P<q>[\"\x27])(?P<said>[^\"\x27]*)(?P=q)|(?P<args>.*))\))?(?: from \w+)?\s*$"
+)
+"""The ``raise`` of a named exception Python prints under its frame, its message when a literal gives it (not a bare
+re-raise, nor an exception held in a variable)."""
 _STACK_LINE = re.compile(r'(?:^|\s)File "[^"]*", line \d+|\s{2,}\S')
 """A line of a stack printed without its head: a frame, or the indented code or carets under one."""
 _PASTE_END = re.compile(r"\s*(?:```\w*|~~~)?\s*$")
