@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
+import zlib
 from pathlib import Path
 
 import pytest
@@ -357,9 +358,11 @@ def _complete_logs() -> tuple[tuple[str, list[str], tuple[str, int | None]], ...
 
 @pytest.mark.parametrize("how", sorted(SHIPPERS))
 def test_every_complete_real_log_keeps_its_verdict_under_every_shippers_wrapping(how: str) -> None:
-    """Every complete real log x one wrapping (a test per shipper: the logs are many and long)."""
-    logs = _complete_logs()
-    assert len(logs) >= 100
+    """The complete real logs x one wrapping (a test per shipper: the logs are many and long). Each shipper takes a
+    fixed half of them, chosen by a checksum of the shipper and the log's name (every log is still wrapped by about
+    half the shippers, every shipper still wraps hundreds of logs: the suite stays within CI's half hour)."""
+    logs = [log for log in _complete_logs() if zlib.crc32(f"{how}:{log[0]}".encode()) % 2 == 0]
+    assert len(logs) >= 300
     wrap, wrong = SHIPPERS[how], []
     for ident, lines, ref in logs:
         got = classify_text("\n".join(wrap(x) for x in lines) + "\n")
