@@ -83,7 +83,7 @@ async def test_every_fast_answer_is_the_tools_answer(simhost_factory, scenario: 
 
 async def test_a_remembered_answer_serves_another_host_with_its_own_root(simhost_factory) -> None:  # noqa: ANN001
     a = await simhost_factory("nvl72-2x4-healthy", node=0)
-    b = await simhost_factory("nvl72-2x4-healthy", node=0)
+    b = await simhost_factory("nvl72-2x4-healthy", node=0, like=a)  # the same host: a minute may pass
     command = probe_commands(container="vllm-k3")["container_versions"]
     async with asyncssh.connect(**a.asyncssh_kwargs()) as conn:
         await _ask(conn, a, command, fast=True)
@@ -96,7 +96,7 @@ async def test_a_remembered_answer_serves_another_host_with_its_own_root(simhost
 
 async def test_a_run_several_hosts_ask_for_at_once_runs_once(simhost_factory) -> None:  # noqa: ANN001
     a = await simhost_factory("nvl72-2x4-healthy", node=0)
-    b = await simhost_factory("nvl72-2x4-healthy", node=0)
+    b = await simhost_factory("nvl72-2x4-healthy", node=0, like=a)  # the same host: a minute may pass
     command = probe_commands()["nvml"]
     # the NVML script with a comment no earlier test sent: a key nobody remembers yet
     script = stdin_for(BY_NAME["nvml"]) + f"\n# {time.time_ns()}\n"
@@ -184,3 +184,17 @@ async def test_loaded_libraries_are_listed_by_the_tools(simhost) -> None:  # noq
         real = await _ask(conn, simhost, command, fast=False)
     assert empty == (b"", b"", 0) and simhost.fast.computed(command) is None
     assert listed == real and listed[0].decode().startswith(f"{pid} {lib} -> ")
+
+
+async def test_a_host_booted_another_minute_is_another_host(simhost_factory, monkeypatch) -> None:  # noqa: ANN001
+    """A boot time is the start's minute less four days: a remembered answer does not cross it
+    (the kernel log and uptime differ); ``like=`` restarts the same host, answers and all."""
+    a = await simhost_factory("nvl72-2x4-healthy", node=0)
+    later = time.time() + 61
+    monkeypatch.setattr(time, "time", lambda: later)
+    other = await simhost_factory("nvl72-2x4-healthy", node=0)
+    same = await simhost_factory("nvl72-2x4-healthy", node=0, like=a)
+    monkeypatch.undo()
+    command = probe_commands(container="vllm-k3")["container_versions"]
+    keys = {sim: sim.fast.key(command, b"") for sim in (a, other, same) if sim.fast is not None}
+    assert keys[a] == keys[same] != keys[other]

@@ -106,7 +106,7 @@ def build(root: Path, scenario: dict[str, Any], node: int = 0) -> dict[str, Any]
     }
     for d in ("home", "state/procs", "state/ports", "bin"):
         (root / d).mkdir(parents=True, exist_ok=True)
-    _write(root / "state" / "host.json", json.dumps(state, indent=1))
+    _write(root / "state" / "host.json", json.dumps(state, indent=1, sort_keys=True))  # one form for one state
     _host_fs(root / "fs", hosts[node])
     _venv(root / "venv", state["container"])
     _tools(root, "host", root / "bin", [root / "fs"])
