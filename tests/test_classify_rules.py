@@ -65,6 +65,16 @@ def test_the_copy_loads_like_the_installed_rules(copy: Path) -> None:
         ("advice.toml", lambda t: t.replace("[runtime]", "[runtime_]", 1), "no advice for runtime"),
         (
             "patterns.toml",
+            lambda t: t.replace('roots = "InstallError"', 'roots = "InstalError"', 1),
+            "names a [[root]] type ('InstalError': 0 found)",
+        ),
+        (
+            "patterns.toml",
+            lambda t: t.replace('roots = "InstallError"', "roots = \"InstallError\"\nmatch = 'x'", 1),
+            "has no match= of its own",
+        ),
+        (
+            "patterns.toml",
             lambda t: t.replace("'Engine loop has died',", "'Engine loop (has died',", 1),
             "patterns.toml [wording]: bad regex",
         ),

@@ -263,6 +263,14 @@ def _stage_rules(data: dict) -> tuple[StageRule, ...]:
             raise ProfileError(
                 f"assets/classify/patterns.toml: a stage_rule's strength is one of strong, startup, firm, medium, weak, not {strength!r}"
             )
+        if "roots" in r:  # the layer of every root of one type: that type's [[root]] patterns, not a copy of them
+            forms = [f"(?:{x['match']})" for x in data.get("root", []) if x["type"] == r["roots"]]
+            if not forms or "match" in r:
+                raise ProfileError(
+                    f"assets/classify/patterns.toml: a stage_rule's roots= names a [[root]] type ({r['roots']!r}: "
+                    f"{len(forms)} found) and has no match= of its own"
+                )
+            r = {**r, "match": "|".join(forms)}
         rules.append(StageRule(r["stage"], strength, _rx(r["match"], "patterns.toml")))
     return tuple(rules)
 
