@@ -441,6 +441,8 @@ class Classifier:
         self._hangs = self._rules.hang_needles
         self._hang: list[int] = []
         """The lines of the last ``[hang]`` lines read (a server waiting on a part that never answers)."""
+        self._hang_device = False
+        """The last ``[hang]`` line read waits for the accelerators themselves (its ``device`` needles)."""
         self._part = 0
         """The part of the current line being read, when a flattened paste was split."""
         self._ready_part = 0
@@ -1052,6 +1054,7 @@ class Classifier:
         """A relevant line outside any traceback: a trace start, a root, an OOM, a marker."""
         if any(h in ln.body for h in self._hangs):
             self._hang = [*self._hang[-1:], n]  # (the last two are all the end of the log needs)
+            self._hang_device = any(h in ln.body for h in self._rules.hang_device)
             return
         if opens_trace(ln.body):
             self._open(ln, n)
@@ -2078,13 +2081,16 @@ class Classifier:
     def _hung(self) -> Verdict | None:
         """A log with no failure line that ENDS with a server waiting on a part that never answers, said at
         least twice (``[hang]``): it hung there. Before the API was ready, in the engine's start-up (what
-        the waiting is for, whatever marker the log reached before it); after, while serving."""
+        the waiting is for, whatever marker the log reached before it), or the device's when what it waits
+        for is the accelerators (a placement group); after, while serving."""
         if not self._ended or len(self._hang) < 2 or self._n - self._hang[-1] > HANG_TAIL:
             return None
         ready = self._ready_line()
         now = self._timeline.now
         if ready is not None and ready < self._hang[0]:
             stage = "runtime"
+        elif self._hang_device:
+            stage = "device"  # (the workers wait for GPUs that were never given: no marker past them counts)
         elif STAGES.index("weights") <= now < STAGES.index("runtime"):
             stage = STAGES[now]
         else:

@@ -171,6 +171,8 @@ class Rules:
     """Literals as printed, one of which every ``plugin_platform`` and ``py_warning_root`` line carries."""
     hang_needles: tuple[str, ...]
     """Literals as printed of the lines a server repeats while it waits on a part that never answers."""
+    hang_device: tuple[str, ...]
+    """The ``hang_needles`` of a wait for the accelerators themselves (a hang there is the device's)."""
     crash_needles: tuple[str, ...]
     """Lowercase literals, one of which every ``crash`` line carries."""
     recognise: tuple[str, ...]
@@ -383,7 +385,8 @@ def load_rules() -> Rules:
         recognise=tuple(dict.fromkeys(pat["recognise"]["words"])),
         stack=re.compile("|".join(f"(?:{p})" for p in pat["recognise"]["stack"]), re.IGNORECASE),
         warning_needles=tuple(pat["warning_root"]["needles"]),
-        hang_needles=tuple(pat["hang"]["needles"]),
+        hang_needles=tuple(pat["hang"]["needles"]) + tuple(pat["hang"].get("device", [])),
+        hang_device=tuple(pat["hang"].get("device", [])),
         crash_trigger=_alternation(crash["after"], "patterns.toml [crash]"),
         faulthandler=_rx(crash["faulthandler"], "patterns.toml [crash]"),
         crash_ran=_rx(crash["ran"], "patterns.toml [crash]"),
