@@ -58,16 +58,24 @@ def test_real_ray_autoscaler_errors_and_visible_devices() -> None:
         assert res.failed_stage == stage, (name, res.evidence)
 
 
-@given(n=st.integers(2, 5), ray_prefix=st.sampled_from(["", "(EngineCore_DP0 pid=9) ", "0: (EngineCore_DP0 pid=9) "]))
-def test_a_log_ending_in_placement_group_waits_hung_in_the_device(n: int, ray_prefix: str) -> None:
+@given(
+    n=st.integers(2, 5),
+    filler=st.integers(0, 80),
+    ray_prefix=st.sampled_from(["", "(EngineCore_DP0 pid=9) ", "0: (EngineCore_DP0 pid=9) "]),
+)
+def test_a_log_ending_in_placement_group_waits_hung_in_the_device(n: int, filler: int, ray_prefix: str) -> None:
+    """At the end of a long log too (past the head the classifier always reads)."""
     head = [
         f"{ray_prefix}INFO 10-01 14:35:06 [core.py:77] Initializing a V1 LLM engine (v0.11.0) with config: model='/m'"
+    ]
+    busy = [
+        f"{ray_prefix}INFO 10-01 14:35:06 [ray_utils.py:1] bundle {i} of the placement group" for i in range(filler)
     ]
     waits = [
         f"{ray_prefix}INFO 10-01 14:35:{16 + i:02d} [ray_utils.py:240] Waiting for creating a placement group of specs for {10 * 2**i} seconds. {_SPECS}. Check `ray status` and `ray list nodes` to see if you have enough resources."
         for i in range(n)
     ]
-    res = classify_text("\n".join([*head, *waits]) + "\n")
+    res = classify_text("\n".join([*head, *busy, *waits]) + "\n")
     assert res.failed_stage == "device" and res.evidence is not None and res.evidence.rule == "hang", res.evidence
 
 
