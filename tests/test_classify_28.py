@@ -6,6 +6,9 @@
 - ``local_world_size (2) must be less than or equal to the number of visible devices (1)``: the device's.
 - A log that ENDS with Ray waiting, twice or more, for a placement group of GPU bundles (``Waiting for creating
   a placement group of specs for 30 seconds``) hung before any GPU was given: the device's hang.
+- gloo's transport timing out (``Timed out waiting 1800000ms for recv operation to complete``) before the API was
+  ready: the ranks were setting up their groups, the engine's, whatever worker method wraps it (V0's
+  ``init_device``, which holds the distributed set-up).
 
 (Tried and left: an offline script that died, uncaught, of a call vLLM refused as its root. Of the ten such
 logs of the tuned part, labelled before either reading ran, five say runtime, four none and one config: the
@@ -141,3 +144,33 @@ def test_real_hugging_face_cache_not_writable() -> None:
     assert res.failed_stage == "weights" and "huggingface" in (
         res.first_exception.line if res.first_exception else ""
     ), res.evidence
+
+
+# --- the rendezvous's transport timing out at start-up ---------------------------------------------------------
+
+_GLOO = "[../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:81] Timed out waiting 1800000ms for recv operation to complete"
+
+
+@given(method=st.sampled_from(["init_device", "load_model", "determine_num_available_blocks"]))
+def test_a_gloo_timeout_at_start_up_is_the_engines(method: str) -> None:
+    lines = [
+        "INFO 07-10 03:56:10 llm_engine.py:174] Initializing an LLM engine (v0.5.1) with config: model='/m'",
+        f"(VllmWorkerProcess pid=3773) ERROR 07-10 04:26:16 multiproc_worker_utils.py:226] Exception in worker VllmWorkerProcess while processing method {method}: {_GLOO}, Traceback (most recent call last):",
+    ]
+    res = classify_text("\n".join(lines) + "\n")
+    assert res.failed_stage == "engine", res.evidence
+
+
+def test_guard_a_gloo_timeout_while_serving_is_runtime() -> None:
+    lines = [
+        "INFO:     Application startup complete.",
+        'INFO:     127.0.0.1:5000 - "POST /v1/chat/completions HTTP/1.1" 200 OK',
+        f"(VllmWorkerProcess pid=3773) ERROR 07-10 04:26:16 multiproc_worker_utils.py:226] Exception in worker VllmWorkerProcess while processing method execute_model: {_GLOO}",
+    ]
+    assert classify_text("\n".join(lines) + "\n").failed_stage == "runtime"
+
+
+def test_real_gloo_timeout_in_the_custom_all_reduce_check() -> None:
+    assert not held_out("vllm-issues", "7388.log")
+    res = classify_text(tuned_text("vllm-issues", "7388.log"))
+    assert res.failed_stage == "engine", res.evidence
