@@ -46,6 +46,8 @@ Each on generated logs and on the real logs of the tuned part; each fails withou
 
 from __future__ import annotations
 
+from typing import Any
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -298,6 +300,17 @@ def _verdict(text: str, shift: int = 0) -> tuple:
     return r.failed_stage, None if r.first_exception is None else r.first_exception.line_number - shift
 
 
+_PLAIN: dict[str, tuple] = {}
+
+
+def plain_verdict(case: Any) -> tuple:
+    """A complete log's verdict as written, its lines joined by ``\n`` (computed once per process: the tests
+    that re-lay every complete log out all compare against it)."""
+    if case.id not in _PLAIN:
+        _PLAIN[case.id] = _verdict("\n".join(case.text().splitlines()) + "\n")
+    return _PLAIN[case.id]
+
+
 def test_every_complete_real_log_keeps_its_verdict_pasted_indented_padded_or_with_crlf() -> None:
     """A paste indents a whole log (a markdown code block, a list item; spaces or a tab), a terminal's
     copy pads its lines with spaces, Windows ends them with CRLF: the stage, whether there is a root and
@@ -306,7 +319,7 @@ def test_every_complete_real_log_keeps_its_verdict_pasted_indented_padded_or_wit
     wrong = []
     for case in _complete_real_logs():
         lines = case.text().splitlines()
-        ref = _verdict("\n".join(lines) + "\n")
+        ref = plain_verdict(case)
         forms = {f"indent {p!r}": "\n".join(p + x if x else x for x in lines) + "\n" for p in ("  ", "    ", "\t")}
         forms["padded"] = "\n".join(x + "   " for x in lines) + "\n"
         forms["crlf"] = "\r\n".join(lines) + "\r\n"

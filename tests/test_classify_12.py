@@ -262,7 +262,7 @@ def test_every_complete_real_log_keeps_its_verdict_through_kubectl_prefix_and_ca
     ``grep -n`` the number and a colon, a log viewer's export (Grafana / Loki) the time and a tab: the
     stage, whether there is a root and which line it is stay as they were. (Before: 514, 779, 522 and
     528 of the tuned logs the classifier got right changed verdict in these forms.)"""
-    from tests.test_classify_11 import _complete_real_logs
+    from tests.test_classify_11 import _complete_real_logs, plain_verdict
     from tests.test_classify_11 import _verdict as line_verdict
 
     wrong = []
@@ -270,7 +270,7 @@ def test_every_complete_real_log_keeps_its_verdict_through_kubectl_prefix_and_ca
         lines = case.text().splitlines()
         if not lines:
             continue  # (an empty log has nothing to prefix)
-        ref = line_verdict("\n".join(lines) + "\n")
+        ref = plain_verdict(case)
         forms = {
             "kubectl --prefix": "".join(f"[pod/vllm-kimi-k3-7d9f8c6b5-x2k4q/vllm] {x}\n" for x in lines),
             "kubectl --prefix, a second pod": "".join(f"[pod/vllm-1/server] {x}\n" for x in lines),
@@ -324,7 +324,7 @@ def test_complete_real_logs_behind_a_multiplexers_source_names_keep_their_verdic
     complete real log, all its lines behind one source's name: the stage and the root's line stay for
     at least 97 % of them (before: about 40 % of the tuned logs the classifier got right changed verdict,
     after: 4 to 13 %, mostly excerpts whose first lines are no log line)."""
-    from tests.test_classify_11 import _complete_real_logs
+    from tests.test_classify_11 import _complete_real_logs, plain_verdict
     from tests.test_classify_11 import _verdict as line_verdict
 
     logs = [c for c in _complete_real_logs() if c.text().strip()]
@@ -332,7 +332,7 @@ def test_complete_real_logs_behind_a_multiplexers_source_names_keep_their_verdic
         kept = 0
         for case in logs:
             lines = case.text().splitlines()
-            kept += line_verdict("".join(name + x + "\n" for x in lines)) == line_verdict("\n".join(lines) + "\n")
+            kept += line_verdict("".join(name + x + "\n" for x in lines)) == plain_verdict(case)
         assert kept >= 0.97 * len(logs), (how, kept, len(logs))
 
 

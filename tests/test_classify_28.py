@@ -6,6 +6,13 @@
 - ``local_world_size (2) must be less than or equal to the number of visible devices (1)``: the device's.
 - A log that ENDS with Ray waiting, twice or more, for a placement group of GPU bundles (``Waiting for creating
   a placement group of specs for 30 seconds``) hung before any GPU was given: the device's hang.
+- The GPU driver's own fault report in a kernel log (``NVRM: Xid (PCI:0000:48:00): 79, … GPU has fallen off the
+  bus``, NVSwitch's ``SXid``, a ``Xid 79 (PCI:…)`` list) is the root, as a native crash is: the hardware failed, whatever
+  vLLM printed after it. Not Xid 45 (the driver clearing a killed process's channels: a consequence). With nothing
+  else to place it (a kernel log quoted alone), runtime: such faults come under load.
+- ``CUDA-capable device(s) is/are busy or unavailable`` (CUDART's spelling) is the device's, as ``… is busy`` was;
+  ``cannot import name 'x' from 'y'`` quoted by a wrapper (``Worker failed with error 'cannot import name …'``) is
+  the image's (the container's), as an ImportError's own line is.
 - gloo's transport timing out (``Timed out waiting 1800000ms for recv operation to complete``) before the API was
   ready: the ranks were setting up their groups, the engine's, whatever worker method wraps it (V0's
   ``init_device``, which holds the distributed set-up).
@@ -174,3 +181,83 @@ def test_real_gloo_timeout_in_the_custom_all_reduce_check() -> None:
     assert not held_out("vllm-issues", "7388.log")
     res = classify_text(tuned_text("vllm-issues", "7388.log"))
     assert res.failed_stage == "engine", res.evidence
+
+
+# --- the GPU driver's fault report -----------------------------------------------------------------------------
+
+_KERNEL = st.sampled_from(
+    [
+        "",
+        "Mar 27 17:40:36 kernel: ",
+        "[12345.678901] ",
+        "192.168.11.119: kern: warning: [2026-04-22T21:25:20.505406921Z]: ",
+    ]
+)
+
+
+@given(
+    prefix=_KERNEL,
+    xid=st.sampled_from(
+        [
+            "NVRM: Xid (PCI:0000:48:00): 79, pid=22884, name=VLLM::Worker, GPU has fallen off the bus.",
+            "NVRM: Xid (PCI:0000:01:00): 62, 223b6a66 00002100 00000000 20662342",
+            "NVRM: Xid (PCI:0000:0a:00): 94, pid=1207, name=VLLM::Worker, Contained: SM (0x1). RST: No, D-RST: No",
+            "NVRM: GPU0 Xid (PCI:0000:0a:00): 74, pid=1207, NVLink: fatal error detected on link 3",
+            "nvidia-nvswitch1: SXid (PCI:0000:aa:00.0): 24007, Severity 1 Engine instance 12 Sub-engine instance 00",
+        ]
+    ),
+    after=st.lists(
+        st.sampled_from(
+            [
+                "NVRM: Xid (PCI:0000:48:00): 45, pid=22884, name=VLLM::Worker, channel 0x0000000a",
+                "NVRM: GPU Board Serial Number: 1563521020414",
+            ]
+        ),
+        max_size=3,
+    ),
+)
+def test_a_gpu_drivers_fault_report_is_the_root(prefix: str, xid: str, after: list[str]) -> None:
+    text = "\n".join([prefix + xid, *(prefix + a for a in after)]) + "\n"
+    res = classify_text(text)
+    assert res.first_exception is not None and xid in res.first_exception.line, (res.first_exception, res.evidence)
+    assert res.failed_stage == "runtime", res.evidence
+
+
+def test_guard_xid_45_alone_is_no_root() -> None:
+    """The driver clearing the channels of a process that was killed: the kill's consequence, not a fault."""
+    line = "Mar 27 17:40:36 kernel: NVRM: Xid (PCI:0000:01:00): 45, pid=12542, name=VLLM::Worker, channel 0x00000002"
+    assert classify_text(line + "\n").first_exception is None
+
+
+def test_a_start_ups_markers_place_an_xid() -> None:
+    """An Xid while the weights load: the markers place it (only a kernel log alone is read as serving)."""
+    lines = [
+        "(EngineCore pid=7) INFO 12-06 15:31:35 [gpu_model_runner.py:2602] Starting to load model /m...",
+        "[  812.123456] NVRM: Xid (PCI:0000:48:00): 79, pid=22884, name=VLLM::Worker, GPU has fallen off the bus.",
+    ]
+    assert classify_text("\n".join(lines) + "\n").failed_stage == "weights"
+
+
+def test_real_kernel_logs_of_gpu_faults_under_vllm() -> None:
+    for name, said in [
+        ("7454.log", "SXid (PCI:0000:aa:00.0): 24007"),
+        ("7458.log", "Xid 79 (PCI:0000:46:00): GPU has fallen off the bus"),
+        ("7462.log", "NVRM: Xid (PCI:0000:01:00): 62"),
+    ]:
+        assert not held_out("vllm-issues", name)
+        res = classify_text(tuned_text("vllm-issues", name))
+        assert res.first_exception is not None and said in res.first_exception.line, (name, res.first_exception)
+        assert res.failed_stage == "runtime", (name, res.evidence)
+
+
+def test_real_busy_devices_and_a_quoted_cannot_import_name() -> None:
+    for name, stage in [("7456.log", "device"), ("7499.log", "container")]:
+        assert not held_out("vllm-issues", name)
+        res = classify_text(tuned_text("vllm-issues", name))
+        assert res.failed_stage == stage, (name, res.evidence)
+
+
+@given(module=st.sampled_from(["vllm.utils", "transformers", "vllm.model_executor.layers.quantization", "flash_attn"]))
+def test_a_wrapped_cannot_import_name_is_the_containers(module: str) -> None:
+    line = f"(EngineCore_DP0 pid=9) ERROR 01-01 00:00:00 [core.py:1] RuntimeError: Worker failed with error 'cannot import name 'cdiv' from '{module}' (/opt/x/__init__.py)', please check the stack trace above for the root cause"
+    assert classify_text(line + "\n").failed_stage == "container"

@@ -20,6 +20,11 @@ SHARED = cases(SHARED_CORPUS)
 TUNED = tuned_cases()
 
 KNOWN_MISSES = {
+    "vllm-issues/7426.log": "a WARNING 'Failed to import from vllm._C: ImportError(libnuma.so.1 …)' and nothing after it: the root a warning alone can be (the issue's own form), the container's; the label reads it as survived (none) on a CPU build",
+    "vllm-issues/7461.log": "NCCL's 'cannot be captured in a graph' warning (driver or runtime too old for it) read by its frames as the engine's graph capture; the label says device (unsure); 2344's like line is labelled container",
+    "vllm-issues/7492.log": "the Harmony parser's error logged by the front end for one request's output: read as that request's failure (a root, as the rule for output errors says); the label reads the server as having survived it (none)",
+    "vllm-issues/7495.log": "stage right; the root taken is the engine core's 'encountered a fatal error', the label the Mooncake store's own failure line before it ('Failed to get 6722 keys'), which carries no exception",
+    "vllm-issues/7502.log": "ROCm's HSA runtime aborting a queue (HSA_STATUS_ERROR_EXCEPTION) with nothing naming a layer: the engine's set-up by default; the label says runtime (an async-scheduling test's requests)",
     "vllm-issues/7302.log": "a CUDA out-of-memory with no frame or marker of its own (the reporter condensed it): the exception type's reading is the engine's set-up; the thread says it came under long-context prefill while serving",
     "vllm-issues/7305.log": "a request stuck while serving (stats lines with 'Running: 1 reqs' and 0.0 tokens/s): no failure line and no [hang] needle, read as healthy (label runtime, null root)",
     "vllm-issues/7314.log": "stage right (the shared-memory wait at the end: a hang while serving); the label names the wait line as the root, the hang verdict names none",

@@ -105,7 +105,7 @@ def decide(rules: Rules, ev: Evidence) -> Verdict:
         or _message(rules, ev, "medium")
         or _import_before_ready(ev)
         or _markers(ev)
-        or _before_anything(ev)
+        or _before_anything(rules, ev)
         or _message(rules, ev, "weak")
         or _engine_process(rules, ev)
         or _native(ev)
@@ -266,10 +266,18 @@ def _phase(rules: Rules, ev: Evidence) -> Verdict | None:
     return None
 
 
-def _before_anything(ev: Evidence) -> Verdict | None:
+def _before_anything(rules: Rules, ev: Evidence) -> Verdict | None:
     """A native crash on the log's first line, and no logger's line after it: the process died
-    before it printed anything (an LD_PRELOAD constructor, a broken interpreter)."""
-    if ev.native and not ev.said and ev.line == 1 and ev.part == 0 and not ev.followed:
+    before it printed anything (an LD_PRELOAD constructor, a broken interpreter). Not the GPU
+    driver's fault report: the kernel's line, whatever the process had printed."""
+    if (
+        ev.native
+        and not ev.said
+        and ev.line == 1
+        and ev.part == 0
+        and not ev.followed
+        and not rules.driver_fault.search(ev.text)
+    ):
         return Verdict(STAGES[0], "markers", (1,), "medium", "it crashed before printing anything: the process start")
     return None
 

@@ -173,6 +173,8 @@ class Rules:
     """Literals as printed of the lines a server repeats while it waits on a part that never answers."""
     hang_device: tuple[str, ...]
     """The ``hang_needles`` of a wait for the accelerators themselves (a hang there is the device's)."""
+    driver_fault: re.Pattern[str]
+    """The GPU driver's fault report in a kernel log (an Xid): a ``crash`` line, but not the process's own."""
     crash_needles: tuple[str, ...]
     """Lowercase literals, one of which every ``crash`` line carries."""
     recognise: tuple[str, ...]
@@ -380,7 +382,8 @@ def load_rules() -> Rules:
         peer=_rx(pat["consequence"]["peer"], "patterns.toml [consequence]"),
         cancelled=_rx(pat["consequence"]["cancelled"], "patterns.toml [consequence]"),
         engine_failed=_rx(pat["request_error"]["engine_failed"], "patterns.toml [request_error]"),
-        crash=_alternation(crash["patterns"], "patterns.toml [crash]"),
+        crash=_alternation([*crash["patterns"], crash["driver"]], "patterns.toml [crash]"),
+        driver_fault=_rx(crash["driver"], "patterns.toml [crash] driver"),
         crash_needles=tuple(n.lower() for n in crash["needles"]),
         recognise=tuple(dict.fromkeys(pat["recognise"]["words"])),
         stack=re.compile("|".join(f"(?:{p})" for p in pat["recognise"]["stack"]), re.IGNORECASE),
