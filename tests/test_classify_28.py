@@ -13,6 +13,13 @@
 - ``CUDA-capable device(s) is/are busy or unavailable`` (CUDART's spelling) is the device's, as ``… is busy`` was;
   ``cannot import name 'x' from 'y'`` quoted by a wrapper (``Worker failed with error 'cannot import name …'``) is
   the image's (the container's), as an ImportError's own line is.
+- The container layer: docker's report of a hook that failed (``Error response from daemon: … error running hook
+  #0: …``) wraps the hook's own line that follows it (``nvidia-container-cli: requirement error: unsatisfied condition:
+  cuda>=12.9``): that line is the root, docker's its context. An image with no build for this CPU (podman's ``no image
+  found in image index for architecture "arm64"``, docker's ``no matching manifest for linux/arm64/v8``) is the
+  container's root; docker's warning that the image's platform does not match the host's is one when nothing follows
+  it. The linker finding no library to link (``/usr/bin/ld: cannot find -lcuda``) is the container's (the image lacks
+  the link), and ``collect2: error: ld returned 1 exit status`` is no argparse error (config).
 - gloo's transport timing out (``Timed out waiting 1800000ms for recv operation to complete``) before the API was
   ready: the ranks were setting up their groups, the engine's, whatever worker method wraps it (V0's
   ``init_device``, which holds the distributed set-up).
@@ -261,3 +268,76 @@ def test_real_busy_devices_and_a_quoted_cannot_import_name() -> None:
 def test_a_wrapped_cannot_import_name_is_the_containers(module: str) -> None:
     line = f"(EngineCore_DP0 pid=9) ERROR 01-01 00:00:00 [core.py:1] RuntimeError: Worker failed with error 'cannot import name 'cdiv' from '{module}' (/opt/x/__init__.py)', please check the stack trace above for the root cause"
     assert classify_text(line + "\n").failed_stage == "container"
+
+
+# --- the container layer ------------------------------------------------------------------------------------
+
+_HOOK = (
+    "docker: Error response from daemon: failed to create task for container: failed to create shim task: OCI runtime "
+    "create failed: runc create failed: unable to start container process: error during container init: error running "
+    "hook #0: error running hook: exit status 1, stdout: , stderr: Auto-detected mode as 'legacy'"
+)
+
+
+@given(
+    inner=st.sampled_from(
+        [
+            "nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.9, please update your driver to a newer version, or use an earlier cuda container: unknown.",
+            "nvidia-container-cli: initialization error: nvml error: driver not loaded: unknown.",
+            "nvidia-container-cli: mount error: file creation failed: /var/lib/docker/overlay2/x/merged/usr/lib/libnvidia-ml.so.1: file exists: unknown.",
+        ]
+    ),
+    lead=st.sampled_from(["", "遇到了", "$ "]),
+)
+def test_dockers_report_of_a_failed_hook_wraps_the_hooks_own_line(inner: str, lead: str) -> None:
+    res = classify_text(f"{lead}{_HOOK}\n{inner}\n")
+    fe = res.first_exception
+    assert fe is not None and fe.line.startswith("nvidia-container-cli:"), fe
+    assert fe.context is not None and "Error response from daemon" in fe.context, fe
+    assert res.failed_stage == "container", res.evidence
+
+
+def test_guard_dockers_own_refusal_alone_stays_the_root() -> None:
+    line = 'docker: Error response from daemon: could not select device driver "" with capabilities: [[gpu]].'
+    fe = classify_text(line + "\n").first_exception
+    assert fe is not None and fe.line == line
+
+
+@given(
+    line=st.sampled_from(
+        [
+            'Error: choosing an image from manifest list docker://quay.io/x/vllm:v1: no image found in image index for architecture "arm64", variant "v8", OS "linux"',
+            "docker: no matching manifest for linux/arm64/v8 in the manifest list entries.",
+            "Error response from daemon: image with reference vllm/vllm-openai:latest was found but does not match the specified platform: wanted linux/arm64/v8, actual: linux/amd64",
+            "WARNING: The requested image's platform (linux/amd64) does not match the detected host platform (linux/arm64/v8) and no specific platform was requested",
+        ]
+    )
+)
+def test_an_image_built_for_another_cpu_is_the_containers(line: str) -> None:
+    res = classify_text(line + "\n")
+    assert res.first_exception is not None and res.failed_stage == "container", res.evidence
+
+
+@given(lib=st.sampled_from(["cuda", "nvidia-ml", "cudart", "stdc++"]))
+def test_the_linker_finding_no_library_is_the_containers(lib: str) -> None:
+    lines = [
+        "INFO 05-27 11:47:55 [backends.py:430] Dynamo bytecode transform time: 13.06 s",
+        f"/usr/bin/ld: cannot find -l{lib}: No such file or directory",
+        "collect2: error: ld returned 1 exit status",
+    ]
+    res = classify_text("\n".join(lines) + "\n")
+    assert res.failed_stage == "container", res.evidence
+
+
+def test_real_container_layer_failures() -> None:
+    for name, said in [
+        ("7571.log", "nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.9"),
+        ("7371.log", "nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.8"),
+        ("7575.log", "cannot find -lcuda"),
+        ("7576.log", "no image found in image index for architecture"),
+        ("7577.log", "does not match the detected host platform"),
+    ]:
+        assert not held_out("vllm-issues", name)
+        res = classify_text(tuned_text("vllm-issues", name))
+        assert res.first_exception is not None and said in res.first_exception.line, (name, res.first_exception)
+        assert res.failed_stage == "container", (name, res.evidence)

@@ -20,6 +20,10 @@ SHARED = cases(SHARED_CORPUS)
 TUNED = tuned_cases()
 
 KNOWN_MISSES = {
+    "vllm-issues/7511.log": "a pytest run's Buildkite lines: Ray's 'Unhandled error' row with a P2P-disabled warning glued to pytest's SKIPPED; no root form (label device, unsure: a server would survive the warning)",
+    "vllm-issues/7541.log": "torch.compile's autotuning failing with '[Errno 122] Disk quota exceeded' on its cache: the errno's message rule says weights (a model cache's quota, as most such lines are); the label says engine (the compile)",
+    "vllm-issues/7550.log": "a Slurm job cancelled while the weights loaded: no line of its own, the log stops (label weights, null root, unsure: the file alone cannot be told from a cut log)",
+    "vllm-issues/7574.log": "stage right; docker's hook report is taken as the root, the label the NVIDIA hook's own words on the next line ('invoking the NVIDIA Container Runtime Hook directly … is not supported'), which carry no root form",
     "vllm-issues/7426.log": "a WARNING 'Failed to import from vllm._C: ImportError(libnuma.so.1 …)' and nothing after it: the root a warning alone can be (the issue's own form), the container's; the label reads it as survived (none) on a CPU build",
     "vllm-issues/7461.log": "NCCL's 'cannot be captured in a graph' warning (driver or runtime too old for it) read by its frames as the engine's graph capture; the label says device (unsure); 2344's like line is labelled container",
     "vllm-issues/7492.log": "the Harmony parser's error logged by the front end for one request's output: read as that request's failure (a root, as the rule for output errors says); the label reads the server as having survived it (none)",
@@ -34,7 +38,6 @@ KNOWN_MISSES = {
     "vllm-issues/7346.log": "the OSError's message runs onto the next line (a redacted path broke it): the root line read is 'OSError: /u01/xxx', its 'does not appear to have a file named' on the next line",
     "vllm-issues/7347.log": "'MiniCPMV only supports versions …' raised in a worker with nothing naming a layer: the engine's set-up by default; the label says config (the model variant, weights defensible)",
     "vllm-issues/7364.log": "one Ray placement-group wait line then the reporter's 'ray status' block: one wait is no hang (a slow cluster prints it too); the thread says it never formed",
-    "vllm-issues/7371.log": "stage right; the root taken is docker's 'Error response from daemon' line that carries the NVIDIA hook's refusal, the label the hook's own 'nvidia-container-cli: requirement error' line after it",
     "vllm-issues/7380.log": "two placement-group waits, then Slurm cancelling the step: the cancel is taken as the root; the label says the waits (the device's hang that made the job run out)",
     "vllm-issues/7385.log": "'Tensor parallel size (16) cannot be larger than the number of available GPUs (8)' read as the device's (GPUs missing); the label says config (the TP choice); 7386's like message is labelled device",
     "vllm-issues/7392.log": "stage: the engine core's relay 'Worker failed with error' with nothing naming a layer is the engine's set-up by default; the label's root is the worker's ValueError quoted inside that relay ('type fp8e4nv not supported in this architecture': device)",
