@@ -20,6 +20,7 @@ SHARED = cases(SHARED_CORPUS)
 TUNED = tuned_cases()
 
 KNOWN_MISSES = {
+    "vllm-issues/7577.log": "only docker's warnings: the image's platform (linux/amd64) does not match the host's (linux/arm64/v8); a warning the run may survive (an emulated start) is no root form, read as healthy (label container)",
     "vllm-issues/7511.log": "a pytest run's Buildkite lines: Ray's 'Unhandled error' row with a P2P-disabled warning glued to pytest's SKIPPED; no root form (label device, unsure: a server would survive the warning)",
     "vllm-issues/7541.log": "torch.compile's autotuning failing with '[Errno 122] Disk quota exceeded' on its cache: the errno's message rule says weights (a model cache's quota, as most such lines are); the label says engine (the compile)",
     "vllm-issues/7550.log": "a Slurm job cancelled while the weights loaded: no line of its own, the log stops (label weights, null root, unsure: the file alone cannot be told from a cut log)",
