@@ -39,6 +39,16 @@ from hypothesis import strategies as st
 from k3tui.classify import classify_text
 from tests.support.corpus import held_out, tuned_text
 
+
+def _real(name: str, stage: str, said: str | None = None) -> None:
+    """An excerpt of the tuned part (never a held-out one): its stage, and its root's line saying ``said``."""
+    assert not held_out("vllm-issues", name)
+    res = classify_text(tuned_text("vllm-issues", name))
+    if said is not None:
+        assert res.first_exception is not None and said in res.first_exception.line, (name, res.first_exception)
+    assert res.failed_stage == stage, (name, res.evidence)
+
+
 # --- what a multi-node launch waits on ---------------------------------------------------------------------
 
 _SPECS = "specs=[{'node:10.0.0.1': 0.001, 'GPU': 1.0}, {'GPU': 1.0}]"
@@ -68,10 +78,7 @@ def test_real_ray_autoscaler_errors_and_visible_devices() -> None:
         ("7367.log", "device", "No available node types can fulfill resource request"),
         ("7386.log", "device", "number of visible devices"),
     ]:
-        assert not held_out("vllm-issues", name)
-        res = classify_text(tuned_text("vllm-issues", name))
-        assert res.first_exception is not None and said in res.first_exception.line, (name, res.first_exception)
-        assert res.failed_stage == stage, (name, res.evidence)
+        _real(name, stage, said)
 
 
 @given(
@@ -184,9 +191,7 @@ def test_guard_a_gloo_timeout_while_serving_is_runtime() -> None:
 
 
 def test_real_gloo_timeout_in_the_custom_all_reduce_check() -> None:
-    assert not held_out("vllm-issues", "7388.log")
-    res = classify_text(tuned_text("vllm-issues", "7388.log"))
-    assert res.failed_stage == "engine", res.evidence
+    _real("7388.log", "engine")
 
 
 # --- the GPU driver's fault report -----------------------------------------------------------------------------
@@ -250,17 +255,12 @@ def test_real_kernel_logs_of_gpu_faults_under_vllm() -> None:
         ("7458.log", "Xid 79 (PCI:0000:46:00): GPU has fallen off the bus"),
         ("7462.log", "NVRM: Xid (PCI:0000:01:00): 62"),
     ]:
-        assert not held_out("vllm-issues", name)
-        res = classify_text(tuned_text("vllm-issues", name))
-        assert res.first_exception is not None and said in res.first_exception.line, (name, res.first_exception)
-        assert res.failed_stage == "runtime", (name, res.evidence)
+        _real(name, "runtime", said)
 
 
 def test_real_busy_devices_and_a_quoted_cannot_import_name() -> None:
     for name, stage in [("7456.log", "device"), ("7499.log", "container")]:
-        assert not held_out("vllm-issues", name)
-        res = classify_text(tuned_text("vllm-issues", name))
-        assert res.failed_stage == stage, (name, res.evidence)
+        _real(name, stage)
 
 
 @given(module=st.sampled_from(["vllm.utils", "transformers", "vllm.model_executor.layers.quantization", "flash_attn"]))
@@ -334,7 +334,4 @@ def test_real_container_layer_failures() -> None:
         ("7575.log", "cannot find -lcuda"),
         ("7576.log", "no image found in image index for architecture"),
     ]:
-        assert not held_out("vllm-issues", name)
-        res = classify_text(tuned_text("vllm-issues", name))
-        assert res.first_exception is not None and said in res.first_exception.line, (name, res.first_exception)
-        assert res.failed_stage == "container", (name, res.evidence)
+        _real(name, "container", said)
