@@ -38,16 +38,7 @@ from hypothesis import strategies as st
 
 from k3tui.classify import classify_text
 from tests.support.corpus import held_out, tuned_text
-
-
-def _real(name: str, stage: str, said: str | None = None) -> None:
-    """An excerpt of the tuned part (never a held-out one): its stage, and its root's line saying ``said``."""
-    assert not held_out("vllm-issues", name)
-    res = classify_text(tuned_text("vllm-issues", name))
-    if said is not None:
-        assert res.first_exception is not None and said in res.first_exception.line, (name, res.first_exception)
-    assert res.failed_stage == stage, (name, res.evidence)
-
+from tests.support.real import assert_real as _real
 
 # --- what a multi-node launch waits on ---------------------------------------------------------------------
 

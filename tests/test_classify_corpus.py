@@ -132,7 +132,6 @@ KNOWN_MISSES = {
     "vllm-issues/2454.log": "torch's CUDAGuardImpl warning names the illegal memory access before the terminate; the label takes the warning line",
     "vllm-issues/2455.log": "the excerpt is only the engine cores' repeated 'No available shared memory broadcast block found' lines: a hang, placed in the engine's start-up since nothing says the API was ready (label runtime, from the thread)",
     "vllm-issues/2458.log": "Ray Serve's health check marking a replica unhealthy, at INFO among vLLM's stats: no failure line",
-    "vllm-issues/2461.log": "a LoRA adapter's IndexError cut mid-line in a worker: that it came at a request is inferred in the label",
     "vllm-issues/2602.log": "vllm._C's import warning alone on a TPU host: nothing in the excerpt says the platform has no vllm._C",
     "vllm-issues/2629.log": "the offline client's 'died unexpectedly' note quoted in prose at a normal exit: taken for a failure",
     "vllm-issues/2515.log": "k9s rows glued into one line; exit code 132 is the only sign: no root line",

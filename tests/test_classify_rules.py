@@ -75,6 +75,16 @@ def test_the_copy_loads_like_the_installed_rules(copy: Path) -> None:
         ),
         (
             "patterns.toml",
+            lambda t: t.replace('crash = "driver"', 'crash = "drivers"', 1),
+            "a stage_rule's crash= names a pattern of the [crash] table ('drivers')",
+        ),
+        (
+            "patterns.toml",
+            lambda t: t.replace('crash = "driver"', "crash = \"driver\"\nmatch = 'x'", 1),
+            "has no match= or roots= of its own",
+        ),
+        (
+            "patterns.toml",
             lambda t: t.replace("'Engine loop has died',", "'Engine loop (has died',", 1),
             "patterns.toml [wording]: bad regex",
         ),

@@ -275,6 +275,14 @@ def _stage_rules(data: dict) -> tuple[StageRule, ...]:
                     f"{len(forms)} found) and has no match= of its own"
                 )
             r = {**r, "match": "|".join(forms)}
+        if "crash" in r:  # the layer of one of the [crash] table's named patterns (its `driver`), not a copy of it
+            form = data.get("crash", {}).get(r["crash"])
+            if not isinstance(form, str) or "match" in r or "roots" in r:
+                raise ProfileError(
+                    f"assets/classify/patterns.toml: a stage_rule's crash= names a pattern of the [crash] table "
+                    f"({r['crash']!r}) and has no match= or roots= of its own"
+                )
+            r = {**r, "match": form}
         rules.append(StageRule(r["stage"], strength, _rx(r["match"], "patterns.toml")))
     return tuple(rules)
 
