@@ -4,6 +4,11 @@
   ``set_active_adapters``, a layer's ``set_lora`` in ``vllm/lora/``): a request's work, the runtime's. At start-up
   the same calls run only inside a dummy run or a graph capture, whose engine frame outside still names the stage
   (guard). Loading an adapter's files is not listed: the adapter's files are the weights'.
+- vLLM's INFO ``No platform detected, vLLM is running on UnspecifiedPlatform`` is the device's root when what
+  fails next is its consequence; but a plugin's platform activated after it (``Platform plugin ascend is
+  activated``) means one was found: no root. And a shared library the platform's probe imports failing to load
+  after it (``ImportError: libatb.so: cannot open shared object file``) is why none was found: that is the root, the
+  container's. Not the driver's own library (``libcuda.so.1``): its absence is the device's (guard).
 
 Each on generated logs and on a real log of the tuned part; each fails without its change (the guards,
 which say what a rule must leave alone, pass either way).
@@ -63,3 +68,70 @@ def test_guard_a_lora_made_active_in_a_dummy_run_is_still_the_engines(outer: str
 
 def test_real_lora_activation_while_serving() -> None:
     assert_real("2461.log", "runtime", "IndexError: list in")
+
+
+# --- "No platform detected", and what comes after it -------------------------------------------------------
+
+_PLUGINS = [
+    "INFO 03-05 17:41:32 __init__.py:28] Available plugins for group vllm.platform_plugins:",
+    "INFO 03-05 17:41:32 __init__.py:30] name={p}, value=vllm_{p}:register",
+    "INFO 03-05 17:41:32 __init__.py:42] plugin {p} loaded.",
+    "INFO 03-05 17:41:34 __init__.py:187] No platform detected, vLLM is running on UnspecifiedPlatform",
+]
+
+
+@given(plugin=st.sampled_from(["ascend", "gaudi", "spyre", "rbln"]), noise=st.booleans())
+def test_no_platform_then_a_plugins_platform_activated_is_no_failure(plugin: str, noise: bool) -> None:
+    lines = [x.format(p=plugin) for x in _PLUGINS]
+    if noise:
+        lines.append(
+            "WARNING 03-05 17:41:34 _custom_ops.py:19] Failed to import from vllm._C with ModuleNotFoundError(\"No module named 'vllm._C'\")"
+        )
+    lines += [
+        f"INFO 03-05 17:41:34 __init__.py:174] Platform plugin {plugin} is activated",
+        "INFO 03-05 17:41:38 api_server.py:838] vLLM API server version 0.7.1",
+        "INFO 03-05 17:41:38 api_server.py:839] args: Namespace(model='/models/qwen')",
+    ]
+    res = classify_text("\n".join(lines) + "\n")
+    assert res.first_exception is None and res.failed_stage == "none", res.evidence
+
+
+def test_guard_no_platform_alone_is_the_devices_root() -> None:
+    res = classify_text("\n".join(x.format(p="ascend") for x in _PLUGINS) + "\n")
+    assert res.first_exception is not None and "No platform detected" in res.first_exception.line
+    assert res.failed_stage == "device", res.evidence
+
+
+def _after_no_platform(lib: str) -> str:
+    return (
+        "\n".join(
+            [
+                *(x.format(p="ascend") for x in _PLUGINS),
+                "Traceback (most recent call last):",
+                '  File "/opt/conda/lib/python3.10/site-packages/torch_npu/utils/__init__.py", line 1, in <module>',
+                "    from torch_npu import _C",
+                f"ImportError: {lib}: cannot open shared object file: No such file or directory",
+            ]
+        )
+        + "\n"
+    )
+
+
+@given(lib=st.sampled_from(["libatb.so", "libhccl.so", "libascendcl.so", "libcudnn.so.9", "libtorch_cuda.so"]))
+def test_a_library_the_platform_needed_failing_after_no_platform_is_the_root(lib: str) -> None:
+    res = classify_text(_after_no_platform(lib))
+    assert res.first_exception is not None and f"ImportError: {lib}" in res.first_exception.line, res.first_exception
+    assert res.failed_stage == "container", res.evidence
+
+
+@given(lib=st.sampled_from(["libcuda.so.1", "libcuda.so", "libnvidia-ml.so.1"]))
+def test_guard_the_drivers_own_library_missing_after_no_platform_stays_the_devices(lib: str) -> None:
+    res = classify_text(_after_no_platform(lib))
+    assert res.first_exception is not None and "No platform detected" in res.first_exception.line
+    assert res.failed_stage == "device", res.evidence
+
+
+def test_real_no_platform_then_a_plugin_or_a_library() -> None:
+    assert_real("7760.log", "none")
+    assert_real("7783.log", "container", "ImportError: libatb.so: cannot open shared object file")
+    assert_real("4869.log", "device", "No platform detected")  # libcuda.so.1 missing after it: the driver's

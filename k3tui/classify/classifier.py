@@ -1075,6 +1075,15 @@ class Classifier:
             and self._rules.py_warning_root.search(ln.body)
         ):
             self._warning = self._new_root(ln, n, "UserWarning", ln.body)  # torch says why no platform was found
+        if (
+            ln.level == "INFO"
+            and (said := self._warning) is not None
+            and said.type == "PlatformError"
+            and self._root is None
+            and self._rules.plugin_platform.search(ln.body)
+        ):
+            self._warning = None  # a plugin's platform was activated after vLLM's own look found none: one was found
+            self._plugin = True
         if ln.level in ("WARNING", "INFO", None) and self._warning is None and self._root is None:
             rules = self._rules
             if ln.level == "INFO":
@@ -1649,6 +1658,13 @@ class Classifier:
             and any(r.stage == "device" and r.match.search(ln.body) for r in self._rules.stage_rules)
         ):
             warning = None  # the error says itself that the device is missing (no platform's own words): the root
+        elif (
+            warning is not None
+            and warning.type == "PlatformError"
+            and typ
+            and self._rules.platform_library.search(ln.body)
+        ):
+            warning = None  # a library the platform's probe imports failed to load: why no platform was found
         root = self._teardown or warning or self._new_root(ln, n, typ, msg, trace)
         if root is not self._warning and root is not self._teardown:
             root.wrap = next((w for w in self._rules.wrappers if w.match.search(ln.body)), None)

@@ -117,6 +117,8 @@ class Rules:
     plugin_platform: re.Pattern[str]
     """An INFO line saying a platform without vllm._C (a plugin's, TPU) is in use."""
     noise_on_plugin: re.Pattern[str]
+    platform_library: re.Pattern[str]
+    """A failure to load a shared library other than the driver's own: after ``info``'s "no platform", its cause."""
     """Warning roots that are noise on such a platform."""
     py_warning_root: re.Pattern[str]
     """Python ``warnings`` lines that are such roots (torch could not initialise CUDA)."""
@@ -367,6 +369,7 @@ def load_rules() -> Rules:
         info_root=_alternation(pat["warning_root"]["info"], "patterns.toml [warning_root]"),
         plugin_platform=_rx(pat["warning_root"]["plugin_platform"], "patterns.toml [warning_root]"),
         noise_on_plugin=_rx(pat["warning_root"]["noise_on_plugin"], "patterns.toml [warning_root]"),
+        platform_library=_rx(pat["warning_root"]["platform_library"], "patterns.toml [warning_root]"),
         py_warning_root=_alternation(pat["warning_root"]["python"], "patterns.toml [warning_root]"),
         teardown=_alternation(pat["teardown"]["patterns"], "patterns.toml [teardown]"),
         own_stop=_rx(pat["teardown"]["own_stop"], "patterns.toml [teardown]"),
