@@ -8,7 +8,8 @@
   fails next is its consequence; but a plugin's platform activated after it (``Platform plugin ascend is
   activated``) means one was found: no root. And a shared library the platform's probe imports failing to load
   after it (``ImportError: libatb.so: cannot open shared object file``) is why none was found: that is the root, the
-  container's. Not the driver's own library (``libcuda.so.1``): its absence is the device's (guard).
+  container's. Not the driver's own library (``libcuda.so.1``): its absence is the device's (guard). Newer vLLMs log
+  their platform probe at DEBUG (``DEBUG [platforms/__init__.py:230] No platform detected, …``): the same root.
 
 Each on generated logs and on a real log of the tuned part; each fails without its change (the guards,
 which say what a rule must leave alone, pass either way).
@@ -135,3 +136,31 @@ def test_real_no_platform_then_a_plugin_or_a_library() -> None:
     assert_real("7760.log", "none")
     assert_real("7783.log", "container", "ImportError: libatb.so: cannot open shared object file")
     assert_real("4869.log", "device", "No platform detected")  # libcuda.so.1 missing after it: the driver's
+
+
+@given(
+    probe=st.sampled_from(
+        [
+            "DEBUG [platforms/__init__.py:78] CUDA platform is not available because no GPU is found.",
+            "DEBUG 05-02 10:00:01 [platforms/__init__.py:104] ROCm platform is not available because: No module named 'amdsmi'",
+        ]
+    ),
+    found=st.booleans(),
+)
+def test_the_platform_probe_at_debug_level_names_the_same_root(probe: str, found: bool) -> None:
+    last = (
+        "DEBUG [platforms/__init__.py:230] Automatically detected platform cuda."
+        if found
+        else "DEBUG [platforms/__init__.py:230] No platform detected, vLLM is running on UnspecifiedPlatform"
+    )
+    lines = ["DEBUG [platforms/__init__.py:61] Checking if CUDA platform is available.", probe, last]
+    res = classify_text("\n".join(lines) + "\n")
+    if found:  # the guard: a platform found at DEBUG level is no failure
+        assert res.first_exception is None, res.first_exception
+    else:
+        assert res.first_exception is not None and "No platform detected" in res.first_exception.line
+        assert res.failed_stage == "device", res.evidence
+
+
+def test_real_the_platform_probe_at_debug_level() -> None:
+    assert_real("7792.log", "device", "No platform detected")

@@ -1076,7 +1076,7 @@ class Classifier:
         ):
             self._warning = self._new_root(ln, n, "UserWarning", ln.body)  # torch says why no platform was found
         if (
-            ln.level == "INFO"
+            ln.level in ("INFO", "DEBUG")
             and (said := self._warning) is not None
             and said.type == "PlatformError"
             and self._root is None
@@ -1084,9 +1084,9 @@ class Classifier:
         ):
             self._warning = None  # a plugin's platform was activated after vLLM's own look found none: one was found
             self._plugin = True
-        if ln.level in ("WARNING", "INFO", None) and self._warning is None and self._root is None:
+        if ln.level in ("WARNING", "INFO", "DEBUG", None) and self._warning is None and self._root is None:
             rules = self._rules
-            if ln.level == "INFO":
+            if ln.level in ("INFO", "DEBUG"):  # (newer vLLMs log their platform probe at DEBUG)
                 if n <= HEAD_LINES and rules.info_root.search(ln.body):
                     self._warning = self._new_root(ln, n, "PlatformError", ln.body)
                 elif rules.plugin_platform.search(ln.body):
