@@ -10,6 +10,10 @@
   after it (``ImportError: libatb.so: cannot open shared object file``) is why none was found: that is the root, the
   container's. Not the driver's own library (``libcuda.so.1``): its absence is the device's (guard). Newer vLLMs log
   their platform probe at DEBUG (``DEBUG [platforms/__init__.py:230] No platform detected, …``): the same root.
+- Triton's ``PTXASError: PTXAS error: Internal Triton PTX codegen error`` (ptxas refused the PTX made for this GPU:
+  an architecture it does not know, a feature the target lacks) is the device's, as ``ptxas fatal`` already was,
+  whatever compile's frames or Inductor's wrapper say around it. Inductor failing without ptxas stays the engine's
+  (guard).
 
 Each on generated logs and on a real log of the tuned part; each fails without its change (the guards,
 which say what a rule must leave alone, pass either way).
@@ -164,3 +168,53 @@ def test_the_platform_probe_at_debug_level_names_the_same_root(probe: str, found
 
 def test_real_the_platform_probe_at_debug_level() -> None:
     assert_real("7792.log", "device", "No platform detected")
+
+
+# --- ptxas refusing the PTX made for this GPU --------------------------------------------------------------
+
+_T = "/usr/local/lib/python3.12/dist-packages/triton"
+
+
+@given(
+    wrapped=st.booleans(),
+    stderr=st.sampled_from(
+        [
+            [],
+            ["`ptxas` stderr:", "ptxas fatal   : Value 'sm_103a' is not defined for option 'gpu-name'"],
+            ["`ptxas` stderr:"],
+        ]
+    ),
+    prefix=st.sampled_from(["", "(EngineCore_DP0 pid=60) ERROR 01-12 01:09:14 [core.py:708] "]),
+)
+def test_ptxas_refusing_the_ptx_is_the_devices(wrapped: bool, stderr: list[str], prefix: str) -> None:
+    err = "triton.runtime.errors.PTXASError: PTXAS error: Internal Triton PTX codegen error"
+    if wrapped:
+        err = "torch._inductor.exc.InductorError: RuntimeError: Failed to run autotuning code block: No valid triton configs. PTXASError: PTXAS error: Internal Triton PTX codegen error"
+    lines = [
+        "Traceback (most recent call last):",
+        f'  File "{_T}/compiler/compiler.py", line 320, in compile',
+        "    next_module = compile_ir(module, metadata)",
+        f'  File "{_T}/backends/nvidia/compiler.py", line 480, in make_cubin',
+        '    raise PTXASError(f"{error}\\n"',
+        err,
+        *stderr,
+    ]
+    res = classify_text("\n".join(prefix + x for x in lines) + "\n")
+    assert res.first_exception is not None and "PTXAS error" in res.first_exception.line, res.first_exception
+    assert res.failed_stage == "device", res.evidence
+
+
+def test_guard_inductor_failing_without_ptxas_stays_the_engines() -> None:
+    lines = [
+        "Traceback (most recent call last):",
+        '  File "/usr/local/lib/python3.12/dist-packages/torch/_inductor/select_algorithm.py", line 2000, in autotune',
+        '    raise RuntimeError(f"Failed to run autotuning code block: {e}")',
+        "torch._inductor.exc.InductorError: RuntimeError: Failed to run autotuning code block: No valid triton configs. OutOfResources: out of resource: triton_mm Required: 262144",
+    ]
+    res = classify_text("\n".join(lines) + "\n")
+    assert res.failed_stage == "engine", res.evidence
+
+
+def test_real_ptxas_refusing_the_ptx() -> None:
+    assert_real("2579.log", "device", "PTXASError")
+    assert_real("7691.log", "device", "PTXASError")

@@ -127,7 +127,6 @@ KNOWN_MISSES = {
     "vllm-issues/2695.log": "a tokenizer class without 'lower': frames say weights, the label config",
     "vllm-issues/2697.log": "a dict passed where a KV-transfer config was expected: frames say the engine, the label config",
     "vllm-issues/1210.log": "a reasoning parser's error in one streamed request, the server going on: read as one request's failure (none); the label says runtime and calls none defensible",
-    "vllm-issues/2579.log": "Triton's PTXAS error in the engine's start-up: the label reads the cut ptxas message as the GPU's (device)",
     "vllm-issues/2452.log": "Ray's compiled-DAG channel timed out in the engine core: that it was serving is in the thread",
     "vllm-issues/2454.log": "torch's CUDAGuardImpl warning names the illegal memory access before the terminate; the label takes the warning line",
     "vllm-issues/2455.log": "the excerpt is only the engine cores' repeated 'No available shared memory broadcast block found' lines: a hang, placed in the engine's start-up since nothing says the API was ready (label runtime, from the thread)",
