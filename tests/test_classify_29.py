@@ -14,6 +14,10 @@
   an architecture it does not know, a feature the target lacks) is the device's, as ``ptxas fatal`` already was,
   whatever compile's frames or Inductor's wrapper say around it. Inductor failing without ptxas stays the engine's
   (guard).
+- torch's NCCL heartbeat monitor finding the store's server gone at a multi-rank shutdown (``Failed to check the
+  "should dump" flag on TCPStore, (maybe TCPStore server has shut down too early), with error: Broken pipe``) and
+  the socket's failure that torch reports right after it, with its C++ backtrace: a shutdown's noise, no root. The
+  same socket failure without that notice is still a root (guard).
 
 Each on generated logs and on a real log of the tuned part; each fails without its change (the guards,
 which say what a rule must leave alone, pass either way).
@@ -218,3 +222,46 @@ def test_guard_inductor_failing_without_ptxas_stays_the_engines() -> None:
 def test_real_ptxas_refusing_the_ptx() -> None:
     assert_real("2579.log", "device", "PTXASError")
     assert_real("7691.log", "device", "PTXASError")
+
+
+# --- a multi-rank shutdown's store notices -----------------------------------------------------------------
+
+
+def _store_report(rank: int, op: str, err: str, notice: bool) -> list[str]:
+    head = f"[rank{rank}]:[W1229 22:06:38.{480071392 + rank} "
+    return [
+        *(
+            [
+                head
+                + f'ProcessGroupNCCL.cpp:1662] [PG ID 0 PG GUID 0 Rank {rank}] Failed to check the "should dump" flag on TCPStore, (maybe TCPStore server has shut down too early), with error: {err}'
+            ]
+            if notice
+            else []
+        ),
+        head
+        + f"TCPStore.cpp:106] [c10d] {op} failed on SocketImpl(fd=67, addr=[bogon]:36214, remote=[bogon]:43145): {err}",
+        f"Exception raised from {op} at /pytorch/torch/csrc/distributed/c10d/Utils.hpp:653 (most recent call first):",
+        "frame #0: c10::Error::Error(c10::SourceLocation, std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >) + 0x98 (0x758a06b785e8 in /usr/local/lib/python3.10/dist-packages/torch/lib/libc10.so)",
+        "frame #1: <unknown function> + 0x5ba8bfe (0x7589f02d5bfe in /usr/local/lib/python3.10/dist-packages/torch/lib/libtorch_cpu.so)",
+    ]
+
+
+@given(
+    ranks=st.lists(st.integers(1, 7), min_size=1, max_size=4, unique=True),
+    op=st.sampled_from(["sendBytes", "recvValue"]),
+    err=st.sampled_from(["Broken pipe", "Connection reset by peer"]),
+)
+def test_the_store_gone_at_a_multi_rank_shutdown_is_no_failure(ranks: list[int], op: str, err: str) -> None:
+    lines = [line for r in ranks for line in _store_report(r, op, err, notice=True)]
+    res = classify_text("\n".join(lines) + "\n")
+    assert res.first_exception is None and res.failed_stage == "none", res.first_exception
+
+
+def test_guard_the_stores_socket_failing_without_the_notice_is_a_root() -> None:
+    res = classify_text("\n".join(_store_report(1, "recvValue", "Connection reset by peer", notice=False)) + "\n")
+    assert res.first_exception is not None and "recvValue failed" in res.first_exception.line
+    assert res.failed_stage == "engine", res.evidence
+
+
+def test_real_the_store_gone_at_shutdown() -> None:
+    assert_real("7756.log", "none")

@@ -260,6 +260,10 @@ _CPP_REPORT = re.compile(r"(?i)\b(?:fail(?:ed|ure|s)?|errors?|timed out|refused|
 AOTInductor kernel's ``Exception in aoti_torch: CUDA out of memory``)."""
 _CPP_RETRY = re.compile(r"(?i)\b(?:will retry|retrying)\b")
 """A message that says torch tries again (a rendezvous waiting for its peers): a notice, not a failure."""
+_CPP_AT_SHUTDOWN = re.compile(r'Failed to check the "should dump" flag on TCPStore')
+"""torch's NCCL heartbeat monitor finding the store's server gone (``(maybe TCPStore server has shut down too
+early), with error: Broken pipe``): every rank prints it, with the socket's failure after it, when the ranks
+stop after the first one (the store's host) has: a shutdown's noise, not a failure."""
 
 
 @dataclass(slots=True)
@@ -1882,9 +1886,12 @@ class Classifier:
         at a warning's level when torch goes on (the TCPStore client's ``[W… TCPStore.cpp:125] [c10d]
         recvValue failed on SocketImpl(…): Connection reset by peer``); a native error's root like a
         library's error line when nothing else fails (1416, 5011). Not one that says torch tries again
-        (``The server socket has timed out, will retry.``: a rendezvous waiting for its peers)."""
-        rows = self._history.before(8192).rsplit("\n", 3)  # (the message, the stack's head, the end)
+        (``The server socket has timed out, will retry.``: a rendezvous waiting for its peers), nor one right
+        after the heartbeat monitor's notice that the store's server is gone (a shutdown's, ``_CPP_AT_SHUTDOWN``)."""
+        rows = self._history.before(8192).rsplit("\n", 4)  # (before, the message, the stack's head, the end)
         if len(rows) < 3 or not rows[-2].lstrip().startswith(_CPP_STACK):
+            return
+        if len(rows) >= 4 and _CPP_AT_SHUTDOWN.search(rows[-4][rows[-4].rfind("\n") + 1 :]):
             return
         ln = self._reparse(rows[-3].rstrip("\r"))
         if (
