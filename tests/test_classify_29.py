@@ -18,6 +18,11 @@
   "should dump" flag on TCPStore, (maybe TCPStore server has shut down too early), with error: Broken pipe``) and
   the socket's failure that torch reports right after it, with its C++ backtrace: a shutdown's noise, no root. The
   same socket failure without that notice is still a root (guard).
+- A traceback under a request handler's ERROR header (``Error in chat completion stream generator.``) is one
+  request's error, answered, the server going on; unless its exception says the engine was dead under it
+  (``MQEngineDeadError: Engine loop is not running … original error: RuntimeError('Aborted due to the lack of CPU
+  swap space…')``, an ``EngineDeadError`` wrapped by a router's generator): the engine died while serving, and
+  with nothing before it that line is the root, the runtime's. A request's own error stays no root (guard).
 
 Each on generated logs and on a real log of the tuned part; each fails without its change (the guards,
 which say what a rule must leave alone, pass either way).
@@ -265,3 +270,49 @@ def test_guard_the_stores_socket_failing_without_the_notice_is_a_root() -> None:
 
 def test_real_the_store_gone_at_shutdown() -> None:
     assert_real("7756.log", "none")
+
+
+# --- a request's handler reporting the engine dead under it -------------------------------------------------
+
+
+def _handler_trace(err: str, stamp: bool) -> str:
+    at = (
+        "2025-06-10T02:48:30.948Z ERROR serving_chat.chat_completion_stream_generator: "
+        if stamp
+        else "ERROR 06-10 02:48:30 [serving_chat.py:940] "
+    )
+    lines = [
+        at + "Error in chat completion stream generator.",
+        "Traceback (most recent call last):",
+        '  File "/opt/venv/lib/python3.12/site-packages/vllm/entrypoints/openai/serving_chat.py", line 503, in chat_completion_stream_generator',
+        "    async for res in result_generator:",
+        '  File "/workspace/components/processor.py", line 188, in _generate_responses',
+        "    async for resp in engine_generator:",
+        err,
+    ]
+    return "\n".join(lines) + "\n"
+
+
+@given(
+    err=st.sampled_from(
+        [
+            "ValueError: a python exception was caught while processing the async generator: MQEngineDeadError: Engine loop is not running. Inspect the stacktrace to find the original error: RuntimeError('Aborted due to the lack of CPU swap space. Please increase the swap space to avoid this error.')",
+            "RuntimeError: generator raised: EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root cause.",
+        ]
+    ),
+    stamp=st.booleans(),
+)
+def test_a_request_handler_reporting_the_engine_dead_is_the_runtimes_root(err: str, stamp: bool) -> None:
+    res = classify_text(_handler_trace(err, stamp))
+    assert res.first_exception is not None and err[:40] in res.first_exception.line, res.first_exception
+    assert res.failed_stage == "runtime", res.evidence
+
+
+@given(stamp=st.booleans())
+def test_guard_a_requests_own_error_under_the_handlers_header_is_no_root(stamp: bool) -> None:
+    res = classify_text(_handler_trace("ValueError: 'messages' must contain at least one message", stamp))
+    assert res.first_exception is None, res.first_exception
+
+
+def test_real_a_request_handler_reporting_the_engine_dead() -> None:
+    assert_real("7762.log", "runtime", "Aborted due to the lack of CPU swap space")

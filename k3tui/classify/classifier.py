@@ -1231,7 +1231,7 @@ class Classifier:
         """What the header logged before a traceback says of it: one request failed and was answered with an
         error (logged, survived); a plugin did not load (the root only if what fails later is its doing)."""
         if self._rules.request_error.search(header):
-            trace.quiet = True
+            trace.quiet = trace.request = True
         elif self._rules.survived.search(header):
             trace.quiet = trace.survived = True
         elif self._rules.thread_died.search(header) and not (
@@ -1280,6 +1280,8 @@ class Classifier:
     def _exception_line(self, trace: Trace, ln: Line, n: int) -> None:
         body = ln.body
         self._late(ln, n)
+        if trace.request and self._rules.consequence.search(body):
+            trace.quiet = False  # the request failed because the engine had died under it: not its own error
         if self._rules.oom.search(body) and not trace.quiet:
             self._oom_seen = True
         if trace.quiet:
@@ -1619,7 +1621,7 @@ class Classifier:
             elif (
                 self._dead is None
                 and typ
-                and self._rules.runtime_after.search(typ)
+                and (self._rules.runtime_after.search(typ) or (trace is not None and trace.request))
                 and self._under_request(ln, msg, trace)
             ):
                 self._dead = self._new_root(ln, n, typ, msg or ln.body, trace)

@@ -94,6 +94,8 @@ class Trace:
     """Its header says the code that logged it went on without what failed (a plugin that did not load)."""
     thread: bool = False
     """Its header says it ended one thread of a process that went on (``Exception in thread …:``)."""
+    request: bool = False
+    """Its header says one request's handling failed and was answered with an error (the server went on)."""
     tagged: bool = False
     """Its lines spell their ERROR level out (``ERROR``, ``[error]``): each one carries the prefilter's
     ``rror``, so once its exception line came, the lines it may still take are found without a busy scan."""
