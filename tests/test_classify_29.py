@@ -23,6 +23,9 @@
   (``MQEngineDeadError: Engine loop is not running … original error: RuntimeError('Aborted due to the lack of CPU
   swap space…')``, an ``EngineDeadError`` wrapped by a router's generator): the engine died while serving, and
   with nothing before it that line is the root, the runtime's. A request's own error stays no root (guard).
+- When nothing names a layer, the excerpt's words decide (a server's: runtime); a word inside a command-line flag
+  (``--disable-log-requests``, ``--enable-chunked-prefill``, ``--num-scheduler-steps``) is what the command
+  configures, not what was going on: not a server's word. The same word in prose still is (guard).
 
 Each on generated logs and on a real log of the tuned part; each fails without its change (the guards,
 which say what a rule must leave alone, pass either way).
@@ -316,3 +319,40 @@ def test_guard_a_requests_own_error_under_the_handlers_header_is_no_root(stamp: 
 
 def test_real_a_request_handler_reporting_the_engine_dead() -> None:
     assert_real("7762.log", "runtime", "Aborted due to the lack of CPU swap space")
+
+
+# --- a server's words inside a command line's flags ---------------------------------------------------------
+
+
+@given(
+    flag=st.sampled_from(
+        [
+            "--disable-log-requests",
+            "--enable-chunked-prefill",
+            "--num-scheduler-steps 8",
+            "--max-num-batched-tokens=8192 --enable-prompt-adapter",
+            "-O.sample_mode=x",
+        ]
+    ),
+    quote=st.sampled_from(["", "`"]),
+)
+def test_a_servers_word_inside_a_flag_is_no_servers_talk(flag: str, quote: str) -> None:
+    text = "\n".join(
+        [
+            f"{quote}vllm serve Qwen/Qwen3-30B-A3B-FP8 --port 8000 {flag} --tensor-parallel-size 2{quote}",
+            "",
+            "RuntimeError: Failed: Assertion error csrc/jit_kernels/impls/smxx_layout.hpp:136 'mn % 4 == 0'",
+        ]
+    )
+    res = classify_text(text + "\n")
+    assert res.first_exception is not None and "smxx_layout" in res.first_exception.line
+    assert res.failed_stage == "engine", res.evidence
+
+
+def test_guard_a_servers_word_in_prose_is_still_one() -> None:
+    text = "When I send requests to the server it fails:\nRuntimeError: Failed: Assertion error csrc/jit_kernels/impls/smxx_layout.hpp:136\n"
+    assert classify_text(text).failed_stage == "runtime"
+
+
+def test_real_a_command_lines_flags_are_no_servers_talk() -> None:
+    assert_real("7697.log", "engine")

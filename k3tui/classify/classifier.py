@@ -260,6 +260,9 @@ _CPP_REPORT = re.compile(r"(?i)\b(?:fail(?:ed|ure|s)?|errors?|timed out|refused|
 AOTInductor kernel's ``Exception in aoti_torch: CUDA out of memory``)."""
 _CPP_RETRY = re.compile(r"(?i)\b(?:will retry|retrying)\b")
 """A message that says torch tries again (a rendezvous waiting for its peers): a notice, not a failure."""
+_IN_FLAG = re.compile(r"(?:^|[\s=\"'`(\[])--?[\w.-]*\Z")
+"""The text before a talk word when the word is inside a command-line flag (``--disable-log-requests``,
+``--enable-chunked-prefill``): what the command configures, not what was going on."""
 _CPP_AT_SHUTDOWN = re.compile(r'Failed to check the "should dump" flag on TCPStore')
 """torch's NCCL heartbeat monitor finding the store's server gone (``(maybe TCPStore server has shut down too
 early), with error: Broken pipe``): every rank prints it, with the socket's failure after it, when the ranks
@@ -745,8 +748,11 @@ class Classifier:
             stop = buf.index("\n", stop, end) + 1
             self._talk_lines += 1
         for kind, words in (("serving", self._rules.serving_talk), ("startup", self._rules.startup_talk)):
-            if kind not in self._talk and (m := words.search(buf, pos, stop)):
-                self._talk[kind] = m.group(0)
+            if kind not in self._talk:
+                for m in words.finditer(buf, pos, stop):
+                    if not _IN_FLAG.search(buf, max(pos, m.start() - 64), m.start()):
+                        self._talk[kind] = m.group(0)
+                        break
 
     def _wrapped_end(self, buf: str, pos: int, end: int) -> tuple[int, int]:
         """(end of the line at ``pos`` with the lines that continue it, how many lines were joined)."""
