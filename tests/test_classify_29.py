@@ -26,6 +26,12 @@
 - When nothing names a layer, the excerpt's words decide (a server's: runtime); a word inside a command-line flag
   (``--disable-log-requests``, ``--enable-chunked-prefill``, ``--num-scheduler-steps``) is what the command
   configures, not what was going on: not a server's word. The same word in prose still is (guard).
+- ``docker build`` (BuildKit) puts the step's number and the seconds since it started in front of each line the
+  step's command printed (``#8 0.330 ``, or ``9.622 `` alone in its failure summary): a wrapper, like a compose
+  service's name; the package installer's failure under it (``  × No solution found when resolving dependencies:``)
+  is the container's root, as it is bare. uv and pip refusing to install at all (``error: No virtual environment
+  found; run `uv venv` …``, PEP 668's ``error: externally-managed-environment``) are such failures too. A build's
+  healthy lines are no root (guard).
 
 Each on generated logs and on a real log of the tuned part; each fails without its change (the guards,
 which say what a rule must leave alone, pass either way).
@@ -356,3 +362,53 @@ def test_guard_a_servers_word_in_prose_is_still_one() -> None:
 
 def test_real_a_command_lines_flags_are_no_servers_talk() -> None:
     assert_real("7697.log", "engine")
+
+
+# --- an image's build (BuildKit) and its package installer ---------------------------------------------------
+
+_INSTALL_FAILS = [
+    [
+        "  × No solution found when resolving dependencies:",
+        "  ╰─▶ Because there is no version of torch==2.7.0+cu128 and you require torch==2.7.0+cu128, we can conclude that your requirements are unsatisfiable.",
+    ],
+    [
+        "error: No virtual environment found; run `uv venv` to create an environment, or pass `--system` to install into a non-virtual environment"
+    ],
+    ["error: externally-managed-environment"],
+    [
+        "ERROR: Could not find a version that satisfies the requirement vllm==9.9.9 (from versions: 0.9.1, 0.9.2)",
+        "ERROR: No matching distribution found for vllm==9.9.9",
+    ],
+]
+
+
+@given(
+    fails=st.sampled_from(_INSTALL_FAILS),
+    step=st.sampled_from(["", "#8 ", "#12 "]),
+    secs=st.sampled_from(["0.330", "9.622", "123.456"]),
+)
+def test_an_install_failing_in_an_image_build_is_the_containers_root(fails: list[str], step: str, secs: str) -> None:
+    lines = [f"{step}0.193 Using Python 3.12.11 environment at: /opt/venv", *(f"{step}{secs} {x}" for x in fails)]
+    lines += [
+        "------",
+        'ERROR: failed to solve: process "/bin/sh -c uv pip install vllm" did not complete successfully: exit code: 1',
+    ]
+    res = classify_text("\n".join(lines) + "\n")
+    assert res.first_exception is not None and fails[0].strip()[:20] in res.first_exception.line, res.first_exception
+    assert res.failed_stage == "container", res.evidence
+
+
+@given(step=st.sampled_from(["", "#8 "]))
+def test_guard_a_builds_healthy_lines_are_no_root(step: str) -> None:
+    lines = [
+        f"{step}0.193 Using Python 3.12.11 environment at: /opt/venv",
+        f"{step}2.410 Resolved 143 packages in 2.20s",
+        f"{step}9.622 Installed 143 packages in 7.21s",
+        f"{step}9.623  + vllm==0.9.1",
+    ]
+    assert classify_text("\n".join(lines) + "\n").first_exception is None
+
+
+def test_real_an_install_failing_in_an_image_build() -> None:
+    assert_real("7896.log", "container", "No solution found when resolving dependencies")
+    assert_real("7910.log", "container", "No virtual environment found")

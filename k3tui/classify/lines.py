@@ -317,6 +317,10 @@ _TAB_STAMP = re.compile(r"^(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+
 """A log viewer's export (Grafana / Loki, a spreadsheet): the time, a tab, the line."""
 _NUMBERED = re.compile(r"^ {0,6}\d{1,7}\t")
 """``cat -n`` or ``nl`` over a log file: each line's number, right-aligned, and a tab."""
+_BUILDKIT = re.compile(r"^(?:#\d{1,4} )?\d{1,5}\.\d{3} (?=\S| +\S)")
+"""``docker build`` (BuildKit) output: a step's number and the seconds since the step started (``#8 0.330 ``, or
+``9.622 `` alone in the failure summary) in front of each line the step's command printed: an image's build,
+whose own lines (a package installer's ``× No solution found …``) follow with their indentation."""
 _APP = re.compile(
     r"^(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?) \[[A-Za-z]+\] (?:\([\w.\-]+\) )?"
     r"(?=\([A-Za-z][\w.\-]*(?: [\w.\-]+=?[\w.\-]*)* pid=\d+)"
@@ -333,7 +337,7 @@ _GREP = re.compile(r"^([\w.\-/~+]*\.(?:out|err|log|txt|stdout|stderr)):(?:\d+[:\
 ``-n`` the line number, in front of each line; recognised only where a process prefix or a vLLM level
 follows. The file is the source, like a compose service: lines of two nodes' files are not one process's."""
 _WRAPPERS = (
-    _NUMBERED, _SRUN, _GREP_N, _BK, _KUBECTL, _MPI_TAG, _LOCAL_RANK, _CRI, _TAB_STAMP, _JOURNALD, _DOCKER_TS, _CI_TS, _STAMP, _CLOCK, _COMPOSE, _TS,
+    _NUMBERED, _BUILDKIT, _SRUN, _GREP_N, _BK, _KUBECTL, _MPI_TAG, _LOCAL_RANK, _CRI, _TAB_STAMP, _JOURNALD, _DOCKER_TS, _CI_TS, _STAMP, _CLOCK, _COMPOSE, _TS,
     _CONSOLE, _APP, _RICH, _GREP,
 )  # fmt: skip
 """The wrappers a line can carry, tried in this order: each at most once, stacked in any order (a
@@ -346,7 +350,7 @@ _STARTS = {
     _CRI: _DIGITS, _DOCKER_TS: _DIGITS, _CLOCK: _DIGITS, _CI_TS: "[", _STAMP: _DIGITS, _JOURNALD: _UPPER + _DIGITS, _CONSOLE: "[",
     _APP: _DIGITS, _RICH: "[ ", _COMPOSE: _DIGITS + _UPPER + _UPPER.lower(),
     _GREP: _DIGITS + _UPPER + _UPPER.lower() + "_./~+-",
-    _BK: "b_\x1b", _KUBECTL: "[", _MPI_TAG: "[", _LOCAL_RANK: "[", _NUMBERED: " " + _DIGITS, _SRUN: " \t" + _DIGITS, _GREP_N: _DIGITS, _TS: _UPPER, _TAB_STAMP: _DIGITS,
+    _BUILDKIT: "#" + _DIGITS, _BK: "b_\x1b", _KUBECTL: "[", _MPI_TAG: "[", _LOCAL_RANK: "[", _NUMBERED: " " + _DIGITS, _SRUN: " \t" + _DIGITS, _GREP_N: _DIGITS, _TS: _UPPER, _TAB_STAMP: _DIGITS,
 }  # fmt: skip
 _BY_FIRST = {chr(c): tuple(p for p in _WRAPPERS if chr(c) in _STARTS[p]) for c in range(128)}
 """The wrappers a line can start with, by its first character: a vLLM line starting ``(`` tries none."""
@@ -364,7 +368,7 @@ def _wrappers(text: str) -> tuple[str, str, str | None]:
         used.append(m.re)
         if m.re in _SOURCES:
             service = m.group(1)
-        elif m.re is _NUMBERED or m.re is _GREP_N:
+        elif m.re is _NUMBERED or m.re is _GREP_N or m.re is _BUILDKIT:
             pass
         else:
             time = m.group(1) or time
