@@ -32,6 +32,9 @@
   is the container's root, as it is bare. uv and pip refusing to install at all (``error: No virtual environment
   found; run `uv venv` …``, PEP 668's ``error: externally-managed-environment``) are such failures too. A build's
   healthy lines are no root (guard).
+- A table of GPU architectures without this one (``KeyError: 'gfx1201'``, ``KeyError: 'sm_120'``) and a feature of
+  FlashAttention 3, which runs on Hopper and later only (``Sinks are only supported in FlashAttention 3``): the
+  device's. A KeyError of another name is not (guard).
 
 Each on generated logs and on a real log of the tuned part; each fails without its change (the guards,
 which say what a rule must leave alone, pass either way).
@@ -412,3 +415,37 @@ def test_guard_a_builds_healthy_lines_are_no_root(step: str) -> None:
 def test_real_an_install_failing_in_an_image_build() -> None:
     assert_real("7896.log", "container", "No solution found when resolving dependencies")
     assert_real("7910.log", "container", "No virtual environment found")
+
+
+# --- a GPU architecture a table lacks; FlashAttention 3's features ------------------------------------------
+
+
+@given(
+    line=st.sampled_from(
+        [
+            "(APIServer pid=437) KeyError: 'gfx1201'",
+            "KeyError: 'sm_120'",
+            "(VllmWorker TP2 pid=4268) ERROR 08-06 02:11:23 [multiproc_executor.py:559] AssertionError: Sinks are only supported in FlashAttention 3",
+        ]
+    ),
+    worker=st.booleans(),
+)
+def test_an_architecture_a_table_lacks_or_fa3_only_is_the_devices(line: str, worker: bool) -> None:
+    head = (
+        ["(VllmWorker TP0 pid=4266) INFO 08-06 02:11:20 [gpu_model_runner.py:1800] Starting to load model x..."]
+        if worker
+        else []
+    )
+    res = classify_text("\n".join([*head, line]) + "\n")
+    assert res.first_exception is not None and line[-20:] in res.first_exception.line
+    assert res.failed_stage == "device", res.evidence
+
+
+def test_guard_a_keyerror_of_another_name_is_not_the_devices() -> None:
+    assert classify_text("(APIServer pid=437) KeyError: 'gfx_version'\n").failed_stage != "device"
+
+
+def test_real_an_architecture_a_table_lacks_or_fa3_only() -> None:
+    assert_real("7807.log", "device", "KeyError: 'gfx1201'")
+    assert_real("7866.log", "device", "Sinks are only supported in FlashAttention 3")
+    assert_real("1963.log", "device", "Sinks are only supported in FlashAttention 3")

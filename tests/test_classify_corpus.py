@@ -267,7 +267,6 @@ KNOWN_MISSES = {
     "vllm-issues/1865.log": "a CUDA driver OOM during the GPTQ-to-Marlin repack with nothing in the excerpt naming the loader: the OOM alone reads as the engine's set-up",
     "vllm-issues/1877.log": "'MiniCPMV only supports versions 2.0, …' quoted alone: nothing in the line names a layer",
     "vllm-issues/1878.log": "a processor warning alone, no vLLM word or line: taken for not a vLLM log",
-    "vllm-issues/1963.log": "the assertion ('Sinks are only supported in FlashAttention 3') is the reporter's inline quote above a block cut before it; nothing in it names the GPU",
     "vllm-issues/1816.log": "FlashInfer's TVM_FFI_ICHECK source line quoted without its exception line: the cut traceback's head is taken",
     "vllm-issues/1825.log": "a community guide's reworded error: nothing in it names a layer",
     "vllm-issues/1827.log": "an OOM reworded by a guide with nothing in it saying requests were being served",
