@@ -20,6 +20,7 @@ SHARED = cases(SHARED_CORPUS)
 TUNED = tuned_cases()
 
 KNOWN_MISSES = {
+    "vllm-issues/8003.log": "the reporter put the error line (`limit_mm_per_prompt` is only supported for multimodal models) first, above the start-up lines that would place it: nothing names its layer (engine by default); the label config",
     "vllm-issues/7811.log": "stage right; an out-of-memory line after the root reads as its consequence (oom false); the label has no OOM (null)",
     "vllm-issues/7957.log": "stage and root right; 'No available memory for the cache blocks' is no out-of-memory line to the classifier (oom null); the label reads it as the root cause (true)",
     "vllm-issues/7809.log": "vllm-ascend's assertion that MLA with graph mode allows only some queries per KV head, raised as the model is built: its frames say weights; the label config (an option combination refused)",
