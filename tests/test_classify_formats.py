@@ -1,6 +1,6 @@
 """The traps of issue 4, each built from REAL lines of ../shared (corpus and fixtures).
 
-Wrappers (docker compose, journald, docker timestamps, CRLF, literal ^M, colour codes)
+Wrappers (docker compose, journald, docker timestamps, docker build's step and seconds, CRLF, literal ^M, colour codes)
 must not change the verdict; TP=8 interleaved tracebacks are demultiplexed per process;
 consequences, decoy WARNINGs and a normal stop are never the root; a GPU-side NCCL
 failure followed by an OOM is an engine failure whose OOM is a consequence.
@@ -53,6 +53,8 @@ def test_wrappers_do_not_change_the_verdict() -> None:
             "compose": "\n".join(f"vllm-1  | {x}" for x in lines),
             "journald": "\n".join(f"Nov 30 03:29:01 gb300-01 vllm[4242]: {x}" for x in lines),
             "docker -t": "\n".join(f"2026-11-30T03:29:01.123456789Z {x}" for x in lines),
+            "docker build (a RUN step's output)": "\n".join(f"#8 {12.345 + i / 7:.3f} {x}" for i, x in enumerate(lines)),
+            "docker build's failure summary": "\n".join(f"{0.33 + i:.3f} {x}" for i, x in enumerate(lines)),
             "crlf": "\r\n".join(lines),
             "literal ^M": "\n".join(f"{x}^M" for x in lines),
             "colour": "\n".join(re.sub(r"\b(INFO|ERROR|WARNING)\b", "\x1b[32m\\1\x1b[0m", x) for x in lines),
