@@ -1818,11 +1818,19 @@ class Classifier:
             return
         self._looked_back = n
         text = self._history.before(CRASH_CHARS)
-        if not text or not any(s in text.lower() for s in self._rules.crash_needles):
+        cut = len(text)
+        for _ in range(CRASH_LOOKBACK + 1):  # only the last CRASH_LOOKBACK whole lines are read: scan no more
+            cut = text.rfind("\n", 0, cut)
+            if cut < 0:
+                break
+        text = text[cut + 1 :]
+        low = text.lower()  # (once: not once per needle)
+        if not text or not any(s in low for s in self._rules.crash_needles):
             return
         lines = text.split("\n")[:-1][-CRASH_LOOKBACK:]
         for i, j, raw in _parts(lines):
-            if not any(s in raw.lower() for s in self._rules.crash_needles):
+            low = raw.lower()
+            if not any(s in low for s in self._rules.crash_needles):
                 continue
             ln = self._reparse(raw[:MAX_LINE])
             if ln.level in QUIET_LEVELS and ln.level != "WARNING":
