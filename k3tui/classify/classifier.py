@@ -1286,8 +1286,10 @@ class Classifier:
     def _exception_line(self, trace: Trace, ln: Line, n: int) -> None:
         body = ln.body
         self._late(ln, n)
-        if trace.request and self._rules.consequence.search(body):
-            trace.quiet = False  # the request failed because the engine had died under it: not its own error
+        if trace.request and self._root is None and self._dead is None and self._rules.consequence.search(body):
+            # the request failed because the engine had died under it: not its own error (the first such report
+            # says all of it: the next ones, one per request in flight, stay quiet)
+            trace.quiet = False
         if self._rules.oom.search(body) and not trace.quiet:
             self._oom_seen = True
         if trace.quiet:
