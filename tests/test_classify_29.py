@@ -449,3 +449,12 @@ def test_real_an_architecture_a_table_lacks_or_fa3_only() -> None:
     assert_real("7807.log", "device", "KeyError: 'gfx1201'")
     assert_real("7866.log", "device", "Sinks are only supported in FlashAttention 3")
     assert_real("1963.log", "device", "Sinks are only supported in FlashAttention 3")
+
+
+@given(n=st.integers(2, 5))
+def test_several_requests_reporting_the_engine_dead_the_first_is_the_root(n: int) -> None:
+    err = "RuntimeError: generator raised: EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root cause."
+    text = "".join(_handler_trace(err, stamp=False) for _ in range(n))
+    res = classify_text(text)
+    assert res.first_exception is not None and res.first_exception.line_number == 7, res.first_exception
+    assert res.failed_stage == "runtime", res.evidence
