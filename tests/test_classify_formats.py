@@ -53,7 +53,9 @@ def test_wrappers_do_not_change_the_verdict() -> None:
             "compose": "\n".join(f"vllm-1  | {x}" for x in lines),
             "journald": "\n".join(f"Nov 30 03:29:01 gb300-01 vllm[4242]: {x}" for x in lines),
             "docker -t": "\n".join(f"2026-11-30T03:29:01.123456789Z {x}" for x in lines),
-            "docker build (a RUN step's output)": "\n".join(f"#8 {12.345 + i / 7:.3f} {x}" for i, x in enumerate(lines)),
+            "docker build (a RUN step's output)": "\n".join(
+                f"#8 {12.345 + i / 7:.3f} {x}" for i, x in enumerate(lines)
+            ),
             "docker build's failure summary": "\n".join(f"{0.33 + i:.3f} {x}" for i, x in enumerate(lines)),
             "crlf": "\r\n".join(lines),
             "literal ^M": "\n".join(f"{x}^M" for x in lines),
