@@ -66,12 +66,14 @@ async def test_a_toast_raised_over_a_dialog_waits_until_it_closes(tmp_path, shar
                 break
         dialog = app.screen
         assert isinstance(dialog, PromptDialog)
-        app.notify("freeze finished: scene 3", timeout=1)  # raised from elsewhere while the note is typed
+        # raised from elsewhere while the note is typed; its timeout is 3 s, not 1, so that the toast shown after the
+        # dialog closes lives long enough to be seen by a loaded machine's polling (CI under load missed a 1 s one)
+        app.notify("freeze finished: scene 3", timeout=3)
         await pilot.pause(0.3)
         assert not _toasts(dialog), _toasts(dialog)
-        await pilot.pause(1.2)  # longer than its timeout: held, it must not have been spent unseen
+        await pilot.pause(3.2)  # longer than its timeout: held, it must not have been spent unseen
         await pilot.press("escape")
-        for _ in range(40):
+        for _ in range(100):
             await pilot.pause(0.05)
             if app.screen is ss and _toasts(ss):
                 break
