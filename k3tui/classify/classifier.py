@@ -1092,8 +1092,7 @@ class Classifier:
             and self._root is None
             and self._rules.plugin_platform.search(ln.body)
         ):
-            self._warning = None  # a plugin's platform was activated after vLLM's own look found none: one was found
-            self._plugin = True
+            self._warning = None  # a plugin's platform was activated after vLLM's own look found none (marked below)
         if ln.level in ("WARNING", "INFO", "DEBUG", None) and self._warning is None and self._root is None:
             rules = self._rules
             if ln.level in ("INFO", "DEBUG"):  # (newer vLLMs log their platform probe at DEBUG)
@@ -1829,7 +1828,7 @@ class Classifier:
         low = text.lower()  # (once: not once per needle)
         if not text or not any(s in low for s in self._rules.crash_needles):
             return
-        lines = text.split("\n")[:-1][-CRASH_LOOKBACK:]
+        lines = text.split("\n")[:-1]  # (at most CRASH_LOOKBACK: the text was cut to them above)
         for i, j, raw in _parts(lines):
             low = raw.lower()
             if not any(s in low for s in self._rules.crash_needles):
@@ -1909,7 +1908,7 @@ class Classifier:
         rows = self._history.before(8192).rsplit("\n", 4)  # (before, the message, the stack's head, the end)
         if len(rows) < 3 or not rows[-2].lstrip().startswith(_CPP_STACK):
             return
-        if len(rows) >= 4 and _CPP_AT_SHUTDOWN.search(rows[-4][rows[-4].rfind("\n") + 1 :]):
+        if len(rows) >= 4 and _CPP_AT_SHUTDOWN.search(rows[-4]):  # (one line: the split keeps the rest in rows[0])
             return
         ln = self._reparse(rows[-3].rstrip("\r"))
         if (

@@ -117,9 +117,9 @@ class Rules:
     plugin_platform: re.Pattern[str]
     """An INFO line saying a platform without vllm._C (a plugin's, TPU) is in use."""
     noise_on_plugin: re.Pattern[str]
+    """Warning roots that are noise on such a platform."""
     platform_library: re.Pattern[str]
     """A failure to load a shared library other than the driver's own: after ``info``'s "no platform", its cause."""
-    """Warning roots that are noise on such a platform."""
     py_warning_root: re.Pattern[str]
     """Python ``warnings`` lines that are such roots (torch could not initialise CUDA)."""
     info_root: re.Pattern[str]
